@@ -1,0 +1,66 @@
+/**
+ * Every error this tool raises on purpose is an InsightExportError (viem's BaseError style):
+ * a short message, the details that locate the problem, and what to do about it.
+ * The CLI prints `message` and exits with `exitCode`; nothing else needs a stack trace.
+ */
+export interface ErrorParameters {
+  /** Where and what exactly: file:line field, the request URL, the S3 key ... */
+  details?: string | undefined;
+  /** What the user can do about it. */
+  hint?: string | undefined;
+  /** Extra lines printed under the message (one fact each). */
+  metaMessages?: string[] | undefined;
+  cause?: unknown;
+}
+
+export const ExitCode = {
+  ok: 0,
+  failed: 1,
+  badInput: 2,
+  interrupted: 130,
+} as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+export class InsightExportError extends Error {
+  override name = 'InsightExportError';
+  readonly shortMessage: string;
+  readonly details: string | undefined;
+  readonly hint: string | undefined;
+  readonly metaMessages: string[];
+  /** Process exit code the CLI uses when this error ends a command. */
+  readonly exitCode: ExitCode = ExitCode.failed;
+
+  constructor(shortMessage: string, params: ErrorParameters = {}) {
+    const lines = [shortMessage];
+    if (params.metaMessages?.length) lines.push('', ...params.metaMessages);
+    if (params.details) lines.push('', `Details: ${params.details}`);
+    if (params.hint) lines.push(`Hint: ${params.hint}`);
+    super(lines.join('\n'), params.cause === undefined ? undefined : { cause: params.cause });
+    this.shortMessage = shortMessage;
+    this.details = params.details;
+    this.hint = params.hint;
+    this.metaMessages = params.metaMessages ?? [];
+  }
+}
+
+/** Bad input from the user (job file, CLI flag, address, signature): exit code 2. */
+export class UserInputError extends InsightExportError {
+  override name = 'UserInputError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
+}
+
+/** The run was stopped by SIGINT/SIGTERM before it finished. */
+export class InterruptedError extends InsightExportError {
+  override name = 'InterruptedError';
+  override readonly exitCode: ExitCode = ExitCode.interrupted;
+  constructor(signal: string) {
+    super(`Interrupted by ${signal}`, {
+      hint: 'Run the same command again: completed windows are kept and the rest resumes.',
+    });
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,0 +1,38 @@
+import type { Column, Row } from '../datasets/columns.js';
+
+export type OutputFormat = 'parquet' | 'ndjson';
+export type ParquetEngine = 'duckdb' | 'hyparquet';
+export type Compression = 'zstd' | 'snappy' | 'gzip' | 'none';
+
+export interface FileWriterOptions {
+  format: OutputFormat;
+  /** Parquet only. */
+  engine?: ParquetEngine;
+  /** Parquet default zstd; NDJSON default gzip (NDJSON supports gzip | none). */
+  compression?: Compression;
+  columns: Column[];
+  /** Local staging directory; the writer creates its temp files here and removes them. */
+  stagingDir: string;
+}
+
+export interface FinishedFile {
+  /** Local path of the finished file (inside stagingDir); the caller uploads then deletes it. */
+  path: string;
+  rows: number;
+  bytes: number;
+  /** File name extension incl. compression, e.g. ".parquet", ".ndjson.gz". */
+  extension: string;
+}
+
+/**
+ * Writes one output file. Rows go in page by page (back-pressure: await each write);
+ * finish() produces the final local file; abort() removes everything it wrote.
+ */
+export interface FileWriter {
+  write(rows: Row[]): Promise<void>;
+  /** Rows written so far and an estimate of the encoded bytes (for rollover decisions). */
+  readonly rows: number;
+  readonly approxBytes: number;
+  finish(): Promise<FinishedFile>;
+  abort(): Promise<void>;
+}

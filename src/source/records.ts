@@ -1,0 +1,220 @@
+/**
+ * Normalised records of the read interface (see ../shared/reference/read-interface.md).
+ * The client turns whatever the service sends (older types included, see api-notes.md)
+ * into exactly these shapes:
+ *  - chain_id is always a number (the wire sends a string in transactions/events);
+ *  - block_number, block_timestamp, indexes, gas amounts are numbers (safe integers);
+ *  - uint256 quantities (value, gas prices, fees, r/s/v, difficulty) are exact decimal strings;
+ *  - hashes, addresses and hex data are lowercase 0x strings;
+ *  - a field the service left out or sent as null is null.
+ */
+
+export type Hex = `0x${string}`;
+
+export interface DecodedTransaction {
+  name: string;
+  signature: string;
+  inputs: Record<string, unknown>;
+}
+
+export interface DecodedEvent {
+  name: string;
+  signature: string;
+  indexed_params: Record<string, unknown>;
+  non_indexed_params: Record<string, unknown>;
+}
+
+export interface TransactionRecord {
+  chain_id: number;
+  block_number: number;
+  block_hash: string;
+  block_timestamp: number;
+  hash: string;
+  nonce: number;
+  transaction_index: number;
+  from_address: string;
+  to_address: string | null;
+  value: string;
+  gas_price: string | null;
+  gas: number;
+  function_selector: string | null;
+  data: string;
+  max_fee_per_gas: string | null;
+  max_priority_fee_per_gas: string | null;
+  transaction_type: number;
+  r: string | null;
+  s: string | null;
+  v: string | null;
+  access_list_json: string | null;
+  authorization_list_json: string | null;
+  contract_address: string | null;
+  gas_used: number | null;
+  cumulative_gas_used: number | null;
+  effective_gas_price: string | null;
+  blob_gas_used: number | null;
+  blob_gas_price: string | null;
+  logs_bloom: string | null;
+  status: number | null;
+  decoded?: DecodedTransaction | null;
+}
+
+export interface EventRecord {
+  chain_id: number;
+  block_number: number;
+  block_hash: string;
+  block_timestamp: number;
+  transaction_hash: string;
+  transaction_index: number;
+  log_index: number;
+  address: string;
+  data: string;
+  topics: string[];
+  decoded?: DecodedEvent | null;
+}
+
+export interface BlockRecord {
+  chain_id: number;
+  block_number: number;
+  block_hash: string;
+  parent_hash: string;
+  block_timestamp: number;
+  nonce: string | null;
+  sha3_uncles: string | null;
+  mix_hash: string | null;
+  miner: string | null;
+  state_root: string | null;
+  transactions_root: string | null;
+  receipts_root: string | null;
+  logs_bloom: string | null;
+  size: number | null;
+  extra_data: string | null;
+  difficulty: string | null;
+  total_difficulty: string | null;
+  transaction_count: number | null;
+  gas_limit: number | null;
+  gas_used: number | null;
+  withdrawals_root: string | null;
+  base_fee_per_gas: number | null;
+}
+
+export interface ResponseMeta {
+  chain_ids: number[];
+  page: number;
+  limit_per_chain: number;
+  total_items: number;
+  total_pages: number;
+  address?: string | undefined;
+  signature?: string | undefined;
+}
+
+/** One row of `aggregations`: group columns plus one key per aggregate (alias or raw expression). */
+export type AggregationRow = Record<string, string | number | boolean | null>;
+
+export interface ListResponse<T> {
+  meta: ResponseMeta;
+  data: T[];
+  /** Present (an array) when the request used group_by or aggregate. */
+  aggregations: AggregationRow[] | null;
+}
+
+export type ResolveType =
+  | 'block'
+  | 'transaction'
+  | 'event_signature'
+  | 'function_signature'
+  | 'address'
+  | 'contract'
+  | 'unknown';
+
+export interface ResolveData {
+  type: ResolveType | string;
+  blocks: BlockRecord[];
+  transactions: TransactionRecord[];
+  events: EventRecord[];
+  address: string | null;
+}
+
+export interface ResolveResponse {
+  meta: ResponseMeta;
+  data: ResolveData;
+}
+
+export interface DecodeRequestBody {
+  transactions?: { data: string }[];
+  logs?: { topics: string[]; data: string }[];
+}
+
+export interface DecodedTransactionResult {
+  data: string;
+  function_name: string | null;
+  args: unknown[];
+}
+
+export interface DecodedLogResult {
+  topics: string[];
+  data: string;
+  event_name: string | null;
+  args: unknown[];
+}
+
+export interface DecodeResponse {
+  data: { transactions: DecodedTransactionResult[]; logs: DecodedLogResult[] };
+}
+
+export interface NftTagRef {
+  address_hash: string | null;
+  display_name: string | null;
+  label: string | null;
+}
+
+export interface NftOwner {
+  hash: string;
+  implementation_name: string | null;
+  name: string | null;
+  is_contract: boolean | null;
+  is_verified: boolean | null;
+  ens_domain_name: string | null;
+  private_tags: NftTagRef[];
+  public_tags: NftTagRef[];
+  watchlist_names: { display_name: string | null; label: string | null }[];
+  metadata: Record<string, unknown> | null;
+}
+
+export interface NftToken {
+  circulating_market_cap: string | null;
+  icon_url: string | null;
+  name: string | null;
+  decimals: string | null;
+  symbol: string | null;
+  address: string;
+  type: string;
+  holders: string | null;
+  exchange_rate: string | null;
+  total_supply: string | null;
+}
+
+export interface NftTokenInstance {
+  is_unique: boolean | null;
+  id: string;
+  owner: NftOwner | null;
+  token_type: string | null;
+  value: string | null;
+  holder_address_hash: string | null;
+  image_url: string | null;
+  animation_url: string | null;
+  external_app_url: string | null;
+  metadata: Record<string, unknown> | null;
+  token: unknown;
+}
+
+export interface NftCollection {
+  token: NftToken;
+  token_instances: NftTokenInstance[];
+  amount: string;
+}
+
+export interface NftCollectionsPage {
+  items: NftCollection[];
+  /** Send every key back as a query parameter for the next page; null on the last page. */
+  next_page_params: Record<string, string | number> | null;
+}

@@ -1,0 +1,40 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * Where finished files and state live: a local directory or an S3 prefix.
+ * Keys are relative to the destination root ("transactions/chain_id=1/date=2024-01-01/x.parquet"),
+ * always with forward slashes, never starting with "/" and never containing "..".
+ */
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  etag: string;
+  lastModified?: Date | undefined;
+}
+
+export interface PutOptions {
+  contentType?: string | undefined;
+  /** "*" = create only if absent (S3 If-None-Match: *). Fails with PreconditionFailedError. */
+  ifNoneMatch?: '*' | undefined;
+  /** Replace only if the current ETag equals this. Fails with PreconditionFailedError. */
+  ifMatch?: string | undefined;
+}
+
+export interface ObjectStore {
+  /** Human-readable location, e.g. "s3://bucket/prefix" or "/abs/path"; never contains credentials. */
+  readonly location: string;
+  /** Upload a finished local file atomically: readers see the whole object or nothing. */
+  putFile(key: string, localPath: string, opts?: PutOptions): Promise<{ etag: string }>;
+  /** Small objects (state, reports): whole body in memory. */
+  put(key: string, body: Buffer | string, opts?: PutOptions): Promise<{ etag: string }>;
+  /** null when absent. */
+  get(key: string): Promise<{ body: Buffer; etag: string } | null>;
+  getStream(key: string): Promise<Readable | null>;
+  head(key: string): Promise<ObjectInfo | null>;
+  /** Every object whose key starts with prefix (recursive), in key order. */
+  list(prefix: string): AsyncIterable<ObjectInfo>;
+  /** Absent keys are not an error. */
+  delete(key: string): Promise<void>;
+  deleteMany(keys: string[]): Promise<void>;
+  close?(): Promise<void>;
+}
