@@ -1,0 +1,490 @@
+/**
+ * The read-interface client: all five operations of ../shared/reference/read-interface.md over an
+ * undici keep-alive pool, with a per-request deadline (headers and body), bounded retries
+ * (429/5xx/network/truncated/timeout; Retry-After honoured, else exponential backoff with full
+ * jitter), a cap on requests in flight and an optional shared requests-per-second budget.
+ *
+ * Secrets travel only in the x-client-id / x-secret-key headers; headers are never logged and
+ * URLs carry no secrets, so every URL in logs and errors is safe to show.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Agent, type Dispatcher } from 'undici';
+import pLimit, { type LimitFunction } from 'p-limit';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { InsightExportError } from '../errors.js';
+import type {
+  DecodeRequestBody,
+  DecodeResponse,
+  EventRecord,
+  ListResponse,
+  NftCollection,
+  NftCollectionsPage,
+  ResolveResponse,
+  TransactionRecord,
+} from './records.js';
+import {
+  contractEventsPath,
+  decodePath,
+  isAggregateQuery,
+  nftCollectionsPath,
+  resolvePath,
+  validateDecodeBody,
+  walletTransactionsPath,
+  type ListQuery,
+  type NftTokenType,
+} from './query.js';
+import {
+  normaliseDecodeResponse,
+  normaliseListResponse,
+  normaliseNftCollectionsPage,
+  normaliseResolveResponse,
+} from './normalise.js';
+import {
+  HttpStatusError,
+  NetworkError,
+  PaginationLoopError,
+  RequestTimeoutError,
+  RequestValidationError,
+  ResponseShapeError,
+  RetriesExhaustedError,
+} from './errors.js';
+import { backoffDelay, isRetryable, parseRetryAfter, type Backoff } from './retry.js';
+import type { RateLimiter } from './rate-limiter.js';
+
+export interface ClientOptions {
+  /** Includes the path prefix: 'http://127.0.0.1:8787/insights/v1' or 'https://insight.thirdweb.com/v1'. */
+  baseUrl: string;
+  /** Explorer area including its prefix; default: origin of baseUrl + '/api/v2'. */
+  explorerBaseUrl?: string;
+  /** Sent as x-client-id. */
+  clientId?: string;
+  /** Sent as x-secret-key. */
+  secretKey?: string;
+  /** Per request, headers and body together; default 30_000. */
+  timeoutMs?: number;
+  /** Attempts per request including the first; default 6 (1 = no retry). */
+  maxAttempts?: number;
+  /** Exponential backoff with full jitter; default 250 / 20_000 ms. */
+  backoff?: Backoff;
+  /** Keep-alive connections per origin; default 16. */
+  connections?: number;
+  /** Cap on concurrent requests shared by all calls of this client; default: no cap beyond the pool. */
+  maxInFlight?: number;
+  /** Requests-per-second budget shared by the whole run. */
+  rateLimiter?: RateLimiter;
+  /** Each retry is logged at warn with url, status, attempt, delay (never headers). */
+  logger?: Logger;
+  /** For tests: the jitter source. */
+  random?: () => number;
+}
+
+export interface ClientStats {
+  /** HTTP attempts sent (first tries and retries). */
+  requests: number;
+  /** Attempts that were retries. */
+  retries: number;
+  /** 429 answers received. */
+  status429: number;
+  /** Calls that ended in an error (after any retries). */
+  failures: number;
+  /** Response body bytes received. */
+  bytesReceived: number;
+}
+
+export interface AuthFromEnv {
+  clientId?: string;
+  secretKey?: string;
+}
+
+/** Reads INSIGHT_CLIENT_ID / INSIGHT_SECRET_KEY (empty values count as unset). */
+export function authFromEnv(env: Record<string, string | undefined> = process.env): AuthFromEnv {
+  const auth: AuthFromEnv = {};
+  const clientId = env.INSIGHT_CLIENT_ID?.trim();
+  const secretKey = env.INSIGHT_SECRET_KEY?.trim();
+  if (clientId) auth.clientId = clientId;
+  if (secretKey) auth.secretKey = secretKey;
+  return auth;
+}
+
+interface Endpoint {
+  origin: string;
+  /** Path prefix without a trailing slash: '/insights/v1', '' ... */
+  prefix: string;
+}
+
+function parseBaseUrl(parameter: string, value: string): Endpoint {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch (err) {
+    throw new RequestValidationError(parameter, `not a URL: ${JSON.stringify(value)}`, { cause: err });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new RequestValidationError(parameter, `expected an http(s) URL, got ${url.protocol}`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    // Anything there would end up in logs and error messages.
+    throw new RequestValidationError(parameter, 'must not contain credentials, a query string or a fragment', {
+      hint: 'Put keys in INSIGHT_CLIENT_ID / INSIGHT_SECRET_KEY.',
+    });
+  }
+  return { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+}
+
+const USER_AGENT = 'insight-export/0.1';
+/** Error bodies are read only this far, for their message. */
+const MAX_ERROR_BODY = 64 * 1024;
+
+interface JsonResult {
+  json: unknown;
+  url: string;
+}
+
+export class InsightClient {
+  readonly stats: ClientStats = { requests: 0, retries: 0, status429: 0, failures: 0, bytesReceived: 0 };
+  private readonly api: Endpoint;
+  private readonly explorer: Endpoint;
+  private readonly agent: Agent;
+  private readonly limit: LimitFunction | undefined;
+  private readonly timeoutMs: number;
+  private readonly maxAttempts: number;
+  private readonly backoff: Backoff;
+  private readonly rateLimiter: RateLimiter | undefined;
+  private readonly logger: Logger;
+  private readonly random: () => number;
+  private readonly apiHeaders: Record<string, string>;
+  private readonly explorerHeaders: Record<string, string>;
+
+  constructor(opts: ClientOptions) {
+    this.api = parseBaseUrl('baseUrl', opts.baseUrl);
+    this.explorer = opts.explorerBaseUrl
+      ? parseBaseUrl('explorerBaseUrl', opts.explorerBaseUrl)
+      : { origin: this.api.origin, prefix: '/api/v2' };
+    this.timeoutMs = positiveInt('timeoutMs', opts.timeoutMs ?? 30_000);
+    this.maxAttempts = positiveInt('maxAttempts', opts.maxAttempts ?? 6);
+    this.backoff = opts.backoff ?? { baseMs: 250, maxMs: 20_000 };
+    if (!(this.backoff.baseMs >= 0) || !(this.backoff.maxMs >= this.backoff.baseMs)) {
+      throw new RequestValidationError('backoff', 'expected 0 <= baseMs <= maxMs');
+    }
+    this.rateLimiter = opts.rateLimiter;
+    this.logger = opts.logger ?? silentLogger;
+    this.random = opts.random ?? Math.random;
+    this.limit = opts.maxInFlight !== undefined ? pLimit(positiveInt('maxInFlight', opts.maxInFlight)) : undefined;
+    this.agent = new Agent({
+      connections: positiveInt('connections', opts.connections ?? 16),
+      // Our own deadline covers headers and body together; these are only a backstop.
+      headersTimeout: this.timeoutMs + 1_000,
+      bodyTimeout: this.timeoutMs + 1_000,
+      connectTimeout: Math.min(this.timeoutMs, 10_000),
+    });
+
+    const base: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
+    const auth: Record<string, string> = {};
+    if (opts.clientId) auth['x-client-id'] = opts.clientId;
+    if (opts.secretKey) auth['x-secret-key'] = opts.secretKey;
+    this.apiHeaders = { ...base, ...auth };
+    // Keys go to the explorer area only when it is served by the same origin as the API.
+    this.explorerHeaders = this.explorer.origin === this.api.origin ? { ...base, ...auth } : { ...base };
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Operations
+
+  /** Operation 1: transactions from or to a wallet (address or name). */
+  async walletTransactions(wallet: string, q: ListQuery): Promise<ListResponse<TransactionRecord>> {
+    return this.call(async () => {
+      const path = walletTransactionsPath(wallet, q);
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET');
+      return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
+    });
+  }
+
+  /** Operation 2: a contract's events matching a human-readable event signature. */
+  async contractEvents(contract: string, signature: string, q: ListQuery): Promise<ListResponse<EventRecord>> {
+    return this.call(async () => {
+      const path = contractEventsPath(contract, signature, q);
+      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET');
+      return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
+    });
+  }
+
+  /** Operation 3. */
+  async resolve(input: string, opts: { chainIds?: number[] } = {}): Promise<ResolveResponse> {
+    return this.call(async () => {
+      const path = resolvePath(input, opts);
+      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET');
+      return normaliseResolveResponse(json, url, { chainIds: opts.chainIds });
+    });
+  }
+
+  /** Operation 4 (POST). A 404 means the service knows no ABI for the contract. */
+  async decode(contract: string, body: DecodeRequestBody, opts: { chainIds?: number[] } = {}): Promise<DecodeResponse> {
+    return this.call(async () => {
+      const path = decodePath(contract, opts);
+      const payload = JSON.stringify(validateDecodeBody(body));
+      const { json, url } = await this.requestJson('decode', this.api, path, 'POST', payload);
+      return normaliseDecodeResponse(json, url);
+    });
+  }
+
+  /** Operation 5, one page. */
+  async nftCollectionsPage(
+    address: string,
+    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number> } = {},
+  ): Promise<NftCollectionsPage> {
+    return this.call(async () => {
+      const path = nftCollectionsPath(address, opts);
+      const { json, url } = await this.requestJson('nftCollections', this.explorer, path, 'GET');
+      return normaliseNftCollectionsPage(json, url);
+    });
+  }
+
+  /** Operation 5, every page: follows next_page_params until null. */
+  async *nftCollections(address: string, opts: { types?: NftTokenType[] } = {}): AsyncGenerator<NftCollection> {
+    const seen = new Set<string>();
+    let pageParams: Record<string, string | number> | undefined;
+    for (;;) {
+      const page = await this.nftCollectionsPage(address, { types: opts.types, pageParams });
+      for (const item of page.items) yield item;
+      const next = page.next_page_params;
+      if (next === null) return;
+      const key = canonicalParams(next);
+      if (seen.has(key) || (pageParams !== undefined && key === canonicalParams(pageParams))) {
+        this.stats.failures++;
+        throw new PaginationLoopError(this.safeUrl(this.explorer, nftCollectionsPath(address, { types: opts.types, pageParams: next })), next);
+      }
+      seen.add(key);
+      pageParams = next;
+    }
+  }
+
+  /** Releases the keep-alive pool (waits for requests in flight). */
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Transport
+
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      this.stats.failures++;
+      throw err;
+    }
+  }
+
+  private safeUrl(endpoint: Endpoint, path: string): string {
+    return `${endpoint.origin}${endpoint.prefix}${path}`;
+  }
+
+  /** One logical request: attempts until success, a non-retryable error, or maxAttempts. */
+  private async requestJson(
+    op: string,
+    endpoint: Endpoint,
+    path: string,
+    method: 'GET' | 'POST',
+    body?: string,
+  ): Promise<JsonResult> {
+    const fullPath = `${endpoint.prefix}${path}`;
+    const url = `${endpoint.origin}${fullPath}`;
+    const headers = endpoint === this.api ? this.apiHeaders : this.explorerHeaders;
+    const reqHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json' };
+
+    for (let attempt = 1; ; attempt++) {
+      let error: Error;
+      try {
+        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body);
+        return { json, url };
+      } catch (err) {
+        if (!(err instanceof Error)) throw err;
+        error = err;
+      }
+      if (!isRetryable(error)) throw error;
+      if (attempt >= this.maxAttempts) throw new RetriesExhaustedError(url, attempt, error);
+
+      const retryAfterMs = error instanceof HttpStatusError ? error.retryAfterMs : undefined;
+      const delayMs = retryAfterMs ?? backoffDelay(attempt, this.backoff, this.random);
+      if (retryAfterMs !== undefined && error instanceof HttpStatusError && error.status === 429) {
+        this.rateLimiter?.pauseFor?.(retryAfterMs);
+      }
+      this.logger.warn(
+        {
+          op,
+          url,
+          status: error instanceof HttpStatusError ? error.status : undefined,
+          code: error instanceof NetworkError ? error.code : undefined,
+          error: error instanceof InsightExportError ? error.shortMessage : error.message,
+          attempt,
+          maxAttempts: this.maxAttempts,
+          delayMs,
+          retryAfter: retryAfterMs !== undefined,
+        },
+        'read interface request failed; retrying',
+      );
+      this.stats.retries++;
+      if (delayMs > 0) await sleep(delayMs);
+    }
+  }
+
+  private attempt(
+    origin: string,
+    path: string,
+    url: string,
+    method: 'GET' | 'POST',
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<unknown> {
+    const run = async (): Promise<unknown> => {
+      if (this.rateLimiter) await this.rateLimiter.acquire();
+      return this.sendOnce(origin, path, url, method, headers, body);
+    };
+    return this.limit ? this.limit(run) : run();
+  }
+
+  /** One HTTP exchange under one deadline; the body is parsed as JSON. */
+  private async sendOnce(
+    origin: string,
+    path: string,
+    url: string,
+    method: 'GET' | 'POST',
+    headers: Record<string, string>,
+    body: string | undefined,
+  ): Promise<unknown> {
+    this.stats.requests++;
+    const controller = new AbortController();
+    let phase: 'headers' | 'body' = 'headers';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(new RequestTimeoutError(url, this.timeoutMs, phase));
+    }, this.timeoutMs);
+
+    let res: Dispatcher.ResponseData;
+    try {
+      try {
+        res = await this.agent.request({ origin, path, method, headers, body, signal: controller.signal });
+      } catch (err) {
+        if (timedOut) throw new RequestTimeoutError(url, this.timeoutMs, 'headers');
+        throw toNetworkError(url, err, this.timeoutMs);
+      }
+      phase = 'body';
+
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        if (res.statusCode === 429) this.stats.status429++;
+        const text = await this.readErrorBody(res);
+        const { message, supportId } = errorMessageOf(text);
+        throw new HttpStatusError(res.statusCode, url, message, {
+          supportId,
+          retryAfterMs: parseRetryAfter(res.headers['retry-after']),
+        });
+      }
+
+      const chunks: Buffer[] = [];
+      let received = 0;
+      try {
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          received += (chunk as Buffer).length;
+        }
+      } catch (err) {
+        this.stats.bytesReceived += received;
+        if (timedOut) throw new RequestTimeoutError(url, this.timeoutMs, 'body');
+        const length = res.headers['content-length'];
+        throw new ResponseShapeError(
+          'truncated',
+          url,
+          '$',
+          `body cut short after ${received} bytes${typeof length === 'string' ? ` of ${length}` : ''} (${errCode(err) ?? 'connection closed'})`,
+          err,
+        );
+      }
+      this.stats.bytesReceived += received;
+      const text = Buffer.concat(chunks, received).toString('utf8');
+      try {
+        return JSON.parse(text) as unknown;
+      } catch (err) {
+        const trimmed = text.trimEnd();
+        const last = trimmed.charCodeAt(trimmed.length - 1);
+        const truncated = trimmed.length === 0 || (last !== 125 /* } */ && last !== 93 /* ] */);
+        throw new ResponseShapeError(
+          truncated ? 'truncated' : 'invalid_json',
+          url,
+          '$',
+          truncated ? `body is cut short or empty (${received} bytes)` : `body is not JSON (${(err as Error).message})`,
+          err,
+        );
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async readErrorBody(res: Dispatcher.ResponseData): Promise<string> {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    try {
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        this.stats.bytesReceived += buf.length;
+        if (received < MAX_ERROR_BODY) chunks.push(buf);
+        received += buf.length;
+      }
+    } catch {
+      // The status code is what matters; a broken error body only loses the message.
+    }
+    return Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY);
+  }
+}
+
+function positiveInt(parameter: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RequestValidationError(parameter, `expected a positive integer, got ${value}`);
+  return value;
+}
+
+function metaFallback(q: ListQuery): { chainIds: number[]; page: number; limit: number } {
+  return { chainIds: q.chainIds, page: q.page ?? 0, limit: q.limit ?? 20 };
+}
+
+function canonicalParams(params: Record<string, string | number>): string {
+  return JSON.stringify(Object.keys(params).sort().map((k) => [k, String(params[k])]));
+}
+
+function errCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function toNetworkError(url: string, err: unknown, timeoutMs: number): Error {
+  if (err instanceof InsightExportError) return err;
+  const code = errCode(err);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return new RequestTimeoutError(url, timeoutMs, code === 'UND_ERR_HEADERS_TIMEOUT' ? 'headers' : 'body');
+  }
+  return new NetworkError(url, code, err);
+}
+
+/** `{"error": "..."}`, or the older `{code, message, support_id}`; plain text is used as is. */
+function errorMessageOf(text: string): { message: string | undefined; supportId: string | undefined } {
+  const trimmed = text.trim();
+  if (trimmed === '') return { message: undefined, supportId: undefined };
+  try {
+    const json = JSON.parse(trimmed) as unknown;
+    if (json && typeof json === 'object') {
+      const o = json as Record<string, unknown>;
+      const supportId = typeof o.support_id === 'string' ? o.support_id : undefined;
+      if (typeof o.error === 'string') return { message: o.error, supportId };
+      if (o.error && typeof o.error === 'object' && typeof (o.error as Record<string, unknown>).message === 'string') {
+        return { message: (o.error as Record<string, string>).message, supportId };
+      }
+      if (typeof o.message === 'string') {
+        return { message: o.code !== undefined ? `${o.message} (code ${String(o.code)})` : o.message, supportId };
+      }
+    }
+  } catch {
+    // not JSON: fall through to the text
+  }
+  return { message: trimmed.length > 300 ? `${trimmed.slice(0, 297)}...` : trimmed, supportId: undefined };
+}

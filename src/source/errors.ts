@@ -1,0 +1,142 @@
+import { InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
+
+/** A request that breaks the read-interface contract; raised before anything is sent. */
+export class RequestValidationError extends UserInputError {
+  override name = 'RequestValidationError';
+  /** The offending parameter: 'chainIds', 'filters.filter_value_gte', 'signature', ... */
+  readonly parameter: string;
+  constructor(parameter: string, problem: string, params: ErrorParameters = {}) {
+    super(`Invalid request parameter ${parameter}: ${problem}`, params);
+    this.parameter = parameter;
+  }
+}
+
+export type ResponseProblem = 'truncated' | 'invalid_json' | 'shape';
+
+/**
+ * A 2xx response whose body is not what the contract describes: cut short, not JSON, or JSON of
+ * the wrong shape. `jsonPath` points at the problem ('$.data[3].block_number').
+ */
+export class ResponseShapeError extends InsightExportError {
+  override name = 'ResponseShapeError';
+  readonly url: string;
+  readonly jsonPath: string;
+  readonly problem: ResponseProblem;
+  constructor(problem: ResponseProblem, url: string, jsonPath: string, what: string, cause?: unknown) {
+    super(`Unexpected response from the read interface: ${what}`, {
+      details: `${url} at ${jsonPath}`,
+      hint:
+        problem === 'shape'
+          ? 'The service sent a shape this client does not know; check the base URL and API version.'
+          : 'The response body was cut short or is not JSON; this is usually transient.',
+      cause,
+    });
+    this.problem = problem;
+    this.url = url;
+    this.jsonPath = jsonPath;
+  }
+}
+
+/** A non-2xx answer. `serverMessage` is the `{"error"}` text (or the older `{code, message}`). */
+export class HttpStatusError extends InsightExportError {
+  override name = 'HttpStatusError';
+  readonly status: number;
+  readonly url: string;
+  readonly serverMessage: string | undefined;
+  readonly supportId: string | undefined;
+  /** Parsed Retry-After in milliseconds, when the server sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(
+    status: number,
+    url: string,
+    serverMessage: string | undefined,
+    extra: { supportId?: string | undefined; retryAfterMs?: number | undefined } = {},
+  ) {
+    super(`HTTP ${status} from the read interface${serverMessage ? `: ${serverMessage}` : ''}`, {
+      details: url,
+      hint: statusHint(status),
+      metaMessages: extra.supportId ? [`support id: ${extra.supportId}`] : undefined,
+    });
+    this.status = status;
+    this.url = url;
+    this.serverMessage = serverMessage;
+    this.supportId = extra.supportId;
+    this.retryAfterMs = extra.retryAfterMs;
+  }
+}
+
+function statusHint(status: number): string | undefined {
+  if (status === 401) return 'Check INSIGHT_CLIENT_ID / INSIGHT_SECRET_KEY.';
+  if (status === 403) return 'The key is valid but not enabled for this service or chain.';
+  if (status === 404) return 'Check the path (base URL prefix) and, for decode, that the contract has a known ABI.';
+  if (status === 429) return 'Rate limited: lower the requests-per-second budget or concurrency.';
+  if (status >= 500) return 'Server-side failure; usually transient.';
+  if (status === 400) return 'The service rejected the request parameters.';
+  return undefined;
+}
+
+export class RequestTimeoutError extends InsightExportError {
+  override name = 'RequestTimeoutError';
+  readonly url: string;
+  readonly timeoutMs: number;
+  /** 'headers': no response yet; 'body': headers arrived but the body stalled. */
+  readonly phase: 'headers' | 'body';
+  constructor(url: string, timeoutMs: number, phase: 'headers' | 'body') {
+    super(`Request timed out after ${timeoutMs} ms waiting for the response ${phase}`, {
+      details: url,
+      hint: 'Raise timeoutMs or lower concurrency if the service is slow.',
+    });
+    this.url = url;
+    this.timeoutMs = timeoutMs;
+    this.phase = phase;
+  }
+}
+
+/** Connection-level failure (reset, refused, socket closed) before a response arrived. */
+export class NetworkError extends InsightExportError {
+  override name = 'NetworkError';
+  readonly url: string;
+  readonly code: string | undefined;
+  constructor(url: string, code: string | undefined, cause: unknown) {
+    super(`Network error talking to the read interface${code ? ` (${code})` : ''}`, {
+      details: url,
+      cause,
+    });
+    this.url = url;
+    this.code = code;
+  }
+}
+
+/** Every attempt of a retryable request failed; `lastCause` is the final attempt's error. */
+export class RetriesExhaustedError extends InsightExportError {
+  override name = 'RetriesExhaustedError';
+  readonly url: string;
+  readonly attempts: number;
+  readonly lastCause: Error;
+  constructor(url: string, attempts: number, lastCause: Error) {
+    const short = lastCause instanceof InsightExportError ? lastCause.shortMessage : lastCause.message;
+    super(`Request failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${short}`, {
+      details: url,
+      hint: 'The service kept failing; retry later or lower the request rate (maxAttempts, backoff).',
+      cause: lastCause,
+    });
+    this.url = url;
+    this.attempts = attempts;
+    this.lastCause = lastCause;
+  }
+}
+
+/** The explorer sent the same next_page_params twice: following it would never end. */
+export class PaginationLoopError extends InsightExportError {
+  override name = 'PaginationLoopError';
+  readonly url: string;
+  readonly pageParams: Record<string, string | number>;
+  constructor(url: string, pageParams: Record<string, string | number>) {
+    super('The explorer repeated the same next_page_params; stopping instead of looping forever', {
+      details: `${url} next_page_params=${JSON.stringify(pageParams)}`,
+      hint: 'The explorer pagination is broken for this address; report it to the service.',
+    });
+    this.url = url;
+    this.pageParams = pageParams;
+  }
+}

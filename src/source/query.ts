@@ -1,0 +1,500 @@
+/**
+ * Request building for the read interface (../shared/reference/read-interface.md): pure, no I/O.
+ * Every builder validates its input against the contract and throws RequestValidationError naming
+ * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
+ * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
+ */
+import { parseAbiItem, toEventSelector, type AbiEvent, type AbiParameter } from 'viem';
+import type { DecodeRequestBody, Hex } from './records.js';
+import { RequestValidationError } from './errors.js';
+
+export type FilterOperator = '' | '_gte' | '_gt' | '_lte' | '_lt';
+export const FILTER_OPERATORS: readonly FilterOperator[] = ['', '_gte', '_gt', '_lte', '_lt'];
+
+export const TRANSACTION_FILTER_FIELDS = [
+  'block_number',
+  'block_hash',
+  'block_timestamp',
+  'transaction_index',
+  'hash',
+  'value',
+  'gas_price',
+  'gas',
+  'function_selector',
+] as const;
+export type TransactionFilterField = (typeof TRANSACTION_FILTER_FIELDS)[number];
+
+export const EVENT_FILTER_FIELDS = [
+  'block_number',
+  'block_hash',
+  'block_timestamp',
+  'transaction_index',
+  'transaction_hash',
+  'log_index',
+  'topic_1',
+  'topic_2',
+  'topic_3',
+] as const;
+export type EventFilterField = (typeof EVENT_FILTER_FIELDS)[number];
+
+/** Keys are full parameter names: 'filter_block_number_gte', 'filter_hash', ... */
+export type Filters = Record<string, string | number | bigint>;
+
+export interface ListQuery {
+  chainIds: number[];
+  filters?: Filters;
+  sortBy?: 'block_number';
+  sortOrder?: 'asc' | 'desc';
+  groupBy?: string[];
+  aggregate?: string[];
+  decode?: boolean;
+  limit?: number;
+  page?: number;
+}
+
+export const MAX_CHAIN_IDS = 55;
+export const MAX_LIMIT = 1000;
+export const MAX_PAGE = 20;
+export const MAX_PAGE_AGGREGATED = 500;
+export const NFT_TOKEN_TYPES = ['ERC-721', 'ERC-404', 'ERC-1155'] as const;
+export type NftTokenType = (typeof NFT_TOKEN_TYPES)[number];
+
+/**
+ * How a filter value is checked and sent. Range filters are numbers on the wire; uint256 columns
+ * (value, gas_price) are compared as uint256 by the server, so every number goes out as an exact
+ * decimal string. Hash-like filters only exist as equality filters.
+ */
+type FilterKind = 'uint64' | 'uint256' | 'hash32' | 'selector';
+
+const FIELD_KINDS: Record<string, FilterKind> = {
+  block_number: 'uint64',
+  block_timestamp: 'uint64',
+  transaction_index: 'uint64',
+  log_index: 'uint64',
+  gas: 'uint64',
+  value: 'uint256',
+  gas_price: 'uint256',
+  block_hash: 'hash32',
+  hash: 'hash32',
+  transaction_hash: 'hash32',
+  topic_1: 'hash32',
+  topic_2: 'hash32',
+  topic_3: 'hash32',
+  function_selector: 'selector',
+};
+
+const UINT64_MAX = (1n << 64n) - 1n;
+const UINT256_MAX = (1n << 256n) - 1n;
+
+export interface FilterSpec {
+  name: string;
+  field: string;
+  operator: FilterOperator;
+  kind: FilterKind;
+}
+
+function filterSpecs(fields: readonly string[]): Map<string, FilterSpec> {
+  const specs = new Map<string, FilterSpec>();
+  for (const field of fields) {
+    const kind = FIELD_KINDS[field]!;
+    const ops: readonly FilterOperator[] = kind === 'uint64' || kind === 'uint256' ? FILTER_OPERATORS : [''];
+    for (const operator of ops) {
+      const name = `filter_${field}${operator}`;
+      specs.set(name, { name, field, operator, kind });
+    }
+  }
+  return specs;
+}
+
+/** Every filter parameter of operation 1, in the order they are sent. */
+export const TRANSACTION_FILTERS: ReadonlyMap<string, FilterSpec> = filterSpecs(TRANSACTION_FILTER_FIELDS);
+/** Every filter parameter of operation 2, in the order they are sent. */
+export const EVENT_FILTERS: ReadonlyMap<string, FilterSpec> = filterSpecs(EVENT_FILTER_FIELDS);
+
+// ---------------------------------------------------------------------------------------------
+// Small validators
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const HASH32_RE = /^0x[0-9a-fA-F]{64}$/;
+const SELECTOR_RE = /^0x[0-9a-fA-F]{8}$/;
+const HEX_RE = /^0x(?:[0-9a-fA-F]{2})*$/;
+const DECIMAL_RE = /^(?:0|[1-9][0-9]*)$/;
+/** ENS-style names: labels of letters/digits/_/- separated by dots, at least one dot. */
+const WALLET_NAME_RE = /^[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+$/u;
+const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+export function isAddress(value: string): boolean {
+  return ADDRESS_RE.test(value);
+}
+
+/** A contract or wallet address: 0x + 40 hex; returned lowercase. */
+export function validateAddress(parameter: string, value: unknown): Hex {
+  if (typeof value !== 'string' || !ADDRESS_RE.test(value)) {
+    throw new RequestValidationError(parameter, `expected an address (0x + 40 hex digits), got ${show(value)}`);
+  }
+  return value.toLowerCase() as Hex;
+}
+
+function validateHex(parameter: string, value: unknown, re: RegExp, what: string): string {
+  if (typeof value !== 'string' || !re.test(value)) {
+    throw new RequestValidationError(parameter, `expected ${what}, got ${show(value)}`);
+  }
+  return value.toLowerCase();
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'bigint') return `${value}n`;
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+export function validateChainIds(parameter: string, chainIds: unknown, required: boolean): number[] {
+  if (chainIds === undefined && !required) return [];
+  if (!Array.isArray(chainIds)) throw new RequestValidationError(parameter, 'expected an array of chain ids');
+  if (chainIds.length === 0 || chainIds.length > MAX_CHAIN_IDS) {
+    throw new RequestValidationError(
+      parameter,
+      `expected 1 to ${MAX_CHAIN_IDS} chain ids, got ${chainIds.length}`,
+      { hint: chainIds.length > MAX_CHAIN_IDS ? 'Split the chains over several requests.' : undefined },
+    );
+  }
+  const seen = new Set<number>();
+  for (const id of chainIds) {
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) {
+      throw new RequestValidationError(parameter, `chain ids are positive integers, got ${show(id)}`);
+    }
+    if (seen.has(id)) throw new RequestValidationError(parameter, `chain id ${id} is listed twice`);
+    seen.add(id);
+  }
+  return chainIds as number[];
+}
+
+/** A non-negative integer as an exact decimal string, at most `max`. */
+function decimalValue(parameter: string, value: unknown, max: bigint): string {
+  let big: bigint;
+  if (typeof value === 'bigint') {
+    big = value;
+  } else if (typeof value === 'number') {
+    if (!Number.isInteger(value)) {
+      throw new RequestValidationError(parameter, `expected a non-negative integer, got ${show(value)}`);
+    }
+    if (!Number.isSafeInteger(value)) {
+      throw new RequestValidationError(parameter, `${show(value)} is beyond 2^53 and has lost precision as a JS number`, {
+        hint: 'Pass large numbers as a bigint or a decimal string.',
+      });
+    }
+    big = BigInt(value);
+  } else if (typeof value === 'string') {
+    if (!DECIMAL_RE.test(value)) {
+      throw new RequestValidationError(parameter, `expected a non-negative decimal integer string, got ${show(value)}`);
+    }
+    big = BigInt(value);
+  } else {
+    throw new RequestValidationError(parameter, `expected a number, bigint or decimal string, got ${show(value)}`);
+  }
+  if (big < 0n) throw new RequestValidationError(parameter, `must not be negative, got ${show(value)}`);
+  if (big > max) throw new RequestValidationError(parameter, `${big} is larger than ${max === UINT64_MAX ? 'uint64' : 'uint256'}`);
+  return big.toString();
+}
+
+function filterValue(spec: FilterSpec, value: unknown): string {
+  const parameter = `filters.${spec.name}`;
+  switch (spec.kind) {
+    case 'uint64':
+      return decimalValue(parameter, value, UINT64_MAX);
+    case 'uint256':
+      return decimalValue(parameter, value, UINT256_MAX);
+    case 'hash32':
+      return validateHex(parameter, value, HASH32_RE, 'a 32-byte hex value (0x + 64 hex digits; left-pad addresses in topics)');
+    case 'selector':
+      return validateHex(parameter, value, SELECTOR_RE, 'a 4-byte function selector (0x + 8 hex digits)');
+  }
+}
+
+function integerInRange(parameter: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new RequestValidationError(parameter, `expected an integer from ${min} to ${max}, got ${show(value)}`);
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Query strings
+
+type QueryPairs = [string, string][];
+
+function queryString(pairs: QueryPairs): string {
+  if (pairs.length === 0) return '';
+  let out = '';
+  for (const [key, value] of pairs) {
+    out += `${out ? '&' : '?'}${encodeURIComponent(key)}=${encodeURIComponent(value)}`;
+  }
+  return out;
+}
+
+function chainPairs(chainIds: number[]): QueryPairs {
+  return chainIds.map((id) => ['chain_id', String(id)]);
+}
+
+/** Query parameters of operations 1 and 2, validated, in canonical order. */
+export function listQueryPairs(q: ListQuery, allowed: ReadonlyMap<string, FilterSpec>): QueryPairs {
+  if (q === null || typeof q !== 'object') throw new RequestValidationError('query', 'expected a query object');
+  const pairs = chainPairs(validateChainIds('chainIds', q.chainIds, true));
+
+  const filters = q.filters ?? {};
+  if (filters === null || typeof filters !== 'object') throw new RequestValidationError('filters', 'expected an object');
+  for (const name of Object.keys(filters)) {
+    if (!allowed.has(name)) {
+      const known = [...allowed.keys()].join(', ');
+      throw new RequestValidationError(`filters.${name}`, 'unknown filter for this operation', {
+        hint: `Known filters: ${known}`,
+      });
+    }
+  }
+  // Canonical order (the contract's table order), whatever order the caller used.
+  for (const spec of allowed.values()) {
+    if (!Object.hasOwn(filters, spec.name)) continue;
+    const value = filters[spec.name];
+    if (value === undefined) continue;
+    pairs.push([spec.name, filterValue(spec, value)]);
+  }
+
+  if (q.sortBy !== undefined) {
+    if (q.sortBy !== 'block_number') throw new RequestValidationError('sortBy', `only 'block_number' is allowed, got ${show(q.sortBy)}`);
+    pairs.push(['sort_by', q.sortBy]);
+  }
+  if (q.sortOrder !== undefined) {
+    if (q.sortOrder !== 'asc' && q.sortOrder !== 'desc') {
+      throw new RequestValidationError('sortOrder', `expected 'asc' or 'desc', got ${show(q.sortOrder)}`);
+    }
+    pairs.push(['sort_order', q.sortOrder]);
+  }
+
+  const groupBy = stringList('groupBy', q.groupBy);
+  for (const field of groupBy) {
+    if (!IDENTIFIER_RE.test(field)) throw new RequestValidationError('groupBy', `expected a column name, got ${show(field)}`);
+    pairs.push(['group_by', field]);
+  }
+  const aggregate = stringList('aggregate', q.aggregate);
+  for (const expr of aggregate) {
+    if (expr.trim() === '' || expr.length > 256 || CONTROL_RE.test(expr)) {
+      throw new RequestValidationError('aggregate', `expected an expression such as 'count() as count', got ${show(expr)}`);
+    }
+    pairs.push(['aggregate', expr]);
+  }
+
+  if (q.decode !== undefined) {
+    if (typeof q.decode !== 'boolean') throw new RequestValidationError('decode', `expected a boolean, got ${show(q.decode)}`);
+    if (q.decode) pairs.push(['decode', 'true']);
+  }
+  if (q.limit !== undefined) pairs.push(['limit', String(integerInRange('limit', q.limit, 1, MAX_LIMIT))]);
+  if (q.page !== undefined) {
+    const aggregated = groupBy.length > 0 || aggregate.length > 0;
+    const max = aggregated ? MAX_PAGE_AGGREGATED : MAX_PAGE;
+    pairs.push(['page', String(integerInRange('page', q.page, 0, max))]);
+  }
+  return pairs;
+}
+
+function stringList(parameter: string, value: unknown): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) {
+    throw new RequestValidationError(parameter, 'expected an array of strings');
+  }
+  return value as string[];
+}
+
+/** True when the query asks for group_by/aggregate rows instead of records. */
+export function isAggregateQuery(q: ListQuery): boolean {
+  return (q.groupBy?.length ?? 0) > 0 || (q.aggregate?.length ?? 0) > 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event signatures
+
+export interface ParsedEventSignature {
+  /** viem's ABI item. */
+  abiItem: AbiEvent;
+  /** What is sent: canonical types, names and `indexed` kept: 'Transfer(address indexed from, ...)'. */
+  text: string;
+  /** Types only: 'Transfer(address,address,uint256)'. */
+  typesOnly: string;
+  /** keccak256 of typesOnly: the server filters on it and echoes it in meta.signature. */
+  topic0: Hex;
+}
+
+const NON_CANONICAL_TYPE_RE = /(?<![\w$])u?int(?=\s|,|\)|\[|$)/;
+
+/**
+ * Parse a human-readable event signature with viem. Accepts 'Transfer(address indexed from, ...)'
+ * with or without the 'event ' keyword; rejects functions, anonymous events, bare topic hashes
+ * and non-canonical types (uint, int).
+ */
+export function parseEventSignature(signature: unknown, parameter = 'signature'): ParsedEventSignature {
+  if (typeof signature !== 'string' || signature.trim() === '') {
+    throw new RequestValidationError(parameter, `expected an event signature such as 'Transfer(address indexed from, address indexed to, uint256 value)', got ${show(signature)}`);
+  }
+  const trimmed = signature.trim().replace(/\s+/g, ' ');
+  if (/^0x[0-9a-fA-F]*$/.test(trimmed)) {
+    throw new RequestValidationError(parameter, 'a bare topic hash is not accepted', {
+      hint: "Pass the human-readable signature, e.g. 'Transfer(address indexed from, address indexed to, uint256 value)'.",
+    });
+  }
+  const source = /^[A-Za-z_$][\w$]*\s*\(/.test(trimmed) ? `event ${trimmed}` : trimmed;
+  if (!source.startsWith('event ')) {
+    throw new RequestValidationError(parameter, `not an event signature: ${show(trimmed)}`);
+  }
+  const paramsText = source.slice(source.indexOf('('));
+  const nonCanonical = NON_CANONICAL_TYPE_RE.exec(paramsText);
+  if (nonCanonical) {
+    throw new RequestValidationError(parameter, `type '${nonCanonical[0]}' is not canonical`, {
+      hint: `Write '${nonCanonical[0]}256' instead of '${nonCanonical[0]}': topic0 is computed from canonical types.`,
+    });
+  }
+  let item: ReturnType<typeof parseAbiItem>;
+  try {
+    item = parseAbiItem(source);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new RequestValidationError(parameter, `cannot parse ${show(trimmed)}: ${reason}`, { cause: err });
+  }
+  if (item.type !== 'event') throw new RequestValidationError(parameter, `not an event signature: ${show(trimmed)}`);
+  if (item.anonymous) throw new RequestValidationError(parameter, 'anonymous events have no topic0 and cannot be queried by signature');
+  const event = item as AbiEvent;
+  const text = `${event.name}(${event.inputs.map((p) => formatParam(p, true)).join(', ')})`;
+  const typesOnly = `${event.name}(${event.inputs.map((p) => formatType(p)).join(',')})`;
+  return { abiItem: event, text, typesOnly, topic0: toEventSelector(event) };
+}
+
+function formatType(param: AbiParameter): string {
+  if (param.type.startsWith('tuple')) {
+    const components = (param as { components: readonly AbiParameter[] }).components;
+    return `(${components.map((c) => formatType(c)).join(',')})${param.type.slice('tuple'.length)}`;
+  }
+  return param.type;
+}
+
+function formatParam(param: AbiParameter, top: boolean): string {
+  let type: string;
+  if (param.type.startsWith('tuple')) {
+    const components = (param as { components: readonly AbiParameter[] }).components;
+    type = `(${components.map((c) => formatParam(c, false)).join(', ')})${param.type.slice('tuple'.length)}`;
+  } else {
+    type = param.type;
+  }
+  const indexed = top && (param as { indexed?: boolean }).indexed ? ' indexed' : '';
+  return `${type}${indexed}${param.name ? ` ${param.name}` : ''}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths (relative to the base URL, which includes the '/insights/v1' prefix)
+
+/** Operation 1. `wallet` is an address (lowercased) or a name such as 'vitalik.eth'. */
+export function walletTransactionsPath(wallet: string, q: ListQuery): string {
+  let segment: string;
+  if (typeof wallet === 'string' && ADDRESS_RE.test(wallet)) {
+    segment = wallet.toLowerCase();
+  } else if (typeof wallet === 'string' && !wallet.startsWith('0x') && wallet.length <= 255 && WALLET_NAME_RE.test(wallet)) {
+    segment = wallet;
+  } else {
+    throw new RequestValidationError('wallet', `expected an address (0x + 40 hex digits) or a name such as 'vitalik.eth', got ${show(wallet)}`);
+  }
+  const query = queryString(listQueryPairs(q, TRANSACTION_FILTERS));
+  return `/wallets/${encodeURIComponent(segment)}/transactions${query}`;
+}
+
+/** Operation 2. */
+export function contractEventsPath(contract: string, signature: string, q: ListQuery): string {
+  const address = validateAddress('contract', contract);
+  const parsed = parseEventSignature(signature);
+  const query = queryString(listQueryPairs(q, EVENT_FILTERS));
+  return `/events/${address}/${encodeURIComponent(parsed.text)}${query}`;
+}
+
+/** Operation 3. `input` is a block number, hash, address, signature, selector or name. */
+export function resolvePath(input: string, opts: { chainIds?: number[] } = {}): string {
+  if (typeof input !== 'string' || input.trim() === '' || input !== input.trim() || input.length > 512 || CONTROL_RE.test(input)) {
+    throw new RequestValidationError('input', `expected a block number, hash, address, signature, selector or name, got ${show(input)}`);
+  }
+  if (input.startsWith('0x')) {
+    const ok = HEX_RE.test(input) && (input.length === 10 || input.length === 42 || input.length === 66);
+    if (!ok) {
+      throw new RequestValidationError('input', `a 0x input must be a selector (10 chars), address (42) or hash (66), got ${show(input)}`);
+    }
+  }
+  const segment = input.startsWith('0x') ? input.toLowerCase() : input;
+  const query = queryString(chainPairs(validateChainIds('chainIds', opts.chainIds, false)));
+  return `/resolve/${encodeURIComponent(segment)}${query}`;
+}
+
+/** Operation 4 (POST); the body is checked by validateDecodeBody. */
+export function decodePath(contract: string, opts: { chainIds?: number[] } = {}): string {
+  const address = validateAddress('contract', contract);
+  const query = queryString(chainPairs(validateChainIds('chainIds', opts.chainIds, false)));
+  return `/decode/${address}${query}`;
+}
+
+/** The decode request body, checked and with hex lowercased. */
+export function validateDecodeBody(body: DecodeRequestBody): DecodeRequestBody {
+  if (body === null || typeof body !== 'object') throw new RequestValidationError('body', 'expected { transactions?, logs? }');
+  const out: DecodeRequestBody = {};
+  if (body.transactions !== undefined) {
+    if (!Array.isArray(body.transactions)) throw new RequestValidationError('body.transactions', 'expected an array');
+    out.transactions = body.transactions.map((tx, i) => ({
+      data: validateHex(`body.transactions[${i}].data`, tx?.data, HEX_RE, 'hex input data (0x...)'),
+    }));
+  }
+  if (body.logs !== undefined) {
+    if (!Array.isArray(body.logs)) throw new RequestValidationError('body.logs', 'expected an array');
+    out.logs = body.logs.map((log, i) => {
+      const topics = log?.topics;
+      if (!Array.isArray(topics) || topics.length > 4) {
+        throw new RequestValidationError(`body.logs[${i}].topics`, 'expected an array of at most 4 topics');
+      }
+      return {
+        topics: topics.map((t, j) => validateHex(`body.logs[${i}].topics[${j}]`, t, HASH32_RE, 'a 32-byte topic (0x + 64 hex digits)')),
+        data: validateHex(`body.logs[${i}].data`, log.data, HEX_RE, 'hex log data (0x...)'),
+      };
+    });
+  }
+  if (!out.transactions?.length && !out.logs?.length) {
+    throw new RequestValidationError('body', 'nothing to decode: give transactions and/or logs');
+  }
+  return out;
+}
+
+/**
+ * Operation 5, relative to the explorer base URL ('.../api/v2'). `pageParams` is the previous
+ * page's next_page_params, every key sent back as a query parameter.
+ */
+export function nftCollectionsPath(
+  address: string,
+  opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number> } = {},
+): string {
+  const hash = validateAddress('address', address);
+  const pageParams = opts.pageParams ?? {};
+  if (pageParams === null || typeof pageParams !== 'object') throw new RequestValidationError('pageParams', 'expected an object');
+  let query = '';
+  if (opts.types !== undefined && !Object.hasOwn(pageParams, 'type')) {
+    if (!Array.isArray(opts.types) || opts.types.length === 0) throw new RequestValidationError('types', 'expected a non-empty array');
+    const seen = new Set<string>();
+    for (const t of opts.types) {
+      if (!(NFT_TOKEN_TYPES as readonly string[]).includes(t)) {
+        throw new RequestValidationError('types', `expected one of ${NFT_TOKEN_TYPES.join(', ')}, got ${show(t)}`);
+      }
+      if (seen.has(t)) throw new RequestValidationError('types', `${t} is listed twice`);
+      seen.add(t);
+    }
+    // Comma-separated list, sent with literal commas as the explorer's own client does.
+    query = `?type=${opts.types.map(encodeURIComponent).join(',')}`;
+  }
+  for (const [key, value] of Object.entries(pageParams)) {
+    if (key === '' || (typeof value !== 'string' && typeof value !== 'number')) {
+      throw new RequestValidationError(`pageParams.${key}`, `expected a string or number, got ${show(value)}`);
+    }
+    query += `${query ? '&' : '?'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
+  }
+  return `/addresses/${hash}/nft/collections${query}`;
+}
