@@ -1,0 +1,198 @@
+import { decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import { formatAbiItem } from 'viem/utils';
+import { column, type Column, type RowValue } from '../datasets/columns.js';
+import type { TransactionRecord } from '../source/records.js';
+import { isSupportedType } from './abi-types.js';
+import { DECODE_STATUS_COLUMN } from './columns.js';
+import type { DecodeResult } from './event-decoder.js';
+import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './normalise.js';
+
+export interface TransactionDecoder {
+  /** decoded_function_name, decoded_signature, decoded_inputs_json, decode_status. */
+  columns: Column[];
+  decode(record: TransactionRecord): DecodeResult;
+}
+
+export interface TransactionDecoderOptions {
+  /** Functions to decode calldata with locally (matched by selector). */
+  abi?: Abi | undefined;
+  /** Use the service's `decoded` object first (default true); false: decode locally first. */
+  preferService?: boolean | undefined;
+}
+
+export const TRANSACTION_DECODE_COLUMNS: Column[] = [
+  column('decoded_function_name', 'string', 'Name of the called function (null unless decode_status is ok)'),
+  column(
+    'decoded_signature',
+    'string',
+    'Canonical signature of the called function, e.g. transfer(address,uint256) (the service\'s text when its types are unknown)',
+  ),
+  column(
+    'decoded_inputs_json',
+    'json',
+    'Call arguments as a JSON object keyed by parameter name (unnamed: position) in ABI order; integers as decimal strings, bytes and addresses as lowercase hex',
+  ),
+  { ...DECODE_STATUS_COLUMN, description: "'ok', 'no_abi' (no ABI for the selector), 'no_calldata' (plain transfer) or 'error: <reason>'" },
+];
+
+interface KnownFunction {
+  name: string;
+  signature: string;
+  inputs: readonly AbiParameter[];
+  keys: string[];
+  normalisers: ((value: unknown) => JsonValue)[];
+  abi: AbiFunction;
+}
+
+type Attempt = { name: string; signature: string; inputs: string } | { reason: string } | null;
+
+/** JSON keys for a parameter list: the ABI name, position when unnamed, `<name>_<position>` when repeated. */
+function inputKeys(params: readonly AbiParameter[]): string[] {
+  const used = new Set<string>();
+  return params.map((p, i) => {
+    let key = p.name || String(i);
+    if (used.has(key)) key = `${key}_${i}`;
+    used.add(key);
+    return key;
+  });
+}
+
+function knownFunction(fn: AbiFunction): KnownFunction | null {
+  if (!fn.inputs.every(isSupportedType)) return null;
+  return {
+    name: fn.name,
+    signature: formatAbiItem(fn),
+    inputs: fn.inputs,
+    keys: inputKeys(fn.inputs),
+    normalisers: fn.inputs.map(compileJsonNormaliser),
+    abi: fn,
+  };
+}
+
+/** Best effort when no types are known: hex lowercased, integers as decimal strings, bytes as hex. */
+function genericJson(value: unknown): JsonValue {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') return /^0x[0-9a-fA-F]*$/.test(value) ? value.toLowerCase() : value;
+  if (value instanceof Uint8Array) return bytesToHex(value);
+  if (Array.isArray(value)) return value.map(genericJson);
+  if (typeof value === 'object') {
+    const obj = value as Record<string, unknown>;
+    if (obj.type === 'Buffer' && Array.isArray(obj.data)) return bytesToHex(obj.data);
+    const out: Record<string, JsonValue> = {};
+    for (const [k, v] of Object.entries(obj)) out[k] = genericJson(v);
+    return out;
+  }
+  return String(value);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): TransactionDecoder {
+  const preferService = opts.preferService ?? true;
+  const bySelector = new Map<string, KnownFunction>();
+  for (const item of opts.abi ?? []) {
+    if (item.type !== 'function') continue;
+    const known = knownFunction(item);
+    if (!known) continue;
+    const selector = toFunctionSelector(known.signature);
+    if (!bySelector.has(selector)) bySelector.set(selector, known);
+  }
+  // Service signatures seen so far, parsed once each (null: not parseable or unnamed inputs).
+  const parsedSignatures = new Map<string, KnownFunction | null>();
+
+  function fromServiceSignature(signature: unknown): KnownFunction | null {
+    if (typeof signature !== 'string' || signature === '') return null;
+    let known = parsedSignatures.get(signature);
+    if (known === undefined) {
+      known = null;
+      try {
+        const text = signature.trim().startsWith('function ') ? signature.trim() : `function ${signature.trim()}`;
+        const item = parseAbiItem(text);
+        if (item.type === 'function' && item.inputs.every((p) => p.name)) known = knownFunction(item);
+      } catch {
+        known = null;
+      }
+      parsedSignatures.set(signature, known);
+    }
+    return known;
+  }
+
+  function encode(fn: KnownFunction, raw: (i: number) => unknown): Attempt {
+    const out: Record<string, JsonValue> = {};
+    try {
+      for (let i = 0; i < fn.inputs.length; i++) {
+        out[fn.keys[i] as string] = (fn.normalisers[i] as (v: unknown) => JsonValue)(raw(i));
+      }
+    } catch (err) {
+      if (err instanceof DecodeValueError) return { reason: err.reason };
+      throw err;
+    }
+    return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
+  }
+
+  function fromService(record: TransactionRecord, known: KnownFunction | undefined): Attempt {
+    const decoded = record.decoded;
+    if (!decoded || typeof decoded.name !== 'string' || decoded.name === '' || !isObject(decoded.inputs)) return null;
+    const inputs = decoded.inputs;
+    const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
+    if (!fn) {
+      let signature = typeof decoded.signature === 'string' ? decoded.signature : '';
+      try {
+        signature = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
+      } catch {
+        // keep the service's text
+      }
+      return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
+    }
+    if (Object.keys(inputs).length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the ABI' };
+    const raw = fn.inputs.map((p, i) => lookupParam(inputs, p.name, i));
+    if (raw.some((v) => v === undefined)) return { reason: 'service decoded inputs do not match the ABI' };
+    return encode(fn, (i) => raw[i]);
+  }
+
+  function locally(data: string, known: KnownFunction | undefined): Attempt {
+    if (!known) return null;
+    let args: readonly unknown[];
+    try {
+      args = decodeFunctionData({ abi: [known.abi], data: data as Hex }).args ?? [];
+    } catch {
+      return { reason: 'calldata does not match the ABI' };
+    }
+    return encode(known, (i) => args[i]);
+  }
+
+  function result(status: string, ok?: { name: string; signature: string; inputs: string }): DecodeResult {
+    const values: Record<string, RowValue> = {
+      decoded_function_name: ok?.name ?? null,
+      decoded_signature: ok?.signature ?? null,
+      decoded_inputs_json: ok?.inputs ?? null,
+      decode_status: status,
+    };
+    return { status, values };
+  }
+
+  return {
+    columns: TRANSACTION_DECODE_COLUMNS,
+    decode(record: TransactionRecord): DecodeResult {
+      const data = record.data || '0x';
+      const known = data.length >= 10 ? bySelector.get(data.slice(0, 10).toLowerCase()) : undefined;
+      const service = () => fromService(record, known);
+      const local = () => locally(data, known);
+      const reasons = new Map<typeof service, string>();
+      for (const attempt of preferService ? [service, local] : [local, service]) {
+        const outcome = attempt();
+        if (outcome && 'name' in outcome) return result('ok', outcome);
+        if (outcome) reasons.set(attempt, outcome.reason);
+      }
+      // Local decoding is authoritative about the bytes; the service's reason otherwise.
+      const reason = reasons.get(local) ?? reasons.get(service);
+      if (reason !== undefined) return result(`error: ${reason}`);
+      return result(data === '0x' ? 'no_calldata' : 'no_abi');
+    },
+  };
+}
