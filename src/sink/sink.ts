@@ -13,6 +13,10 @@ export interface FileWriterOptions {
   columns: Column[];
   /** Local staging directory; the writer creates its temp files here and removes them. */
   stagingDir: string;
+  /** gzip level 1-9 (NDJSON default 6) or zstd level 1-22 (default 3). */
+  compressionLevel?: number;
+  /** Parquet rows per row group (default 100000 for DuckDB, 50000 for hyparquet). */
+  rowGroupSize?: number;
 }
 
 export interface FinishedFile {

@@ -1,0 +1,123 @@
+import { COLUMN_TYPES } from './column-types.js';
+import { UnsupportedOutputError } from './errors.js';
+import { NdjsonFileWriter } from './ndjson.js';
+import { DuckDBParquetWriter } from './parquet-duckdb.js';
+import { HyparquetParquetWriter } from './parquet-hyparquet.js';
+import type { Compression, FileWriter, FileWriterOptions, OutputFormat, ParquetEngine } from './sink.js';
+
+export type { Compression, FileWriter, FileWriterOptions, FinishedFile, OutputFormat, ParquetEngine } from './sink.js';
+export { duckdbType, parquetColumnTypes } from './column-types.js';
+export type { DuckDBTypeName, ParquetColumnType, ParquetConvertedType, ParquetLogicalType, ParquetPhysicalType } from './column-types.js';
+export { closeDuckDB, configureDuckDB, type DuckDBSettings } from './parquet-duckdb.js';
+export { FileWriteError, FileWriterStateError, InvalidRowValueError, UnsupportedOutputError } from './errors.js';
+export { STAGING_PREFIX } from './staging.js';
+
+const FORMATS: readonly OutputFormat[] = ['parquet', 'ndjson'];
+const ENGINES: readonly ParquetEngine[] = ['duckdb', 'hyparquet'];
+const COMPRESSIONS: Record<OutputFormat, readonly Compression[]> = {
+  parquet: ['zstd', 'snappy', 'gzip', 'none'],
+  ndjson: ['gzip', 'none'],
+};
+const DEFAULT_COMPRESSION: Record<OutputFormat, Compression> = { parquet: 'zstd', ndjson: 'gzip' };
+const DEFAULT_ROW_GROUP_SIZE: Record<ParquetEngine, number> = { duckdb: 100_000, hyparquet: 50_000 };
+const DEFAULT_NDJSON_GZIP_LEVEL = 6;
+const LEVELS: Partial<Record<Compression, [min: number, max: number]>> = { gzip: [1, 9], zstd: [1, 22] };
+
+function unsupported(what: string, got: unknown, allowed: readonly unknown[]): UnsupportedOutputError {
+  return new UnsupportedOutputError(`Unsupported output ${what}: ${JSON.stringify(got)}`, {
+    details: `${what} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
+    hint: 'Parquet takes compression zstd (default), snappy, gzip or none; NDJSON takes gzip (default) or none.',
+  });
+}
+
+function resolveFormat(format: unknown): OutputFormat {
+  if (!FORMATS.includes(format as OutputFormat)) throw unsupported('format', format, FORMATS);
+  return format as OutputFormat;
+}
+
+function resolveCompression(format: OutputFormat, compression: unknown): Compression {
+  if (compression === undefined) return DEFAULT_COMPRESSION[format];
+  if (!COMPRESSIONS[format].includes(compression as Compression)) {
+    throw unsupported(`compression for ${format}`, compression, COMPRESSIONS[format]);
+  }
+  return compression as Compression;
+}
+
+/** File name extension incl. compression: ".parquet", ".ndjson.gz" or ".ndjson". */
+export function fileExtension(format: OutputFormat, compression?: Compression): string {
+  const f = resolveFormat(format);
+  const c = resolveCompression(f, compression);
+  if (f === 'parquet') return '.parquet';
+  return c === 'gzip' ? '.ndjson.gz' : '.ndjson';
+}
+
+function validateOptions(opts: FileWriterOptions): void {
+  if (typeof opts.stagingDir !== 'string' || opts.stagingDir === '') {
+    throw new UnsupportedOutputError('The file writer needs a staging directory', { details: `stagingDir: ${JSON.stringify(opts.stagingDir)}` });
+  }
+  if (!Array.isArray(opts.columns) || opts.columns.length === 0) {
+    throw new UnsupportedOutputError('The file writer needs at least one column', { hint: 'Select at least one column of the dataset.' });
+  }
+  const seen = new Set<string>();
+  for (const col of opts.columns) {
+    if (typeof col.name !== 'string' || col.name === '' || seen.has(col.name)) {
+      throw new UnsupportedOutputError(`Column names must be unique and non-empty: ${JSON.stringify(col.name)}`, {
+        details: `columns: ${opts.columns.map((c) => c.name).join(', ')}`,
+      });
+    }
+    seen.add(col.name);
+    if (!COLUMN_TYPES.includes(col.type)) throw unsupported(`type of column "${col.name}"`, col.type, COLUMN_TYPES);
+  }
+}
+
+function resolveLevel(compression: Compression, level: unknown, engine: ParquetEngine | undefined): number | undefined {
+  if (level === undefined) return undefined;
+  const range = LEVELS[compression];
+  if (!range || (engine === 'duckdb' && compression !== 'zstd')) {
+    throw new UnsupportedOutputError(`A compression level does not apply to ${compression}${engine ? ` with the ${engine} engine` : ''}`, {
+      hint: 'Set compressionLevel only for gzip (1-9) or zstd (1-22); DuckDB takes a level for zstd only.',
+    });
+  }
+  if (typeof level !== 'number' || !Number.isInteger(level) || level < range[0] || level > range[1]) {
+    throw new UnsupportedOutputError(`Invalid ${compression} compression level: ${JSON.stringify(level)}`, {
+      details: `${compression} levels are integers ${range[0]}-${range[1]}`,
+    });
+  }
+  return level;
+}
+
+/**
+ * One output file: NDJSON (gzip or plain) or Parquet (DuckDB, the default, or hyparquet-writer).
+ * Unsupported combinations are rejected with an UnsupportedOutputError (exit code 2).
+ */
+export async function createFileWriter(opts: FileWriterOptions): Promise<FileWriter> {
+  const format = resolveFormat(opts.format);
+  const compression = resolveCompression(format, opts.compression);
+  validateOptions(opts);
+  const extension = fileExtension(format, compression);
+  const columns = [...opts.columns];
+
+  if (format === 'ndjson') {
+    const level = resolveLevel(compression, opts.compressionLevel, undefined);
+    return NdjsonFileWriter.create({
+      columns,
+      stagingDir: opts.stagingDir,
+      gzipLevel: compression === 'gzip' ? (level ?? DEFAULT_NDJSON_GZIP_LEVEL) : null,
+      extension,
+    });
+  }
+
+  const engine = opts.engine ?? 'duckdb';
+  if (!ENGINES.includes(engine)) throw unsupported('Parquet engine', engine, ENGINES);
+  const level = resolveLevel(compression, opts.compressionLevel, engine);
+  const rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE[engine];
+  if (!Number.isSafeInteger(rowGroupSize) || rowGroupSize < 1) {
+    throw new UnsupportedOutputError(`Invalid Parquet row group size: ${JSON.stringify(opts.rowGroupSize)}`, {
+      hint: 'rowGroupSize is a positive integer number of rows (e.g. 50000).',
+    });
+  }
+  if (engine === 'duckdb') {
+    return DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+  }
+  return HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+}

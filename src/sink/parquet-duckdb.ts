@@ -1,0 +1,160 @@
+import { rename, rm } from 'node:fs/promises';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { Column, Row } from '../datasets/columns.js';
+import { errorMessage } from '../errors.js';
+import { duckdbType } from './column-types.js';
+import { FileWriteError } from './errors.js';
+import { createNdjsonEncoder } from './row-values.js';
+import type { Compression } from './sink.js';
+import { newStagingBase, TextFileStream } from './staging.js';
+import { BaseFileWriter } from './writer-base.js';
+
+/**
+ * Parquet through DuckDB: rows are staged as plain NDJSON while they arrive (cheap, streamed,
+ * memory-flat), then finish() has DuckDB's C++ JSON reader and Parquet writer convert the file
+ * in one COPY. Columns are declared explicitly so nothing is auto-detected (a uint256 string
+ * stays VARCHAR). One DuckDB instance per process; a connection per writer.
+ */
+
+export interface DuckDBSettings {
+  /** DuckDB worker threads shared by all conversions of the process. */
+  threads: number;
+  /** DuckDB memory_limit shared by all conversions, e.g. "1GB". */
+  memoryLimit: string;
+}
+
+let settings: DuckDBSettings = { threads: 2, memoryLimit: '1GB' };
+let instance: Promise<DuckDBInstance> | undefined;
+
+/** Change the process-wide DuckDB settings; only before the first Parquet file is converted. */
+export function configureDuckDB(next: Partial<DuckDBSettings>): void {
+  if (instance) throw new Error('configureDuckDB() must be called before the first DuckDB Parquet writer');
+  settings = { ...settings, ...next };
+}
+
+function duckdb(): Promise<DuckDBInstance> {
+  instance ??= DuckDBInstance.create(':memory:', {
+    threads: String(settings.threads),
+    memory_limit: settings.memoryLimit,
+    // Row order is the export's sort order: keep it.
+    preserve_insertion_order: 'true',
+    // The COPY streams; it never needs to spill, and must not litter the working directory.
+    max_temp_directory_size: '0KiB',
+  }).catch((err: unknown) => {
+    instance = undefined;
+    throw err;
+  });
+  return instance;
+}
+
+/** Close the shared DuckDB instance (tests, orderly shutdown). A later writer opens a new one. */
+export async function closeDuckDB(): Promise<void> {
+  const current = instance;
+  instance = undefined;
+  if (current) (await current).closeSync();
+}
+
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+export function sqlIdentifier(s: string): string {
+  return `"${s.replaceAll('"', '""')}"`;
+}
+
+const DUCKDB_CODEC: Record<Compression, string> = { zstd: 'zstd', snappy: 'snappy', gzip: 'gzip', none: 'uncompressed' };
+
+/** The COPY statement that turns the staged NDJSON into the Parquet file. */
+export function copyStatement(
+  columns: readonly Column[],
+  stagedPath: string,
+  outPath: string,
+  compression: Compression,
+  rowGroupSize: number,
+  zstdLevel?: number,
+): string {
+  const declared = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckdbType(c))}`).join(', ');
+  const select = columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
+  return (
+    `COPY (SELECT ${select} FROM read_json(${sqlString(stagedPath)}, format = 'newline_delimited', ` +
+    `columns = {${declared}}, maximum_object_size = 67108864)) ` +
+    `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
+    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`})`
+  );
+}
+
+/** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/sink-throughput.ts). */
+const SIZE_RATIO: Record<Compression, number> = { zstd: 0.3, gzip: 0.32, snappy: 0.54, none: 0.66 };
+
+export interface DuckDBParquetWriterOptions {
+  columns: Column[];
+  stagingDir: string;
+  compression: Compression;
+  rowGroupSize: number;
+  /** zstd level (DuckDB's default is 3). */
+  compressionLevel?: number | undefined;
+}
+
+export class DuckDBParquetWriter extends BaseFileWriter {
+  private readonly encode: ReturnType<typeof createNdjsonEncoder>;
+  private connection: DuckDBConnection | undefined;
+
+  private constructor(
+    private readonly staged: TextFileStream,
+    private readonly base: string,
+    private readonly opts: DuckDBParquetWriterOptions,
+  ) {
+    super('.parquet');
+    this.encode = createNdjsonEncoder(opts.columns);
+    this.track(staged.path);
+  }
+
+  static async create(opts: DuckDBParquetWriterOptions): Promise<DuckDBParquetWriter> {
+    const base = await newStagingBase(opts.stagingDir);
+    return new DuckDBParquetWriter(new TextFileStream(`${base}.staged.ndjson`), base, opts);
+  }
+
+  get approxBytes(): number {
+    return Math.round(this.staged.approxBytes * SIZE_RATIO[this.opts.compression]);
+  }
+
+  protected async writeRows(rows: Row[]): Promise<void> {
+    await this.staged.write(this.encode(rows, this.rowCount));
+  }
+
+  protected async finishFile(): Promise<string> {
+    await this.staged.end();
+    const partPath = this.track(`${this.base}.parquet.part`);
+    const finalPath = this.track(`${this.base}.parquet`);
+    const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, this.opts.rowGroupSize, this.opts.compressionLevel);
+    try {
+      this.connection = await (await duckdb()).connect();
+      await this.connection.run(sql);
+    } catch (err) {
+      throw new FileWriteError('DuckDB could not convert the staged rows to Parquet', {
+        details: `${errorMessage(err)} (staged file ${this.staged.path}, ${this.rowCount} rows)`,
+        hint: 'A DuckDB out-of-memory error means the per-process memory_limit is too low for the row groups: lower rowGroupSize or raise it with configureDuckDB().',
+        cause: err,
+      });
+    }
+    await rename(partPath, finalPath);
+    this.untrack(partPath);
+    await this.removeStaged();
+    return finalPath;
+  }
+
+  private async removeStaged(): Promise<void> {
+    await rm(this.staged.path, { force: true });
+    this.untrack(this.staged.path);
+  }
+
+  protected override interrupt(): void {
+    this.connection?.interrupt();
+  }
+
+  protected async release(): Promise<void> {
+    await this.staged.destroy();
+    this.connection?.closeSync();
+    this.connection = undefined;
+  }
+}

@@ -1,0 +1,109 @@
+import type { Column, Row } from '../datasets/columns.js';
+import { isoDate } from '../datasets/columns.js';
+import { renderPartition, type PartitionValues } from '../job/partitioning.js';
+import type { FileWriter, FileWriterOptions, FinishedFile } from './sink.js';
+import { createFileWriter } from './index.js';
+
+export interface PartitionedWriterOptions {
+  writer: Omit<FileWriterOptions, 'columns'>;
+  columns: Column[];
+  /** Validated partitioning template, e.g. "{dataset}/chain_id={chain_id}/date={date}". */
+  partitioning: string;
+  /** Values fixed for the whole unit (dataset, chain_id, target, job). */
+  fixed: PartitionValues;
+  /** File name stem, unique per unit window: "<target>__<start>_<end>". */
+  stem: string;
+  maxRowsPerFile: number;
+  maxBytesPerFile: number;
+}
+
+/** A finished local file and the key it must have at the destination. */
+export interface PlannedFile extends FinishedFile {
+  key: string;
+  partition: string;
+}
+
+/**
+ * Routes the rows of one unit window into files: one open file at a time (rows arrive sorted, so
+ * a partition never reopens), a new file when the partition (date) changes or a file reaches its
+ * row or byte cap. File names are `<stem>__<seq>` with a sequence that depends only on the rows, so
+ * the same window always produces the same keys.
+ */
+export class PartitionedWriter {
+  private current: { partition: string; writer: FileWriter } | null = null;
+  private readonly files: PlannedFile[] = [];
+  private seq = 0;
+  private readonly usesDate: boolean;
+
+  constructor(private readonly opts: PartitionedWriterOptions) {
+    this.usesDate = /\{(date|year|month|day)\}/.test(opts.partitioning);
+  }
+
+  get rows(): number {
+    return this.files.reduce((n, f) => n + f.rows, 0) + (this.current?.writer.rows ?? 0);
+  }
+
+  async write(rows: Row[]): Promise<void> {
+    let batch: Row[] = [];
+    let batchPartition: string | null = null;
+    for (const row of rows) {
+      const partition = this.partitionOf(row);
+      if (partition !== batchPartition && batch.length > 0) {
+        await this.writeBatch(batchPartition!, batch);
+        batch = [];
+      }
+      batchPartition = partition;
+      batch.push(row);
+    }
+    if (batch.length > 0) await this.writeBatch(batchPartition!, batch);
+  }
+
+  /** Closes the open file; returns every file of the unit in write order. */
+  async finish(): Promise<PlannedFile[]> {
+    await this.closeCurrent();
+    return [...this.files];
+  }
+
+  async abort(): Promise<void> {
+    const current = this.current;
+    this.current = null;
+    await current?.writer.abort();
+  }
+
+  private partitionOf(row: Row): string {
+    const values: PartitionValues = { ...this.opts.fixed };
+    if (this.usesDate) values.date = isoDate(row.block_timestamp as number);
+    return renderPartition(this.opts.partitioning, values);
+  }
+
+  private async writeBatch(partition: string, rows: Row[]): Promise<void> {
+    let offset = 0;
+    while (offset < rows.length) {
+      if (this.current && this.current.partition !== partition) await this.closeCurrent();
+      if (!this.current) {
+        this.current = {
+          partition,
+          writer: await createFileWriter({ ...this.opts.writer, columns: this.opts.columns }),
+        };
+      }
+      const writer = this.current.writer;
+      const room = this.opts.maxRowsPerFile - writer.rows;
+      const slice = rows.slice(offset, offset + Math.max(room, 0));
+      if (slice.length > 0) await writer.write(slice);
+      offset += slice.length;
+      if (writer.rows >= this.opts.maxRowsPerFile || writer.approxBytes >= this.opts.maxBytesPerFile) {
+        await this.closeCurrent();
+      }
+    }
+  }
+
+  private async closeCurrent(): Promise<void> {
+    const current = this.current;
+    if (!current) return;
+    this.current = null;
+    const finished = await current.writer.finish();
+    const name = `${this.opts.stem}__${String(this.seq++).padStart(4, '0')}${finished.extension}`;
+    const key = current.partition === '' ? name : `${current.partition}/${name}`;
+    this.files.push({ ...finished, key, partition: current.partition });
+  }
+}
