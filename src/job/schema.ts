@@ -1,0 +1,571 @@
+/**
+ * The job file, defined once with zod: the TypeScript types (`JobFileInput` as written,
+ * `Job` normalised) and the published JSON Schema (schema/job.schema.json, `npm run schema`)
+ * both come from here. Every field is documented with `.describe()`.
+ *
+ * Field names in `Job` are the file's (snake_case); fields the loader derives are camelCase
+ * (`jobFile`, `isName`, `topic0`).
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import type { Hex } from '../source/records.js';
+import type { FileProblem } from './errors.js';
+import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
+import { didYouMean, type ProblemParams } from './issues.js';
+import { partitioningUses } from './partitioning.js';
+import {
+  checked,
+  concurrencyLayer,
+  concurrencySchema,
+  NDJSON_COMPRESSIONS,
+  outputLayer,
+  outputSchema,
+  retriesLayer,
+  retriesSchema,
+  type ConcurrencySettings,
+  type OutputSettings,
+  type RetrySettings,
+} from './settings.js';
+import {
+  ADDRESS_PATTERN,
+  DURATION_PATTERN,
+  formatDuration,
+  isDateLike,
+  parseAddress,
+  parseAddressOrName,
+  parseBaseUrl,
+  parseDurationSeconds,
+  parseEventSignature,
+  parseTimePoint,
+  type EventSignature,
+} from './values.js';
+
+// ---------------------------------------------------------------- constants and types
+
+export const DATASETS = ['transactions', 'events', 'aggregates', 'nft_holdings'] as const;
+export type DatasetName = (typeof DATASETS)[number];
+export const WALLET_DATASETS = ['transactions', 'aggregates', 'nft_holdings'] as const;
+export const CONTRACT_DATASETS = ['events', 'aggregates'] as const;
+export const NFT_TYPES = ['ERC-721', 'ERC-1155', 'ERC-404'] as const;
+export type NftType = (typeof NFT_TYPES)[number];
+
+/** Largest chain id allowed by EIP-2294: floor(MAX_UINT64 / 2) - 36. */
+export const MAX_CHAIN_ID = 4_503_599_627_370_476;
+/** The service takes at most 55 chain ids per request. */
+export const MAX_CHAINS = 55;
+export const DEFAULT_BLOCK_CHUNK = 10_000;
+export const DEFAULT_TIME_CHUNK = 86_400;
+export const DEFAULT_BLOCK_SAFETY_LAG = 64;
+export const DEFAULT_TIME_SAFETY_LAG = 900;
+const DAY = 86_400;
+/** Integers from here on, written without `by:`, look like unix times rather than block numbers. */
+const LOOKS_LIKE_UNIX_TIME = 1_000_000_000;
+
+export type Axis = 'block' | 'time';
+
+export interface JobRange {
+  /** What `from`/`to`/`chunk`/`safety_lag` count: block numbers or unix seconds of block_timestamp. */
+  by: Axis;
+  /** Inclusive start. */
+  from: number;
+  /** Exclusive end, or "latest" = chain head minus safety_lag (resolved by the planner). */
+  to: number | 'latest';
+  /** Blocks (by: block) or seconds (by: time) kept back from the head when to = latest. */
+  safety_lag: number;
+  /** Window size in blocks or seconds; windows are aligned to multiples of it (time: from UTC midnight). */
+  chunk: number;
+}
+
+interface TargetBase {
+  /** Position in the file's `targets` list. */
+  index: number;
+  datasets: DatasetName[];
+  /** The job's chains, or the target's own subset. */
+  chains: number[];
+  /** Job-level filters merged with the target's own; values as sent. */
+  filters: Record<string, string>;
+}
+
+export interface WalletTarget extends TargetBase {
+  kind: 'wallet';
+  /** Lowercase address, or an ENS-normalised name. */
+  wallet: string;
+  isName: boolean;
+  nft_types: NftType[];
+}
+
+export interface ContractTarget extends TargetBase {
+  kind: 'contract';
+  contract: Hex;
+  events: EventSignature[];
+  /** Absolute path of the ABI file, or null. */
+  abi: string | null;
+}
+
+export type Target = WalletTarget | ContractTarget;
+
+export interface Job {
+  name: string;
+  description: string | null;
+  /** The file the job was read from, as given to the loader. */
+  jobFile: string;
+  source: { base_url: string | null; explorer_url: string | null; chains: number[] };
+  targets: Target[];
+  aggregates: { group_by: string[]; aggregate: string[] } | null;
+  /** Null only when every dataset is nft_holdings (a snapshot, no range). */
+  range: JobRange | null;
+  /** Job-level filters as written (already merged into each target's `filters`). */
+  filters: Record<string, string>;
+  decode: boolean;
+  /** Only what the file sets; the effective values are in ResolvedConfig. */
+  output: Partial<OutputSettings>;
+  concurrency: Partial<ConcurrencySettings>;
+  retries: Partial<RetrySettings>;
+  /** Things that are allowed but probably not meant (located like errors). */
+  warnings: FileProblem[];
+}
+
+export function jobDatasets(job: Pick<Job, 'targets'>): DatasetName[] {
+  return DATASETS.filter((d) => job.targets.some((t) => t.datasets.includes(d)));
+}
+
+// ---------------------------------------------------------------- leaf schemas
+
+const chainIdSchema = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_CHAIN_ID)
+  .describe('An EVM chain id (1 = Ethereum, 8453 = Base, ...).');
+
+const chainsSchema = z
+  .array(chainIdSchema)
+  .min(1)
+  .max(MAX_CHAINS)
+  .describe(`Chain ids, 1 to ${MAX_CHAINS} of them.`);
+
+const addressSchema = checked(z.string().regex(new RegExp(ADDRESS_PATTERN), { error: 'is not an address (0x + 40 hex digits)' }), parseAddress);
+
+const eventSchema = checked(z.string(), parseEventSignature).describe(
+  'Human-readable event signature with canonical types and `indexed` markers, e.g. "Transfer(address indexed from, address indexed to, uint256 value)". Not a topic hash: topic0 is computed from it.',
+);
+
+const filterValueSchema = z
+  .union([z.string(), z.number()])
+  .describe('Filter value: big integers (wei) as decimal strings, hashes as 0x hex; for filter_topic_N an address is left-padded.');
+
+const filtersSchema = z
+  .record(z.string(), filterValueSchema)
+  .describe(
+    'Extra `filter_*` parameters of the read interface, e.g. {filter_value_gte: "1000000000000000000"}. Checked against the datasets used. Block number and timestamp filters come from `range`.',
+  );
+
+const rangePointSchema = z.union([
+  z.number().int().min(0).describe('A block number, or unix seconds with `by: time`.'),
+  z.string().describe('A UTC date "2024-01-01" or date-time "2024-01-01T00:00:00Z" (implies `by: time`).'),
+]);
+
+const walletTargetSchema = z
+  .strictObject({
+    wallet: checked(z.string(), parseAddressOrName).describe('Wallet address (0x + 40 hex) or a name like "alice.eth".'),
+    datasets: z
+      .array(z.enum(WALLET_DATASETS))
+      .min(1)
+      .optional()
+      .describe('What to export for the wallet: transactions (default; sent or received), aggregates, nft_holdings.'),
+    chains: chainsSchema.optional().describe('Only these of the job\'s chains for this target (default: all).'),
+    filters: filtersSchema.optional(),
+    nft_types: z.array(z.enum(NFT_TYPES)).min(1).optional().describe('Token standards for nft_holdings. Default: all three.'),
+  })
+  .describe('A wallet: its transactions, aggregates over them, or its NFT holdings.');
+
+const contractTargetSchema = z
+  .strictObject({
+    contract: addressSchema.describe('Contract address (0x + 40 hex) whose events to export.'),
+    events: z.array(eventSchema).min(1).describe('Event signatures to export; one work unit per signature.'),
+    datasets: z
+      .array(z.enum(CONTRACT_DATASETS))
+      .min(1)
+      .optional()
+      .describe('What to export: events (default), aggregates over the events.'),
+    abi: z.string().min(1).optional().describe('JSON ABI file for local decoding, relative to the job file.'),
+    chains: chainsSchema.optional().describe('Only these of the job\'s chains for this target (default: all). Contract addresses often differ per chain.'),
+    filters: filtersSchema.optional(),
+  })
+  .describe('A contract and the event signatures to export from it.');
+
+const rangeSchema = z
+  .strictObject({
+    by: z
+      .enum(['block', 'time'])
+      .optional()
+      .describe(
+        'What the range counts. Without it: integers are block numbers and dates/times are time; an integer that looks like a unix time (>= 1e9) is refused as ambiguous. With `by: time`, integers are unix seconds.',
+      ),
+    from: rangePointSchema.describe('Start (inclusive): a block number, or a UTC date/time.'),
+    to: z
+      .union([rangePointSchema, z.literal('latest')])
+      .describe('End (exclusive): a block number, a UTC date/time, or "latest" (chain head minus safety_lag, for incremental cron runs).'),
+    safety_lag: z
+      .union([z.number().int().min(0), z.string().regex(new RegExp(DURATION_PATTERN), { error: 'is not a duration (e.g. "10m")' })])
+      .optional()
+      .describe(
+        `Only with to: latest. Blocks (by: block, default ${DEFAULT_BLOCK_SAFETY_LAG}) or a duration (by: time, default "${formatDuration(DEFAULT_TIME_SAFETY_LAG)}") kept back from the head, against chain reorganisations.`,
+      ),
+    chunk: z
+      .union([z.number().int().min(1), z.string().regex(new RegExp(DURATION_PATTERN), { error: 'is not a duration (e.g. "1d", "6h")' })])
+      .optional()
+      .describe(
+        `Window size: blocks (by: block, default ${DEFAULT_BLOCK_CHUNK}) or a duration (by: time, default "1d"; must divide a day or be whole days). Windows are aligned to multiples of it so re-runs reuse the same windows.`,
+      ),
+  })
+  .describe('Half-open range [from, to) over block numbers or block timestamps, cut into aligned windows.');
+
+// ---------------------------------------------------------------- the file
+
+export interface JobSchemaContext {
+  /** Directory relative local destinations are taken from (the run's working directory). */
+  cwd: string;
+  /** Directory of the job file (ABI paths are relative to it). */
+  jobDir: string;
+  jobFile: string;
+  /** Locates warnings (defaults to 1:1). */
+  locate?: (path: (string | number)[]) => { line: number; column: number };
+}
+
+function fileShape(ctx: JobSchemaContext) {
+  return z
+    .strictObject({
+      $schema: z.string().optional().describe('JSON Schema reference for editors; ignored.'),
+      name: z
+        .string()
+        .regex(/^[a-z0-9][a-z0-9_-]*$/, { error: 'is not a job name (lowercase letters, digits, "_" and "-", starting with a letter or digit)' })
+        .max(100)
+        .describe('Job name: [a-z0-9][a-z0-9_-]*; names the state of the job at the destination.'),
+      description: z.string().optional().describe('Free text.'),
+      source: z
+        .strictObject({
+          base_url: checked(z.string(), (v) => parseBaseUrl(v, true))
+            .optional()
+            .describe('Read-interface base URL including its path prefix (e.g. "http://127.0.0.1:8787/insights/v1"), or "sandbox" to start the built-in sandbox in-process. Default: config / INSIGHT_BASE_URL.'),
+          explorer_url: checked(z.string(), (v) => parseBaseUrl(v, false))
+            .optional()
+            .describe('Base URL of the explorer pass-through (nft_holdings). Default: config / INSIGHT_EXPLORER_URL.'),
+          chains: chainsSchema,
+        })
+        .describe('Where the data comes from. Keys and secrets are never written here: they come from the environment.'),
+      targets: z
+        .array(z.union([walletTargetSchema, contractTargetSchema]))
+        .min(1)
+        .describe('Wallets and contracts to export. Each target x dataset x chain x window is one work unit.'),
+      aggregates: z
+        .strictObject({
+          group_by: z.array(z.string().trim().min(1)).optional().describe('Group columns or expressions, e.g. [chain_id, "toDate(block_timestamp) as day"].'),
+          aggregate: z.array(z.string().trim().min(1)).optional().describe('Aggregate expressions, e.g. ["count() as tx_count", "sum(gas_used) as gas"].'),
+        })
+        .optional()
+        .describe('For the aggregates dataset: rows are computed per window, so group by a bucket no larger than range.chunk.'),
+      range: rangeSchema.optional(),
+      filters: filtersSchema.optional(),
+      decode: z.boolean().optional().describe('Ask the service to decode transactions/events (default true).'),
+      output: outputSchema(ctx.cwd).optional(),
+      concurrency: concurrencySchema.optional(),
+      retries: retriesSchema.optional(),
+    })
+    .describe('An insight-export job: what to export from the read interface, over which range, to where.');
+}
+
+type FileValue = z.output<ReturnType<typeof fileShape>>;
+type Ctx = z.core.$RefinementCtx<FileValue>;
+
+function issue(ctx: Ctx, path: (string | number)[], message: string, params: ProblemParams = {}, input?: unknown) {
+  ctx.issues.push({ code: 'custom', message, path, input, params: params as Record<string, unknown> });
+}
+
+/** Applies the axis rule and fills defaults; issues go to `ctx`. */
+function normaliseRange(r: NonNullable<FileValue['range']>, ctx: Ctx): JobRange | null {
+  const at = (k: string) => ['range', k];
+  const kindOf = (v: unknown): 'block' | 'time' | 'latest' =>
+    v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block';
+  let by: Axis | undefined = r.by;
+  if (!by) {
+    const kinds = [kindOf(r.from), kindOf(r.to)].filter((k) => k !== 'latest');
+    if (kinds.includes('time') && kinds.includes('block')) {
+      const which = kindOf(r.from) === 'block' ? 'from' : 'to';
+      issue(ctx, at(which), `is a block number but range.${which === 'from' ? 'to' : 'from'} is a date`, {
+        hint: 'use dates on both ends, or set "by: time" and give unix seconds',
+      });
+      return null;
+    }
+    by = kinds.includes('time') ? 'time' : 'block';
+    for (const k of ['from', 'to'] as const) {
+      const v = r[k];
+      if (by === 'block' && typeof v === 'number' && v >= LOOKS_LIKE_UNIX_TIME) {
+        issue(ctx, at(k), 'looks like a unix time, not a block number', {
+          hint: 'add "by: time" if it is unix seconds, or "by: block" if it really is a block number',
+        });
+        return null;
+      }
+    }
+  }
+  let ok = true;
+  const point = (k: 'from' | 'to'): number | 'latest' | null => {
+    const v = r[k];
+    if (v === 'latest') {
+      if (k === 'from') {
+        issue(ctx, at(k), 'cannot be "latest"', { hint: 'from is where the export starts; to: latest follows the chain head' });
+        return null;
+      }
+      return 'latest';
+    }
+    if (by === 'block') {
+      if (typeof v === 'string') {
+        issue(ctx, at(k), isDateLike(v) ? 'is a date but range.by is block' : 'is not a block number', {
+          hint: isDateLike(v) ? 'remove "by: block" (or set "by: time") to use dates' : 'write a block number, a UTC date, or "latest"',
+        });
+        return null;
+      }
+      return v;
+    }
+    const t = parseTimePoint(v);
+    if (!t.ok) {
+      issue(ctx, at(k), t.problem, { hint: t.hint });
+      return null;
+    }
+    return t.value;
+  };
+  const from = point('from');
+  const to = point('to');
+  if (from === null || to === null || from === 'latest') return null;
+  if (typeof to === 'number' && from >= to) {
+    issue(ctx, at('to'), `is not after range.from (${r.from}): the range [from, to) would be empty`, {
+      hint: '"to" is exclusive: to export one day write from: "2024-01-01", to: "2024-01-02"',
+    });
+    ok = false;
+  }
+
+  const amount = (k: 'chunk' | 'safety_lag', dflt: number): number | null => {
+    const v = r[k];
+    if (v === undefined) return dflt;
+    if (by === 'block') {
+      if (typeof v === 'string') {
+        issue(ctx, at(k), 'is a duration but the range counts blocks', { hint: `write a number of blocks (e.g. ${dflt}), or count time with dates / "by: time"` });
+        return null;
+      }
+      return v;
+    }
+    if (typeof v === 'number') {
+      issue(ctx, at(k), 'is a number but the range counts time', { hint: `write a duration with its unit, e.g. "${formatDuration(dflt)}"` });
+      return null;
+    }
+    const d = parseDurationSeconds(v);
+    if (!d.ok) {
+      issue(ctx, at(k), d.problem, { hint: d.hint });
+      return null;
+    }
+    return d.value;
+  };
+  const chunk = amount('chunk', by === 'block' ? DEFAULT_BLOCK_CHUNK : DEFAULT_TIME_CHUNK);
+  const lag = amount('safety_lag', by === 'block' ? DEFAULT_BLOCK_SAFETY_LAG : DEFAULT_TIME_SAFETY_LAG);
+  if (chunk !== null && chunk <= 0) {
+    issue(ctx, at('chunk'), 'must be greater than 0');
+    ok = false;
+  }
+  if (chunk !== null && chunk > 0 && by === 'time' && DAY % chunk !== 0 && chunk % DAY !== 0) {
+    issue(ctx, at('chunk'), 'does not divide a day and is not a whole number of days', {
+      hint: 'time windows are aligned to UTC midnight: use e.g. "1h", "6h", "12h", "1d", "7d"',
+    });
+    ok = false;
+  }
+  if (r.safety_lag !== undefined && to !== 'latest') {
+    issue(ctx, at('safety_lag'), 'only applies with to: latest', { noValue: false, hint: 'remove it, or set to: latest' });
+    ok = false;
+  }
+  if (!ok || chunk === null || lag === null) return null;
+  return { by, from, to, safety_lag: lag, chunk };
+}
+
+const ROUTE_NAMES = { transactions: 'wallet transactions', events: 'contract events' } as const;
+
+function checkChains(chains: number[], ctx: Ctx, at: (string | number)[]) {
+  const seen = new Set<number>();
+  chains.forEach((c, i) => {
+    if (seen.has(c)) issue(ctx, [...at, i], 'is listed twice');
+    seen.add(c);
+  });
+}
+
+export function jobFileSchema(sctx: JobSchemaContext) {
+  return fileShape(sctx).transform((f, ctx): Job => {
+    const warnings: FileProblem[] = [];
+    checkChains(f.source.chains, ctx, ['source', 'chains']);
+    const jobFilters = f.filters ?? {};
+    const targets: Target[] = [];
+    const seenTargets = new Map<string, number>();
+    const reportedJobFilters = new Set<string>();
+
+    f.targets.forEach((t, index) => {
+      const at = (...p: (string | number)[]) => ['targets', index, ...p];
+      const chains = t.chains ?? f.source.chains;
+      if (t.chains) {
+        checkChains(t.chains, ctx, at('chains'));
+        t.chains.forEach((c, i) => {
+          if (!f.source.chains.includes(c)) issue(ctx, at('chains', i), 'is not one of the job\'s chains (source.chains)', { hint: 'add it to source.chains' });
+        });
+      }
+      const isWallet = 'wallet' in t;
+      const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? [isWallet ? 'transactions' : 'events'])];
+
+      // Filters: the job's (for every list dataset of the target) plus the target's own.
+      const filters: Record<string, string> = {};
+      const checkFilters = (given: Record<string, string | number>, where: (string | number)[], own: boolean) => {
+        const routes = [...new Set(datasets.map((d) => filterRoute(d, isWallet ? 'wallet' : 'contract')).filter((r) => r !== null))];
+        if (own && routes.length === 0) {
+          issue(ctx, where, `do not apply: ${datasets.join(', ')} take no filters`, { noValue: true });
+          return;
+        }
+        for (const [name, raw] of Object.entries(given)) {
+          const p = [...where, name];
+          if (RANGE_FILTERS.has(name)) {
+            issue(ctx, p, `is set by the planner from range`, { noValue: true, atKey: true, hint: 'use range.from / range.to (block numbers or dates) instead' });
+            continue;
+          }
+          for (const route of routes) {
+            const known = filtersOf(route);
+            const kind = known.get(name);
+            if (!kind && !own && reportedJobFilters.has(name)) continue;
+            if (!kind) {
+              if (!own) reportedJobFilters.add(name);
+              const close = didYouMean(name, known.keys()) ?? [...known.keys()].find((k) => k === `filter_${name}`);
+              const other = route === 'transactions' ? 'events' : 'transactions';
+              const elsewhere = filtersOf(other).has(name);
+              issue(ctx, p, `"${name}" is not a filter of the ${ROUTE_NAMES[route]} route${own ? '' : ` (used by targets[${index}])`}`, {
+                noValue: true,
+                atKey: true,
+                hint: close
+                  ? `did you mean "${close}"?`
+                  : elsewhere && !own
+                    ? `it filters ${ROUTE_NAMES[other]} only: move it under the \`filters:\` of those targets`
+                    : `known: ${[...known.keys()].filter((k) => !k.match(/_(gt|lt|lte)$/)).join(', ')} (and _gt/_lte/_lt forms)`,
+              });
+              continue;
+            }
+            const v = parseFilterValue(kind, raw);
+            if (!v.ok && !own && reportedJobFilters.has(name)) continue;
+            if (!v.ok && !own) reportedJobFilters.add(name);
+            if (!v.ok) issue(ctx, p, v.problem, { hint: v.hint }, raw);
+            else filters[name] = v.value;
+          }
+        }
+      };
+      checkFilters(jobFilters, ['filters'], false);
+      if (t.filters) checkFilters(t.filters, at('filters'), true);
+
+      if (isWallet) {
+        const key = `wallet:${t.wallet.value}`;
+        if (seenTargets.has(key)) issue(ctx, at('wallet'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list its datasets in one target' });
+        seenTargets.set(key, index);
+        if (t.nft_types && !datasets.includes('nft_holdings')) {
+          issue(ctx, at('nft_types'), 'only applies to the nft_holdings dataset', { noValue: true, atKey: true });
+        }
+        targets.push({
+          kind: 'wallet',
+          index,
+          wallet: t.wallet.value,
+          isName: t.wallet.isName,
+          datasets,
+          chains,
+          filters,
+          nft_types: t.nft_types ?? [...NFT_TYPES],
+        });
+      } else {
+        const key = `contract:${t.contract}`;
+        if (seenTargets.has(key)) issue(ctx, at('contract'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list all its events in one target' });
+        seenTargets.set(key, index);
+        const topics = new Map<string, number>();
+        t.events.forEach((e, i) => {
+          if (topics.has(e.topic0)) {
+            issue(ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
+          }
+          topics.set(e.topic0, i);
+          if (e.abiItem.inputs.length > 0 && !e.abiItem.inputs.some((p) => p.indexed)) {
+            const pos = sctx.locate?.(at('events', i)) ?? { line: 1, column: 1 };
+            warnings.push({
+              file: sctx.jobFile,
+              ...pos,
+              field: `targets[${index}].events[${i}]`,
+              message: `"${e.signature}" marks no parameter as indexed`,
+              hint: 'decoding is positional: if the event has indexed parameters, mark them with "indexed" or decoding fails',
+            });
+          }
+        });
+        targets.push({
+          kind: 'contract',
+          index,
+          contract: t.contract,
+          events: t.events,
+          abi: t.abi ? path.resolve(sctx.jobDir, t.abi) : null,
+          datasets,
+          chains,
+          filters,
+        });
+      }
+    });
+
+    const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
+    let range: JobRange | null = null;
+    if (f.range) range = normaliseRange(f.range, ctx);
+    else if ([...all].some((d) => d !== 'nft_holdings')) {
+      issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => d !== 'nft_holdings').join(', ')}`, {
+        noValue: true,
+        hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',
+      });
+    }
+
+    if (all.has('aggregates')) {
+      if (!f.aggregates || ((f.aggregates.aggregate?.length ?? 0) === 0 && (f.aggregates.group_by?.length ?? 0) === 0)) {
+        issue(ctx, ['aggregates'], 'needs group_by and/or aggregate: a target exports the aggregates dataset', {
+          noValue: true,
+          hint: 'e.g. aggregates: {group_by: [chain_id], aggregate: ["count() as tx_count"]}',
+        });
+      }
+    } else if (f.aggregates) {
+      issue(ctx, ['aggregates'], 'is set but no target lists the aggregates dataset', { noValue: true, atKey: true, hint: 'add "aggregates" to a target\'s datasets' });
+    }
+
+    const output = outputLayer(f.output);
+    if (output.format === 'ndjson' && output.compression && !NDJSON_COMPRESSIONS.includes(output.compression)) {
+      issue(ctx, ['output', 'compression'], `is not available for NDJSON (gzip or none)`, {}, output.compression);
+    }
+    if (output.partitioning !== undefined && all.size > 1 && !partitioningUses(output.partitioning, 'dataset')) {
+      issue(ctx, ['output', 'partitioning'], 'has no {dataset} but the job exports several datasets', {
+        hint: 'files of different datasets have different columns: keep them in different folders',
+      });
+    }
+
+    return {
+      name: f.name,
+      description: f.description ?? null,
+      jobFile: sctx.jobFile,
+      source: { base_url: f.source.base_url ?? null, explorer_url: f.source.explorer_url ?? null, chains: f.source.chains },
+      targets,
+      aggregates: f.aggregates ? { group_by: f.aggregates.group_by ?? [], aggregate: f.aggregates.aggregate ?? [] } : null,
+      range,
+      filters: Object.fromEntries(Object.entries(jobFilters).map(([k, v]) => [k, String(v)])),
+      decode: f.decode ?? true,
+      output,
+      concurrency: concurrencyLayer(f.concurrency),
+      retries: retriesLayer(f.retries),
+      warnings,
+    };
+  });
+}
+
+/** The schema as published (paths do not matter for the JSON Schema). */
+export const JobFileSchema = jobFileSchema({ cwd: '/', jobDir: '/', jobFile: 'job.yaml' });
+export type JobFileInput = z.input<typeof JobFileSchema>;
+
+export function jobJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(JobFileSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
+  return { $schema: schema.$schema, title: 'insight-export job', ...schema };
+}

@@ -1,0 +1,305 @@
+/**
+ * Parsers for the small value languages of job and config files: durations, byte sizes,
+ * addresses, ENS names, points in time, event signatures, destinations.
+ * Each returns a value or a `ValueProblem` (a predicate about the value plus a hint), so the
+ * caller decides how to report it (zod issue with file:line, CLI flag, environment variable).
+ */
+import path from 'node:path';
+import { parseAbiItem, toEventSelector, type AbiEvent, type AbiParameter } from 'viem';
+import { normalize as normalizeEnsName } from 'viem/ens';
+import type { Hex } from '../source/records.js';
+
+export interface ValueProblem {
+  /** Reads after the value: `"0xzz" is not an address (0x + 40 hex digits)`. */
+  problem: string;
+  hint?: string | undefined;
+}
+
+export type Parsed<T> = { ok: true; value: T } | ({ ok: false } & ValueProblem);
+
+const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const bad = (problem: string, hint?: string): Parsed<never> => ({ ok: false, problem, hint });
+
+// ---------------------------------------------------------------- durations
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+const DURATION_RE = /^(?:\d+(?:ms|s|m|h|d|w))+$/;
+export const DURATION_PATTERN = '^(?:\\d+(?:ms|s|m|h|d|w))+$';
+export const DURATION_ERROR = 'is not a duration (a number and a unit: "30s", "10m", "2h", "1d", "1h30m"; units ms s m h d w)';
+
+/** "10m", "2h", "1d", "1h30m", "500ms" -> milliseconds. A bare number is refused: its unit would be a guess. */
+export function parseDurationMs(input: unknown): Parsed<number> {
+  if (typeof input === 'number' || typeof input === 'bigint') {
+    return bad('is a number without a unit', `write a duration with its unit, e.g. "${String(input)}s" or "10m" (units: ms s m h d w)`);
+  }
+  if (typeof input !== 'string') return bad('is not a duration');
+  const text = input.trim();
+  if (!DURATION_RE.test(text)) {
+    return bad('is not a duration', 'write a number and a unit, e.g. "30s", "10m", "2h", "1d", "1h30m" (units: ms s m h d w)');
+  }
+  let total = 0;
+  for (const m of text.matchAll(/(\d+)(ms|s|m|h|d|w)/g)) total += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+  if (!Number.isSafeInteger(total)) return bad('is too long a duration');
+  return ok(total);
+}
+
+/** A duration in whole seconds (range chunk, safety lag). */
+export function parseDurationSeconds(input: unknown): Parsed<number> {
+  const ms = parseDurationMs(input);
+  if (!ms.ok) return ms;
+  if (ms.value % 1000 !== 0) return bad('is not a whole number of seconds', 'block timestamps have a resolution of one second');
+  return ok(ms.value / 1000);
+}
+
+export function formatDuration(seconds: number): string {
+  const units: [string, number][] = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]];
+  if (seconds === 0) return '0s';
+  let rest = seconds;
+  let out = '';
+  for (const [unit, size] of units) {
+    const n = Math.floor(rest / size);
+    if (n > 0) out += `${n}${unit}`;
+    rest -= n * size;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- byte sizes
+
+/** KB/MB/GB are decimal (1000^n), KiB/MiB/GiB binary (1024^n): the SI and IEC meanings. */
+const BYTE_UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+  tib: 1024 ** 4,
+};
+const BYTES_RE = /^(\d+(?:\.\d+)?)\s*([kmgt]i?b|b)?$/i;
+export const BYTE_SIZE_PATTERN = '^\\d+(\\.\\d+)?\\s*([kKmMgGtT][iI]?[bB]|[bB])?$';
+export const BYTE_SIZE_ERROR = 'is not a byte size (e.g. "512MB", "1GB", "256MiB"; KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)';
+
+/** "512MB" (decimal), "1GiB" (binary), 1048576 (bytes) -> bytes. */
+export function parseByteSize(input: unknown): Parsed<number> {
+  if (typeof input === 'number') {
+    if (Number.isSafeInteger(input) && input > 0) return ok(input);
+    return bad('is not a positive whole number of bytes');
+  }
+  if (typeof input !== 'string') return bad('is not a byte size');
+  const m = BYTES_RE.exec(input.trim());
+  if (!m) return bad('is not a byte size', 'write a number and a unit, e.g. "512MB", "1GB", "256MiB" (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)');
+  const bytes = Math.round(Number(m[1]) * BYTE_UNITS[(m[2] ?? 'b').toLowerCase()]!);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) return bad('is not a positive byte size');
+  return ok(bytes);
+}
+
+// ---------------------------------------------------------------- addresses and names
+
+export const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
+
+export function isAddress(s: string): boolean {
+  return ADDRESS_RE.test(s);
+}
+
+export function parseAddress(input: unknown): Parsed<Hex> {
+  if (typeof input !== 'string') return bad('is not an address (0x + 40 hex digits)', 'quote it: "0x..."');
+  const s = input.trim();
+  if (!ADDRESS_RE.test(s)) {
+    const hint = /^0x[0-9a-fA-F]*$/.test(s) ? `it has ${s.length - 2} hex digits` : undefined;
+    return bad('is not an address (0x + 40 hex digits)', hint);
+  }
+  return ok(s.toLowerCase() as Hex);
+}
+
+/** An address, or an ENS-style name ("alice.eth") the service resolves. Names are ENS-normalised. */
+export function parseAddressOrName(input: unknown): Parsed<{ value: string; isName: boolean }> {
+  if (typeof input !== 'string') return bad('is not an address or a name', 'quote it: "0x..." or "alice.eth"');
+  const s = input.trim();
+  if (s.startsWith('0x') || s.startsWith('0X')) {
+    const a = parseAddress(s);
+    return a.ok ? ok({ value: a.value, isName: false }) : a;
+  }
+  if (!/^[^.\s]+(\.[^.\s]+)+$/.test(s)) {
+    return bad('is not an address (0x + 40 hex digits) or a name like "alice.eth"');
+  }
+  try {
+    return ok({ value: normalizeEnsName(s), isName: true });
+  } catch (err) {
+    return bad(`is not a valid name (${(err as Error).message.split('\n')[0]?.replace(/\u200e/g, '')})`);
+  }
+}
+
+export function parseHash32(input: unknown): Parsed<Hex> {
+  if (typeof input !== 'string' || !HASH_RE.test(input.trim())) return bad('is not a 32-byte hash (0x + 64 hex digits)');
+  return ok(input.trim().toLowerCase() as Hex);
+}
+
+// ---------------------------------------------------------------- points in time
+
+/** Unix seconds above this look like milliseconds (year 5138). */
+const MAX_UNIX_SECONDS = 99_999_999_999;
+const DATE_RE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const DATETIME_RE = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+export function isDateLike(s: string): boolean {
+  return DATE_RE.test(s) || DATETIME_RE.test(s);
+}
+
+/** "2024-01-01" (UTC midnight), "2024-01-01T12:00:00Z", "2024-01-01T12:00+02:00" -> unix seconds. */
+export function parseTimePoint(input: unknown): Parsed<number> {
+  if (typeof input === 'number') {
+    if (!Number.isSafeInteger(input) || input < 0) return bad('is not a unix time in seconds (a whole number >= 0)');
+    if (input > MAX_UNIX_SECONDS) return bad('is too large for unix seconds', 'it looks like milliseconds: divide by 1000');
+    return ok(input);
+  }
+  if (typeof input !== 'string') return bad('is not a date or time');
+  const s = input.trim();
+  let m = DATE_RE.exec(s);
+  if (m) {
+    const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    if (new Date(t).toISOString().slice(0, 10) !== s) return bad('is not a real calendar date');
+    return ok(t / 1000);
+  }
+  m = DATETIME_RE.exec(s);
+  if (m) {
+    if (!m[7]) return bad('has no time zone', 'add "Z" for UTC (or an offset like +02:00): times are never read in the local zone');
+    const iso = `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6] ?? '00'}${m[7].toUpperCase() === 'Z' ? 'Z' : m[7].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2')}`;
+    const t = Date.parse(iso);
+    const dayCheck = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))).toISOString().slice(0, 10);
+    if (Number.isNaN(t) || dayCheck !== `${m[1]}-${m[2]}-${m[3]}` || Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59) {
+      return bad('is not a real date and time');
+    }
+    return ok(t / 1000);
+  }
+  return bad('is not a date or time', 'write "2024-01-01" (UTC midnight) or "2024-01-01T00:00:00Z"');
+}
+
+// ---------------------------------------------------------------- event signatures
+
+export interface EventSignature {
+  /** Canonical human-readable form sent to the service: canonical types, `indexed` and names kept. */
+  signature: string;
+  /** Types only, the keccak pre-image of topic0: `Transfer(address,address,uint256)`. */
+  canonical: string;
+  name: string;
+  topic0: Hex;
+  abiItem: AbiEvent;
+}
+
+function formatParam(p: AbiParameter, withNames: boolean): string {
+  let type = p.type;
+  if (type.startsWith('tuple')) {
+    const comps = (p as { components?: readonly AbiParameter[] }).components ?? [];
+    type = `(${comps.map((c) => formatParam(c, withNames)).join(withNames ? ', ' : ',')})${type.slice('tuple'.length)}`;
+  }
+  if (!withNames) return type;
+  const parts = [type];
+  if ((p as { indexed?: boolean }).indexed) parts.push('indexed');
+  if (p.name) parts.push(p.name);
+  return parts.join(' ');
+}
+
+/** Parses a human-readable event signature with viem; topic hashes and functions are refused. */
+export function parseEventSignature(input: unknown): Parsed<EventSignature> {
+  if (typeof input !== 'string') return bad('is not an event signature');
+  const s = input.trim();
+  if (HASH_RE.test(s)) {
+    return bad(
+      'is a topic hash, not an event signature',
+      'write the event signature, e.g. "Transfer(address indexed from, address indexed to, uint256 value)"; topic0 is computed from it (the service does not accept bare topic hashes)',
+    );
+  }
+  if (/^(function|error|constructor|struct)\s/.test(s)) return bad('is not an event signature (it declares a function, error or struct)');
+  const text = s.startsWith('event ') ? s : `event ${s}`;
+  let item: ReturnType<typeof parseAbiItem>;
+  try {
+    item = parseAbiItem(text);
+  } catch (err) {
+    const e = err as { shortMessage?: string; message: string };
+    return bad(
+      `is not a valid event signature (${(e.shortMessage ?? e.message.split('\n')[0] ?? '').replace(/\.$/, '')})`,
+      'write it like "Transfer(address indexed from, address indexed to, uint256 value)"',
+    );
+  }
+  if (item.type !== 'event') return bad('is not an event signature');
+  const ev = item as AbiEvent;
+  return ok({
+    signature: `${ev.name}(${ev.inputs.map((p) => formatParam(p, true)).join(', ')})`,
+    canonical: `${ev.name}(${ev.inputs.map((p) => formatParam(p, false)).join(',')})`,
+    name: ev.name,
+    topic0: toEventSelector(ev),
+    abiItem: ev,
+  });
+}
+
+// ---------------------------------------------------------------- destinations
+
+export type Destination =
+  | { kind: 'local'; /** absolute path */ path: string; url: string }
+  | { kind: 's3'; bucket: string; /** no leading or trailing "/"; "" for the bucket root */ prefix: string; url: string };
+
+const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`). */
+export function parseDestination(input: unknown, cwd: string): Parsed<Destination> {
+  if (typeof input !== 'string' || input.trim() === '') return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
+  const s = input.trim();
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
+  if (scheme) {
+    if (scheme[1]!.toLowerCase() !== 's3') {
+      return bad(`uses the unsupported scheme "${scheme[1]}://"`, 'write "s3://bucket/prefix" or a local directory like "./out"');
+    }
+    const rest = s.slice(scheme[0].length);
+    const slash = rest.indexOf('/');
+    const bucket = slash === -1 ? rest : rest.slice(0, slash);
+    const prefix = (slash === -1 ? '' : rest.slice(slash + 1)).replace(/\/+$/, '');
+    if (!BUCKET_RE.test(bucket) || bucket.includes('..')) {
+      return bad(`has an invalid bucket name "${bucket}"`, 'S3 bucket names are 3-63 characters: lowercase letters, digits, dots and hyphens');
+    }
+    if (/[@?#]/.test(bucket)) return bad('must not contain credentials or query parameters', 'S3 credentials come from the AWS default chain (environment, profile, role)');
+    const segments = prefix === '' ? [] : prefix.split('/');
+    if (segments.some((x) => x === '' || x === '.' || x === '..')) {
+      return bad('has an invalid prefix', 'the prefix must not contain "//", "." or ".." segments');
+    }
+    return ok({ kind: 's3', bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` });
+  }
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s)) {
+    return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
+  }
+  const abs = path.resolve(cwd, s);
+  return ok({ kind: 'local', path: abs, url: abs });
+}
+
+// ---------------------------------------------------------------- base URLs
+
+export const SANDBOX = 'sandbox';
+
+/** An http(s) URL without credentials, or the literal "sandbox". Trailing "/" removed. */
+export function parseBaseUrl(input: unknown, allowSandbox: boolean): Parsed<string> {
+  if (typeof input !== 'string') return bad('is not a URL');
+  const s = input.trim();
+  if (allowSandbox && s === SANDBOX) return ok(SANDBOX);
+  let url: URL;
+  try {
+    url = new URL(s);
+  } catch {
+    return bad(`is not a URL${allowSandbox ? ' (nor "sandbox")' : ''}`, 'write e.g. "http://127.0.0.1:8787/insights/v1"');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad('is not an http(s) URL');
+  if (url.username || url.password || /secret|client[-_]?id|key=/i.test(url.search)) {
+    return bad('must not contain credentials', 'set INSIGHT_CLIENT_ID or INSIGHT_SECRET_KEY in the environment instead');
+  }
+  return ok(s.replace(/\/+$/, ''));
+}

@@ -1,0 +1,169 @@
+/**
+ * YAML (and JSON, which YAML 1.2 reads) with positions kept, so that every problem found later
+ * can name file:line:column and the field path.
+ */
+import {
+  isAlias,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  parseDocument,
+  type Document,
+  type Node,
+  type Pair,
+  type ParsedNode,
+} from 'yaml';
+import type { FileProblem } from './errors.js';
+
+export type FieldPath = readonly (string | number)[];
+
+export interface Position {
+  line: number;
+  column: number;
+}
+
+export interface YamlDoc {
+  file: string;
+  /** The plain value: mappings as objects; integers beyond 2^53 as digit strings (exact, never rounded). */
+  value: unknown;
+  /** Syntax errors (empty when the text parsed). */
+  syntaxProblems: FileProblem[];
+  /** Where the value at `path` is written; `key: true` points at the key instead (unknown keys). */
+  locate(path: FieldPath, opts?: { key?: boolean }): Position;
+  /** The YAML node at `path`, if it exists (to tell e.g. a bigint from a string). */
+  nodeAt(path: FieldPath): Node | undefined;
+}
+
+/** `targets[0].wallet` */
+export function formatFieldPath(path: FieldPath): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(seg)) out += out ? `.${seg}` : seg;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}
+
+function toPlain(v: unknown): unknown {
+  if (typeof v === 'bigint') {
+    return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString();
+  }
+  if (Array.isArray(v)) return v.map(toPlain);
+  if (v !== null && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = toPlain(x);
+    return out;
+  }
+  return v;
+}
+
+export function parseYaml(text: string, file: string): YamlDoc {
+  const lineCounter = new LineCounter();
+  const doc: Document.Parsed = parseDocument(text, {
+    lineCounter,
+    prettyErrors: false,
+    uniqueKeys: true,
+    // Integers come back as BigInt so nothing is rounded; see toPlain.
+    intAsBigInt: true,
+    // YAML 1.2 reads 0x... and 0o... as numbers: an unquoted address would become a (rounded)
+    // integer. Without these two tags they stay strings.
+    customTags: (tags) => tags.filter((t) => !(typeof t === 'object' && 'format' in t && (t.format === 'HEX' || t.format === 'OCT'))),
+  });
+  const posOf = (offset: number): Position => {
+    const p = lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+
+  const walk = (path: FieldPath): { node: Node | null | undefined; keyNode?: Node | undefined; parent: Node | null | undefined; found: boolean } => {
+    let node: Node | null | undefined = doc.contents as Node | null;
+    let parent: Node | null | undefined = node;
+    let keyNode: Node | undefined;
+    for (let i = 0; i < path.length; i++) {
+      const seg = path[i]!;
+      if (isAlias(node)) node = node.resolve(doc) as Node | undefined;
+      if (isMap(node)) {
+        const pair: Pair | undefined = node.items.find((it) => isPair(it) && String(isScalar(it.key) ? it.key.value : it.key) === String(seg));
+        if (!pair) return { node, parent: node, found: false };
+        parent = node;
+        keyNode = pair.key as Node;
+        node = (pair.value as Node | null) ?? null;
+        if (node === null) return { node: null, keyNode, parent, found: i === path.length - 1 };
+      } else if (isSeq(node) && typeof seg === 'number' && seg < node.items.length) {
+        parent = node;
+        keyNode = undefined;
+        node = node.items[seg] as Node;
+      } else {
+        return { node, parent, found: false };
+      }
+    }
+    return { node, keyNode, parent, found: true };
+  };
+
+  const start = (n: Node | null | undefined): number | undefined => (n as ParsedNode | null | undefined)?.range?.[0];
+
+  const locate = (path: FieldPath, opts: { key?: boolean } = {}): Position => {
+    const w = walk(path);
+    const offset = w.found
+      ? opts.key
+        ? (start(w.keyNode) ?? start(w.node))
+        : (start(w.node) ?? start(w.keyNode))
+      : start(w.node);
+    return posOf(offset ?? 0);
+  };
+
+  const nodeAt = (path: FieldPath): Node | undefined => {
+    const w = walk(path);
+    return w.found ? (w.node ?? undefined) : undefined;
+  };
+
+  /** Field path of the innermost pair whose key or value covers `offset`, to name the field of a syntax error. */
+  const fieldAt = (offset: number): string => {
+    let best: FieldPath = [];
+    const visit = (node: unknown, path: FieldPath) => {
+      if (isMap(node)) {
+        for (const it of node.items) {
+          const key = isScalar(it.key) ? String(it.key.value) : String(it.key);
+          const keyStart = start(it.key as Node) ?? Number.POSITIVE_INFINITY;
+          const value = it.value as ParsedNode | null;
+          const end = value?.range?.[2] ?? (it.key as ParsedNode | null)?.range?.[2] ?? -1;
+          if (keyStart <= offset && offset <= end) {
+            best = [...path, key];
+            visit(value, best);
+          }
+        }
+      } else if (isSeq(node)) {
+        node.items.forEach((it, i) => {
+          const r = (it as ParsedNode).range;
+          if (r && r[0] <= offset && offset <= r[2]) {
+            best = [...path, i];
+            visit(it, best);
+          }
+        });
+      }
+    };
+    visit(doc.contents, []);
+    return formatFieldPath(best);
+  };
+
+  const syntaxProblems: FileProblem[] = doc.errors.map((e) => {
+    const pos = posOf(e.pos[0]);
+    return {
+      file,
+      line: pos.line,
+      column: pos.column,
+      field: fieldAt(e.pos[0]),
+      message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+    };
+  });
+
+  let value: unknown;
+  try {
+    value = syntaxProblems.length ? undefined : toPlain(doc.toJS({ maxAliasCount: 100 }));
+  } catch (err) {
+    syntaxProblems.push({ file, line: 1, column: 1, field: '', message: `cannot be read: ${(err as Error).message}` });
+  }
+  return { file, value, syntaxProblems, locate, nodeAt };
+}
