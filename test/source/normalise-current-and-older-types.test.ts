@@ -100,7 +100,7 @@ describe('events', () => {
     const ev = normaliseListResponse({ meta: wireMeta(), data: [raw] }, URL, 'events', false).data[0]!;
     expect(ev.chain_id).toBe(8453);
     expect(ev.log_index).toBe(2);
-    expect(ev.topics).toEqual(raw.topics);
+    expect(ev.topics).toEqual((raw as Record<string, unknown>).topics);
     expect(ev.decoded).toEqual({
       name: 'Transfer',
       signature: 'Transfer(address,address,uint256)',
