@@ -38,7 +38,8 @@ const isIndexed = (p: AbiParameter) => (p as { indexed?: boolean }).indexed === 
 
 /** A log record as the client would hand it over, with the values ABI-encoded by viem. */
 export function encodeLog(event: AbiEvent, values: readonly unknown[], extra: Partial<EventRecord> = {}): EventRecord {
-  const indexedArgs = event.inputs.map((p, i) => (isIndexed(p) ? values[i] : undefined));
+  // Positional args of encodeEventTopics are the indexed parameters only, in ABI order.
+  const indexedArgs = values.filter((_, i) => isIndexed(event.inputs[i] as AbiParameter));
   const topics = encodeEventTopics({
     abi: [{ ...event, inputs: event.inputs.map(({ name: _n, ...rest }) => rest) }] as AbiEvent[],
     args: indexedArgs as never,
