@@ -69,7 +69,7 @@ export interface ClientOptions {
   backoff?: Backoff;
   /** Keep-alive connections per origin; default 16. */
   connections?: number;
-  /** Cap on concurrent requests shared by all calls of this client; default: no cap beyond the pool. */
+  /** Cap on concurrent requests shared by all calls of this client; default: `connections`. */
   maxInFlight?: number;
   /** Requests-per-second budget shared by the whole run. */
   rateLimiter?: RateLimiter;
@@ -146,7 +146,7 @@ export class InsightClient {
   private readonly api: Endpoint;
   private readonly explorer: Endpoint;
   private readonly agent: Agent;
-  private readonly limit: LimitFunction | undefined;
+  private readonly limit: LimitFunction;
   private readonly timeoutMs: number;
   private readonly maxAttempts: number;
   private readonly backoff: Backoff;
@@ -170,9 +170,11 @@ export class InsightClient {
     this.rateLimiter = opts.rateLimiter;
     this.logger = opts.logger ?? silentLogger;
     this.random = opts.random ?? Math.random;
-    this.limit = opts.maxInFlight !== undefined ? pLimit(positiveInt('maxInFlight', opts.maxInFlight)) : undefined;
+    const connections = positiveInt('connections', opts.connections ?? 16);
+    // Requests beyond the pool would wait inside undici with their deadline already running.
+    this.limit = pLimit(positiveInt('maxInFlight', opts.maxInFlight ?? connections));
     this.agent = new Agent({
-      connections: positiveInt('connections', opts.connections ?? 16),
+      connections,
       // Our own deadline covers headers and body together; these are only a backstop.
       headersTimeout: this.timeoutMs + 1_000,
       bodyTimeout: this.timeoutMs + 1_000,
@@ -341,7 +343,7 @@ export class InsightClient {
       if (this.rateLimiter) await this.rateLimiter.acquire();
       return this.sendOnce(origin, path, url, method, headers, body);
     };
-    return this.limit ? this.limit(run) : run();
+    return this.limit(run);
   }
 
   /** One HTTP exchange under one deadline; the body is parsed as JSON. */

@@ -274,6 +274,17 @@ describe('concurrency', () => {
     expect(sockets.size).toBeLessThan(12);
   });
 
+  it('requests waiting for a connection do not burn their deadline (maxInFlight defaults to connections)', async () => {
+    const { server, client } = await setup((_q, res) => setTimeout(() => sendJson(res, 200, okBody()), 120), {
+      connections: 1,
+      timeoutMs: 300,
+      maxAttempts: 1,
+    });
+    await Promise.all(Array.from({ length: 4 }, () => client.walletTransactions(WALLET, { chainIds: [1] })));
+    expect(server.requests).toHaveLength(4);
+    expect(client.stats.failures).toBe(0);
+  });
+
   it('reuses keep-alive connections for sequential requests', async () => {
     const { server, client } = await setup((_q, res) => sendJson(res, 200, okBody()));
     const sockets = new Set<unknown>();
