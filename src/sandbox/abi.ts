@@ -1,0 +1,329 @@
+import {
+  decodeAbiParameters,
+  decodeFunctionData,
+  parseAbi,
+  parseAbiItem,
+  toEventSelector,
+  toFunctionSelector,
+  type Abi,
+  type AbiEvent,
+  type AbiFunction,
+  type AbiParameter,
+  type Hex,
+} from 'viem';
+import { badRequest } from './errors.js';
+import { uint256Hex } from './prng.js';
+
+/** Token standards of the sandbox contracts; `unknown` has no ABI in the registry. */
+export type ContractKind = 'erc20' | 'erc721' | 'erc1155' | 'unknown';
+
+/** What a generated transaction does (stored per row as a small integer). */
+export const TxKind = {
+  native: 0,
+  erc20Transfer: 1,
+  erc20Approve: 2,
+  erc721TransferFrom: 3,
+  erc721SafeTransferFrom: 4,
+  erc1155SafeTransferFrom: 5,
+  unknownPoke: 6,
+  deploy: 7,
+  createOther: 8,
+} as const;
+export type TxKind = (typeof TxKind)[keyof typeof TxKind];
+
+export const ERC20_ABI = parseAbi([
+  'function transfer(address to, uint256 value) returns (bool)',
+  'function approve(address spender, uint256 value) returns (bool)',
+  'event Transfer(address indexed from, address indexed to, uint256 value)',
+  'event Approval(address indexed owner, address indexed spender, uint256 value)',
+]);
+export const ERC721_ABI = parseAbi([
+  'function transferFrom(address from, address to, uint256 tokenId)',
+  'function safeTransferFrom(address from, address to, uint256 tokenId)',
+  'event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
+]);
+export const ERC1155_ABI = parseAbi([
+  'function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes data)',
+  'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
+]);
+/** The "unknown" contract: its calls and logs are real ABI encodings, but no registry ABI knows them. */
+export const UNKNOWN_ABI = parseAbi([
+  'function poke(uint256 round, bytes32 tag)',
+  'event SandboxPing(uint256 indexed round, bytes32 tag)',
+]);
+
+export const ABI_BY_KIND: Record<ContractKind, Abi | null> = {
+  erc20: ERC20_ABI,
+  erc721: ERC721_ABI,
+  erc1155: ERC1155_ABI,
+  unknown: null,
+};
+
+export const SELECTOR = {
+  transfer: toFunctionSelector('function transfer(address to, uint256 value)'),
+  approve: toFunctionSelector('function approve(address spender, uint256 value)'),
+  transferFrom: toFunctionSelector('function transferFrom(address from, address to, uint256 tokenId)'),
+  safeTransferFrom721: toFunctionSelector('function safeTransferFrom(address from, address to, uint256 tokenId)'),
+  safeTransferFrom1155: toFunctionSelector(
+    'function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes data)',
+  ),
+  poke: toFunctionSelector('function poke(uint256 round, bytes32 tag)'),
+} as const;
+
+export const TOPIC0 = {
+  Transfer: toEventSelector('Transfer(address,address,uint256)'),
+  Approval: toEventSelector('Approval(address,address,uint256)'),
+  TransferSingle: toEventSelector('TransferSingle(address,address,address,uint256,uint256)'),
+  SandboxPing: toEventSelector('SandboxPing(uint256,bytes32)'),
+} as const;
+
+/** Canonical (types-only) signatures, as sent in `decoded.signature`. */
+export const CANONICAL = {
+  transfer: 'transfer(address,uint256)',
+  approve: 'approve(address,uint256)',
+  transferFrom: 'transferFrom(address,address,uint256)',
+  safeTransferFrom721: 'safeTransferFrom(address,address,uint256)',
+  safeTransferFrom1155: 'safeTransferFrom(address,address,uint256,uint256,bytes)',
+  Transfer: 'Transfer(address,address,uint256)',
+  Approval: 'Approval(address,address,uint256)',
+  TransferSingle: 'TransferSingle(address,address,address,uint256,uint256)',
+  SandboxPing: 'SandboxPing(uint256,bytes32)',
+} as const;
+
+// ---- fast encoders for the fixed argument shapes we generate (checked against viem in tests) ----
+
+export function addressWord(address: string): string {
+  return '000000000000000000000000' + address.slice(2);
+}
+export function addressTopic(address: string): string {
+  return '0x' + addressWord(address);
+}
+export function uintWord(v: bigint | number): string {
+  return uint256Hex(BigInt(v));
+}
+export function uintTopic(v: bigint | number): string {
+  return '0x' + uintWord(v);
+}
+
+/** ABI encoding of a dynamic `bytes` value placed last in the head (after `headWords` words). */
+function bytesTail(hex: string): string {
+  const body = hex.slice(2);
+  const len = body.length / 2;
+  const padded = body.padEnd(Math.ceil(body.length / 64) * 64, '0');
+  return uintWord(len) + padded;
+}
+
+export function encodeTransfer(to: string, value: bigint): string {
+  return SELECTOR.transfer + addressWord(to) + uintWord(value);
+}
+export function encodeApprove(spender: string, value: bigint): string {
+  return SELECTOR.approve + addressWord(spender) + uintWord(value);
+}
+export function encodeTransferFrom(from: string, to: string, tokenId: bigint): string {
+  return SELECTOR.transferFrom + addressWord(from) + addressWord(to) + uintWord(tokenId);
+}
+export function encodeSafeTransferFrom721(from: string, to: string, tokenId: bigint): string {
+  return SELECTOR.safeTransferFrom721 + addressWord(from) + addressWord(to) + uintWord(tokenId);
+}
+export function encodeSafeTransferFrom1155(from: string, to: string, id: bigint, value: bigint, data: string): string {
+  return (
+    SELECTOR.safeTransferFrom1155 +
+    addressWord(from) +
+    addressWord(to) +
+    uintWord(id) +
+    uintWord(value) +
+    uintWord(5 * 32) +
+    bytesTail(data)
+  );
+}
+export function encodePoke(round: bigint, tag: string): string {
+  return SELECTOR.poke + uintWord(round) + tag.slice(2);
+}
+
+// ---- decoding (viem is the decoder; values are converted to the wire encodings of api-notes) ----
+
+/** How `bytes`/`bytesN` values are rendered: hex (default) or, as some real paths do, base64 / number arrays. */
+export type BytesStyle = 'hex' | 'base64' | 'array';
+
+/** ints <= 64 bits as JSON numbers, larger as decimal strings, addresses lowercase, bytes per style. */
+export function wireValue(param: AbiParameter, value: unknown, style: BytesStyle): unknown {
+  const type = param.type;
+  const arr = /^(.*)\[(\d*)\]$/.exec(type);
+  if (arr) {
+    const inner = { ...param, type: arr[1]! } as AbiParameter;
+    return (value as unknown[]).map((v) => wireValue(inner, v, style));
+  }
+  if (type === 'tuple') {
+    const comps = (param as { components?: readonly AbiParameter[] }).components ?? [];
+    const out: Record<string, unknown> = {};
+    comps.forEach((c, i) => {
+      const v = Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name ?? String(i)];
+      out[c.name || `arg${i}`] = wireValue(c, v, style);
+    });
+    return out;
+  }
+  const int = /^u?int(\d*)$/.exec(type);
+  if (int) {
+    const bits = int[1] ? Number(int[1]) : 256;
+    return bits <= 64 ? Number(value as bigint) : (value as bigint).toString();
+  }
+  if (type === 'address') return (value as string).toLowerCase();
+  if (type === 'bytes' || /^bytes\d+$/.test(type)) {
+    const hex = (value as string).toLowerCase();
+    if (style === 'hex') return hex;
+    const buf = Buffer.from(hex.slice(2), 'hex');
+    return style === 'base64' ? buf.toString('base64') : [...buf];
+  }
+  return value;
+}
+
+function isDynamic(param: AbiParameter): boolean {
+  return param.type === 'string' || param.type === 'bytes' || param.type.endsWith(']') || param.type === 'tuple';
+}
+
+/** A parsed event signature of the events route. */
+export interface ParsedEventSignature {
+  item: AbiEvent;
+  topic0: string;
+  canonical: string;
+}
+
+const signatureCache = new Map<string, ParsedEventSignature>();
+
+/**
+ * Parses a human-readable event signature (`Transfer(address indexed from, address indexed to, uint256 value)`,
+ * optional `event ` prefix, names optional). A bare topic hash is rejected with 400.
+ */
+export function parseEventSignature(input: string): ParsedEventSignature {
+  const cached = signatureCache.get(input);
+  if (cached) return cached;
+  const text = input.trim();
+  if (/^0x[0-9a-fA-F]*$/.test(text)) {
+    throw badRequest('invalid event signature: a topic hash is not accepted, send the human-readable signature', text);
+  }
+  let item: AbiEvent;
+  try {
+    const parsed = parseAbiItem(text.startsWith('event ') ? text : `event ${text}`);
+    if (parsed.type !== 'event') throw new Error('not an event');
+    item = parsed as AbiEvent;
+  } catch (err) {
+    throw badRequest(`invalid event signature: ${text}`, (err as Error).message?.split('\n')[0]);
+  }
+  const topic0 = toEventSelector(item);
+  const canonical = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
+  const result = { item, topic0, canonical };
+  if (signatureCache.size > 1000) signatureCache.clear();
+  signatureCache.set(input, result);
+  return result;
+}
+
+function canonicalType(p: AbiParameter): string {
+  if (p.type.startsWith('tuple')) {
+    const comps = (p as { components?: readonly AbiParameter[] }).components ?? [];
+    return `(${comps.map(canonicalType).join(',')})${p.type.slice(5)}`;
+  }
+  return p.type;
+}
+
+export interface DecodedEventValue {
+  name: string;
+  signature: string;
+  indexed_params: Record<string, unknown>;
+  non_indexed_params: Record<string, unknown>;
+  /** Positional arguments (for POST decode). */
+  args: unknown[];
+}
+
+/** Strict positional decode of a log with one event ABI item; null when topics/data do not fit. */
+export function decodeLogWith(
+  item: AbiEvent,
+  canonical: string,
+  topics: readonly string[],
+  data: string,
+  style: BytesStyle,
+): DecodedEventValue | null {
+  const indexed = item.inputs.filter((p) => p.indexed);
+  const nonIndexed = item.inputs.filter((p) => !p.indexed);
+  if (topics.length !== 1 + indexed.length) return null;
+  try {
+    const indexedParams: Record<string, unknown> = {};
+    const nonIndexedParams: Record<string, unknown> = {};
+    const byParam = new Map<AbiParameter, unknown>();
+    indexed.forEach((p, i) => {
+      const topic = topics[1 + i] as Hex;
+      const v = isDynamic(p) ? topic : wireValue(p, decodeAbiParameters([p], topic)[0], style);
+      byParam.set(p, v);
+    });
+    if (nonIndexed.length > 0) {
+      const values = decodeAbiParameters(nonIndexed, data as Hex);
+      nonIndexed.forEach((p, i) => byParam.set(p, wireValue(p, values[i], style)));
+    } else if (data !== '0x' && data !== '') {
+      return null;
+    }
+    const args: unknown[] = [];
+    item.inputs.forEach((p, i) => {
+      const v = byParam.get(p);
+      args.push(v);
+      (p.indexed ? indexedParams : nonIndexedParams)[p.name || `arg${i}`] = v;
+    });
+    return { name: item.name, signature: canonical, indexed_params: indexedParams, non_indexed_params: nonIndexedParams, args };
+  } catch {
+    return null;
+  }
+}
+
+/** Decode a log with a contract ABI (the registry path): the event whose topic0 matches. */
+export function decodeLogWithAbi(abi: Abi, topics: readonly string[], data: string, style: BytesStyle): DecodedEventValue | null {
+  const topic0 = topics[0]?.toLowerCase();
+  if (!topic0) return null;
+  for (const item of abi) {
+    if (item.type !== 'event') continue;
+    const canonical = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
+    if (toEventSelectorCached(item, canonical) !== topic0) continue;
+    const decoded = decodeLogWith(item, canonical, topics, data, style);
+    if (decoded) return decoded;
+  }
+  return null;
+}
+
+const selectorCache = new Map<string, string>();
+function toEventSelectorCached(item: AbiEvent, canonical: string): string {
+  let s = selectorCache.get(canonical);
+  if (!s) {
+    s = toEventSelector(item);
+    selectorCache.set(canonical, s);
+  }
+  return s;
+}
+
+export interface DecodedCallValue {
+  name: string;
+  signature: string;
+  inputs: Record<string, unknown>;
+  args: unknown[];
+}
+
+/** Decode calldata with a contract ABI; null when no function matches or the data does not fit. */
+export function decodeCallWithAbi(abi: Abi, data: string, style: BytesStyle): DecodedCallValue | null {
+  if (data.length < 10) return null;
+  try {
+    const { functionName, args } = decodeFunctionData({ abi, data: data as Hex });
+    const selector = data.slice(0, 10).toLowerCase();
+    const item = abi.find(
+      (i): i is AbiFunction =>
+        i.type === 'function' && i.name === functionName && toFunctionSelector(i) === selector,
+    );
+    if (!item) return null;
+    const inputs: Record<string, unknown> = {};
+    const wireArgs: unknown[] = [];
+    item.inputs.forEach((p, i) => {
+      const v = wireValue(p, (args ?? [])[i], style);
+      wireArgs.push(v);
+      inputs[p.name || `arg${i}`] = v;
+    });
+    const signature = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
+    return { name: item.name, signature, inputs, args: wireArgs };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,438 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { EventRecord, TransactionRecord } from '../source/records.js';
+import { buildSandboxData, type ListResult, type SandboxData } from './data.js';
+import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
+import { Rng, hash3 } from './prng.js';
+import { parseChainIds } from './query.js';
+
+export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft';
+export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
+
+export interface FaultOptions {
+  /** Each 0..1, per request; at most one fault per request (the rates add up). */
+  rates: Partial<Record<FaultKind, number>>;
+  /** Stalled body: headers + part of the body, then silence for this long (default 60_000), then the socket closes. */
+  stallMs?: number;
+  /** Sent with injected 429s (header omitted when undefined). */
+  retryAfterSeconds?: number;
+  /** Fault decisions come from a PRNG seeded with this (default 1). */
+  seed?: number;
+  /** Routes that get faults (default: all). */
+  routes?: SandboxRoute[];
+}
+
+export interface SandboxOptions {
+  /** Default 42; same seed => byte-identical data. */
+  seed?: number;
+  /** Total transactions across all chains, default 20_000. */
+  transactions?: number;
+  /** Use a prebuilt data set (same shape as buildSandboxData) instead of building one. */
+  data?: SandboxData;
+  host?: string;
+  port?: number;
+  /** Default '/insights/v1'. */
+  pathPrefix?: string;
+  /** Default '/api/v2'. */
+  explorerPrefix?: string;
+  latency?: { fixedMs: number; jitterMs: number };
+  /** Over the limit: 429 {"error"} + Retry-After (default 1 s). */
+  rateLimit?: { requestsPerSecond: number; retryAfterSeconds?: number };
+  faults?: FaultOptions;
+  /** Collections per NFT page, default 50. */
+  nftPageSize?: number;
+  /** When set, requests without a matching x-client-id or x-secret-key get 401. */
+  auth?: { clientId?: string; secretKey?: string };
+  /** Return self-transfers twice on the wallet route (the real service's UNION ALL duplicate). */
+  duplicateSelfTransfers?: boolean;
+  /** Some rows use the older wire types: block_number as a string, value as a number. */
+  legacyTypes?: boolean;
+  /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
+  decodedVariants?: boolean;
+}
+
+export interface SandboxStats {
+  requests: number;
+  byStatus: Record<number, number>;
+  byRoute: Record<string, number>;
+  faultsInjected: Record<string, number>;
+}
+
+export interface Sandbox {
+  /** Base URL including pathPrefix, e.g. http://127.0.0.1:PORT/insights/v1 */
+  url: string;
+  /** e.g. http://127.0.0.1:PORT/api/v2 */
+  explorerUrl: string;
+  port: number;
+  data: SandboxData;
+  setFaults(f: FaultOptions | null): void;
+  setLatency(l: SandboxOptions['latency'] | null): void;
+  setRateLimit(r: SandboxOptions['rateLimit'] | null): void;
+  stats(): SandboxStats;
+  resetStats(): void;
+  close(): Promise<void>;
+}
+
+const FAULT_ORDER: FaultKind[] = ['http500', 'http502', 'http503', 'http429', 'reset', 'truncate', 'stall'];
+const MAX_BODY = 16 * 1024 * 1024;
+
+interface Matched {
+  route: SandboxRoute;
+  params: string[];
+}
+
+function normalisePrefix(p: string): string {
+  const s = p.startsWith('/') ? p : `/${p}`;
+  return s.endsWith('/') ? s.slice(0, -1) : s;
+}
+
+function validateOptions(opts: SandboxOptions): void {
+  const rateOk = (r: number | undefined) => r === undefined || (Number.isFinite(r) && r >= 0 && r <= 1);
+  if (opts.faults) {
+    for (const [k, v] of Object.entries(opts.faults.rates)) {
+      if (!FAULT_ORDER.includes(k as FaultKind) || !rateOk(v)) {
+        throw new SandboxOptionsError(`invalid fault rate ${k}=${v}`, { hint: 'each rate is a number in 0..1' });
+      }
+    }
+  }
+  if (opts.rateLimit && !(opts.rateLimit.requestsPerSecond > 0)) {
+    throw new SandboxOptionsError(`invalid rate limit ${opts.rateLimit.requestsPerSecond}`, { hint: 'requestsPerSecond must be > 0' });
+  }
+  if (opts.nftPageSize !== undefined && !(Number.isInteger(opts.nftPageSize) && opts.nftPageSize > 0)) {
+    throw new SandboxOptionsError(`invalid nftPageSize ${opts.nftPageSize}`);
+  }
+}
+
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  validateOptions(opts);
+  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions });
+  const prefix = normalisePrefix(opts.pathPrefix ?? '/insights/v1');
+  const explorerPrefix = normalisePrefix(opts.explorerPrefix ?? '/api/v2');
+  const nftPageSize = opts.nftPageSize ?? 50;
+  const listOpts = { duplicateSelfTransfers: opts.duplicateSelfTransfers, decodedVariants: opts.decodedVariants };
+
+  let faults: FaultOptions | null = null;
+  let faultRng = new Rng(1, 0xfa);
+  let latency = opts.latency ?? null;
+  const latencyRng = new Rng(opts.seed ?? 42, 0x1a7);
+  let rateLimit: SandboxOptions['rateLimit'] | null = opts.rateLimit ?? null;
+  let tokens = 0;
+  let lastRefill = 0;
+  const timers = new Set<NodeJS.Timeout>();
+  const sockets = new Set<Socket>();
+
+  const setFaults = (f: FaultOptions | null) => {
+    if (f) validateOptions({ faults: f });
+    faults = f;
+    faultRng = new Rng(f?.seed ?? 1, 0xfa);
+  };
+  const setRateLimit = (r: SandboxOptions['rateLimit'] | null) => {
+    if (r) validateOptions({ rateLimit: r });
+    rateLimit = r;
+    tokens = r ? r.requestsPerSecond : 0;
+    lastRefill = performance.now();
+  };
+  setFaults(opts.faults ?? null);
+  setRateLimit(rateLimit);
+
+  let stats: SandboxStats = { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
+  const countStatus = (status: number) => (stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1);
+  const countFault = (kind: string) => (stats.faultsInjected[kind] = (stats.faultsInjected[kind] ?? 0) + 1);
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, ms);
+      timers.add(t);
+    });
+
+  function match(method: string, path: string): Matched | null {
+    let segs: string[];
+    const under = (p: string) => path.startsWith(p + '/');
+    try {
+      if (under(prefix)) {
+        segs = path.slice(prefix.length + 1).split('/').map(decodeURIComponent);
+        if (method === 'GET' && segs.length === 3 && segs[0] === 'wallets' && segs[2] === 'transactions') return { route: 'transactions', params: [segs[1]!] };
+        if (method === 'GET' && segs.length === 3 && segs[0] === 'events') return { route: 'events', params: [segs[1]!, segs[2]!] };
+        if (method === 'GET' && segs.length === 2 && segs[0] === 'resolve') return { route: 'resolve', params: [segs[1]!] };
+        if (method === 'POST' && segs.length === 2 && segs[0] === 'decode') return { route: 'decode', params: [segs[1]!] };
+      } else if (under(explorerPrefix)) {
+        segs = path.slice(explorerPrefix.length + 1).split('/').map(decodeURIComponent);
+        if (method === 'GET' && segs.length === 4 && segs[0] === 'addresses' && segs[2] === 'nft' && segs[3] === 'collections') {
+          return { route: 'nft', params: [segs[1]!] };
+        }
+      }
+    } catch {
+      throw badRequest('malformed URL path encoding');
+    }
+    return null;
+  }
+
+  function wireTransactions(result: ListResult<TransactionRecord>, decode: boolean): unknown[] {
+    const rows = result.data ?? [];
+    return rows.map((rec, i) => {
+      const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
+      if (!decode) delete out.decoded;
+      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) {
+        out.block_number = String(rec.block_number);
+        out.value = Number(rec.value);
+      }
+      return out;
+    });
+  }
+
+  function wireEvents(result: ListResult<EventRecord>, decode: boolean): unknown[] {
+    const rows = result.data ?? [];
+    return rows.map((rec, i) => {
+      const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
+      if (!decode) delete out.decoded;
+      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) out.block_number = String(rec.block_number);
+      return out;
+    });
+  }
+
+  function listBody<T>(result: ListResult<T>, wire: unknown[]): unknown {
+    if (result.aggregations) return { meta: result.meta, aggregations: result.aggregations };
+    return { meta: result.meta, data: wire, aggregations: null };
+  }
+
+  async function readJson(req: IncomingMessage): Promise<unknown> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY) throw badRequest('request body too large');
+      chunks.push(chunk as Buffer);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    if (text.trim() === '') return {};
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw badRequest('request body is not valid JSON');
+    }
+  }
+
+  async function handle(m: Matched, url: URL, req: IncomingMessage): Promise<{ status: number; body: unknown }> {
+    const q = url.searchParams;
+    switch (m.route) {
+      case 'transactions': {
+        const query = data.parseTransactionsQuery(q);
+        const result = data.walletTransactions(m.params[0]!, query, listOpts);
+        return { status: 200, body: listBody(result, wireTransactions(result, query.decode)) };
+      }
+      case 'events': {
+        const query = data.parseEventsQuery(q);
+        const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts);
+        return { status: 200, body: listBody(result, wireEvents(result, query.decode)) };
+      }
+      case 'resolve': {
+        const r = data.resolve(m.params[0]!, parseChainIds(q));
+        const d = r.data;
+        return {
+          status: 200,
+          body: {
+            meta: r.meta,
+            data: {
+              ...d,
+              transactions: d.transactions.map((t) => ({ ...t, chain_id: String(t.chain_id) })),
+              events: d.events.map((e) => ({ ...e, chain_id: String(e.chain_id) })),
+            },
+          },
+        };
+      }
+      case 'decode': {
+        const body = await readJson(req);
+        return { status: 200, body: data.decode(m.params[0]!, body, parseChainIds(q)) };
+      }
+      case 'nft': {
+        const chainIds = parseChainIds(q);
+        const types = (q.get('type') ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+        const page = data.nftCollectionsPage(m.params[0]!, {
+          chainId: chainIds?.[0],
+          types,
+          after: q.get('token_contract_address_hash'),
+          pageSize: nftPageSize,
+        });
+        return { status: 200, body: page };
+      }
+    }
+  }
+
+  function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    countStatus(status);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  function pickFault(route: SandboxRoute): FaultKind | null {
+    const f = faults;
+    if (!f) return null;
+    if (f.routes && !f.routes.includes(route)) return null;
+    const u = faultRng.float();
+    let acc = 0;
+    for (const kind of FAULT_ORDER) {
+      acc += f.rates[kind] ?? 0;
+      if (u < acc) return kind;
+    }
+    return null;
+  }
+
+  function takeToken(): boolean {
+    if (!rateLimit) return true;
+    const now = performance.now();
+    const rps = rateLimit.requestsPerSecond;
+    tokens = Math.min(Math.max(rps, 1), tokens + ((now - lastRefill) / 1000) * rps);
+    lastRefill = now;
+    if (tokens >= 1) {
+      tokens -= 1;
+      return true;
+    }
+    return false;
+  }
+
+  function authorised(req: IncomingMessage): boolean {
+    const a = opts.auth;
+    if (!a || (a.clientId === undefined && a.secretKey === undefined)) return true;
+    const clientId = req.headers['x-client-id'];
+    const secret = req.headers['x-secret-key'];
+    if (a.secretKey !== undefined && secret === a.secretKey) return true;
+    if (a.clientId !== undefined && clientId === a.clientId) return true;
+    return false;
+  }
+
+  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    stats.requests++;
+    let m: Matched | null = null;
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://sandbox.local');
+      m = match(req.method ?? 'GET', url.pathname);
+    } catch (err) {
+      send(res, err instanceof SandboxHttpError ? err.status : 400, { error: err instanceof SandboxHttpError ? err.shortMessage : 'bad request' });
+      return;
+    }
+    const routeName = m?.route ?? 'unknown';
+    stats.byRoute[routeName] = (stats.byRoute[routeName] ?? 0) + 1;
+
+    if (latency) {
+      const ms = latency.fixedMs + latencyRng.float() * latency.jitterMs;
+      if (ms > 0) await sleep(ms);
+    }
+    if (!takeToken()) {
+      send(res, 429, { error: 'rate limit exceeded' }, { 'retry-after': String(rateLimit?.retryAfterSeconds ?? 1) });
+      return;
+    }
+    if (!authorised(req)) {
+      send(res, 401, { error: 'unauthorized: missing or invalid x-client-id / x-secret-key' });
+      return;
+    }
+    if (!m) {
+      send(res, 404, { error: `not found: ${req.method} ${url.pathname}` });
+      return;
+    }
+    const fault = pickFault(m.route);
+    if (fault) countFault(fault);
+    switch (fault) {
+      case 'http500':
+      case 'http502':
+      case 'http503': {
+        const status = Number(fault.slice(4));
+        send(res, status, { error: `injected fault: HTTP ${status}` });
+        return;
+      }
+      case 'http429': {
+        const ra = faults?.retryAfterSeconds;
+        send(res, 429, { error: 'rate limit exceeded (injected)' }, ra === undefined ? {} : { 'retry-after': String(ra) });
+        return;
+      }
+      case 'reset':
+        req.socket.destroy();
+        return;
+      default:
+        break;
+    }
+
+    let status: number;
+    let body: unknown;
+    try {
+      ({ status, body } = await handle(m, url, req));
+    } catch (err) {
+      if (err instanceof SandboxHttpError) {
+        status = err.status;
+        body = { error: err.shortMessage };
+      } else {
+        status = 500;
+        body = { error: `internal error: ${(err as Error)?.message ?? String(err)}` };
+      }
+    }
+    if (fault === 'truncate' || fault === 'stall') {
+      const buf = Buffer.from(JSON.stringify(body));
+      countStatus(status);
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': buf.length });
+      const part = buf.subarray(0, Math.max(1, Math.floor(buf.length / 2)));
+      res.write(part);
+      if (fault === 'truncate') {
+        // Content-Length promised the whole body: close after half of it.
+        setImmediate(() => res.socket?.destroy());
+      } else {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          res.socket?.destroy();
+        }, faults?.stallMs ?? 60_000);
+        timers.add(t);
+      }
+      return;
+    }
+    send(res, status, body);
+  }
+
+  const server = createServer((req, res) => {
+    onRequest(req, res).catch((err) => {
+      if (!res.headersSent) send(res, 500, { error: `internal error: ${(err as Error)?.message ?? String(err)}` });
+      else res.destroy();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.keepAliveTimeout = 5_000;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const origin = `http://${urlHost}:${port}`;
+
+  return {
+    url: origin + prefix,
+    explorerUrl: origin + explorerPrefix,
+    port,
+    data,
+    setFaults,
+    setLatency: (l) => (latency = l ?? null),
+    setRateLimit,
+    stats: () => structuredClone(stats),
+    resetStats: () => {
+      stats = { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        server.closeAllConnections();
+      }),
+  };
+}
