@@ -1,0 +1,121 @@
+import type { Argv, CommandModule } from 'yargs';
+import { SandboxOptionsError } from './errors.js';
+import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
+
+export interface SandboxArgs {
+  port: number;
+  host: string;
+  transactions: number;
+  seed: number;
+  'latency-ms': number;
+  'jitter-ms': number;
+  rps?: number | undefined;
+  'retry-after'?: number | undefined;
+  'fault-500': number;
+  'fault-502': number;
+  'fault-503': number;
+  'fault-429': number;
+  'fault-reset': number;
+  'fault-truncate': number;
+  'fault-stall': number;
+  'stall-ms': number;
+  'fault-seed': number;
+  'path-prefix': string;
+  'explorer-prefix': string;
+  'nft-page-size': number;
+  'duplicate-self-transfers': boolean;
+  'legacy-types': boolean;
+  'decoded-variants': boolean;
+}
+
+const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
+  ['fault-500', 'http500'],
+  ['fault-502', 'http502'],
+  ['fault-503', 'http503'],
+  ['fault-429', 'http429'],
+  ['fault-reset', 'reset'],
+  ['fault-truncate', 'truncate'],
+  ['fault-stall', 'stall'],
+];
+
+/** CLI flags -> SandboxOptions (auth comes from INSIGHT_SANDBOX_CLIENT_ID / INSIGHT_SANDBOX_SECRET_KEY). */
+export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv = process.env): SandboxOptions {
+  const rates: FaultOptions['rates'] = {};
+  for (const [flag, kind] of FAULT_FLAGS) {
+    const v = args[flag] as number;
+    if (!(v >= 0 && v <= 1)) throw new SandboxOptionsError(`--${flag} must be a rate in 0..1`, { details: `got ${v}` });
+    if (v > 0) rates[kind] = v;
+  }
+  const opts: SandboxOptions = {
+    host: args.host,
+    port: args.port,
+    seed: args.seed,
+    transactions: args.transactions,
+    pathPrefix: args['path-prefix'],
+    explorerPrefix: args['explorer-prefix'],
+    nftPageSize: args['nft-page-size'],
+    duplicateSelfTransfers: args['duplicate-self-transfers'],
+    legacyTypes: args['legacy-types'],
+    decodedVariants: args['decoded-variants'],
+  };
+  if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
+  if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
+  if (Object.keys(rates).length > 0) {
+    opts.faults = { rates, stallMs: args['stall-ms'], seed: args['fault-seed'], retryAfterSeconds: args['retry-after'] };
+  }
+  const clientId = env.INSIGHT_SANDBOX_CLIENT_ID;
+  const secretKey = env.INSIGHT_SANDBOX_SECRET_KEY;
+  if (clientId || secretKey) opts.auth = { clientId: clientId || undefined, secretKey: secretKey || undefined };
+  return opts;
+}
+
+/** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
+export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
+  const sandbox: Sandbox = await startSandbox(opts);
+  out.write(`url=${sandbox.url}\nexplorer_url=${sandbox.explorerUrl}\nport=${sandbox.port}\n`);
+  out.write(`# ${sandbox.data.transactionTotal} transactions, chains ${sandbox.data.chains.map((c) => c.chainId).join(',')}; ` +
+    `hot wallet ${sandbox.data.wallets[0]!.address} (${sandbox.data.wallets[0]!.name}); Ctrl-C to stop\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  await sandbox.close();
+}
+
+export const sandboxCommand: CommandModule<object, SandboxArgs> = {
+  command: 'sandbox',
+  describe: 'Serve the read interface locally from a seeded data set (with optional latency, rate limit and faults)',
+  builder: (y: Argv<object>) =>
+    y
+      .option('port', { type: 'number', default: 8787, describe: 'TCP port (0 = random)' })
+      .option('host', { type: 'string', default: '127.0.0.1' })
+      .option('transactions', { type: 'number', default: 20_000, describe: 'Transactions across all chains' })
+      .option('seed', { type: 'number', default: 42, describe: 'Same seed => identical data' })
+      .option('latency-ms', { type: 'number', default: 0, describe: 'Fixed latency per request' })
+      .option('jitter-ms', { type: 'number', default: 0, describe: 'Random extra latency up to this' })
+      .option('rps', { type: 'number', describe: 'Requests per second before 429 + Retry-After' })
+      .option('retry-after', { type: 'number', describe: 'Retry-After seconds for 429s (rate limit and injected)' })
+      .option('fault-500', { type: 'number', default: 0, describe: 'Rate (0..1) of injected HTTP 500' })
+      .option('fault-502', { type: 'number', default: 0, describe: 'Rate of injected HTTP 502' })
+      .option('fault-503', { type: 'number', default: 0, describe: 'Rate of injected HTTP 503' })
+      .option('fault-429', { type: 'number', default: 0, describe: 'Rate of injected HTTP 429' })
+      .option('fault-reset', { type: 'number', default: 0, describe: 'Rate of connection resets' })
+      .option('fault-truncate', { type: 'number', default: 0, describe: 'Rate of truncated bodies' })
+      .option('fault-stall', { type: 'number', default: 0, describe: 'Rate of stalled bodies' })
+      .option('stall-ms', { type: 'number', default: 60_000, describe: 'How long a stalled body stays silent' })
+      .option('fault-seed', { type: 'number', default: 1, describe: 'Seed of the fault decisions' })
+      .option('path-prefix', { type: 'string', default: '/insights/v1', describe: 'Prefix of the insights routes (the hosted service uses /v1)' })
+      .option('explorer-prefix', { type: 'string', default: '/api/v2' })
+      .option('nft-page-size', { type: 'number', default: 50 })
+      .option('duplicate-self-transfers', { type: 'boolean', default: false, describe: 'Return self-transfers twice (real UNION ALL behaviour)' })
+      .option('legacy-types', { type: 'boolean', default: false, describe: 'Some rows use older wire types' })
+      .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' }) as unknown as Argv<SandboxArgs>,
+  handler: async (args) => {
+    await runSandbox(sandboxOptionsFromArgs(args));
+  },
+};
