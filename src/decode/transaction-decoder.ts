@@ -102,18 +102,22 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     const selector = toFunctionSelector(known.signature);
     if (!bySelector.has(selector)) bySelector.set(selector, known);
   }
+  const bySignature = new Map([...bySelector.values()].map((k) => [k.signature, k]));
   // Service signatures seen so far, parsed once each (null: not parseable or unnamed inputs).
   const parsedSignatures = new Map<string, KnownFunction | null>();
 
+  /** The function the service's signature text names: the ABI's when the canonical forms agree, else the
+   *  text itself when it names every input. */
   function fromServiceSignature(signature: unknown): KnownFunction | null {
     if (typeof signature !== 'string' || signature === '') return null;
     let known = parsedSignatures.get(signature);
     if (known === undefined) {
       known = null;
       try {
-        const text = signature.trim().startsWith('function ') ? signature.trim() : `function ${signature.trim()}`;
-        const item = parseAbiItem(text);
-        if (item.type === 'function' && item.inputs.every((p) => p.name)) known = knownFunction(item);
+        const item = parseAbiItem(`function ${signature.trim().replace(/^function\s+/, '')}`);
+        if (item.type === 'function') {
+          known = bySignature.get(formatAbiItem(item)) ?? (item.inputs.every((p) => p.name) ? knownFunction(item) : null);
+        }
       } catch {
         known = null;
       }
