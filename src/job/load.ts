@@ -3,7 +3,7 @@ import path from 'node:path';
 import { JobFileError, type FileProblem } from './errors.js';
 import { didYouMean, issuesToProblems, keysAt, type IssueContext } from './issues.js';
 import { jobFileSchema, type Job } from './schema.js';
-import { parseYaml, type YamlDoc } from './yaml-doc.js';
+import { dropEmptySections, parseYaml, type YamlDoc } from './yaml-doc.js';
 
 export interface ParseJobOptions {
   /** Directory relative local destinations are resolved from. Default: process.cwd(). */
@@ -49,7 +49,7 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
     jobFile: fileName,
     locate: (p) => doc.locate(p),
   });
-  const result = schema.safeParse(doc.value);
+  const result = schema.safeParse(dropEmptySections(doc.value, ['aggregates', 'filters', 'output', 'concurrency', 'retries']));
   if (!result.success) fail(issuesToProblems(result.error.issues, { doc, schema, chooseBranch: chooseTargetForm }));
   return result.data;
 }

@@ -167,3 +167,11 @@ export function parseYaml(text: string, file: string): YamlDoc {
   }
   return { file, value, syntaxProblems, locate, nodeAt };
 }
+
+/** `output:` with every line under it commented out is null in YAML: treat such sections as absent. */
+export function dropEmptySections(value: unknown, sections: readonly string[]): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+  for (const k of sections) if (out[k] === null) delete out[k];
+  return out;
+}

@@ -1,0 +1,65 @@
+/**
+ * A rough count of the requests a plan will make, before making any.
+ *
+ * How: every window costs at least one request (a short or empty page ends paging). Given a
+ * density guess (rows per block or per second of a unit, e.g. from the last run's report), a
+ * window of n rows costs floor(n / limit) + 1 pages: full pages, then the short page that ends
+ * paging. When that exceeds the service's page cap (20 pages; 500 with group_by/aggregate) the
+ * paginator splits the window, and each extra sub-window adds one more short page.
+ * Aggregates and NFT holdings are counted as one page per unit unless a density is given.
+ * Without densities the result is the minimum: one request per unit.
+ */
+import type { DatasetName } from '../job/schema.js';
+import { length } from './intervals.js';
+import type { Plan, WorkUnit } from './plan.js';
+
+export const DEFAULT_PAGE_LIMIT = 1000;
+export const PAGE_CAP: Record<DatasetName, number> = { transactions: 20, events: 20, aggregates: 500, nft_holdings: Number.POSITIVE_INFINITY };
+
+export interface EstimateOptions {
+  /** Expected rows per block (by: block) or per second (by: time) of a unit; undefined = unknown. */
+  density?: (unit: WorkUnit) => number | undefined;
+  /** Rows per page (the `limit` parameter). Default 1000. */
+  pageLimit?: number;
+}
+
+export interface RequestEstimate {
+  units: number;
+  /** One request per unit: the least the plan can cost. */
+  minimum: number;
+  /** With the densities given (equals `minimum` without them). */
+  expected: number;
+  /** Expected rows, when densities were given for every unit; otherwise null. */
+  rows: number | null;
+  byDataset: Partial<Record<DatasetName, { units: number; requests: number }>>;
+}
+
+export function pagesFor(rows: number, limit: number, cap: number): number {
+  const pages = Math.floor(rows / limit) + 1;
+  if (pages <= cap) return pages;
+  const subWindows = Math.ceil(pages / cap);
+  return Math.floor(rows / limit) + subWindows;
+}
+
+export function estimateRequests(plan: Plan, opts: EstimateOptions = {}): RequestEstimate {
+  const limit = opts.pageLimit ?? DEFAULT_PAGE_LIMIT;
+  let expected = 0;
+  let rows = 0;
+  let allKnown = true;
+  const byDataset: RequestEstimate['byDataset'] = {};
+  for (const u of plan.units) {
+    const d = opts.density?.(u);
+    let requests = 1;
+    if (d === undefined || !(d >= 0)) allKnown = false;
+    else {
+      const n = Math.round(d * length(u.window));
+      rows += n;
+      requests = pagesFor(n, limit, PAGE_CAP[u.dataset]);
+    }
+    expected += requests;
+    const b = (byDataset[u.dataset] ??= { units: 0, requests: 0 });
+    b.units += 1;
+    b.requests += requests;
+  }
+  return { units: plan.units.length, minimum: plan.units.length, expected, rows: allKnown ? rows : null, byDataset };
+}

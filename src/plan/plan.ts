@@ -1,0 +1,263 @@
+/**
+ * Job -> work units: dataset x target x chain x window.
+ *
+ * Windows are half-open [start, end) over block numbers or block timestamps (unix seconds),
+ * cut on a fixed grid of `range.chunk` starting at 0 (for time: the unix epoch, so with chunks
+ * that divide a day or are whole days every window starts at a UTC midnight or a fixed hour),
+ * clipped to the range. Completed intervals (from state) are subtracted first, so:
+ *  - re-runs plan the same windows and skip the finished ones;
+ *  - moving `to` forward plans only the new part;
+ *  - a partial last window (to: latest) is completed later by the piece that is missing,
+ *    never by re-exporting what is done.
+ * nft_holdings is a snapshot: one unit per wallet x chain for the UTC day of the run.
+ */
+import { createHash } from 'node:crypto';
+import { InsightExportError } from '../errors.js';
+import type { EventSignature } from '../job/values.js';
+import { DATASETS, type Axis, type DatasetName, type Job, type NftType, type Target } from '../job/schema.js';
+import type { Hex } from '../source/records.js';
+import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
+
+export type UnitTarget =
+  | {
+      kind: 'wallet';
+      /** Lowercase address or ENS name. */
+      wallet: string;
+      isName: boolean;
+      /** Index in the job's targets. */
+      targetIndex: number;
+      nft_types: NftType[];
+    }
+  | {
+      kind: 'contract';
+      contract: Hex;
+      event: EventSignature;
+      targetIndex: number;
+      eventIndex: number;
+      abi: string | null;
+    };
+
+export interface WorkUnit {
+  dataset: DatasetName;
+  target: UnitTarget;
+  /** `targets` part of the keys: lowercase address, name, or `address_topic0` for events. */
+  targetKey: string;
+  chainId: number;
+  axis: Axis;
+  window: Interval;
+  /**
+   * Stable identity of the unit's data stream: `dataset/target/chain_id/axis`, plus `~hash` of
+   * the query shape (filters, aggregates) when there is one, so a changed query never reuses
+   * another query's completed windows.
+   */
+  unitKey: string;
+  /** `start_end`, zero-padded to 12 digits (as in src/state) so keys sort like the numbers. */
+  windowKey: string;
+  /** filter_* parameters of the unit (block/timestamp bounds not included: they come from `window`). */
+  filters: Record<string, string>;
+}
+
+export interface UnitCoverage {
+  unitKey: string;
+  dataset: DatasetName;
+  targetKey: string;
+  chainId: number;
+  axis: Axis;
+  /** The range asked for on this chain (after resolving latest); null when nothing is exportable yet. */
+  range: Interval | null;
+  /** Completed parts inside the range. */
+  done: Interval[];
+  /** What this plan exports. */
+  todo: Interval[];
+}
+
+export interface ChainHead {
+  block?: number;
+  /** Unix seconds of the head block. */
+  time?: number;
+}
+
+export interface PlanOptions {
+  /** Completed intervals of a unit (from state); any order, overlaps allowed. */
+  completed: (unitKey: string) => Interval[];
+  /** Chain head, asked once per chain, only when range.to is latest. */
+  latest?: (chainId: number) => Promise<ChainHead>;
+  /** Unix seconds "now" for snapshot datasets (default: the clock). */
+  now?: () => number;
+}
+
+export interface Plan {
+  jobName: string;
+  axis: Axis | null;
+  /** Heads used for `to: latest`, by chain id. */
+  heads: Record<number, ChainHead>;
+  units: WorkUnit[];
+  coverage: UnitCoverage[];
+}
+
+/** The planner could not do its part (e.g. no chain head for `to: latest`). */
+export class PlanError extends InsightExportError {
+  override name = 'PlanError';
+}
+
+const DAY = 86_400;
+export const WINDOW_KEY_DIGITS = 12;
+
+export function windowKey(w: Interval): string {
+  return `${String(w.start).padStart(WINDOW_KEY_DIGITS, '0')}_${String(w.end).padStart(WINDOW_KEY_DIGITS, '0')}`;
+}
+
+export function parseWindowKey(key: string): Interval | null {
+  const m = /^(\d+)_(\d+)$/.exec(key);
+  return m ? { start: Number(m[1]), end: Number(m[2]) } : null;
+}
+
+function shortHash(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 8);
+}
+
+interface UnitSpec {
+  dataset: DatasetName;
+  target: UnitTarget;
+  targetKey: string;
+  chainId: number;
+  filters: Record<string, string>;
+  unitKey: string;
+  order: number[];
+}
+
+function sortedRecord(r: Record<string, string>): [string, string][] {
+  return Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Every dataset x target x chain of the job, with its keys, in a deterministic order. */
+export function unitSpecs(job: Job): UnitSpec[] {
+  const axis = job.range?.by ?? 'time';
+  const specs: UnitSpec[] = [];
+  const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
+    const filters = dataset === 'nft_holdings' ? {} : t.filters;
+    const shape: unknown[] = [];
+    if (Object.keys(filters).length) shape.push(sortedRecord(filters));
+    if (dataset === 'aggregates') shape.push(job.aggregates);
+    if (dataset === 'nft_holdings' && t.kind === 'wallet' && t.nft_types.length !== 3) shape.push([...t.nft_types].sort());
+    const variant = shape.length ? `~${shortHash(shape)}` : '';
+    const unitAxis = dataset === 'nft_holdings' ? 'time' : axis;
+    for (const chainId of t.chains) {
+      specs.push({
+        dataset,
+        target,
+        targetKey,
+        chainId,
+        filters,
+        unitKey: `${dataset}/${targetKey}${variant}/${chainId}/${unitAxis}`,
+        order: [DATASETS.indexOf(dataset), t.index, eventIndex, chainId],
+      });
+    }
+  };
+  for (const t of job.targets) {
+    for (const dataset of t.datasets) {
+      if (t.kind === 'wallet') {
+        add(t, dataset, { kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }, t.wallet, 0);
+      } else {
+        t.events.forEach((event, eventIndex) => {
+          add(
+            t,
+            dataset,
+            { kind: 'contract', contract: t.contract, event, targetIndex: t.index, eventIndex, abi: t.abi },
+            `${t.contract}_${event.topic0}`,
+            eventIndex,
+          );
+        });
+      }
+    }
+  }
+  const cmp = (a: number[], b: number[]) => {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+    return 0;
+  };
+  return specs.sort((a, b) => cmp(a.order, b.order));
+}
+
+export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
+  const range = job.range;
+  const heads: Record<number, ChainHead> = {};
+  const headCache = new Map<number, Promise<ChainHead>>();
+  const headOf = (chainId: number): Promise<ChainHead> => {
+    if (!opts.latest) {
+      throw new PlanError('The job exports up to "latest" but no chain head is available', {
+        details: `job ${job.name}, chain ${chainId}`,
+        hint: 'the caller must pass `latest` to planJob (the source client asks the service for the newest block)',
+      });
+    }
+    let p = headCache.get(chainId);
+    if (!p) {
+      p = opts.latest(chainId).then((h) => {
+        heads[chainId] = h;
+        return h;
+      });
+      headCache.set(chainId, p);
+    }
+    return p;
+  };
+
+  /** The range [from, end) on a chain, or null when nothing is exportable yet. */
+  const rangeOn = async (chainId: number): Promise<Interval | null> => {
+    if (!range) return null;
+    let end: number;
+    if (range.to === 'latest') {
+      const head = await headOf(chainId);
+      const h = range.by === 'block' ? head.block : head.time;
+      if (h === undefined || !Number.isSafeInteger(h)) {
+        throw new PlanError(`No ${range.by === 'block' ? 'head block number' : 'head block time'} for chain ${chainId}`, {
+          details: `job ${job.name}: range.to is latest, by ${range.by}`,
+        });
+      }
+      // The head minus the lag is the newest exportable point; the range end is exclusive.
+      end = h - range.safety_lag + 1;
+    } else {
+      end = range.to;
+    }
+    return end > range.from ? { start: range.from, end } : null;
+  };
+
+  const now = Math.floor((opts.now ?? (() => Date.now() / 1000))());
+  const units: WorkUnit[] = [];
+  const coverage: UnitCoverage[] = [];
+  for (const spec of unitSpecs(job)) {
+    const snapshot = spec.dataset === 'nft_holdings';
+    const axis: Axis = snapshot ? 'time' : range!.by;
+    const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOn(spec.chainId);
+    const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
+    const todo = r ? subtract([r], done) : [];
+    coverage.push({ unitKey: spec.unitKey, dataset: spec.dataset, targetKey: spec.targetKey, chainId: spec.chainId, axis, range: r, done, todo });
+    const grid = snapshot ? DAY : range!.chunk;
+    for (const piece of todo) {
+      for (const w of alignedPieces(piece, grid)) {
+        units.push({
+          dataset: spec.dataset,
+          target: spec.target,
+          targetKey: spec.targetKey,
+          chainId: spec.chainId,
+          axis,
+          window: w,
+          unitKey: spec.unitKey,
+          windowKey: windowKey(w),
+          filters: spec.filters,
+        });
+      }
+    }
+  }
+  return { jobName: job.name, axis: range?.by ?? null, heads, units, coverage };
+}
+
+/**
+ * The units of one shard out of `count` (Kubernetes indexed jobs, AWS Batch array jobs).
+ * A whole unitKey goes to one shard, so two shards never write the same unit's state.
+ */
+export function selectShard(plan: Plan, index: number, count: number): Plan {
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 0 || index >= count) {
+    throw new RangeError(`shard ${index} of ${count} is not valid`);
+  }
+  const mine = (unitKey: string) => parseInt(createHash('sha256').update(unitKey).digest('hex').slice(0, 8), 16) % count === index;
+  return { ...plan, units: plan.units.filter((u) => mine(u.unitKey)), coverage: plan.coverage.filter((c) => mine(c.unitKey)) };
+}
