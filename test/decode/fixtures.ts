@@ -75,7 +75,7 @@ function expectedJson(param: AbiParameter, value: unknown): Json {
     return (value as unknown[]).map((v) => expectedJson(element, v));
   }
   if (t === 'tuple') {
-    const comps = (param as { components: AbiParameter[] }).components;
+    const comps = (param as unknown as { components: AbiParameter[] }).components;
     const named = comps.every((c) => c.name);
     const parts = comps.map((c, i) =>
       expectedJson(c, Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name as string]),
@@ -108,7 +108,7 @@ export function serviceShape(param: AbiParameter, value: unknown, variant: numbe
     return (value as unknown[]).map((v, i) => serviceShape(element, v, variant + i));
   }
   if (t === 'tuple') {
-    const comps = (param as { components: AbiParameter[] }).components;
+    const comps = (param as unknown as { components: AbiParameter[] }).components;
     const get = (c: AbiParameter, i: number) =>
       Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name as string];
     switch (variant % 3) {
