@@ -28,6 +28,8 @@ export interface EventDecoderOptions {
   abi?: Abi | undefined;
   /** Use the service's `decoded` object first (default true); false: decode locally first. */
   preferService?: boolean | undefined;
+  /** Read all-static events straight from the words (default true); false: always viem (benchmarks). */
+  fastPath?: boolean | undefined;
 }
 
 type Attempt = { values: RowValue[] } | { reason: string } | { noAbi: true } | null;
@@ -82,7 +84,7 @@ export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoder
   const normalisers: RowNormaliser[] = inputs.map(compileNormaliser);
   const indexedCount = inputs.filter(isIndexed).length;
   const hasMarkers = indexedCount > 0;
-  const layout = staticLayout(event);
+  const layout = opts.fastPath === false ? null : staticLayout(event);
   const topic0 = sig.topic0;
   // Unnamed copy: viem then returns args positionally (ABI order), whatever the names are.
   const positionalAbi: AbiEvent[] = [
