@@ -44,7 +44,8 @@ interface KnownFunction {
   abi: AbiFunction;
 }
 
-type Attempt = { name: string; signature: string; inputs: string } | { reason: string } | null;
+type Decoded = { name: string; signature: string | null; inputs: string };
+type Attempt = Decoded | { reason: string } | null;
 
 /** JSON keys for a parameter list: the ABI name, position when unnamed, `<name>_<position>` when repeated. */
 function inputKeys(params: readonly AbiParameter[]): string[] {
@@ -73,7 +74,7 @@ function knownFunction(fn: AbiFunction): KnownFunction | null {
 function genericJson(value: unknown): JsonValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value;
+  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value).toString() : value;
   if (typeof value === 'boolean') return value;
   if (typeof value === 'string') return /^0x[0-9a-fA-F]*$/.test(value) ? value.toLowerCase() : value;
   if (value instanceof Uint8Array) return bytesToHex(value);
@@ -145,9 +146,9 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     const inputs = decoded.inputs;
     const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
     if (!fn) {
-      let signature = typeof decoded.signature === 'string' ? decoded.signature : '';
+      let signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? decoded.signature : null;
       try {
-        signature = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
+        if (signature) signature = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
       } catch {
         // keep the service's text
       }
@@ -170,7 +171,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     return encode(known, (i) => args[i]);
   }
 
-  function result(status: string, ok?: { name: string; signature: string; inputs: string }): DecodeResult {
+  function result(status: string, ok?: Decoded): DecodeResult {
     const values: Record<string, RowValue> = {
       decoded_function_name: ok?.name ?? null,
       decoded_signature: ok?.signature ?? null,

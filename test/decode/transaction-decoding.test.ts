@@ -137,6 +137,10 @@ describe('transaction decoding', () => {
     expect(unnamed.status).toBe('ok');
     expect(unnamed.values.decoded_signature).toBe('approve(address,uint256)');
     expect(JSON.parse(unnamed.values.decoded_inputs_json as string)).toEqual({ spender: ADDRESSES[1], amount: '5' });
+    const noSignature = bare.decode(tx(data, { decoded: { name: 'approve', signature: '', inputs: { amount: 1e21, data: 'AQI=' } } }));
+    expect(noSignature.values.decoded_signature).toBeNull();
+    // No types known: integers become decimal strings, other strings are kept as sent.
+    expect(JSON.parse(noSignature.values.decoded_inputs_json as string)).toEqual({ amount: (10n ** 21n).toString(), data: 'AQI=' });
   });
 
   it('keeps rows it cannot decode: no_abi, no_calldata, error', () => {
