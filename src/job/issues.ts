@@ -222,7 +222,7 @@ export function issuesToProblems(issues: readonly Issue[], ctx: IssueContext): F
           return;
         }
         const node = ctx.doc.nodeAt(path) as { value?: unknown } | undefined;
-        if (node && typeof node.value === 'bigint') {
+        if (node && typeof node.value === 'bigint' && !Number.isSafeInteger(Number(node.value))) {
           add(path, `${String(node.value)} is too large to be exact (above 2^53)`, 'quote it if it is meant as text');
           return;
         }

@@ -283,10 +283,23 @@ function issue(ctx: Ctx, path: (string | number)[], message: string, params: Pro
 }
 
 /** Applies the axis rule and fills defaults; issues go to `ctx`. */
-function normaliseRange(r: NonNullable<FileValue['range']>, ctx: Ctx): JobRange | null {
+function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRange | null {
+  let r = range;
   const at = (k: string) => ['range', k];
   const kindOf = (v: unknown): 'block' | 'time' | 'latest' =>
     v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block';
+  // A quoted whole number is still a number; one beyond 2^53 arrives as digits (never rounded).
+  for (const k of ['from', 'to'] as const) {
+    const v = r[k];
+    if (typeof v === 'string' && /^\d+$/.test(v.trim())) {
+      const n = Number(v.trim());
+      if (!Number.isSafeInteger(n)) {
+        issue(ctx, at(k), 'is too large to be exact (above 2^53)', { noValue: false });
+        return null;
+      }
+      r = { ...r, [k]: n };
+    }
+  }
   let by: Axis | undefined = r.by;
   if (!by) {
     const kinds = [kindOf(r.from), kindOf(r.to)].filter((k) => k !== 'latest');

@@ -119,9 +119,14 @@ export function parseYaml(text: string, file: string): YamlDoc {
     return w.found ? (w.node ?? undefined) : undefined;
   };
 
-  /** Field path of the innermost pair whose key or value covers `offset`, to name the field of a syntax error. */
-  const fieldAt = (offset: number): string => {
+  /**
+   * Field to name for a syntax error at `offset`: the innermost pair whose key or value covers it
+   * when the error is at that key (duplicate keys), else its parent (the collection whose
+   * layout is broken), since a broken line is often read as part of the value before it.
+   */
+  const fieldAt = (offset: number, exact: boolean): string => {
     let best: FieldPath = [];
+    let atKey = false;
     const visit = (node: unknown, path: FieldPath) => {
       if (isMap(node)) {
         for (const it of node.items) {
@@ -131,6 +136,7 @@ export function parseYaml(text: string, file: string): YamlDoc {
           const end = value?.range?.[2] ?? (it.key as ParsedNode | null)?.range?.[2] ?? -1;
           if (keyStart <= offset && offset <= end) {
             best = [...path, key];
+            atKey = keyStart === offset;
             visit(value, best);
           }
         }
@@ -139,22 +145,26 @@ export function parseYaml(text: string, file: string): YamlDoc {
           const r = (it as ParsedNode).range;
           if (r && r[0] <= offset && offset <= r[2]) {
             best = [...path, i];
+            atKey = false;
             visit(it, best);
           }
         });
       }
     };
     visit(doc.contents, []);
-    return formatFieldPath(best);
+    return formatFieldPath(exact || atKey || best.length <= 1 ? best : best.slice(0, -1));
   };
 
   const syntaxProblems: FileProblem[] = doc.errors.map((e) => {
-    const pos = posOf(e.pos[0]);
+    // The parser notices an unclosed [ { or quote where it gives up; point at where it opened.
+    const opened = /Flow (sequence|mapping)|Missing closing/.test(e.message) ? unclosedBefore(text, e.pos[0]) : undefined;
+    const at = opened ?? e.pos[0];
+    const pos = posOf(at);
     return {
       file,
       line: pos.line,
       column: pos.column,
-      field: fieldAt(e.pos[0]),
+      field: fieldAt(at, opened !== undefined),
       message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
     };
   });
@@ -174,4 +184,24 @@ export function dropEmptySections(value: unknown, sections: readonly string[]): 
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const k of sections) if (out[k] === null) delete out[k];
   return out;
+}
+
+/** Offset of the last bracket or quote still open at `end` (YAML flow syntax, roughly), if any. */
+function unclosedBefore(text: string, end: number): number | undefined {
+  const stack: number[] = [];
+  let quote: { ch: string; at: number } | undefined;
+  for (let i = 0; i < Math.min(end, text.length); i++) {
+    const ch = text[i]!;
+    if (quote) {
+      if (ch === '\\' && quote.ch === '"') i++;
+      else if (ch === quote.ch) quote = undefined;
+      continue;
+    }
+    if (ch === '#' && (i === 0 || /\s/.test(text[i - 1]!))) {
+      while (i < end && text[i] !== '\n') i++;
+    } else if ((ch === '"' || ch === "'") && (i === 0 || /[\s:,[{-]/.test(text[i - 1]!))) quote = { ch, at: i };
+    else if (ch === '[' || ch === '{') stack.push(i);
+    else if (ch === ']' || ch === '}') stack.pop();
+  }
+  return quote?.at ?? stack[stack.length - 1];
 }
