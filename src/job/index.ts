@@ -1,0 +1,19 @@
+export { loadJob, parseJob, type ParseJobOptions } from './load.js';
+export { JobFileError, FileProblemsError, formatProblem, type FileProblem } from './errors.js';
+export {
+  DATASETS,
+  jobDatasets,
+  JobFileSchema,
+  jobJsonSchema,
+  type Axis,
+  type ContractTarget,
+  type DatasetName,
+  type Job,
+  type JobFileInput,
+  type JobRange,
+  type NftType,
+  type Target,
+  type WalletTarget,
+} from './schema.js';
+export { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, renderPartition, type PartitionValues } from './partitioning.js';
+export type { Destination, EventSignature } from './values.js';
