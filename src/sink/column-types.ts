@@ -14,7 +14,6 @@ export type ParquetPhysicalType = 'BOOLEAN' | 'INT32' | 'INT64' | 'BYTE_ARRAY';
 
 /** The Parquet LogicalType annotation, shaped as in parquet-format (and hyparquet). */
 export type ParquetLogicalType =
-  | { type: 'INTEGER'; bitWidth: 32 | 64; isSigned: true }
   | { type: 'STRING' }
   | { type: 'TIMESTAMP'; isAdjustedToUTC: true; unit: 'MICROS' }
   | { type: 'DATE' };
@@ -49,15 +48,18 @@ const STRING: TypeMapping = {
 };
 
 const TYPE_MAPPINGS: Record<ColumnType, TypeMapping> = {
+  // Integers carry only the INT_32/INT_64 converted type, as DuckDB writes them (readers derive
+  // INTEGER(n, signed) from it). hyparquet-writer 0.17 serialises an INTEGER logical type's
+  // bitWidth as i32 instead of i8, which pyarrow and arrow-rs reject ("Invalid data").
   int32: {
     physicalType: 'INT32',
-    logicalType: { type: 'INTEGER', bitWidth: 32, isSigned: true },
+    logicalType: null,
     convertedType: 'INT_32',
     duckdbType: 'INTEGER',
   },
   int64: {
     physicalType: 'INT64',
-    logicalType: { type: 'INTEGER', bitWidth: 64, isSigned: true },
+    logicalType: null,
     convertedType: 'INT_64',
     duckdbType: 'BIGINT',
   },

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
-import { createGzip } from 'node:zlib';
+import { createGzip, type ZlibOptions } from 'node:zlib';
 
 /**
  * Files of the writers: every name starts with STAGING_PREFIX and lives directly in the
@@ -39,12 +39,14 @@ export class TextFileStream {
     gzipLevel?: number,
   ) {
     // 'wx': never clobber a file we did not create.
-    this.file = createWriteStream(path, { flags: 'wx', highWaterMark: 1 << 20 });
+    // A few MB of buffer let the next page be encoded while gzip/the disk work on this one.
+    this.file = createWriteStream(path, { flags: 'wx', highWaterMark: 4 << 20 });
     if (gzipLevel === undefined) {
       this.head = this.file;
       this.done = finished(this.file);
     } else {
-      const gzip = createGzip({ level: gzipLevel, chunkSize: 256 * 1024 });
+      // zlib streams pass highWaterMark on to their Transform (the typings omit it).
+      const gzip = createGzip({ level: gzipLevel, chunkSize: 256 * 1024, highWaterMark: 4 << 20 } as ZlibOptions);
       this.head = gzip;
       this.done = pipeline(gzip, this.file);
     }
