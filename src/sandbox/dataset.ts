@@ -448,12 +448,18 @@ export class ChainState {
   }
 }
 
+/** Bloom bit positions per input (addresses and topics repeat a lot, keccak is the cost). */
+const bloomBitsCache = new Map<string, [number, number, number]>();
+
 function addToBloom(bloom: Uint8Array, hex: string): void {
-  const h = keccak256(hex as Hex, 'bytes');
-  for (let i = 0; i < 6; i += 2) {
-    const bit = ((h[i]! << 8) | h[i + 1]!) & 2047;
-    bloom[255 - (bit >> 3)]! |= 1 << (bit & 7);
+  let bits = bloomBitsCache.get(hex);
+  if (!bits) {
+    const h = keccak256(hex as Hex, 'bytes');
+    bits = [((h[0]! << 8) | h[1]!) & 2047, ((h[2]! << 8) | h[3]!) & 2047, ((h[4]! << 8) | h[5]!) & 2047];
+    if (bloomBitsCache.size >= 500_000) bloomBitsCache.clear();
+    bloomBitsCache.set(hex, bits);
   }
+  for (const bit of bits) bloom[255 - (bit >> 3)]! |= 1 << (bit & 7);
 }
 
 // ------------------------------------------------------------------ columns

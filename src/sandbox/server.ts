@@ -73,6 +73,13 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
+/** TCP RST where the platform allows it (the peer sees ECONNRESET), else a plain close. */
+function resetSocket(socket: Socket): void {
+  const s = socket as Socket & { resetAndDestroy?: () => Socket };
+  if (typeof s.resetAndDestroy === 'function' && !s.destroyed) s.resetAndDestroy();
+  else s.destroy();
+}
+
 const FAULT_ORDER: FaultKind[] = ['http500', 'http502', 'http503', 'http429', 'reset', 'truncate', 'stall'];
 const MAX_BODY = 16 * 1024 * 1024;
 
@@ -350,7 +357,15 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
         return;
       }
       case 'reset':
-        req.socket.destroy();
+        // Half of the resets come before any byte, half after the headers and a few body bytes.
+        if (faultRng.next() & 1) {
+          countStatus(200);
+          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': 1_000_000 });
+          res.write('{"meta":');
+          setImmediate(() => resetSocket(req.socket));
+        } else {
+          resetSocket(req.socket);
+        }
         return;
       default:
         break;

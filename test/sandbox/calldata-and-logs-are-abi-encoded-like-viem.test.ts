@@ -73,7 +73,7 @@ describe('sandbox ABI encoding', () => {
         const contract = data.contract(log.address)!;
         const decoded = decodeEventLog({ abi: ABIS[contract.kind], topics: log.topics as [Hex, ...Hex[]], data: log.data as Hex, strict: true });
         expect(decoded.eventName).toBe(args.name);
-        const got = Object.fromEntries(Object.entries(decoded.args as Record<string, unknown>).map(([k, v]) => [k, normalise(v)]));
+        const got = Object.fromEntries(Object.entries(decoded.args as unknown as Record<string, unknown>).map(([k, v]) => [k, normalise(v)]));
         expect(got).toEqual(args.args);
         count++;
       }

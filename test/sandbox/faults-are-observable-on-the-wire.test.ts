@@ -12,7 +12,7 @@ describe('injected faults', () => {
       try {
         const res = await fetch(path());
         expect(res.status).toBe(status);
-        expect(Object.keys(await res.json())).toEqual(['error']);
+        expect(Object.keys((await res.json()) as object)).toEqual(['error']);
       } finally {
         sandbox.setFaults(null);
       }
@@ -24,7 +24,7 @@ describe('injected faults', () => {
     let res = await fetch(path());
     expect(res.status).toBe(429);
     expect(res.headers.get('retry-after')).toBe('3');
-    expect(Object.keys(await res.json())).toEqual(['error']);
+    expect(Object.keys((await res.json()) as object)).toEqual(['error']);
     sandbox.setFaults({ rates: { http429: 1 } });
     res = await fetch(path());
     expect(res.status).toBe(429);
@@ -33,15 +33,27 @@ describe('injected faults', () => {
     sandbox.setFaults(null);
   });
 
-  it('reset: the connection is destroyed before any response', async () => {
-    sandbox.setFaults({ rates: { reset: 1 } });
+  it('reset: the connection is reset before the response or in the middle of its body', async () => {
+    sandbox.setFaults({ rates: { reset: 1 }, seed: 3 });
+    const outcomes = new Set<string>();
     try {
-      const err = await request(path()).then(() => null, (e: unknown) => e as Error & { code?: string });
-      expect(err).not.toBeNull();
-      expect(err!.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
+      for (let i = 0; i < 16; i++) {
+        const outcome = await request(path()).then(
+          async (res) => {
+            expect(res.statusCode).toBe(200);
+            return res.body.text().then(() => 'complete', () => 'body-error');
+          },
+          (e: Error & { code?: string }) => {
+            expect(e.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
+            return 'request-error';
+          },
+        );
+        outcomes.add(outcome);
+      }
     } finally {
       sandbox.setFaults(null);
     }
+    expect(outcomes).toEqual(new Set(['request-error', 'body-error']));
   });
 
   it('truncate: Content-Length promises more than arrives, then the connection closes', async () => {

@@ -16,7 +16,7 @@ describe('rate limit', () => {
       expect(limited.length).toBe(15 - ok.length);
       for (const r of limited) {
         expect(r.headers.get('retry-after')).toBe('2');
-        expect(Object.keys(await r.json())).toEqual(['error']);
+        expect(Object.keys((await r.json()) as object)).toEqual(['error']);
       }
       await new Promise((r) => setTimeout(r, 450));
       expect((await fetch(`${sandbox.url}/resolve/1`)).status).toBe(200);
@@ -56,7 +56,7 @@ describe('auth', () => {
       const url = `${secured.url}/resolve/1`;
       const none = await fetch(url);
       expect(none.status).toBe(401);
-      expect(Object.keys(await none.json())).toEqual(['error']);
+      expect(Object.keys((await none.json()) as object)).toEqual(['error']);
       expect((await fetch(url, { headers: { 'x-client-id': 'wrong' } })).status).toBe(401);
       expect((await fetch(url, { headers: { 'x-client-id': 'cid-123' } })).status).toBe(200);
       expect((await fetch(url, { headers: { 'x-secret-key': 'sk-456' } })).status).toBe(200);
