@@ -201,6 +201,10 @@ export function parseEventSignature(input: string): ParsedEventSignature {
   if (/^0x[0-9a-fA-F]*$/.test(text)) {
     throw badRequest('invalid event signature: a topic hash is not accepted, send the human-readable signature', text);
   }
+  if (/(^|[(,\s])u?int(?=[\s,)[])/.test(text)) {
+    // The real service hashes the text as given: `uint` would give a different topic0.
+    throw badRequest(`invalid event signature: ${text}`, 'types must be canonical: uint256/int256, not uint/int');
+  }
   let item: AbiEvent;
   try {
     const parsed = parseAbiItem(text.startsWith('event ') ? text : `event ${text}`);

@@ -183,12 +183,11 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   }
   transactionArgs(chainId: number, hash: string): EncodedArgs | null {
     const r = this.rowOf(chainId, hash);
-    return r ? this.txArgs(r.c, r.row) : null;
+    return r ? this.txArgsAt(r.c, r.row) : null;
   }
-  override logArgs(chainId: number | ChainState, transactionHash: string | number): EncodedArgs | null {
-    if (chainId instanceof ChainState) return super.logArgs(chainId, transactionHash as number);
-    const r = this.rowOf(chainId, String(transactionHash));
-    return r ? super.logArgs(r.c, r.row) : null;
+  logArgs(chainId: number, transactionHash: string): EncodedArgs | null {
+    const r = this.rowOf(chainId, transactionHash);
+    return r ? this.logArgsAt(r.c, r.row) : null;
   }
 
   parseTransactionsQuery(params: URLSearchParams | string): ListQuery {
@@ -417,7 +416,8 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
     txs.forEach((t: unknown, i) => {
       const data = (t as { data?: unknown } | null)?.data;
       if (typeof data !== 'string') throw badRequest(`decode body: transactions[${i}].data must be a hex string`);
-      const d = this.decodeCall(info.kind, data);
+      const abi = ABI_BY_KIND[info.kind];
+      const d = abi ? decodeCallWithAbi(abi, data, 'hex') : null;
       out.data.transactions.push({ data, function_name: d?.name ?? null, args: d?.args ?? [] });
     });
     logs.forEach((l: unknown, i) => {
@@ -430,10 +430,6 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
       out.data.logs.push({ topics: log.topics as string[], data: log.data, event_name: d?.name ?? null, args: d?.args ?? [] });
     });
     return out;
-  }
-
-  private decodeCall(kind: ContractKind, data: string) {
-    return decodeCallFor(kind, data);
   }
 
   // ---------------------------------------------------------------- NFT collections
@@ -534,10 +530,6 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   }
 }
 
-function decodeCallFor(kind: ContractKind, data: string) {
-  const abi = ABI_BY_KIND[kind];
-  return abi ? decodeCallWithAbi(abi, data, 'hex') : null;
-}
 
 const TRAITS = ['Red', 'Blue', 'Green', 'Gold', 'Silver', 'Black'];
 const RARITY = ['common', 'uncommon', 'rare', 'epic', 'legendary'];

@@ -903,8 +903,7 @@ export class SandboxDataImpl {
   }
 
   /** The arguments a transaction's calldata was encoded from; null for plain transfers and creations. */
-  txArgs(c: ChainState, row: number): EncodedArgs | null {
-    const to = c.to[row]!;
+  txArgsAt(c: ChainState, row: number): EncodedArgs | null {
     const from = c.fromAddress(row);
     const recipient = () => c.address(c.arg[row]!);
     switch (c.kind[row]!) {
@@ -925,13 +924,12 @@ export class SandboxDataImpl {
       case TxKind.unknownPoke:
         return { name: 'poke', signature: 'poke(uint256,bytes32)', args: { round: String(row), tag: c.pokeTag(row) } };
       default:
-        void to;
         return null;
     }
   }
 
   /** The arguments a log was encoded from; null when the row has no log. */
-  logArgs(c: ChainState, row: number): EncodedArgs | null {
+  logArgsAt(c: ChainState, row: number): EncodedArgs | null {
     if (!c.hasLog(row)) return null;
     const from = c.fromAddress(row);
     const recipient = c.address(c.arg[row]!);

@@ -136,13 +136,12 @@ function parseAggregate(expr: string, catalog: ColumnCatalog<unknown>): Aggregat
   if (!m) throw badRequest(`invalid aggregate: ${expr}`, 'supported: count(), sum(col), avg(col), min(col), max(col), optional "as alias"');
   const fn = m[1]!.toLowerCase() as AggregateFn;
   const arg = m[2]!;
-  let column: string | null = arg === '' || arg === '*' ? null : arg;
+  const column: string | null = arg === '' || arg === '*' ? null : arg;
   if (column !== null && !catalog[column]) throw badRequest(`invalid aggregate: ${expr}`, `unknown column ${column}`);
   if (fn !== 'count' && column === null) throw badRequest(`invalid aggregate: ${expr}`, `${fn}() needs a column`);
   if ((fn === 'sum' || fn === 'avg') && column !== null && catalog[column]!.kind === 'str') {
     throw badRequest(`invalid aggregate: ${expr}`, `${fn} needs a numeric column`);
   }
-  if (fn === 'count' && column === null) column = null;
   return { key: alias ?? body, fn, column };
 }
 

@@ -24,6 +24,7 @@ describe('bad requests', () => {
     ['bad group_by', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?group_by=colour`, 400],
     ['bare topic0 as signature', () => `/events/${sandbox.data.contracts[0]!.address}/0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef`, 400],
     ['unparseable signature', () => `/events/${sandbox.data.contracts[0]!.address}/Transfer(address`, 400],
+    ['non-canonical uint in signature', () => `/events/${sandbox.data.contracts[0]!.address}/${encodeURIComponent('Transfer(address indexed from, address indexed to, uint value)')}`, 400],
     ['invalid contract', () => `/events/0xabc/${TRANSFER}`, 400],
     ['unknown route', () => `/wallets/${sandbox.data.wallets[0]!.address}/balances`, 404],
     ['resolve garbage', () => `/resolve/hello-world`, 400],

@@ -90,6 +90,18 @@ describe('decode=true on list routes', () => {
     for (const e of w.body.data) expect(e.decoded).toBeNull();
   });
 
+  it('accepts signatures without parameter names and keys their values by position', async () => {
+    const token = sandbox.data.contracts.find((c) => c.kind === 'erc20' && c.chainId === 1)!;
+    const sig = encodeURIComponent('event Transfer(address indexed, address indexed, uint256)');
+    const { status, body } = await getJson(`${sandbox.url}/events/${token.address}/${sig}?chain_id=1&decode=true&limit=5`);
+    expect(status).toBe(200);
+    for (const e of body.data) {
+      const a = sandbox.data.logArgs(1, e.transaction_hash)!.args;
+      expect(e.decoded.indexed_params).toEqual({ arg0: a.from, arg1: a.to });
+      expect(e.decoded.non_indexed_params).toEqual({ arg2: a.value });
+    }
+  });
+
   it('leaves decoded null for the unknown contract', async () => {
     const unknown = sandbox.data.contracts.find((c) => c.kind === 'unknown' && c.chainId === 1)!;
     const sig = encodeURIComponent('SandboxPing(uint256 indexed round, bytes32 tag)');
