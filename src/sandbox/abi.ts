@@ -246,29 +246,27 @@ export function decodeLogWith(
   data: string,
   style: BytesStyle,
 ): DecodedEventValue | null {
-  const indexed = item.inputs.filter((p) => p.indexed);
-  const nonIndexed = item.inputs.filter((p) => !p.indexed);
-  if (topics.length !== 1 + indexed.length) return null;
+  // Positions, not parameter objects: viem reuses one object for identical unnamed parameters.
+  const indexedPos = item.inputs.map((p, i) => (p.indexed ? i : -1)).filter((i) => i >= 0);
+  const dataPos = item.inputs.map((p, i) => (p.indexed ? -1 : i)).filter((i) => i >= 0);
+  if (topics.length !== 1 + indexedPos.length) return null;
   try {
     const indexedParams: Record<string, unknown> = {};
     const nonIndexedParams: Record<string, unknown> = {};
-    const byParam = new Map<AbiParameter, unknown>();
-    indexed.forEach((p, i) => {
-      const topic = topics[1 + i] as Hex;
-      const v = isDynamic(p) ? topic : wireValue(p, decodeAbiParameters([p], topic)[0], style);
-      byParam.set(p, v);
+    const args: unknown[] = new Array(item.inputs.length);
+    indexedPos.forEach((pos, k) => {
+      const p = item.inputs[pos]!;
+      const topic = topics[1 + k] as Hex;
+      args[pos] = isDynamic(p) ? topic : wireValue(p, decodeAbiParameters([p], topic)[0], style);
     });
-    if (nonIndexed.length > 0) {
-      const values = decodeAbiParameters(nonIndexed, data as Hex);
-      nonIndexed.forEach((p, i) => byParam.set(p, wireValue(p, values[i], style)));
+    if (dataPos.length > 0) {
+      const values = decodeAbiParameters(dataPos.map((pos) => item.inputs[pos]!), data as Hex);
+      dataPos.forEach((pos, k) => (args[pos] = wireValue(item.inputs[pos]!, values[k], style)));
     } else if (data !== '0x' && data !== '') {
       return null;
     }
-    const args: unknown[] = [];
     item.inputs.forEach((p, i) => {
-      const v = byParam.get(p);
-      args.push(v);
-      (p.indexed ? indexedParams : nonIndexedParams)[p.name || `arg${i}`] = v;
+      (p.indexed ? indexedParams : nonIndexedParams)[p.name || `arg${i}`] = args[i];
     });
     return { name: item.name, signature: canonical, indexed_params: indexedParams, non_indexed_params: nonIndexedParams, args };
   } catch {
