@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildSandboxData } from '../../src/sandbox/index.js';
 
 const data = buildSandboxData({ seed: 42, transactions: 20_000 });
+const txsByChain = new Map(data.chains.map((c) => [c.chainId, [...data.transactions(c.chainId)]]));
+const txsOf = (chainId: number) => txsByChain.get(chainId)!;
 
 describe('sandbox data set', () => {
   it('has at least three chains with different block times, in 2024, each spanning at least 3 UTC days', () => {
@@ -10,7 +12,7 @@ describe('sandbox data set', () => {
     for (const c of data.chains) {
       expect(new Date(c.firstTimestamp * 1000).getUTCFullYear()).toBe(2024);
       expect(new Date(c.headTimestamp * 1000).getUTCFullYear()).toBe(2024);
-      const days = new Set([...data.transactions(c.chainId)].map((t) => new Date(t.block_timestamp * 1000).toISOString().slice(0, 10)));
+      const days = new Set(txsOf(c.chainId).map((t) => new Date(t.block_timestamp * 1000).toISOString().slice(0, 10)));
       expect(days.size).toBeGreaterThanOrEqual(3);
       expect(c.headBlock - c.firstBlock).toBe((c.headTimestamp - c.firstTimestamp) / c.blockTimeSeconds);
     }
@@ -18,7 +20,7 @@ describe('sandbox data set', () => {
 
   it('links blocks by parent_hash and counts their transactions', () => {
     for (const c of data.chains) {
-      const txs = [...data.transactions(c.chainId)];
+      const txs = txsOf(c.chainId);
       const busy = txs[Math.floor(txs.length / 2)]!.block_number;
       const block = data.block(c.chainId, busy)!;
       const parent = data.block(c.chainId, busy - 1)!;
@@ -32,7 +34,7 @@ describe('sandbox data set', () => {
   });
 
   it('has all transaction types, failures, contract creations, self-transfers and blob/authorization fields', () => {
-    const txs = data.chains.flatMap((c) => [...data.transactions(c.chainId)]);
+    const txs = data.chains.flatMap((c) => txsOf(c.chainId));
     expect(txs.length).toBe(20_000);
     expect(new Set(txs.map((t) => t.transaction_type))).toEqual(new Set([0, 1, 2, 3, 4]));
     expect(txs.some((t) => t.status === 0)).toBe(true);
@@ -50,13 +52,22 @@ describe('sandbox data set', () => {
     expect(txs.some((t) => BigInt(t.value) > 2n ** 64n)).toBe(true);
   });
 
+  it('lets one wallet window exceed the page cap (20 pages x 1000 rows) in a 200k set', () => {
+    const big = buildSandboxData({ seed: 42, transactions: 200_000 });
+    const alice = big.wallets[0]!;
+    expect(alice.transactionsByChain[1]).toBeGreaterThan(21 * 1000);
+    const q = big.parseTransactionsQuery('chain_id=1&sort_by=block_number&limit=1000&page=20');
+    expect(big.walletTransactions(alice.address, q).data).toHaveLength(1000);
+    expect(() => big.parseTransactionsQuery('chain_id=1&limit=1000&page=21')).toThrow(/page/);
+  });
+
   it('has a hot wallet, named wallets and hashes that find their rows', () => {
     const total = data.transactionTotal;
     expect(data.wallets[0]!.transactionCount / total).toBeGreaterThan(0.25);
     expect(data.wallet('alice.eth')).toBe(data.wallets[0]);
     expect(data.wallets.filter((w) => w.name).length).toBeGreaterThanOrEqual(3);
     for (const c of data.chains) {
-      const txs = [...data.transactions(c.chainId)];
+      const txs = txsOf(c.chainId);
       const sample = txs[txs.length - 3]!;
       expect(data.transaction(c.chainId, sample.hash)).toEqual(sample);
       expect(new Set(txs.map((t) => t.hash)).size).toBe(txs.length);
