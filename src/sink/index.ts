@@ -1,5 +1,6 @@
 import { COLUMN_TYPES } from './column-types.js';
-import { UnsupportedOutputError } from './errors.js';
+import { errorMessage, InsightExportError } from '../errors.js';
+import { FileWriteError, UnsupportedOutputError } from './errors.js';
 import { NdjsonFileWriter } from './ndjson.js';
 import { DuckDBParquetWriter } from './parquet-duckdb.js';
 import { HyparquetParquetWriter } from './parquet-hyparquet.js';
@@ -88,9 +89,25 @@ function resolveLevel(compression: Compression, level: unknown, engine: ParquetE
 
 /**
  * One output file: NDJSON (gzip or plain) or Parquet (DuckDB, the default, or hyparquet-writer).
- * Unsupported combinations are rejected with an UnsupportedOutputError (exit code 2).
+ * Unsupported combinations are rejected with an UnsupportedOutputError (exit code 2); a staging
+ * directory that cannot be created fails with a FileWriteError.
  */
 export async function createFileWriter(opts: FileWriterOptions): Promise<FileWriter> {
+  const resolved = resolveWriter(opts);
+  try {
+    return await resolved();
+  } catch (err) {
+    if (err instanceof InsightExportError) throw err;
+    throw new FileWriteError('Cannot create the output file in the staging directory', {
+      details: `${opts.stagingDir}: ${errorMessage(err)}`,
+      hint: 'The staging directory must be a writable local directory (it is created if missing).',
+      cause: err,
+    });
+  }
+}
+
+/** Validates the options and returns the constructor call of the writer they select. */
+function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
   const format = resolveFormat(opts.format);
   const compression = resolveCompression(format, opts.compression);
   validateOptions(opts);
@@ -99,7 +116,7 @@ export async function createFileWriter(opts: FileWriterOptions): Promise<FileWri
 
   if (format === 'ndjson') {
     const level = resolveLevel(compression, opts.compressionLevel, undefined);
-    return NdjsonFileWriter.create({
+    return () => NdjsonFileWriter.create({
       columns,
       stagingDir: opts.stagingDir,
       gzipLevel: compression === 'gzip' ? (level ?? DEFAULT_NDJSON_GZIP_LEVEL) : null,
@@ -117,7 +134,7 @@ export async function createFileWriter(opts: FileWriterOptions): Promise<FileWri
     });
   }
   if (engine === 'duckdb') {
-    return DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+    return () => DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
   }
-  return HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+  return () => HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
 }

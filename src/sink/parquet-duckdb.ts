@@ -83,6 +83,20 @@ export function copyStatement(
   );
 }
 
+/**
+ * A Parquet file with the schema and no rows. Used by the hyparquet engine too: hyparquet-writer
+ * 0.17 writes the empty row_groups list with element type BYTE, which arrow-rs rejects.
+ */
+export async function writeEmptyParquet(columns: readonly Column[], outPath: string, compression: Compression): Promise<void> {
+  const select = columns.map((c) => `CAST(NULL AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
+  const connection = await (await duckdb()).connect();
+  try {
+    await connection.run(`COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`);
+  } finally {
+    connection.closeSync();
+  }
+}
+
 /** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/sink-throughput.ts). */
 const SIZE_RATIO: Record<Compression, number> = { zstd: 0.3, gzip: 0.32, snappy: 0.54, none: 0.66 };
 

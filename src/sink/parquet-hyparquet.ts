@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Column, Row } from '../datasets/columns.js';
 import { parquetColumnTypes } from './column-types.js';
+import { writeEmptyParquet } from './parquet-duckdb.js';
 import { createColumnarConverter, type ParquetValue } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase } from './staging.js';
@@ -140,9 +141,14 @@ export class HyparquetParquetWriter extends BaseFileWriter {
   }
 
   protected async finishFile(): Promise<string> {
-    await this.flushRowGroup();
-    await this.pq.finish();
-    await this.close();
+    if (this.rowCount === 0) {
+      await this.close();
+      await writeEmptyParquet(this.opts.columns, this.partPath, this.opts.compression);
+    } else {
+      await this.flushRowGroup();
+      await this.pq.finish();
+      await this.close();
+    }
     this.track(this.finalPath);
     await rename(this.partPath, this.finalPath);
     this.untrack(this.partPath);
