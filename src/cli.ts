@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { ExitCode, InsightExportError, UserInputError } from './errors.js';
+import { commands } from './commands/index.js';
+
+/**
+ * Entry point: parses flags, runs one command, maps errors to exit codes.
+ * Typed errors print their own message (what, where, what to do); anything else is a bug and
+ * prints its stack.
+ */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode: number = ExitCode.ok;
+  const parser = yargs(argv)
+    .scriptName('insight-export')
+    .usage('$0 <command> [options]')
+    .command(commands((code: number) => (exitCode = code)))
+    .demandCommand(1, 'Name a command: run, plan, validate, sandbox ... (see --help)')
+    .strict()
+    .recommendCommands()
+    .help()
+    .alias('h', 'help')
+    .version()
+    .wrap(Math.min(110, process.stdout.columns ?? 110))
+    .fail((msg, err) => {
+      throw err ?? new UserInputError(msg, { hint: 'Run insight-export --help for the commands and their options.' });
+    });
+  try {
+    await parser.parseAsync();
+    return exitCode;
+  } catch (err) {
+    return reportError(err);
+  }
+}
+
+export function reportError(err: unknown): number {
+  if (err instanceof InsightExportError) {
+    process.stderr.write(`error: ${err.message}\n`);
+    return err.exitCode;
+  }
+  process.stderr.write(`internal error (please report): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  return ExitCode.failed;
+}
+
+const isEntry = process.argv[1] !== undefined && /cli\.(ts|js)$/.test(process.argv[1]);
+if (isEntry) {
+  main(hideBin(process.argv)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err) => {
+      process.exitCode = reportError(err);
+    },
+  );
+}

@@ -1,0 +1,53 @@
+import type { CommandModule } from 'yargs';
+import { estimateRequests, planJob, type Plan } from '../plan/index.js';
+import { openStore } from '../store/open-store.js';
+import { WindowState } from '../state/window-state.js';
+import { openSource } from '../run/source-session.js';
+import { headFinder } from '../run/run-job.js';
+import { resolveWalletNames } from '../run/targets.js';
+import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+
+interface PlanArgs extends ConfigArgs {
+  job: string;
+  json: boolean;
+}
+
+/** Prints the work units a run would export and an estimate of its requests, exporting nothing. */
+export const planCommand: CommandModule<object, PlanArgs> = {
+  command: 'plan <job>',
+  describe: 'Show the windows a run would export (reads state at the destination) and the estimated requests',
+  builder: (y) =>
+    withConfigFlags(y)
+      .positional('job', { type: 'string', demandOption: true })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
+      .example('$0 plan jobs/demo.yaml', 'What would the demo export now?') as never,
+  handler: async (args) => {
+    const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
+    const needsSource = loaded.range?.to === 'latest' || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+    const source = needsSource ? await openSource(config, logger) : null;
+    try {
+      const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
+      const completed = config.output.destination
+        ? await new WindowState(openStore(config.output.destination, { s3: config.s3, logger }), job.name).completedIntervals()
+        : new Map();
+      const plan = await planJob(job, {
+        completed: (k) => completed.get(k) ?? [],
+        latest: source ? headFinder(job, source.client) : undefined,
+      });
+      const estimate = estimateRequests(plan);
+      process.stdout.write(args.json ? `${JSON.stringify({ plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum));
+    } finally {
+      await source?.close();
+    }
+  },
+};
+
+function render(plan: Plan, minimumRequests: number): string {
+  const lines = [`job ${plan.jobName}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`];
+  for (const c of plan.coverage) {
+    const todo = c.todo.map((i) => `[${i.start}, ${i.end})`).join(' ') || 'nothing (complete)';
+    lines.push(`  ${c.unitKey}: to export ${todo}; done ${c.done.length} interval(s)`);
+  }
+  for (const u of plan.units) lines.push(`    ${u.unitKey} ${u.windowKey}`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,55 @@
+import type { Column, Row } from './columns.js';
+import type { InsightClient } from '../source/client.js';
+import type { ListQuery } from '../source/query.js';
+
+export type DatasetName = 'transactions' | 'events' | 'aggregates' | 'nft_holdings';
+
+/** What a window of a work unit is measured in. */
+export type WindowAxis = 'block' | 'time';
+
+/** Where in the source a record sits: the paginator's cursor when a window must be split. */
+export interface RecordPosition {
+  block_number: number;
+  block_timestamp: number;
+}
+
+/** The part of a request a dataset needs from the paginator for one page. */
+export interface PageRequest {
+  chainIds: number[];
+  /** Window bounds plus the job's own filters, already as filter_* names. */
+  filters: NonNullable<ListQuery['filters']>;
+  page: number;
+  limit: number;
+}
+
+/**
+ * A list dataset (cryo's model): one module declares what the dataset is — its table, columns,
+ * sort, how one page is fetched and how a record becomes a row.
+ */
+export interface ListDataset<Target, Rec> {
+  readonly name: DatasetName;
+  /** Table (top-level folder) the rows of this target go to; one schema per table. */
+  tableName(target: Target): string;
+  columns(target: Target): Column[];
+  /** Order of rows inside a file: the order the paginator streams them in. */
+  readonly sortKey: readonly string[];
+  /** Filter names bounding a window on each axis. */
+  readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
+  /** Short stable name of the target used in file names and state keys. */
+  targetKey(target: Target): string;
+  fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
+  position(record: Rec): RecordPosition;
+  chainId(record: Rec): number;
+  itemId(record: Rec, target: Target): string;
+  toRow(record: Rec, target: Target): Row;
+}
+
+/** Columns every row of every list dataset starts with (DESIGN.md conventions). */
+export const BLOCK_COLUMNS: readonly Column[] = [
+  { name: 'item_id', type: 'string', nullable: false, description: 'Stable unique key of the row' },
+  { name: 'chain_id', type: 'int64', nullable: false, description: 'Chain id' },
+  { name: 'block_number', type: 'int64', nullable: false, description: 'Block number' },
+  { name: 'block_timestamp', type: 'int64', nullable: false, description: 'Block time, unix seconds' },
+  { name: 'block_time', type: 'timestamp', nullable: false, description: 'Block time, UTC timestamp' },
+  { name: 'block_hash', type: 'string', nullable: false, description: 'Block hash, lowercase 0x hex' },
+];

@@ -1,0 +1,114 @@
+import { column, isoTime, type Column, type Row } from './columns.js';
+import { BLOCK_COLUMNS, type ListDataset } from './dataset.js';
+import type { TransactionRecord } from '../source/records.js';
+import type { TransactionDecoder } from '../decode/transaction-decoder.js';
+
+/** A wallet whose transactions (as sender or receiver) are exported. */
+export interface WalletTarget {
+  kind: 'wallet';
+  /** Lowercase 0x address (a name in the job is resolved to this once, before planning). */
+  address: string;
+  /** What the job file said (address or name), for messages. */
+  label: string;
+  decode: boolean;
+  decoder?: TransactionDecoder | undefined;
+}
+
+const TRANSACTION_COLUMNS: readonly Column[] = [
+  ...BLOCK_COLUMNS,
+  column('wallet_address', 'string', 'The exported wallet (the row is this wallet’s view of the transaction)', false),
+  column('hash', 'string', 'Transaction hash', false),
+  column('nonce', 'int64', 'Sender nonce'),
+  column('transaction_index', 'int64', 'Position in the block', false),
+  column('from_address', 'string', 'Sender'),
+  column('to_address', 'string', 'Receiver; null for contract creation'),
+  column('value', 'uint256', 'Value in wei, exact decimal'),
+  column('gas_price', 'uint256', 'Gas price in wei'),
+  column('gas', 'int64', 'Gas limit'),
+  column('function_selector', 'string', 'First 4 bytes of the input'),
+  column('data', 'string', 'Input data, hex'),
+  column('max_fee_per_gas', 'uint256', 'EIP-1559 max fee per gas'),
+  column('max_priority_fee_per_gas', 'uint256', 'EIP-1559 max priority fee per gas'),
+  column('transaction_type', 'int32', 'Transaction type (0 legacy, 1 access list, 2 EIP-1559, 3 blob, 4 set-code)'),
+  column('r', 'uint256', 'Signature r'),
+  column('s', 'uint256', 'Signature s'),
+  column('v', 'uint256', 'Signature v'),
+  column('access_list_json', 'json', 'Access list, JSON'),
+  column('authorization_list_json', 'json', 'EIP-7702 authorization list, JSON'),
+  column('contract_address', 'string', 'Created contract, for contract creations'),
+  column('gas_used', 'int64', 'Gas used by this transaction'),
+  column('cumulative_gas_used', 'int64', 'Gas used in the block up to and including this transaction'),
+  column('effective_gas_price', 'uint256', 'Price actually paid per gas'),
+  column('blob_gas_used', 'int64', 'Blob gas used'),
+  column('blob_gas_price', 'uint256', 'Blob gas price'),
+  column('logs_bloom', 'string', 'Logs bloom filter'),
+  column('status', 'int32', '1 success, 0 failure'),
+];
+
+export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> = {
+  name: 'transactions',
+  tableName: () => 'transactions',
+  columns(target) {
+    return target.decoder ? [...TRANSACTION_COLUMNS, ...target.decoder.columns] : [...TRANSACTION_COLUMNS];
+  },
+  sortKey: ['chain_id', 'block_number', 'transaction_index'],
+  windowFilters: {
+    block: { gte: 'filter_block_number_gte', lt: 'filter_block_number_lt' },
+    time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
+  },
+  targetKey: (target) => target.address,
+  async fetchPage(client, target, req) {
+    const response = await client.walletTransactions(target.address, {
+      chainIds: req.chainIds,
+      filters: req.filters,
+      sortBy: 'block_number',
+      sortOrder: 'asc',
+      decode: target.decode,
+      limit: req.limit,
+      page: req.page,
+    });
+    return response.data;
+  },
+  position: (r) => r,
+  chainId: (r) => r.chain_id,
+  itemId: (r, target) => `${r.chain_id}:${r.hash}:${target.address}`,
+  toRow(r, target) {
+    const row: Row = {
+      item_id: `${r.chain_id}:${r.hash}:${target.address}`,
+      chain_id: r.chain_id,
+      block_number: r.block_number,
+      block_timestamp: r.block_timestamp,
+      block_time: isoTime(r.block_timestamp),
+      block_hash: r.block_hash,
+      wallet_address: target.address,
+      hash: r.hash,
+      nonce: r.nonce,
+      transaction_index: r.transaction_index,
+      from_address: r.from_address,
+      to_address: r.to_address,
+      value: r.value,
+      gas_price: r.gas_price,
+      gas: r.gas,
+      function_selector: r.function_selector,
+      data: r.data,
+      max_fee_per_gas: r.max_fee_per_gas,
+      max_priority_fee_per_gas: r.max_priority_fee_per_gas,
+      transaction_type: r.transaction_type,
+      r: r.r,
+      s: r.s,
+      v: r.v,
+      access_list_json: r.access_list_json,
+      authorization_list_json: r.authorization_list_json,
+      contract_address: r.contract_address,
+      gas_used: r.gas_used,
+      cumulative_gas_used: r.cumulative_gas_used,
+      effective_gas_price: r.effective_gas_price,
+      blob_gas_used: r.blob_gas_used,
+      blob_gas_price: r.blob_gas_price,
+      logs_bloom: r.logs_bloom,
+      status: r.status,
+    };
+    if (target.decoder) Object.assign(row, target.decoder.decode(r).values);
+    return row;
+  },
+};

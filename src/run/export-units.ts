@@ -1,0 +1,245 @@
+import { rm } from 'node:fs/promises';
+import pLimit from 'p-limit';
+import type { Logger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
+import type { InsightClient } from '../source/client.js';
+import type { Filters } from '../source/query.js';
+import { MAX_LIMIT, MAX_PAGE } from '../source/query.js';
+import { pageWindow } from '../source/paginator.js';
+import type { ObjectStore } from '../store/store.js';
+import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
+import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
+import type { WindowState } from '../state/window-state.js';
+import { windowKey } from '../plan/index.js';
+
+/** One window of one target on one chain: the unit of work, of commit and of state. */
+export interface ExportUnit {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  dataset: ListDataset<any, any>;
+  target: unknown;
+  chainId: number;
+  axis: WindowAxis;
+  start: number;
+  end: number;
+  /** The planner's unit key (`dataset/target/chain_id/axis`): the state folder of this unit's windows. */
+  unitKey: string;
+  /** The job's own filter_* values for this dataset. */
+  filters: Filters;
+}
+
+export interface OutputSettings {
+  format: OutputFormat;
+  engine: ParquetEngine;
+  compression?: Compression | undefined;
+  partitioning: string;
+  maxRowsPerFile: number;
+  maxBytesPerFile: number;
+}
+
+export interface ExportOptions {
+  jobName: string;
+  runId: string;
+  client: InsightClient;
+  store: ObjectStore;
+  state: WindowState;
+  output: OutputSettings;
+  stagingDir: string;
+  unitsInFlight: number;
+  pageSize?: number;
+  prefetch?: number;
+  /** Re-export windows even when state says they are done, replacing their files. */
+  replace?: boolean;
+  signal?: AbortSignal;
+  logger: Logger;
+  onProgress?(event: ProgressEvent): void;
+}
+
+export type ProgressEvent =
+  | { kind: 'rows'; unitKey: string; rows: number }
+  | { kind: 'unit-done'; unitKey: string; start: number; end: number; rows: number; files: number; bytes: number }
+  | { kind: 'unit-failed'; unitKey: string; start: number; end: number; error: string };
+
+export interface UnitOutcome {
+  unitKey: string;
+  start: number;
+  end: number;
+  chainId: number;
+  status: 'done' | 'failed' | 'abandoned';
+  rows: number;
+  files: number;
+  bytes: number;
+  error?: string;
+}
+
+export class UnitAbandonedError extends Error {
+  override name = 'UnitAbandonedError';
+}
+
+/**
+ * Exports units, several at a time. Units that differ only by chain share their requests
+ * (several chain_id per request); each chain still commits on its own.
+ */
+export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
+  const groups = groupByWindow(units);
+  const limit = pLimit(Math.max(1, opts.unitsInFlight));
+  const outcomes: UnitOutcome[] = [];
+  await Promise.all(
+    groups.map((group) =>
+      limit(async () => {
+        if (opts.signal?.aborted) {
+          for (const u of group) outcomes.push(outcome(u, 'abandoned', 0, [], 'not started: interrupted'));
+          return;
+        }
+        outcomes.push(...(await exportGroup(group, opts)));
+      }),
+    ),
+  );
+  return outcomes;
+}
+
+function groupByWindow(units: ExportUnit[]): ExportUnit[][] {
+  const groups = new Map<string, ExportUnit[]>();
+  for (const u of units) {
+    const key = [u.dataset.name, u.dataset.targetKey(u.target), u.axis, u.start, u.end, JSON.stringify(u.filters)].join('|');
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    g.push(u);
+  }
+  return [...groups.values()];
+}
+
+function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, files: PlannedFile[], error?: string): UnitOutcome {
+  return {
+    unitKey: u.unitKey,
+    start: u.start,
+    end: u.end,
+    chainId: u.chainId,
+    status,
+    rows,
+    files: files.length,
+    bytes: files.reduce((n, f) => n + f.bytes, 0),
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
+  const first = group[0]!;
+  const ds = first.dataset;
+  const byChain = new Map(group.map((u) => [u.chainId, u]));
+  const writers = new Map<number, PartitionedWriter>();
+  const results = new Map<number, UnitOutcome>();
+  const log = opts.logger.child({ unit: first.unitKey.replace(/\/\d+$/, ''), window: windowKey({ start: first.start, end: first.end }) });
+
+  const writerFor = (u: ExportUnit): PartitionedWriter => {
+    let w = writers.get(u.chainId);
+    if (!w) {
+      w = new PartitionedWriter({
+        writer: {
+          format: opts.output.format,
+          engine: opts.output.engine,
+          compression: opts.output.compression,
+          stagingDir: opts.stagingDir,
+        },
+        columns: ds.columns(u.target),
+        partitioning: opts.output.partitioning,
+        fixed: { dataset: ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
+        stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
+        maxRowsPerFile: opts.output.maxRowsPerFile,
+        maxBytesPerFile: opts.output.maxBytesPerFile,
+      });
+      writers.set(u.chainId, w);
+    }
+    return w;
+  };
+
+  try {
+    const windowFilters = ds.windowFilters[first.axis];
+    const pages = pageWindow({
+      chainIds: group.map((u) => u.chainId),
+      start: first.start,
+      end: first.end,
+      lowerFilter: windowFilters.gte,
+      upperFilter: windowFilters.lt,
+      baseFilters: first.filters,
+      limit: opts.pageSize ?? MAX_LIMIT,
+      maxPage: MAX_PAGE,
+      prefetch: opts.prefetch ?? 1,
+      fetch: (chainIds, filters, page) => {
+        if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
+        return ds.fetchPage(opts.client, first.target, { chainIds, filters, page, limit: opts.pageSize ?? MAX_LIMIT });
+      },
+      chainId: (r) => ds.chainId(r),
+      axisValue: first.axis === 'block' ? (r) => ds.position(r).block_number : (r) => ds.position(r).block_timestamp,
+      itemId: (r) => ds.itemId(r, first.target),
+      onSplit: (chainId, cursor) => log.debug({ chainId, cursor }, 'window split at the page cap'),
+    });
+    for await (const batch of pages) {
+      if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted');
+      const u = byChain.get(batch.chainId)!;
+      if ('done' in batch) {
+        const files = await writerFor(u).finish();
+        const rows = files.reduce((n, f) => n + f.rows, 0);
+        await commitWindow(u, files, rows, opts);
+        results.set(u.chainId, outcome(u, 'done', rows, files));
+        opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
+        continue;
+      }
+      const rows = batch.records.map((r) => ds.toRow(r, u.target));
+      await writerFor(u).write(rows);
+      opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
+    }
+  } catch (err) {
+    const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
+    for (const u of group) {
+      if (results.has(u.chainId)) continue;
+      await writers.get(u.chainId)?.abort().catch(() => undefined);
+      const message = errorMessage(err);
+      results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], message));
+      if (!abandoned) {
+        log.error({ chainId: u.chainId, err: message }, 'unit failed');
+        opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+      }
+    }
+  }
+  return group.map((u) => results.get(u.chainId)!);
+}
+
+/**
+ * Uploads a window's finished files and records the window as completed (see WindowState for the
+ * protocol). When the window was completed before (a forced or rewound re-export), files of the
+ * old export that the new one did not overwrite are removed after the new marker is written.
+ */
+async function commitWindow(u: ExportUnit, files: PlannedFile[], rows: number, opts: ExportOptions): Promise<void> {
+  const previous = opts.replace ? await opts.state.readCompleted(u.unitKey, u.start, u.end) : null;
+  const keys = files.map((f) => f.key);
+  try {
+    if (files.length > 0) await opts.state.writePending(u.unitKey, u.start, u.end, keys);
+    for (const f of files) {
+      if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted before upload');
+      await opts.store.putFile(f.key, f.path, { contentType: contentTypeOf(f.key) });
+      await rm(f.path, { force: true });
+    }
+  } finally {
+    await Promise.all(files.map((f) => rm(f.path, { force: true })));
+  }
+  await opts.state.writeCompleted({
+    unit_key: u.unitKey,
+    start: u.start,
+    end: u.end,
+    rows,
+    files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
+    run_id: opts.runId,
+    completed_at: new Date().toISOString(),
+  });
+  if (previous) {
+    const stale = previous.files.map((f) => f.key).filter((k) => !keys.includes(k));
+    if (stale.length > 0) await opts.store.deleteMany(stale);
+  }
+}
+
+function contentTypeOf(key: string): string {
+  if (key.endsWith('.parquet')) return 'application/vnd.apache.parquet';
+  if (key.endsWith('.gz')) return 'application/gzip';
+  return 'application/x-ndjson';
+}

@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ResolvedConfig } from '../config/index.js';
+import { UserInputError } from '../errors.js';
+import type { Job } from '../job/schema.js';
+import type { Logger } from '../log.js';
+import { planJob, type ChainHead, type Plan, type WorkUnit } from '../plan/index.js';
+import { findChainHead } from '../source/chain-head.js';
+import type { InsightClient } from '../source/client.js';
+import { openStore } from '../store/open-store.js';
+import { WindowState } from '../state/window-state.js';
+import { eventsDataset } from '../datasets/events.js';
+import { transactionsDataset } from '../datasets/transactions.js';
+import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } from './export-units.js';
+import { openSource } from './source-session.js';
+import { resolveWalletNames, TargetFactory } from './targets.js';
+import { buildReport, type RunReport } from './report.js';
+
+export interface RunJobInput {
+  job: Job;
+  config: ResolvedConfig;
+  logger: Logger;
+  /** Re-export every window of the range, replacing files, even those state marks done. */
+  force?: boolean;
+  signal?: AbortSignal;
+  onProgress?(event: ProgressEvent): void;
+  onPlan?(plan: Plan): void;
+}
+
+export class DatasetNotSupportedError extends UserInputError {
+  override name = 'DatasetNotSupportedError';
+}
+
+/**
+ * One run of a job: resolve names, read state, plan what is missing, export it, record it, and
+ * leave a run report beside the state. Never throws for a failed unit: the report says which
+ * units failed (the caller turns that into the exit code).
+ */
+export async function runJob(input: RunJobInput): Promise<RunReport> {
+  const { config, logger } = input;
+  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
+  const started = Date.now();
+  const destination = config.output.destination;
+  if (!destination) {
+    throw new UserInputError('No output destination is set', {
+      hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
+    });
+  }
+  const store = openStore(destination, { s3: config.s3, logger });
+  const source = await openSource(config, logger);
+  const stagingDir = join(config.stagingDir, runId);
+  try {
+    const job = await resolveWalletNames(input.job, source.client);
+    const state = new WindowState(store, job.name);
+    const orphans = await state.cleanPending();
+    if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
+
+    const completed = input.force ? new Map() : await state.completedIntervals();
+    const plan = await planJob(job, {
+      completed: (unitKey) => completed.get(unitKey) ?? [],
+      latest: headFinder(job, source.client),
+    });
+    input.onPlan?.(plan);
+    const factory = new TargetFactory(job);
+    const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
+    logger.info({ job: job.name, run: runId, windows: units.length }, 'plan ready');
+
+    await mkdir(stagingDir, { recursive: true });
+    const outcomes = await exportUnits(units, {
+      jobName: job.name,
+      runId,
+      client: source.client,
+      store,
+      state,
+      output: {
+        format: config.output.format,
+        engine: config.output.parquetEngine,
+        compression: config.output.compression,
+        partitioning: config.output.partitioning,
+        maxRowsPerFile: config.output.maxRowsPerFile,
+        maxBytesPerFile: config.output.maxBytesPerFile,
+      },
+      stagingDir,
+      unitsInFlight: config.concurrency.unitsInFlight,
+      replace: input.force === true,
+      signal: input.signal,
+      logger,
+      onProgress: input.onProgress,
+    });
+    const report = buildReport({
+      job,
+      runId,
+      started,
+      plan,
+      outcomes,
+      destination: store.location,
+      client: source.client,
+      interrupted: input.signal?.aborted === true,
+    });
+    report.report_key = await state.writeReport(runId, report);
+    return report;
+  } finally {
+    await rm(stagingDir, { recursive: true, force: true });
+    await source.close();
+    await store.close?.();
+  }
+}
+
+async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
+  if (u.dataset !== 'transactions' && u.dataset !== 'events') {
+    throw new DatasetNotSupportedError(`The ${u.dataset} dataset cannot be exported by this version`, {
+      details: `unit ${u.unitKey}`,
+    });
+  }
+  const target = await factory.forUnit(u.target);
+  return {
+    dataset: u.dataset === 'transactions' ? transactionsDataset : eventsDataset,
+    target,
+    chainId: u.chainId,
+    axis: u.axis,
+    start: u.window.start,
+    end: u.window.end,
+    unitKey: u.unitKey,
+    filters: u.filters,
+  };
+}
+
+/**
+ * Chain heads for `to: latest`: the newest row of the job's first target on that chain is a block
+ * that exists, from which the head is searched (see findChainHead).
+ */
+export function headFinder(job: Job, client: InsightClient): (chainId: number) => Promise<ChainHead> {
+  return async (chainId) => {
+    let known: number | undefined;
+    const target = job.targets.find((t) => t.chains.includes(chainId));
+    const newest = { chainIds: [chainId], sortBy: 'block_number' as const, sortOrder: 'desc' as const, limit: 1 };
+    if (target?.kind === 'wallet') {
+      known = (await client.walletTransactions(target.wallet, newest)).data[0]?.block_number;
+    } else if (target?.kind === 'contract' && target.events[0]) {
+      known = (await client.contractEvents(target.contract, target.events[0].signature, newest)).data[0]?.block_number;
+    }
+    const head = await findChainHead(client, chainId, known);
+    return { block: head.block_number, time: head.block_timestamp };
+  };
+}
+
