@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // One real S3 server (Ceph radosgw) for the whole run; see test/setup/s3.ts.
+    globalSetup: ['test/setup/s3.ts'],
     reporters: ['default'],
   },
 });

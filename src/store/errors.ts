@@ -1,0 +1,68 @@
+import { InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
+
+/** An object-store operation that failed for a reason none of the classes below names. */
+export class StoreError extends InsightExportError {
+  override name = 'StoreError';
+}
+
+/** A conditional write (ifNoneMatch '*' / ifMatch etag) found the object in another state. */
+export class PreconditionFailedError extends StoreError {
+  override name = 'PreconditionFailedError';
+  readonly key: string;
+  constructor(location: string, key: string, condition: { ifNoneMatch?: '*' | undefined; ifMatch?: string | undefined }, params: ErrorParameters = {}) {
+    const what = condition.ifNoneMatch === '*' ? 'already exists' : `no longer has ETag ${condition.ifMatch ?? '?'}`;
+    super(`Conditional write refused: ${key} ${what}`, {
+      details: `${location} ${key}`,
+      hint:
+        condition.ifNoneMatch === '*'
+          ? 'Another run (or an earlier attempt) created this object first; read it before writing again.'
+          : 'Another writer changed the object since it was read; read it again and retry.',
+      ...params,
+    });
+    this.key = key;
+  }
+}
+
+/** Credentials missing, wrong, expired, or without permission for the bucket/key. */
+export class StoreAccessError extends StoreError {
+  override name = 'StoreAccessError';
+}
+
+export class BucketNotFoundError extends StoreError {
+  override name = 'BucketNotFoundError';
+  readonly bucket: string;
+  constructor(bucket: string, params: ErrorParameters = {}) {
+    super(`S3 bucket ${bucket} does not exist`, {
+      hint: 'Check the bucket name in the destination (s3://bucket/prefix), the endpoint and the region, or create the bucket.',
+      ...params,
+    });
+    this.bucket = bucket;
+  }
+}
+
+/** The store could not be reached or kept failing (connection refused, timeouts, 5xx) after retries. */
+export class StoreUnavailableError extends StoreError {
+  override name = 'StoreUnavailableError';
+}
+
+/** A key the store refuses: empty, absolute, with "..", "." or empty segments, backslashes, NUL. */
+export class InvalidKeyError extends UserInputError {
+  override name = 'InvalidKeyError';
+  readonly key: string;
+  constructor(key: string, problem: string) {
+    super(`Invalid object key ${JSON.stringify(key)}: ${problem}`, {
+      hint: 'Keys are relative paths with forward slashes, e.g. "transactions/chain_id=1/part-0.parquet".',
+    });
+    this.key = key;
+  }
+}
+
+/** A destination that is neither "s3://bucket/prefix" nor a local path. */
+export class InvalidDestinationError extends UserInputError {
+  override name = 'InvalidDestinationError';
+  constructor(destination: string, problem: string) {
+    super(`Destination ${destination} ${problem}`, {
+      hint: 'Write "s3://bucket/prefix" or a local directory like "./out"; S3 credentials come from the environment.',
+    });
+  }
+}

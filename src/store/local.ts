@@ -1,0 +1,412 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
+import { link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pLimit from 'p-limit';
+import { StoreError, PreconditionFailedError } from './errors.js';
+import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
+import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
+
+export interface LocalStoreOptions {
+  /** How long a write waits for another writer's lock on the same key (default 30 s). */
+  lockTimeoutMs?: number;
+  /** A lock file older than this is taken to be left by a crashed process and removed (default 60 s). */
+  staleLockMs?: number;
+}
+
+/**
+ * A local directory as an object store. Keys map to files below `rootDir`.
+ *
+ * Guarantees:
+ * - Every write goes to a temp file in `<root>/.insight-export-tmp/`, is fsynced, then renamed
+ *   into place (and the folder fsynced): readers see the old file or the whole new one.
+ * - ETag = hex MD5 of the content (what S3 reports for a single-part upload).
+ * - `ifNoneMatch: '*'` is a `link()` of the finished temp file to the key: the kernel refuses it
+ *   when the key exists, so exactly one of several concurrent creators wins, across processes.
+ * - `ifMatch` and every other write or delete of a key take a per-key lock file (exclusive
+ *   create) around "compare ETag, rename": a compare-and-swap against all writers that use
+ *   LocalStore on the same directory, in this process or another. A lock older than
+ *   `staleLockMs` (its holder crashed) is broken. Writers that bypass LocalStore are not covered.
+ * - A local directory cannot hold both a file "a" and a file "a/b"; S3 can. Such a put fails
+ *   with a StoreError.
+ */
+export class LocalStore implements ObjectStore {
+  readonly location: string;
+  readonly rootDir: string;
+  private readonly tmpDir: string;
+  private readonly lockTimeoutMs: number;
+  private readonly staleLockMs: number;
+  /** MD5s of files this process wrote or read, valid while the file's stat is unchanged. */
+  private readonly etagCache = new Map<string, { sig: string; etag: string }>();
+
+  constructor(rootDir: string, opts: LocalStoreOptions = {}) {
+    this.rootDir = path.resolve(rootDir);
+    this.location = this.rootDir;
+    this.tmpDir = path.join(this.rootDir, LOCAL_INTERNAL_DIR);
+    this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
+    this.staleLockMs = opts.staleLockMs ?? 60_000;
+  }
+
+  async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
+    validateKey(key);
+    const tmp = await this.newTempPath();
+    const hash = createHash('md5');
+    try {
+      await pipeline(
+        createReadStream(localPath),
+        new Transform({
+          transform(chunk: Buffer, _enc, cb) {
+            hash.update(chunk);
+            cb(null, chunk);
+          },
+        }),
+        createWriteStream(tmp, { flags: 'wx' }),
+      );
+      await fsyncFile(tmp);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      if (isErrno(err, 'ENOENT') && !(await exists(localPath))) {
+        throw new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause: err });
+      }
+      throw this.ioError('write', key, err);
+    }
+    return this.commit(key, tmp, hash.digest('hex'), opts);
+  }
+
+  async put(key: string, body: Buffer | string, opts: PutOptions = {}): Promise<{ etag: string }> {
+    validateKey(key);
+    const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const tmp = await this.newTempPath();
+    try {
+      const fh = await open(tmp, 'wx');
+      try {
+        await fh.writeFile(data);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw this.ioError('write', key, err);
+    }
+    return this.commit(key, tmp, md5(data), opts);
+  }
+
+  async get(key: string): Promise<{ body: Buffer; etag: string } | null> {
+    validateKey(key);
+    const file = this.fileOf(key);
+    let body: Buffer;
+    try {
+      body = await readFile(file);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR') || isErrno(err, 'EISDIR')) return null;
+      throw this.ioError('read', key, err);
+    }
+    return { body, etag: md5(body) };
+  }
+
+  async getStream(key: string): Promise<Readable | null> {
+    validateKey(key);
+    try {
+      // Open first so that an absent key is null rather than a stream that errors later.
+      const fh = await open(this.fileOf(key), 'r');
+      if ((await fh.stat()).isDirectory()) {
+        await fh.close();
+        return null;
+      }
+      return fh.createReadStream();
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
+      throw this.ioError('read', key, err);
+    }
+  }
+
+  async head(key: string): Promise<ObjectInfo | null> {
+    validateKey(key);
+    const file = this.fileOf(key);
+    let st: Stats;
+    try {
+      st = await stat(file);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
+      throw this.ioError('stat', key, err);
+    }
+    if (!st.isFile()) return null;
+    const etag = await this.etagOf(file, st);
+    if (etag === null) return null;
+    return { key, size: st.size, etag, lastModified: st.mtime };
+  }
+
+  async *list(prefix: string): AsyncIterable<ObjectInfo> {
+    validatePrefix(prefix);
+    const slash = prefix.lastIndexOf('/');
+    const dirKey = slash < 0 ? '' : prefix.slice(0, slash);
+    const keys: string[] = [];
+    await this.walk(dirKey, keys);
+    const matching = keys.filter((k) => k.startsWith(prefix)).sort(compareKeys);
+    for (const key of matching) {
+      const info = await this.head(key);
+      if (info) yield info; // deleted meanwhile: skipped, as S3 would after the listing
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    validateKey(key);
+    await this.withLock(key, async () => {
+      try {
+        await unlink(this.fileOf(key));
+      } catch (err) {
+        if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return;
+        if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) return; // a "folder", not an object
+        throw this.ioError('delete', key, err);
+      }
+      this.etagCache.delete(this.fileOf(key));
+    });
+    await this.pruneEmptyDirs(path.dirname(this.fileOf(key)));
+  }
+
+  async deleteMany(keys: string[]): Promise<void> {
+    for (const k of keys) validateKey(k);
+    const limit = pLimit(8);
+    await Promise.all(keys.map((k) => limit(() => this.delete(k))));
+  }
+
+  async close(): Promise<void> {
+    this.etagCache.clear();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private fileOf(key: string): string {
+    return path.join(this.rootDir, ...key.split('/'));
+  }
+
+  private async newTempPath(): Promise<string> {
+    await mkdir(this.tmpDir, { recursive: true });
+    return path.join(this.tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
+  }
+
+  /** Moves a finished temp file to its key, honouring the write conditions. */
+  private async commit(key: string, tmp: string, etag: string, opts: PutOptions): Promise<{ etag: string }> {
+    const file = this.fileOf(key);
+    try {
+      await this.withLock(key, async () => {
+        if (opts.ifMatch !== undefined) {
+          const current = await this.currentEtag(file);
+          if (current === null || current !== normaliseEtag(opts.ifMatch)) {
+            throw new PreconditionFailedError(this.location, key, opts);
+          }
+        }
+        await this.withParentDir(key, async () => {
+          if (opts.ifNoneMatch === '*') {
+            try {
+              await link(tmp, file);
+            } catch (err) {
+              if (isErrno(err, 'EEXIST')) throw new PreconditionFailedError(this.location, key, opts);
+              throw err;
+            }
+            await unlink(tmp);
+          } else {
+            await rename(tmp, file);
+          }
+        });
+        await fsyncDir(path.dirname(file));
+        const st = await stat(file);
+        this.etagCache.set(file, { sig: statSignature(st), etag });
+      });
+    } catch (err) {
+      await rm(tmp, { force: true });
+      if (err instanceof StoreError) throw err;
+      throw this.ioError('write', key, err);
+    }
+    return { etag };
+  }
+
+  /** Runs fn after creating the key's parent folders; retries once if a delete pruned them. */
+  private async withParentDir(key: string, fn: () => Promise<void>): Promise<void> {
+    const dir = path.dirname(this.fileOf(key));
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await mkdir(dir, { recursive: true });
+        await fn();
+        return;
+      } catch (err) {
+        if (err instanceof StoreError) throw err;
+        if (isErrno(err, 'ENOTDIR') || isErrno(err, 'EEXIST')) {
+          throw new StoreError(`Cannot write ${key}: a file stands where a folder is needed`, {
+            details: `${this.location}: a local directory cannot hold both "a" and "a/b"`,
+            hint: 'Choose keys where no object name is also a folder name, or use an S3 destination.',
+            cause: err,
+          });
+        }
+        if (isErrno(err, 'EISDIR') || isErrno(err, 'ENOTEMPTY')) {
+          throw new StoreError(`Cannot write ${key}: a folder of that name exists`, {
+            details: `${this.location}: a local directory cannot hold both "a" and "a/b"`,
+            cause: err,
+          });
+        }
+        if (isErrno(err, 'ENOENT') && attempt < 3) continue;
+        throw err;
+      }
+    }
+  }
+
+  private async currentEtag(file: string): Promise<string | null> {
+    let st: Stats;
+    try {
+      st = await stat(file);
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
+      throw err;
+    }
+    if (!st.isFile()) return null;
+    return this.etagOf(file, st);
+  }
+
+  /** MD5 of the file, from the cache when the file's stat has not changed since it was hashed. */
+  private async etagOf(file: string, st: Stats): Promise<string | null> {
+    const sig = statSignature(st);
+    const cached = this.etagCache.get(file);
+    if (cached && cached.sig === sig) return cached.etag;
+    const hash = createHash('md5');
+    try {
+      await pipeline(createReadStream(file), async function (source: AsyncIterable<Buffer>) {
+        for await (const chunk of source) hash.update(chunk);
+      });
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) return null;
+      throw err;
+    }
+    const etag = hash.digest('hex');
+    // Only cache when the file did not change while it was read.
+    const after = await stat(file).catch(() => null);
+    if (after && statSignature(after) === sig) this.etagCache.set(file, { sig, etag });
+    return etag;
+  }
+
+  /**
+   * Exclusive section for one key, across processes: a lock file created with O_EXCL. A lock older
+   * than staleLockMs is broken (its holder died: the sections it guards last milliseconds).
+   */
+  private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const lockDir = path.join(this.tmpDir, 'locks');
+    await mkdir(lockDir, { recursive: true });
+    const lockFile = path.join(lockDir, `${createHash('sha1').update(key).digest('hex')}.lock`);
+    const deadline = Date.now() + this.lockTimeoutMs;
+    let wait = 1;
+    for (;;) {
+      try {
+        await writeFile(lockFile, `${process.pid}\n`, { flag: 'wx' });
+        break;
+      } catch (err) {
+        if (!isErrno(err, 'EEXIST')) throw err;
+      }
+      const st = await stat(lockFile).catch(() => null);
+      if (st && Date.now() - st.mtimeMs > this.staleLockMs) {
+        await unlink(lockFile).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new StoreError(`Timed out waiting for the lock on ${key}`, {
+          details: `${lockFile} held for more than ${this.lockTimeoutMs} ms`,
+          hint: 'Another process writes the same key; if none runs, delete the lock file.',
+        });
+      }
+      await sleep(wait);
+      wait = Math.min(wait * 2, 50);
+    }
+    try {
+      return await fn();
+    } finally {
+      await unlink(lockFile).catch(() => undefined);
+    }
+  }
+
+  private async walk(dirKey: string, out: string[]): Promise<void> {
+    const dir = dirKey === '' ? this.rootDir : this.fileOf(dirKey);
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return;
+      throw this.ioError('list', dirKey, err);
+    }
+    for (const e of entries) {
+      if (dirKey === '' && e.name === LOCAL_INTERNAL_DIR) continue;
+      const key = dirKey === '' ? e.name : `${dirKey}/${e.name}`;
+      if (e.isDirectory()) await this.walk(key, out);
+      else if (e.isFile()) out.push(key);
+    }
+  }
+
+  /** Removes folders left empty by a delete, up to (not including) the root: S3 has no folders. */
+  private async pruneEmptyDirs(dir: string): Promise<void> {
+    while (dir.startsWith(this.rootDir + path.sep) && dir !== this.rootDir) {
+      try {
+        await rmdir(dir);
+      } catch {
+        return; // not empty, already gone, or in use: leave it
+      }
+      dir = path.dirname(dir);
+    }
+  }
+
+  private ioError(op: string, key: string, err: unknown): StoreError {
+    const code = (err as NodeJS.ErrnoException)?.code;
+    return new StoreError(`Local store ${op} failed for ${key}${code ? ` (${code})` : ''}`, {
+      details: `${this.location}: ${(err as Error)?.message ?? String(err)}`,
+      hint: code === 'ENOSPC' ? 'The disk is full.' : code === 'EACCES' ? 'Check the permissions of the destination directory.' : undefined,
+      cause: err,
+    });
+  }
+}
+
+function md5(data: Buffer): string {
+  return createHash('md5').update(data).digest('hex');
+}
+
+/** ETags are compared without quotes ("abc" and abc are the same tag). */
+export function normaliseEtag(etag: string): string {
+  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+function statSignature(st: Stats): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
+function isErrno(err: unknown, code: string): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+async function exists(p: string): Promise<boolean> {
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function fsyncFile(file: string): Promise<void> {
+  const fh = await open(file, 'r');
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, 'r');
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    // Some file systems refuse fsync on a directory; the rename itself is still atomic.
+  }
+}
