@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# What the test suite needs besides npm packages, installed only when missing:
+#  - Ceph radosgw (Debian packages): the real S3 server the store and pipeline tests run against
+#    (skipped when S3_ENDPOINT points at an S3 server of your own);
+#  - pyarrow (pip): one of the independent Parquet readers the output is checked with.
+# Runs as `npm test`'s pretest step; safe to run again (it only checks when all is present).
+set -euo pipefail
+
+need_root() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "install-test-deps: $1 is missing and installing it needs root: $2" >&2
+    exit 1
+  fi
+}
+
+if [[ -z "${S3_ENDPOINT:-}" ]] && ! command -v radosgw >/dev/null 2>&1; then
+  need_root "radosgw" "sudo apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common (or set S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY)"
+  echo "install-test-deps: installing Ceph radosgw (Debian packages, ~40 s)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends radosgw ceph-mon ceph-osd ceph-common >/dev/null
+fi
+
+if ! python3 -c 'import pyarrow' >/dev/null 2>&1; then
+  echo "install-test-deps: installing pyarrow (pip)" >&2
+  python3 -m pip install -q pyarrow || { echo "install-test-deps: pip install pyarrow failed" >&2; exit 1; }
+fi
