@@ -1,0 +1,67 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalStore } from '../../src/store/local.js';
+import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+
+let dir: string;
+let store: LocalStore;
+let state: WindowState;
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'state-test-'));
+  store = new LocalStore(dir);
+  state = new WindowState(store, 'job1');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function record(unitKey: string, start: number, end: number, keys: string[]): WindowRecord {
+  return { unit_key: unitKey, start, end, rows: keys.length, files: keys.map((key) => ({ key, rows: 1, bytes: 1 })), run_id: 'r', completed_at: 'now' };
+}
+
+describe('WindowState', () => {
+  it('lists completed intervals per unit key from marker names alone', async () => {
+    await state.writeCompleted(record('transactions/0xabc/1/block', 200, 300, []));
+    await state.writeCompleted(record('transactions/0xabc/1/block', 100, 200, []));
+    await state.writeCompleted(record('events/0xdef_0x12/8453/time', 86400, 172800, []));
+    const intervals = await state.completedIntervals();
+    expect(Object.fromEntries(intervals)).toEqual({
+      'transactions/0xabc/1/block': [
+        { start: 100, end: 200 },
+        { start: 200, end: 300 },
+      ],
+      'events/0xdef_0x12/8453/time': [{ start: 86400, end: 172800 }],
+    });
+  });
+
+  it('deletes files of windows a crashed run uploaded but never completed', async () => {
+    await store.put('transactions/a.parquet', 'a');
+    await store.put('transactions/b.parquet', 'b');
+    await state.writePending('transactions/0xabc/1/block', 0, 100, ['transactions/a.parquet', 'transactions/b.parquet']);
+    const deleted = await state.cleanPending();
+    expect(deleted.sort()).toEqual(['transactions/a.parquet', 'transactions/b.parquet']);
+    expect(await store.head('transactions/a.parquet')).toBeNull();
+    expect(await store.head(state.pendingKey('transactions/0xabc/1/block', 0, 100))).toBeNull();
+  });
+
+  it('keeps files that a completed marker lists when the crash came after it was written', async () => {
+    await store.put('transactions/a.parquet', 'a');
+    await store.put('transactions/stale.parquet', 's');
+    await state.writePending('u/1/block', 0, 100, ['transactions/a.parquet', 'transactions/stale.parquet']);
+    // Completed marker written, pending marker not yet removed (the crash point).
+    await store.put(state.completedKey('u/1/block', 0, 100), JSON.stringify(record('u/1/block', 0, 100, ['transactions/a.parquet'])));
+    const deleted = await state.cleanPending();
+    expect(deleted).toEqual(['transactions/stale.parquet']);
+    expect(await store.head('transactions/a.parquet')).not.toBeNull();
+    expect(await state.readCompleted('u/1/block', 0, 100)).not.toBeNull();
+  });
+
+  it('removes the pending marker once the window is completed', async () => {
+    await state.writePending('u/1/block', 0, 100, ['x.parquet']);
+    await state.writeCompleted(record('u/1/block', 0, 100, ['x.parquet']));
+    expect(await store.head(state.pendingKey('u/1/block', 0, 100))).toBeNull();
+  });
+});
