@@ -1,4 +1,4 @@
-import type { Column, Row } from './columns.js';
+import { isoTime, type Column, type Row } from './columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { ListQuery } from '../source/query.js';
 
@@ -53,3 +53,34 @@ export const BLOCK_COLUMNS: readonly Column[] = [
   { name: 'block_time', type: 'timestamp', nullable: false, description: 'Block time, UTC timestamp' },
   { name: 'block_hash', type: 'string', nullable: false, description: 'Block hash, lowercase 0x hex' },
 ];
+
+/** Window bounds of the list operations: block_number or block_timestamp, half-open. */
+export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string }> = {
+  block: { gte: 'filter_block_number_gte', lt: 'filter_block_number_lt' },
+  time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
+};
+
+/** The list query of one page: always sorted by block number, ascending (paging relies on it). */
+export function pageQuery(req: PageRequest, decode: boolean): ListQuery {
+  return {
+    chainIds: req.chainIds,
+    filters: req.filters,
+    sortBy: 'block_number',
+    sortOrder: 'asc',
+    decode,
+    limit: req.limit,
+    page: req.page,
+  };
+}
+
+/** The values of BLOCK_COLUMNS for a record. */
+export function blockValues(itemId: string, r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string }): Row {
+  return {
+    item_id: itemId,
+    chain_id: r.chain_id,
+    block_number: r.block_number,
+    block_timestamp: r.block_timestamp,
+    block_time: isoTime(r.block_timestamp),
+    block_hash: r.block_hash,
+  };
+}

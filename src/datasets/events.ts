@@ -1,5 +1,5 @@
-import { column, isoTime, type Column, type Row } from './columns.js';
-import { BLOCK_COLUMNS, type ListDataset } from './dataset.js';
+import { column, type Column, type Row } from './columns.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import type { EventDecoder } from '../decode/event-decoder.js';
 import type { ParsedEventSignature } from '../decode/signature.js';
@@ -42,39 +42,27 @@ export function eventTableName(sig: ParsedEventSignature): string {
   return `events_${snake(sig.name) || 'anonymous'}_${sig.topic0.slice(2, 10)}`;
 }
 
+function eventItemId(r: EventRecord): string {
+  return `${r.chain_id}:${r.transaction_hash}:${r.log_index}`;
+}
+
 export const eventsDataset: ListDataset<EventTarget, EventRecord> = {
   name: 'events',
   tableName: (target) => eventTableName(target.signature),
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
   sortKey: ['chain_id', 'block_number', 'log_index'],
-  windowFilters: {
-    block: { gte: 'filter_block_number_gte', lt: 'filter_block_number_lt' },
-    time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
-  },
+  windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
   async fetchPage(client, target, req) {
-    const response = await client.contractEvents(target.address, target.signature.human, {
-      chainIds: req.chainIds,
-      filters: req.filters,
-      sortBy: 'block_number',
-      sortOrder: 'asc',
-      decode: target.decode,
-      limit: req.limit,
-      page: req.page,
-    });
+    const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode));
     return response.data;
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,
-  itemId: (r) => `${r.chain_id}:${r.transaction_hash}:${r.log_index}`,
+  itemId: eventItemId,
   toRow(r, target) {
     const row: Row = {
-      item_id: `${r.chain_id}:${r.transaction_hash}:${r.log_index}`,
-      chain_id: r.chain_id,
-      block_number: r.block_number,
-      block_timestamp: r.block_timestamp,
-      block_time: isoTime(r.block_timestamp),
-      block_hash: r.block_hash,
+      ...blockValues(eventItemId(r), r),
       transaction_hash: r.transaction_hash,
       transaction_index: r.transaction_index,
       log_index: r.log_index,

@@ -1,5 +1,5 @@
-import { column, isoTime, type Column, type Row } from './columns.js';
-import { BLOCK_COLUMNS, type ListDataset } from './dataset.js';
+import { column, type Column, type Row } from './columns.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
 
@@ -45,6 +45,11 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
   column('status', 'int32', '1 success, 0 failure'),
 ];
 
+/** A wallet's view of a transaction: the same transaction is a row of each exported wallet it touches. */
+function transactionItemId(r: TransactionRecord, target: WalletTarget): string {
+  return `${r.chain_id}:${r.hash}:${target.address}`;
+}
+
 export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> = {
   name: 'transactions',
   tableName: () => 'transactions',
@@ -52,34 +57,18 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
     return target.decoder ? [...TRANSACTION_COLUMNS, ...target.decoder.columns] : [...TRANSACTION_COLUMNS];
   },
   sortKey: ['chain_id', 'block_number', 'transaction_index'],
-  windowFilters: {
-    block: { gte: 'filter_block_number_gte', lt: 'filter_block_number_lt' },
-    time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
-  },
+  windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => target.address,
   async fetchPage(client, target, req) {
-    const response = await client.walletTransactions(target.address, {
-      chainIds: req.chainIds,
-      filters: req.filters,
-      sortBy: 'block_number',
-      sortOrder: 'asc',
-      decode: target.decode,
-      limit: req.limit,
-      page: req.page,
-    });
+    const response = await client.walletTransactions(target.address, pageQuery(req, target.decode));
     return response.data;
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,
-  itemId: (r, target) => `${r.chain_id}:${r.hash}:${target.address}`,
+  itemId: transactionItemId,
   toRow(r, target) {
     const row: Row = {
-      item_id: `${r.chain_id}:${r.hash}:${target.address}`,
-      chain_id: r.chain_id,
-      block_number: r.block_number,
-      block_timestamp: r.block_timestamp,
-      block_time: isoTime(r.block_timestamp),
-      block_hash: r.block_hash,
+      ...blockValues(transactionItemId(r, target), r),
       wallet_address: target.address,
       hash: r.hash,
       nonce: r.nonce,
