@@ -143,6 +143,7 @@ osd op num shards = 2
 osd op num threads per shard = 1
 
 [client.rgw]
+rgw data = $DIR/rgw
 ; without tcp_nodelay every small request takes ~48 ms
 rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw thread pool size = 64
@@ -167,7 +168,7 @@ start() {
   local t0; t0=$(now_ms)
   local timeout="${RGW_START_TIMEOUT:-60}"
   rm -rf "$DIR"
-  mkdir -p "$DIR"/{run,log,mon,osd,crash}
+  mkdir -p "$DIR"/{run,log,mon,osd,crash,rgw}
   : > "$DIR/pids"
   local fsid mon_port osd_uuid
   fsid=$(cat /proc/sys/kernel/random/uuid)

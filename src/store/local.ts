@@ -24,7 +24,8 @@ export interface LocalStoreOptions {
  * Guarantees:
  * - Every write goes to a temp file in `<root>/.insight-export-tmp/`, is fsynced, then renamed
  *   into place (and the folder fsynced): readers see the old file or the whole new one.
- * - ETag = hex MD5 of the content (what S3 reports for a single-part upload).
+ * - ETag = hex MD5 of the content (what S3 reports for a single-part upload). Files this process
+ *   wrote are not read again for it; others are hashed on head/list (list reads every file once).
  * - `ifNoneMatch: '*'` is a `link()` of the finished temp file to the key: the kernel refuses it
  *   when the key exists, so exactly one of several concurrent creators wins, across processes.
  * - `ifMatch` and every other write or delete of a key take a per-key lock file (exclusive

@@ -333,7 +333,13 @@ export class S3Store implements ObjectStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
       this.bucketChecked = true;
     } catch (err) {
-      if (httpStatus(err) === 404) throw new BucketNotFoundError(this.bucket, { details: `${this.location} (HeadBucket: 404)` });
+      const status = httpStatus(err);
+      if (status === 404) throw new BucketNotFoundError(this.bucket, { details: `${this.location} (HeadBucket: 404)` });
+      // HeadBucket needs s3:ListBucket; credentials limited to objects still got a clean 404 for the key.
+      if (status === 403) {
+        this.bucketChecked = true;
+        return;
+      }
       throw this.mapError(err, 'head', '');
     }
   }
@@ -375,6 +381,9 @@ export class S3Store implements ObjectStore {
         hint: 'Check that the endpoint (S3_ENDPOINT / AWS_ENDPOINT_URL_S3) is reachable; the run can be repeated, completed windows are kept.',
         cause: err,
       });
+    }
+    if (/region is missing/i.test(e.message ?? '')) {
+      return new StoreError(`No AWS region set for ${this.location}`, { details, hint: 'Set AWS_REGION (or s3.region in the config).', cause: err });
     }
     if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || name === 'IllegalLocationConstraintException') {
       return new StoreError(`Wrong region for ${this.location} (${name})`, {

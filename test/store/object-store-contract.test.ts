@@ -114,6 +114,17 @@ describe.each(backends)('ObjectStore contract: $name', (backend) => {
     expect((await store.head('files/part.parquet'))!.etag).toBe(etag);
   });
 
+  it('an empty object round-trips through put and putFile', async () => {
+    const file = path.join(tmp, 'empty.ndjson');
+    await writeFile(file, '');
+    expect((await store.putFile('files/empty.ndjson', file)).etag).toBe(md5(''));
+    expect((await store.put('a/empty.json', Buffer.alloc(0))).etag).toBe(md5(''));
+    for (const k of ['files/empty.ndjson', 'a/empty.json']) {
+      expect((await store.get(k))!.body.length).toBe(0);
+      expect(await store.head(k)).toMatchObject({ size: 0, etag: md5('') });
+    }
+  });
+
   it('put replaces an existing object', async () => {
     await store.put('a/replace.txt', 'one');
     const { etag } = await store.put('a/replace.txt', 'two');

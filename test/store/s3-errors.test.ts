@@ -65,6 +65,20 @@ describe('S3Store errors', () => {
     await store.close();
   });
 
+  it('no credentials found by the provider chain is a StoreAccessError saying which variables to set', async () => {
+    const store = new S3Store({
+      ...cfg,
+      bucket: bucket.bucket,
+      credentials: async () => {
+        throw Object.assign(new Error('Could not load credentials from any providers'), { name: 'CredentialsProviderError' });
+      },
+    });
+    const err = (await failure(store.put('x.json', '{}'))) as StoreAccessError;
+    expect(err).toBeInstanceOf(StoreAccessError);
+    expect(err.hint).toMatch(/AWS_ACCESS_KEY_ID/);
+    await store.close();
+  });
+
   it('a missing bucket is a BucketNotFoundError for every operation (HEAD included)', async () => {
     const store = new S3Store({ ...cfg, bucket: `${bucket.bucket}-absent` });
     for (const [op, fn] of operations(store)) {
