@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -54,10 +54,14 @@ export interface S3StoreOptions {
   socketTimeoutMs?: number | undefined;
   /** Conditional puts of files up to this size are read into memory, so retries can resend them (default 64 MiB). */
   conditionalBufferMaxBytes?: number | undefined;
+  /** Conditional puts up to this size use one PutObject (default 5 GiB, the S3 limit). */
+  singlePutMaxBytes?: number | undefined;
 }
 
 const MiB = 1024 * 1024;
 const DELETE_BATCH = 1000;
+/** User metadata (x-amz-meta-…) naming one conditional write; see putObject. */
+const WRITE_ID_META = 'insight-export-write-id';
 /** S3's single PUT limit: conditional puts of larger files go multipart (see putFile). */
 const MAX_SINGLE_PUT = 5 * 1024 * MiB;
 
@@ -81,6 +85,7 @@ export class S3Store implements ObjectStore {
   private readonly queueSize: number;
   private readonly listPageSize: number;
   private readonly conditionalBufferMaxBytes: number;
+  private readonly singlePutMaxBytes: number;
   private bucketChecked = false;
 
   constructor(opts: S3StoreOptions) {
@@ -92,6 +97,7 @@ export class S3Store implements ObjectStore {
     this.queueSize = opts.queueSize ?? 4;
     this.listPageSize = opts.listPageSize ?? 1000;
     this.conditionalBufferMaxBytes = opts.conditionalBufferMaxBytes ?? 64 * MiB;
+    this.singlePutMaxBytes = Math.min(opts.singlePutMaxBytes ?? MAX_SINGLE_PUT, MAX_SINGLE_PUT);
     const custom = opts.endpoint !== undefined && opts.endpoint !== '';
     const config: S3ClientConfig = {
       region: opts.region ?? (custom ? 'us-east-1' : undefined),
@@ -130,12 +136,12 @@ export class S3Store implements ObjectStore {
     const started = Date.now();
     if (conditional && size <= this.conditionalBufferMaxBytes) {
       const body = await readFile(localPath);
-      return this.putObject(key, body, opts, async () => md5Hex(body));
+      return this.putObject(key, body, opts);
     }
-    if (conditional && size <= MAX_SINGLE_PUT) {
+    if (conditional && size <= this.singlePutMaxBytes) {
       // Streamed single PUT: the condition is checked by the server. A consumed stream cannot be
       // resent, so a failed attempt is not retried by the SDK beyond what it can replay.
-      return this.putObject(key, createReadStream(localPath), { ...opts, contentLength: size }, () => md5OfFile(localPath));
+      return this.putObject(key, createReadStream(localPath), { ...opts, contentLength: size });
     }
     if (conditional) await this.precheck(key, opts);
     const upload = new Upload({
@@ -169,7 +175,7 @@ export class S3Store implements ObjectStore {
   async put(key: string, body: Buffer | string, opts: PutOptions = {}): Promise<{ etag: string }> {
     validateKey(key);
     const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-    return this.putObject(key, data, opts, async () => md5Hex(data));
+    return this.putObject(key, data, opts);
   }
 
   async get(key: string): Promise<{ body: Buffer; etag: string } | null> {
@@ -284,16 +290,16 @@ export class S3Store implements ObjectStore {
   }
 
   /**
-   * One PutObject. When the server answers 412 to an attempt that the SDK retried, the first
-   * attempt may have written the object and the retry met our own write: if the object now holds
-   * exactly our bytes (ETag = MD5 of the body), the put succeeded.
+   * One PutObject. A conditional put carries a random write id in its metadata: when the server
+   * answers 412 to an attempt that the SDK retried, the first attempt may have been written and
+   * the retry met our own write. Only the write id tells that apart from another writer's object
+   * with the same bytes (content alone would turn a lost compare-and-swap into a false success).
+   * radosgw answers a conditional PUT that lost a race with 500 (ECANCELED, nothing written); the
+   * SDK retries it and the retry gets its 412.
    */
-  private async putObject(
-    key: string,
-    body: Buffer | Readable,
-    opts: PutOptions & { contentLength?: number },
-    ourEtag: () => Promise<string>,
-  ): Promise<{ etag: string }> {
+  private async putObject(key: string, body: Buffer | Readable, opts: PutOptions & { contentLength?: number }): Promise<{ etag: string }> {
+    const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
+    const writeId = conditional ? randomUUID() : undefined;
     const input: PutObjectCommandInput = {
       Bucket: this.bucket,
       Key: this.fullKey(key),
@@ -302,6 +308,7 @@ export class S3Store implements ObjectStore {
       IfNoneMatch: opts.ifNoneMatch,
       IfMatch: opts.ifMatch === undefined ? undefined : unquote(opts.ifMatch),
     };
+    if (writeId) input.Metadata = { [WRITE_ID_META]: writeId };
     if (opts.contentLength !== undefined) input.ContentLength = opts.contentLength;
     const started = Date.now();
     try {
@@ -310,9 +317,9 @@ export class S3Store implements ObjectStore {
       return { etag: unquote(out.ETag ?? '') };
     } catch (err) {
       const attempts = (err as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
-      if (isPreconditionFailed(err) && attempts > 1) {
-        const current = await this.head(key);
-        if (current && current.etag === (await ourEtag())) return { etag: current.etag };
+      if (writeId && isPreconditionFailed(err) && attempts > 1) {
+        const current = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })).catch(() => null);
+        if (current?.Metadata?.[WRITE_ID_META] === writeId) return { etag: unquote(current.ETag ?? '') };
       }
       throw this.mapError(err, 'put', key, opts);
     }
@@ -465,16 +472,6 @@ function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
     },
     error: (...args: unknown[]) => log.error({ sdk: text(args) }, 'aws-sdk error'),
   };
-}
-
-function md5Hex(data: Buffer): string {
-  return createHash('md5').update(data).digest('hex');
-}
-
-async function md5OfFile(file: string): Promise<string> {
-  const hash = createHash('md5');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
 }
 
 function unquote(etag: string): string {

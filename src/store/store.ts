@@ -8,6 +8,7 @@ import type { Readable } from 'node:stream';
 export interface ObjectInfo {
   key: string;
   size: number;
+  /** Without quotes. LocalStore: hex MD5 of the content; S3: the object's ETag (hex MD5 for single-part uploads). */
   etag: string;
   lastModified?: Date | undefined;
 }

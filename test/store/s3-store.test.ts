@@ -92,6 +92,19 @@ describe('S3Store on radosgw', () => {
     await expect(store.putFile('medium.bin', file, { ifMatch: etag })).resolves.toEqual({ etag });
   });
 
+  it('a conditional putFile too big for one PUT goes multipart, checked before the upload', async () => {
+    const store = bucket.store('cond-multipart', { conditionalBufferMaxBytes: 1024, singlePutMaxBytes: 1024, partSize: 5 * MiB });
+    const file = path.join(tmp, 'six.bin');
+    const body = randomBytes(6 * MiB);
+    await writeFile(file, body);
+    const { etag } = await store.putFile('six.bin', file, { ifNoneMatch: '*' });
+    expect(etag).toMatch(/-2$/);
+    await expect(store.putFile('six.bin', file, { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(store.putFile('six.bin', file, { ifMatch: md5(body) })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(store.putFile('six.bin', file, { ifMatch: etag })).resolves.toMatchObject({ etag: expect.stringMatching(/-2$/) });
+    expect(await unfinishedUploads()).toBe(0);
+  });
+
   it('a PUT retried after its first attempt was written is not reported as a precondition failure', async () => {
     const store = bucket.store('retry', { maxAttempts: 3 });
     let puts = 0;
@@ -111,6 +124,26 @@ describe('S3Store on radosgw', () => {
     expect(etag).toBe(md5('{"a":1}'));
     // Someone else's object is still refused.
     await expect(bucket.store('retry').put('once.json', '{"a":2}', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
+  });
+
+  it('a retried compare-and-swap that met another writer\'s identical bytes still fails', async () => {
+    const store = bucket.store('retry-cas', { maxAttempts: 3 });
+    const other = bucket.store('retry-cas');
+    const v1 = await other.put('counter.json', '5');
+    let attempts = 0;
+    // First attempt: another writer stores the same new value first, and our request is lost.
+    store.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'PutObjectCommand' && ++attempts === 1) {
+          await other.put('counter.json', '6', { ifMatch: v1.etag });
+          throw Object.assign(new Error('socket hang up'), { name: 'Error', code: 'ECONNRESET', $metadata: {} });
+        }
+        return next(args);
+      },
+      { step: 'deserialize', name: 'otherWriterFirst', priority: 'low' },
+    );
+    await expect(store.put('counter.json', '6', { ifMatch: v1.etag })).rejects.toBeInstanceOf(PreconditionFailedError);
+    expect(attempts).toBe(2);
   });
 
   it('getStream returns the object as a stream', async () => {
