@@ -167,7 +167,10 @@ start() {
   if s3_answers "$PORT"; then die "port $PORT already answers HTTP"; fi
   local t0; t0=$(now_ms)
   local timeout="${RGW_START_TIMEOUT:-60}"
-  rm -rf "$DIR"
+  if [[ -d "$DIR" && -n "$(ls -A "$DIR")" && ! ( -f "$DIR/ceph.conf" && -f "$DIR/pids" ) ]]; then
+    die "$DIR exists and is not a radosgw.sh cluster folder; not overwriting it"
+  fi
+  [[ -d "$DIR" ]] && DIR="$DIR" stop
   mkdir -p "$DIR"/{run,log,mon,osd,crash,rgw}
   : > "$DIR/pids"
   local fsid mon_port osd_uuid
@@ -178,7 +181,7 @@ start() {
   echo "$PORT" > "$DIR/port"
   local CONF=(-c "$DIR/ceph.conf")
 
-  trace ""
+  trace "config written"
   # Monitor and OSD file systems (no monitor needed for either).
   ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
   monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port]" "$DIR/monmap" >/dev/null
@@ -187,11 +190,10 @@ start() {
   ceph-osd "${CONF[@]}" --no-mon-config -i 0 --mkfs --osd-uuid "$osd_uuid" \
     >"$DIR/log/osd-mkfs.out" 2>&1 || die "ceph-osd --mkfs failed: $(cat "$DIR/log/osd-mkfs.out")"
 
-  trace "ceph-mon"
+  trace "mkfs done, starting ceph-mon"
   ceph-mon "${CONF[@]}" -i a -f </dev/null >>"$DIR/log/mon.out" 2>&1 &
   echo $! >> "$DIR/pids"
 
-  trace ""
   # All monitor commands in one librados session (a `ceph` CLI start costs 0.2-0.5 s each).
   if ! /usr/bin/python3 "$HERE/mon-setup.py" "$DIR/ceph.conf" "$osd_uuid" 8 "${POOLS[@]}" \
       >"$DIR/log/mon-setup.out" 2>&1; then
@@ -199,11 +201,11 @@ start() {
     die "monitor set-up failed: $(tail -n 20 "$DIR/log/mon-setup.out")"
   fi
 
-  trace "ceph-osd"
+  trace "pools created, starting ceph-osd"
   ceph-osd "${CONF[@]}" -i 0 -f </dev/null >>"$DIR/log/osd.out" 2>&1 &
   echo $! >> "$DIR/pids"
 
-  trace "radosgw"
+  trace "starting radosgw"
   radosgw "${CONF[@]}" -n client.rgw -f </dev/null >>"$DIR/log/rgw.out" 2>&1 &
   echo $! >> "$DIR/pids"
 
@@ -222,7 +224,7 @@ start() {
     sleep 0.05
   done
 
-  trace "if"
+  trace "radosgw answers, creating the S3 user"
   if ! radosgw-admin "${CONF[@]}" -n client.admin user create --uid "$RGW_USER" \
       --display-name "insight-export tests" --access-key "$ACCESS_KEY" --secret "$SECRET_KEY" \
       >"$DIR/log/user-create.out" 2>&1; then
@@ -230,7 +232,7 @@ start() {
     die "radosgw-admin user create failed: $(tail -n 20 "$DIR/log/user-create.out")"
   fi
 
-  trace "local"
+  trace "user created"
   # Optional watchdog: when the process RGW_WATCH_PID ends without calling stop (a killed test
   # run), the cluster is stopped and its directory removed.
   if [[ -n "${RGW_WATCH_PID:-}" ]]; then

@@ -1,7 +1,7 @@
 /** scripts/s3/radosgw.sh: a second throwaway cluster starts, serves S3 with the test user, and leaves nothing behind. */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -103,10 +103,16 @@ describe('scripts/s3/radosgw.sh', () => {
     expect(daemonsOf(dir)).toEqual([]);
   }, 90_000);
 
-  it('refuses to remove a folder it did not create', async () => {
-    const res = await script(['stop', base]);
-    expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/does not look like a radosgw.sh cluster/);
-    expect(existsSync(base)).toBe(true);
+  it('refuses to remove or overwrite a folder it did not create', async () => {
+    const precious = path.join(base, 'precious');
+    await mkdir(precious);
+    await writeFile(path.join(precious, 'keep.txt'), 'keep');
+    const stop = await script(['stop', precious]);
+    expect(stop.code).not.toBe(0);
+    expect(stop.stderr).toMatch(/does not look like a radosgw.sh cluster/);
+    const start = await script(['start', precious, String(await freePort())]);
+    expect(start.code).not.toBe(0);
+    expect(start.stderr).toMatch(/not a radosgw.sh cluster folder/);
+    expect(readFileSync(path.join(precious, 'keep.txt'), 'utf8')).toBe('keep');
   });
 });
