@@ -20,7 +20,7 @@ const COMPRESSIONS: Record<OutputFormat, readonly Compression[]> = {
   ndjson: ['gzip', 'none'],
 };
 const DEFAULT_COMPRESSION: Record<OutputFormat, Compression> = { parquet: 'zstd', ndjson: 'gzip' };
-const DEFAULT_ROW_GROUP_SIZE: Record<ParquetEngine, number> = { duckdb: 100_000, hyparquet: 50_000 };
+const DEFAULT_ROW_GROUP_SIZE: Record<ParquetEngine, number> = { duckdb: 50_000, hyparquet: 25_000 };
 const DEFAULT_NDJSON_GZIP_LEVEL = 6;
 const LEVELS: Partial<Record<Compression, [min: number, max: number]>> = { gzip: [1, 9], zstd: [1, 22] };
 

@@ -1,9 +1,10 @@
 import { rename, rm } from 'node:fs/promises';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { Column, Row } from '../datasets/columns.js';
 import { errorMessage } from '../errors.js';
 import { duckdbType } from './column-types.js';
-import { FileWriteError } from './errors.js';
+import { FileWriteError, FileWriterStateError } from './errors.js';
 import { createNdjsonEncoder } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase, TextFileStream } from './staging.js';
@@ -17,19 +18,32 @@ import { BaseFileWriter } from './writer-base.js';
  */
 
 export interface DuckDBSettings {
-  /** DuckDB worker threads shared by all conversions of the process. */
+  /** DuckDB worker threads. One converts as fast as two (the JSON scan of one file is serial). */
   threads: number;
-  /** DuckDB memory_limit shared by all conversions, e.g. "1GB". */
+  /** DuckDB memory_limit for the process, e.g. "512MB". */
   memoryLimit: string;
+  /**
+   * Conversions run at once. More than one gains nothing (they share the same threads) and
+   * multiplies memory: three at once ran out of 512MB in bench, one peaks at ~470 MB RSS.
+   */
+  concurrentConversions: number;
 }
 
-let settings: DuckDBSettings = { threads: 2, memoryLimit: '1GB' };
+let settings: DuckDBSettings = { threads: 1, memoryLimit: '512MB', concurrentConversions: 1 };
 let instance: Promise<DuckDBInstance> | undefined;
+let conversionSlots: LimitFunction | undefined;
 
 /** Change the process-wide DuckDB settings; only before the first Parquet file is converted. */
 export function configureDuckDB(next: Partial<DuckDBSettings>): void {
   if (instance) throw new Error('configureDuckDB() must be called before the first DuckDB Parquet writer');
   settings = { ...settings, ...next };
+  conversionSlots = undefined;
+}
+
+/** Runs fn when a conversion slot is free (FIFO). */
+function inConversionSlot<T>(fn: () => Promise<T>): Promise<T> {
+  conversionSlots ??= pLimit(settings.concurrentConversions);
+  return conversionSlots(fn);
 }
 
 function duckdb(): Promise<DuckDBInstance> {
@@ -89,12 +103,14 @@ export function copyStatement(
  */
 export async function writeEmptyParquet(columns: readonly Column[], outPath: string, compression: Compression): Promise<void> {
   const select = columns.map((c) => `CAST(NULL AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
-  const connection = await (await duckdb()).connect();
-  try {
-    await connection.run(`COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`);
-  } finally {
-    connection.closeSync();
-  }
+  await inConversionSlot(async () => {
+    const connection = await (await duckdb()).connect();
+    try {
+      await connection.run(`COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`);
+    } finally {
+      connection.closeSync();
+    }
+  });
 }
 
 /** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/sink-throughput.ts). */
@@ -142,12 +158,16 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     const finalPath = this.track(`${this.base}.parquet`);
     const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, this.opts.rowGroupSize, this.opts.compressionLevel);
     try {
-      this.connection = await (await duckdb()).connect();
-      await this.connection.run(sql);
+      await inConversionSlot(async () => {
+        if (this.isAborted) throw new FileWriterStateError('The file writer was aborted before its conversion started');
+        this.connection = await (await duckdb()).connect();
+        await this.connection.run(sql);
+      });
     } catch (err) {
+      if (err instanceof FileWriterStateError) throw err;
       throw new FileWriteError('DuckDB could not convert the staged rows to Parquet', {
         details: `${errorMessage(err)} (staged file ${this.staged.path}, ${this.rowCount} rows)`,
-        hint: 'A DuckDB out-of-memory error means the per-process memory_limit is too low for the row groups: lower rowGroupSize or raise it with configureDuckDB().',
+        hint: 'A DuckDB out-of-memory error means memory_limit is too low for the row groups: lower rowGroupSize or raise memoryLimit with configureDuckDB().',
         cause: err,
       });
     }

@@ -15,7 +15,7 @@ export interface FileWriterOptions {
   stagingDir: string;
   /** gzip level 1-9 (NDJSON default 6) or zstd level 1-22 (default 3). */
   compressionLevel?: number;
-  /** Parquet rows per row group (default 100000 for DuckDB, 50000 for hyparquet). */
+  /** Parquet rows per row group (default 50000 for DuckDB, 25000 for hyparquet). */
   rowGroupSize?: number;
 }
 

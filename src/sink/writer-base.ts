@@ -24,6 +24,10 @@ export abstract class BaseFileWriter implements FileWriter {
     return this.rowCount;
   }
 
+  protected get isAborted(): boolean {
+    return this.state === 'aborted';
+  }
+
   abstract get approxBytes(): number;
 
   /** Encode and write one page; rowCount is advanced by the caller. */
