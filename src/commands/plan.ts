@@ -6,10 +6,12 @@ import { openSource } from '../run/source-session.js';
 import { headFinder } from '../run/run-job.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { planForShard, resolveShard, shardLabel } from '../run/shard.js';
 
 interface PlanArgs extends ConfigArgs {
   job: string;
   json: boolean;
+  shard?: string | undefined;
 }
 
 /** Prints the work units a run would export and an estimate of its requests, exporting nothing. */
@@ -20,9 +22,11 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true })
       .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
+      .option('shard', { type: 'string', describe: 'Only the units of shard i of N (0-based "i/N"; also from the indexed/array job environment)' })
       .example('$0 plan jobs/demo.yaml', 'What would the demo export now?') as never,
   handler: async (args) => {
     const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
+    const shard = resolveShard(args.shard);
     const needsSource = loaded.range?.to === 'latest' || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
     const source = needsSource ? await openSource(config, logger) : null;
     try {
@@ -30,20 +34,24 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const completed = config.output.destination
         ? await new WindowState(openStore(config.output.destination, { s3: config.s3, logger }), job.name).completedIntervals()
         : new Map();
-      const plan = await planJob(job, {
-        completed: (k) => completed.get(k) ?? [],
-        latest: source ? headFinder(job, source.client) : undefined,
-      });
+      const plan = planForShard(
+        await planJob(job, {
+          completed: (k) => completed.get(k) ?? [],
+          latest: source ? headFinder(job, source.client) : undefined,
+        }),
+        shard,
+      );
       const estimate = estimateRequests(plan);
-      process.stdout.write(args.json ? `${JSON.stringify({ plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum));
+      const label = shard ? shardLabel(shard) : null;
+      process.stdout.write(args.json ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum, label));
     } finally {
       await source?.close();
     }
   },
 };
 
-function render(plan: Plan, minimumRequests: number): string {
-  const lines = [`job ${plan.jobName}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`];
+function render(plan: Plan, minimumRequests: number, shard: string | null): string {
+  const lines = [`job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`];
   for (const c of plan.coverage) {
     const todo = c.todo.map((i) => `[${i.start}, ${i.end})`).join(' ') || 'nothing (complete)';
     lines.push(`  ${c.unitKey}: to export ${todo}; done ${c.done.length} interval(s)`);

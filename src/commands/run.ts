@@ -2,6 +2,8 @@ import type { CommandModule } from 'yargs';
 import { ExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
 import type { RunReport } from '../run/report.js';
+import { parsePushgatewayUrl, pushMetrics } from '../run/metrics.js';
+import { resolveShard } from '../run/shard.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { ProgressLine } from './progress.js';
 
@@ -9,6 +11,8 @@ interface RunArgs extends ConfigArgs {
   job: string;
   force: boolean;
   json: boolean;
+  shard?: string | undefined;
+  pushgateway?: string | undefined;
 }
 
 export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
@@ -20,11 +24,20 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
         .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
         .option('json', { type: 'boolean', default: false, describe: 'Print the run report as JSON on stdout' })
+        .option('shard', {
+          type: 'string',
+          describe: 'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
+        })
+        .option('pushgateway', { type: 'string', describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)' })
+        .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
         .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out)')
         .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
         .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
     handler: async (args) => {
       const ctx = await loadJobContext(args.job, args, ['source', 'destination']);
+      const shard = resolveShard(args.shard);
+      const pushUrl = args.pushgateway ?? process.env.INSIGHT_EXPORT_PUSHGATEWAY_URL;
+      const pushTarget = pushUrl ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL') : null;
       const controller = new AbortController();
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
@@ -43,11 +56,18 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         const report = await runJob({
           ...ctx,
           force: args.force,
+          shard,
           signal: controller.signal,
           onPlan: (plan) => progress.setTotal(plan.units.length),
           onProgress: (e) => progress.on(e),
         });
         progress.finish();
+        if (pushTarget) {
+          await pushMetrics(report, pushTarget).then(
+            () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
+            (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
+          );
+        }
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
         setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
       } finally {
@@ -60,7 +80,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
 
 function summary(r: RunReport): string {
   const lines = [
-    `${r.status}: job ${r.job} -> ${r.destination}`,
+    `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
     `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete`,
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
     `  report: ${r.report_key ?? '-'}`,

@@ -23,7 +23,21 @@ export interface RunReport {
   retries: number;
   responses_429: number;
   failed: { unit: string; window: [number, number]; error: string }[];
+  /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
+  shard: string | null;
+  /** The windows of this run by dataset (transactions, events ...). */
+  by_dataset: Record<string, RunFigures>;
+  /** The windows of this run by chain id. */
+  by_chain: Record<string, RunFigures>;
   report_key?: string;
+}
+
+/** What the windows of one dataset or one chain did in a run. */
+export interface RunFigures {
+  windows: { planned: number; done: number; failed: number; abandoned: number };
+  rows: number;
+  files: number;
+  bytes: number;
 }
 
 export interface ReportInput {
@@ -35,6 +49,8 @@ export interface ReportInput {
   destination: string;
   client: InsightClient;
   interrupted: boolean;
+  /** "i/N" when the run exported one shard. */
+  shard?: string | null;
 }
 
 export function buildReport(r: ReportInput): RunReport {
@@ -61,7 +77,35 @@ export function buildReport(r: ReportInput): RunReport {
     retries: stats.retries,
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
+    shard: r.shard ?? null,
+    by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
+    by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
   };
+}
+
+/** The dataset part of a unit key (`dataset/target/chain_id/axis`). */
+function datasetOf(unitKey: string): string {
+  return unitKey.slice(0, unitKey.indexOf('/'));
+}
+
+/** Planned windows and outcomes grouped by a key; groups in key order (chains numerically). */
+function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string, chainId: number) => string): Record<string, RunFigures> {
+  const groups = new Map<string, RunFigures>();
+  const group = (key: string): RunFigures => {
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { windows: { planned: 0, done: 0, failed: 0, abandoned: 0 }, rows: 0, files: 0, bytes: 0 }));
+    return g;
+  };
+  for (const u of plan.units) group(keyOf(u.unitKey, u.chainId)).windows.planned++;
+  for (const o of outcomes) {
+    const g = group(keyOf(o.unitKey, o.chainId));
+    g.windows[o.status]++;
+    g.rows += o.rows;
+    g.files += o.files;
+    g.bytes += o.bytes;
+  }
+  const keys = [...groups.keys()].sort((a, b) => (/^\d+$/.test(a) && /^\d+$/.test(b) ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0));
+  return Object.fromEntries(keys.map((k) => [k, groups.get(k)!]));
 }
 
 function sum(outcomes: UnitOutcome[], field: 'rows' | 'files' | 'bytes'): number {

@@ -16,6 +16,7 @@ import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } fr
 import { openSource } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
+import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
 export interface RunJobInput {
   job: Job;
@@ -26,6 +27,8 @@ export interface RunJobInput {
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
   onPlan?(plan: Plan): void;
+  /** Export only this shard's units (a whole unit key per shard; see src/run/shard.ts). */
+  shard?: Shard | null;
 }
 
 export class DatasetNotSupportedError extends UserInputError {
@@ -53,18 +56,22 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   try {
     const job = await resolveWalletNames(input.job, source.client);
     const state = new WindowState(store, job.name);
-    const orphans = await state.cleanPending();
+    const shard = input.shard ?? null;
+    const orphans = await state.cleanPending((unitKey) => shardOwnsUnit(shard, unitKey));
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
     const completed = input.force ? new Map() : await state.completedIntervals();
-    const plan = await planJob(job, {
-      completed: (unitKey) => completed.get(unitKey) ?? [],
-      latest: headFinder(job, source.client),
-    });
+    const plan = planForShard(
+      await planJob(job, {
+        completed: (unitKey) => completed.get(unitKey) ?? [],
+        latest: headFinder(job, source.client),
+      }),
+      shard,
+    );
     input.onPlan?.(plan);
     const factory = new TargetFactory(job);
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
-    logger.info({ job: job.name, run: runId, windows: units.length }, 'plan ready');
+    logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
 
     await mkdir(stagingDir, { recursive: true });
     const outcomes = await exportUnits(units, {
@@ -97,8 +104,10 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       destination: store.location,
       client: source.client,
       interrupted: input.signal?.aborted === true,
+      shard: shard ? shardLabel(shard) : null,
     });
-    report.report_key = await state.writeReport(runId, report);
+    const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
+    report.report_key = await state.writeReport(runId, report, lastRun);
     return report;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });

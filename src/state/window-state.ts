@@ -106,13 +106,16 @@ export class WindowState {
 
   /**
    * Removes the files a crashed run may have uploaded without completing their windows, and the
-   * pending markers themselves. Returns the data keys deleted.
+   * pending markers themselves. Returns the data keys deleted. `ownsUnit` limits the cleanup to
+   * some unit keys (a shard must not delete what another shard is uploading at the same time).
    */
-  async cleanPending(): Promise<string[]> {
+  async cleanPending(ownsUnit: (unitKey: string) => boolean = () => true): Promise<string[]> {
     const pendingPrefix = `${this.root}/pending/`;
     const deleted: string[] = [];
     const markers: string[] = [];
     for await (const obj of this.store.list(pendingPrefix)) {
+      const rest = obj.key.slice(pendingPrefix.length);
+      if (!ownsUnit(rest.slice(0, Math.max(0, rest.lastIndexOf('/'))))) continue;
       const marker = await this.readJson<{ keys: string[] }>(obj.key);
       const keys = marker?.keys ?? [];
       if (!Array.isArray(keys)) throw new StateCorruptError(obj.key, '"keys" is not an array');
@@ -127,11 +130,12 @@ export class WindowState {
     return deleted;
   }
 
-  async writeReport(runId: string, report: unknown): Promise<string> {
+  /** `lastRunName`: the "latest report" object beside the reports (one per shard when sharded). */
+  async writeReport(runId: string, report: unknown, lastRunName = 'last-run.json'): Promise<string> {
     const body = JSON.stringify(report, null, 2);
     const key = `${this.root}/reports/${runId}.json`;
     await this.store.put(key, body, { contentType: 'application/json' });
-    await this.store.put(`${this.root}/last-run.json`, body, { contentType: 'application/json' });
+    await this.store.put(`${this.root}/${lastRunName}`, body, { contentType: 'application/json' });
     return key;
   }
 

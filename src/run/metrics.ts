@@ -1,0 +1,194 @@
+/**
+ * Run metrics in the Prometheus text exposition format (version 0.0.4), and their push to a
+ * Prometheus Pushgateway: a batch job ends before anything could scrape it, so it pushes.
+ *
+ * Every metric is a gauge describing the last run of a job (or of one shard of it). The push is a
+ * POST to `/metrics/job/<job>[/shard/<i>-of-<N>]`, which replaces the metrics of the same names in
+ * that group only: `insight_export_last_success_timestamp_seconds`, sent by succeeded runs alone,
+ * therefore survives failed runs, which is what a "no success for N hours" alert needs.
+ */
+import { InsightExportError, UserInputError, errorMessage } from '../errors.js';
+import type { RunFigures, RunReport } from './report.js';
+
+export class MetricsPushError extends InsightExportError {
+  override name = 'MetricsPushError';
+}
+
+export class PushgatewayUrlError extends UserInputError {
+  override name = 'PushgatewayUrlError';
+}
+
+type Labels = Record<string, string>;
+
+interface Family {
+  name: string;
+  help: string;
+  samples: { labels: Labels; value: number }[];
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+}
+
+function escapeHelp(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+}
+
+function formatValue(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (n === Infinity) return '+Inf';
+  if (n === -Infinity) return '-Inf';
+  return String(n);
+}
+
+function render(families: Family[]): string {
+  const out: string[] = [];
+  for (const f of families) {
+    if (f.samples.length === 0) continue;
+    out.push(`# HELP ${f.name} ${escapeHelp(f.help)}`, `# TYPE ${f.name} gauge`);
+    for (const s of f.samples) {
+      const labels = Object.entries(s.labels)
+        .map(([k, v]) => `${k}="${escapeLabel(v)}"`)
+        .join(',');
+      out.push(`${f.name}${labels ? `{${labels}}` : ''} ${formatValue(s.value)}`);
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+const STATUSES: RunReport['status'][] = ['succeeded', 'failed', 'interrupted'];
+const WINDOW_STATES = ['planned', 'done', 'failed', 'abandoned'] as const;
+
+function breakdown(prefix: string, label: string, what: string, groups: Record<string, RunFigures>): Family[] {
+  const entries = Object.entries(groups);
+  const one = (field: 'rows' | 'files' | 'bytes', help: string): Family => ({
+    name: `insight_export_${prefix}_${field}`,
+    help: `${help} exported by the last run, by ${what}`,
+    samples: entries.map(([k, g]) => ({ labels: { [label]: k }, value: g[field] })),
+  });
+  return [
+    {
+      name: `insight_export_${prefix}_windows`,
+      help: `Windows of the last run by ${what} and state (planned, done, failed, abandoned)`,
+      samples: entries.flatMap(([k, g]) => WINDOW_STATES.map((s) => ({ labels: { [label]: k, state: s }, value: g.windows[s] }))),
+    },
+    one('rows', 'Rows'),
+    one('files', 'Files'),
+    one('bytes', 'Bytes of files'),
+  ];
+}
+
+/** The run's metrics as Prometheus text (no timestamps: the Pushgateway refuses them). */
+export function renderMetrics(report: RunReport): string {
+  const seconds = (iso: string) => Date.parse(iso) / 1000;
+  const families: Family[] = [
+    {
+      name: 'insight_export_run_status',
+      help: 'Outcome of the last run: 1 for its status, 0 for the others',
+      samples: STATUSES.map((s) => ({ labels: { status: s }, value: report.status === s ? 1 : 0 })),
+    },
+    { name: 'insight_export_run_start_timestamp_seconds', help: 'Start of the last run, unix seconds', samples: [{ labels: {}, value: seconds(report.started_at) }] },
+    { name: 'insight_export_run_finish_timestamp_seconds', help: 'End of the last run, unix seconds', samples: [{ labels: {}, value: seconds(report.finished_at) }] },
+    { name: 'insight_export_run_duration_seconds', help: 'Duration of the last run', samples: [{ labels: {}, value: report.duration_s }] },
+    {
+      name: 'insight_export_last_success_timestamp_seconds',
+      help: 'End of the last run that succeeded, unix seconds (pushed by succeeded runs only)',
+      samples: report.status === 'succeeded' ? [{ labels: {}, value: seconds(report.finished_at) }] : [],
+    },
+    {
+      name: 'insight_export_run_windows',
+      help: 'Windows of the last run by state (planned, done, failed, abandoned)',
+      samples: WINDOW_STATES.map((s) => ({ labels: { state: s }, value: report.windows[s] })),
+    },
+    {
+      name: 'insight_export_run_units',
+      help: 'Unit streams (dataset x target x chain) of the job or shard: all of them, and those already complete before the run',
+      samples: [
+        { labels: { state: 'total' }, value: report.units_total },
+        { labels: { state: 'complete' }, value: report.units_skipped },
+      ],
+    },
+    { name: 'insight_export_run_rows', help: 'Rows exported by the last run', samples: [{ labels: {}, value: report.rows }] },
+    { name: 'insight_export_run_files', help: 'Files written by the last run', samples: [{ labels: {}, value: report.files }] },
+    { name: 'insight_export_run_bytes', help: 'Bytes of the files written by the last run', samples: [{ labels: {}, value: report.bytes }] },
+    { name: 'insight_export_run_requests', help: 'Requests sent to the read interface by the last run, retries included', samples: [{ labels: {}, value: report.requests }] },
+    { name: 'insight_export_run_retries', help: 'Retried requests of the last run', samples: [{ labels: {}, value: report.retries }] },
+    { name: 'insight_export_run_responses_429', help: 'HTTP 429 responses the last run received', samples: [{ labels: {}, value: report.responses_429 }] },
+    ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
+    ...breakdown('chain', 'chain_id', 'chain', report.by_chain),
+  ];
+  return render(families);
+}
+
+export interface PushTarget {
+  /** Base URL without credentials, e.g. http://pushgateway:9091 (path prefix kept). */
+  url: string;
+  /** From user:password in the URL, sent as HTTP basic auth; never logged. */
+  authorization: string | null;
+  /** The URL without credentials, for logs and errors. */
+  display: string;
+}
+
+/** Validates a Pushgateway URL (http or https, optional user:password@); `where` names its origin. */
+export function parsePushgatewayUrl(text: string, where: string): PushTarget {
+  let u: URL;
+  try {
+    u = new URL(text.trim());
+  } catch {
+    throw new PushgatewayUrlError('The Pushgateway URL is not a URL', { details: where, hint: 'e.g. http://pushgateway.monitoring:9091' });
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new PushgatewayUrlError(`The Pushgateway URL must be http or https, not ${u.protocol}`, { details: where });
+  }
+  const authorization =
+    u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : null;
+  u.username = '';
+  u.password = '';
+  u.search = '';
+  u.hash = '';
+  const url = u.toString().replace(/\/+$/, '');
+  return { url, authorization, display: url };
+}
+
+/** The Pushgateway group of a run: the job, and the shard when sharded (shards never overwrite each other). */
+export function pushGroupPath(report: Pick<RunReport, 'job' | 'shard'>): string {
+  let path = `/metrics/job/${encodeURIComponent(report.job)}`;
+  if (report.shard) path += `/shard/${report.shard.replace('/', '-of-')}`;
+  return path;
+}
+
+export interface PushOptions {
+  timeoutMs?: number;
+  attempts?: number;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Pushes the run's metrics (POST: replaces the metrics of the same names in the run's group).
+ * Retries network errors and 5xx a few times; fails with MetricsPushError.
+ */
+export async function pushMetrics(report: RunReport, target: PushTarget, opts: PushOptions = {}): Promise<void> {
+  const doFetch = opts.fetch ?? fetch;
+  const attempts = opts.attempts ?? 3;
+  const url = `${target.url}${pushGroupPath(report)}`;
+  const body = renderMetrics(report);
+  const headers: Record<string, string> = { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' };
+  if (target.authorization) headers.authorization = target.authorization;
+  let last = '';
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      const res = await doFetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(opts.timeoutMs ?? 10_000) });
+      const text = await res.text();
+      if (res.ok) return;
+      last = `HTTP ${res.status}: ${text.trim().slice(0, 300)}`;
+      if (res.status < 500) break;
+    } catch (err) {
+      last = errorMessage(err);
+    }
+    if (attempt < attempts) await new Promise((r) => setTimeout(r, 250 * attempt));
+  }
+  throw new MetricsPushError('The run metrics could not be pushed to the Pushgateway', {
+    details: `POST ${target.display}${pushGroupPath(report)}: ${last}`,
+    hint: 'The export itself is not affected; check the Pushgateway URL (--pushgateway / INSIGHT_EXPORT_PUSHGATEWAY_URL) and that it is reachable.',
+  });
+}
