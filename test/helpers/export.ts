@@ -11,6 +11,8 @@
  * own code, not the dataset modules under test.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
@@ -277,4 +279,47 @@ export function spreadSample<T>(items: readonly T[], count: number): T[] {
   if (items.length <= count) return [...items];
   const step = (items.length - 1) / (count - 1);
   return Array.from({ length: count }, (_, i) => items[Math.round(i * step)]!);
+}
+
+// ------------------------------------------------------------------ request recording
+
+export interface RecordingProxy {
+  /** Base URL to use instead of the target's (same path prefix). */
+  url: string;
+  /** Every request path+query forwarded, in arrival order. */
+  requests: URL[];
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback HTTP proxy in front of a sandbox that records each request URL, so a test can see
+ * which windows (filter_* bounds) a run asked for.
+ */
+export async function startRecordingProxy(targetBaseUrl: string): Promise<RecordingProxy> {
+  const target = new URL(targetBaseUrl);
+  const requests: URL[] = [];
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', target.origin);
+    requests.push(url);
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}${target.pathname.replace(/\/$/, '')}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -1,0 +1,190 @@
+/**
+ * Issue 3: re-running a finished job sends no data requests and touches no file; moving `to`
+ * forward requests and writes only the new windows, and the whole output is still exactly the
+ * sandbox's rows. Local directory and S3 (state lives at the destination in both).
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Plan } from '../../src/plan/index.js';
+import type { ProgressEvent } from '../../src/run/export-units.js';
+import {
+  downloadPrefix,
+  exportJob,
+  listFiles,
+  readTable,
+  startRecordingProxy,
+  truthContractEvents,
+  truthWalletTransactions,
+  unixDay,
+  type RecordingProxy,
+} from '../helpers/export.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+
+const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
+const bucket = useTestBucket('e2e-rerun');
+
+const CHAINS = [1, 8453, 42161];
+const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
+const DAY1 = unixDay('2024-02-01');
+const DAY3 = unixDay('2024-02-03');
+const DAY5 = unixDay('2024-02-05');
+
+let work: string;
+let proxy: RecordingProxy;
+let s3Env: Record<string, string>;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'e2e-rerun-'));
+  proxy = await startRecordingProxy(sandbox.url);
+  s3Env = await s3TestEnv();
+  process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
+  process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  rmSync(work, { recursive: true, force: true });
+});
+
+function susd(chainId: number) {
+  return sandbox.data.contracts.find((c) => c.symbol === 'SUSD' && c.chainId === chainId)!;
+}
+
+function job(to: string) {
+  return {
+    name: 'rerun',
+    source: { base_url: 'sandbox', chains: CHAINS },
+    targets: [
+      { wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] },
+      { contract: susd(1).address, chains: [1], events: [TRANSFER] },
+    ],
+    range: { from: '2024-02-01', to, chunk: '1d' },
+    decode: false,
+  };
+}
+
+/** Data requests (list routes) the proxy saw since `from`, with their lower time bound. */
+function dataRequests(from: number): { route: string; gte: number; lt: number }[] {
+  return proxy.requests.slice(from).flatMap((u) => {
+    const route = /\/wallets\/[^/]+\/transactions$/.test(u.pathname) ? 'transactions' : /\/events\//.test(u.pathname) ? 'events' : null;
+    if (!route) return [];
+    return [{ route, gte: Number(u.searchParams.get('filter_block_timestamp_gte')), lt: Number(u.searchParams.get('filter_block_timestamp_lt')) }];
+  });
+}
+
+interface Snapshot {
+  /** key -> version (local: inode + mtime; S3: ETag + LastModified) */
+  files: Map<string, string>;
+}
+
+describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
+  const prefix = 'rerun-test';
+  let dir: string;
+  let destination: string;
+
+  beforeAll(() => {
+    dir = join(work, kind);
+    destination = kind === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${prefix}`;
+  });
+
+  async function snapshot(): Promise<Snapshot> {
+    const files = new Map<string, string>();
+    if (kind === 'local') {
+      for (const f of listFiles(join(dir, 'out'))) {
+        if (f.startsWith('.insight-export-tmp/')) continue;
+        const st = statSync(join(dir, 'out', f));
+        files.set(f, `${st.ino}:${st.mtimeMs}`);
+      }
+    } else {
+      let token: string | undefined;
+      do {
+        const page = await bucket.client.send(new ListObjectsV2Command({ Bucket: bucket.bucket, Prefix: `${prefix}/`, ContinuationToken: token }));
+        for (const o of page.Contents ?? []) files.set(o.Key!.slice(prefix.length + 1), `${o.ETag}:${o.LastModified?.getTime()}`);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    }
+    return { files };
+  }
+
+  async function run(to: string) {
+    let plan: Plan | undefined;
+    const done: ProgressEvent[] = [];
+    const before = proxy.requests.length;
+    const report = await exportJob({
+      job: job(to),
+      dir,
+      sandbox: { url: proxy.url, explorerUrl: sandbox.explorerUrl },
+      destination,
+      env: kind === 's3' ? s3Env : {},
+      onPlan: (p) => (plan = p),
+      onProgress: (e) => e.kind === 'unit-done' && done.push(e),
+    });
+    return { report, plan: plan!, done, requests: dataRequests(before) };
+  }
+
+  let first: Awaited<ReturnType<typeof run>>;
+  let afterFirst: Snapshot;
+
+  beforeAll(async () => {
+    first = await run('2024-02-03');
+    afterFirst = await snapshot();
+  });
+
+  it('the first run exports the two days it asks for', () => {
+    expect(first.report.status).toBe('succeeded');
+    // 2 days x (3 wallet chains + 1 event chain)
+    expect(first.plan.units).toHaveLength(8);
+    expect(first.requests.length).toBeGreaterThan(0);
+    expect(first.requests.every((r) => r.gte >= DAY1 && r.lt <= DAY3)).toBe(true);
+  });
+
+  it('re-running the finished job sends no data request and changes no data file', async () => {
+    const again = await run('2024-02-03');
+    expect(again.report.status).toBe('succeeded');
+    expect(again.plan.units).toHaveLength(0);
+    expect(again.report.rows).toBe(0);
+    expect(again.report.units_skipped).toBe(again.report.units_total);
+    expect(again.requests).toEqual([]);
+    const now = await snapshot();
+    const dataOnly = (s: Snapshot) => [...s.files].filter(([k]) => !k.startsWith('_state/rerun/reports/') && k !== '_state/rerun/last-run.json');
+    expect(dataOnly(now)).toEqual(dataOnly(afterFirst));
+  });
+
+  it('moving `to` forward requests and writes only the new windows', async () => {
+    const later = await run('2024-02-05');
+    expect(later.report.status).toBe('succeeded');
+    // planned, requested and committed: only windows of 3 and 4 February
+    expect(later.plan.units).toHaveLength(8);
+    expect(later.plan.units.every((u) => u.window.start >= DAY3 && u.window.end <= DAY5)).toBe(true);
+    expect(later.requests.length).toBeGreaterThan(0);
+    expect(later.requests.every((r) => r.gte >= DAY3 && r.lt <= DAY5)).toBe(true);
+    expect(later.done.every((e) => e.kind === 'unit-done' && e.start >= DAY3)).toBe(true);
+
+    // the first run's files are untouched; the new files are all of the new days
+    const now = await snapshot();
+    for (const [key, version] of afterFirst.files) {
+      if (key.startsWith('_state/rerun/reports/') || key === '_state/rerun/last-run.json') continue;
+      expect(now.files.get(key), key).toBe(version);
+    }
+    const added = [...now.files.keys()].filter((k) => !afterFirst.files.has(k) && !k.startsWith('_state/'));
+    expect(added.length).toBe(8);
+    expect(added.every((k) => /\/date=2024-02-0[34]\//.test(k))).toBe(true);
+  });
+
+  it('the output of both runs together is exactly the sandbox rows of the whole range', async () => {
+    const root = kind === 'local' ? join(dir, 'out') : join(dir, 'downloaded');
+    if (kind === 's3') await downloadPrefix(bucket.client, bucket.bucket, prefix, root);
+    const range = { by: 'time' as const, from: DAY1, to: DAY5 };
+    const alice = sandbox.data.wallets[0]!.address;
+    const txs = truthWalletTransactions(sandbox.data, alice, CHAINS, range);
+    const events = truthContractEvents(sandbox.data, susd(1).address, TRANSFER, [1], range);
+    const gotTx = await readTable(root, 'transactions', 'parquet');
+    const gotEv = await readTable(root, 'events_transfer_ddf252ad', 'parquet');
+    expect(gotTx.map((r) => r.item_id).sort()).toEqual(txs.map((t) => `${t.chain_id}:${t.hash}:${alice}`).sort());
+    expect(gotEv.map((r) => r.item_id).sort()).toEqual(events.map((e) => `${e.chain_id}:${e.transaction_hash}:${e.log_index}`).sort());
+  });
+});
