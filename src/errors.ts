@@ -17,6 +17,8 @@ export const ExitCode = {
   ok: 0,
   failed: 1,
   badInput: 2,
+  /** Another run of the same job holds its lease (EX_TEMPFAIL): try again later. */
+  busy: 75,
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -13,10 +13,19 @@ export type { Interval };
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
  *   reports/<runId>.json, last-run.json     run reports
+ *   lease.json                               the run holding the job (src/state/lease.ts)
  *
  * Commit protocol for one window: stage files locally -> write pending marker -> upload files ->
  * write completed marker -> delete pending marker. A crash at any point leaves either a completed
  * window or a pending marker whose keys the next run deletes before exporting the window again.
+ *
+ * Completed windows of a unit never overlap. A window exported again (--force, --rewind, a changed
+ * chunk) replaces every completed window it overlaps: the pending marker names them (`replaces`,
+ * with their files), and once the new completed marker is written their files that the new export
+ * did not overwrite and their markers are deleted. The pending marker carries the run id, so the
+ * next run knows whether a crashed commit got as far as its completed marker: if it did, it
+ * finishes the replacement; if not, it deletes what was uploaded, and when the upload may have
+ * overwritten files of the old export of the same window, that old window too (it is exported again).
  */
 export interface FileRecord {
   key: string;
@@ -34,18 +43,45 @@ export interface WindowRecord {
   completed_at: string;
 }
 
+/** What a pending marker holds. `run_id` and `replaces` are absent in markers of older versions. */
+export interface PendingMarker {
+  keys: string[];
+  run_id?: string;
+  /** Completed windows of the unit this commit replaces, with their file keys. */
+  replaces?: { start: number; end: number; keys: string[] }[];
+}
+
+export interface WindowStateOptions {
+  /** Run id written into pending markers (recovery compares it with the completed marker's). */
+  runId?: string;
+  /** Called before every state write; throws to stop a run that may no longer write (lost lease). */
+  guard?: () => void;
+}
+
 function parseMarkerName(name: string): Interval | null {
   return name.endsWith('.json') ? parseWindowKey(name.slice(0, -'.json'.length)) : null;
 }
 
+const overlaps = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
+const sameWindow = (a: Interval, b: Interval) => a.start === b.start && a.end === b.end;
+
 export class WindowState {
   readonly root: string;
+  private readonly runId: string | undefined;
+  private readonly guard: () => void;
+  /** Completed intervals per unit, from completedIntervals() and kept up to date by this instance's writes. */
+  private known: Map<string, Interval[]> | null = null;
+  /** Pending markers this instance wrote, with what they replace. */
+  private readonly pending = new Map<string, PendingMarker>();
 
   constructor(
     readonly store: ObjectStore,
     readonly jobName: string,
+    opts: WindowStateOptions = {},
   ) {
     this.root = `_state/${jobName}`;
+    this.runId = opts.runId;
+    this.guard = opts.guard ?? (() => undefined);
   }
 
   completedKey(unitKey: string, start: number, end: number): string {
@@ -71,6 +107,7 @@ export class WindowState {
       list.push(interval);
     }
     for (const list of out.values()) list.sort((a, b) => a.start - b.start);
+    this.known = new Map([...out].map(([k, v]) => [k, v.map((i) => ({ ...i }))]));
     return out;
   }
 
@@ -87,27 +124,77 @@ export class WindowState {
     }
   }
 
+  /** Completed windows of a unit that overlap [start, end), with their records. */
+  async overlappingCompleted(unitKey: string, start: number, end: number): Promise<WindowRecord[]> {
+    const window = { start, end };
+    let intervals: Interval[];
+    if (this.known) {
+      intervals = this.known.get(unitKey) ?? [];
+    } else {
+      intervals = [];
+      const prefix = `${this.root}/completed/${unitKey}/`;
+      for await (const obj of this.store.list(prefix)) {
+        const i = parseMarkerName(obj.key.slice(prefix.length));
+        if (i) intervals.push(i);
+      }
+    }
+    const out: WindowRecord[] = [];
+    for (const i of intervals.filter((i) => overlaps(i, window))) {
+      const rec = await this.readCompleted(unitKey, i.start, i.end);
+      if (rec) out.push(rec);
+    }
+    return out;
+  }
+
   async writePending(unitKey: string, start: number, end: number, keys: string[]): Promise<void> {
-    await this.store.put(this.pendingKey(unitKey, start, end), JSON.stringify({ keys }), {
-      contentType: 'application/json',
-    });
-  }
-
-  async writeCompleted(record: WindowRecord): Promise<void> {
-    await this.store.put(this.completedKey(record.unit_key, record.start, record.end), JSON.stringify(record), {
-      contentType: 'application/json',
-    });
-    await this.store.delete(this.pendingKey(record.unit_key, record.start, record.end));
-  }
-
-  async deleteCompleted(unitKey: string, start: number, end: number): Promise<void> {
-    await this.store.delete(this.completedKey(unitKey, start, end));
+    this.guard();
+    const replaced = await this.overlappingCompleted(unitKey, start, end);
+    const marker: PendingMarker = {
+      keys,
+      ...(this.runId === undefined ? {} : { run_id: this.runId }),
+      ...(replaced.length === 0 ? {} : { replaces: replaced.map((r) => ({ start: r.start, end: r.end, keys: r.files.map((f) => f.key) })) }),
+    };
+    const key = this.pendingKey(unitKey, start, end);
+    await this.store.put(key, JSON.stringify(marker), { contentType: 'application/json' });
+    this.pending.set(key, marker);
   }
 
   /**
-   * Removes the files a crashed run may have uploaded without completing their windows, and the
-   * pending markers themselves. Returns the data keys deleted. `ownsUnit` limits the cleanup to
-   * some unit keys (a shard must not delete what another shard is uploading at the same time).
+   * Records a window as completed, then removes what it replaces (see the file comment) and its
+   * pending marker.
+   */
+  async writeCompleted(record: WindowRecord): Promise<void> {
+    this.guard();
+    const pendingKey = this.pendingKey(record.unit_key, record.start, record.end);
+    let marker = this.pending.get(pendingKey);
+    if (!marker) {
+      // No files were uploaded (an empty window). A replacement still needs its marker for recovery.
+      const replaced = await this.overlappingCompleted(record.unit_key, record.start, record.end);
+      if (replaced.length > 0) {
+        await this.writePending(record.unit_key, record.start, record.end, []);
+        marker = this.pending.get(pendingKey);
+      }
+    }
+    await this.store.put(this.completedKey(record.unit_key, record.start, record.end), JSON.stringify(record), {
+      contentType: 'application/json',
+    });
+    if (marker?.replaces?.length) await this.finishReplacing(record.unit_key, record, marker.replaces);
+    this.remember(record.unit_key, record, marker?.replaces ?? []);
+    await this.store.delete(pendingKey);
+    this.pending.delete(pendingKey);
+  }
+
+  async deleteCompleted(unitKey: string, start: number, end: number): Promise<void> {
+    this.guard();
+    await this.store.delete(this.completedKey(unitKey, start, end));
+    this.remember(unitKey, null, [{ start, end }]);
+  }
+
+  /**
+   * Recovers what crashed runs left (see the file comment): removes the files of windows they
+   * uploaded without completing, finishes replacements whose new marker was written, and deletes
+   * the pending markers. Returns the data keys deleted. `ownsUnit` limits the cleanup to some unit
+   * keys (a shard must not delete what another shard is uploading at the same time).
    */
   async cleanPending(ownsUnit: (unitKey: string) => boolean = () => true): Promise<string[]> {
     const pendingPrefix = `${this.root}/pending/`;
@@ -115,18 +202,34 @@ export class WindowState {
     const markers: string[] = [];
     for await (const obj of this.store.list(pendingPrefix)) {
       const rest = obj.key.slice(pendingPrefix.length);
-      if (!ownsUnit(rest.slice(0, Math.max(0, rest.lastIndexOf('/'))))) continue;
-      const marker = await this.readJson<{ keys: string[] }>(obj.key);
+      const slash = rest.lastIndexOf('/');
+      const unitKey = rest.slice(0, Math.max(0, slash));
+      if (!ownsUnit(unitKey)) continue;
+      const window = parseMarkerName(rest.slice(slash + 1));
+      const marker = await this.readJson<PendingMarker>(obj.key);
       const keys = marker?.keys ?? [];
       if (!Array.isArray(keys)) throw new StateCorruptError(obj.key, '"keys" is not an array');
-      // A crash after the completed marker but before the pending one was removed: those files are live.
-      const completed = await this.readJson<WindowRecord>(`${this.root}/completed/${obj.key.slice(pendingPrefix.length)}`);
-      const live = new Set(completed?.files.map((f) => f.key) ?? []);
-      deleted.push(...keys.filter((k) => !live.has(k)));
+      const replaces = marker?.replaces ?? [];
+      if (!Array.isArray(replaces)) throw new StateCorruptError(obj.key, '"replaces" is not an array');
+      const completed = await this.readJson<WindowRecord>(`${this.root}/completed/${rest}`);
+      const committed = completed !== null && marker?.run_id !== undefined && completed.run_id === marker.run_id;
+      if (committed && window) {
+        // The crash came after the new completed marker: finish the replacement.
+        deleted.push(...(await this.finishReplacing(unitKey, completed, replaces)));
+      } else if (completed && window && replaces.some((r) => sameWindow(r, window))) {
+        // The old export of this very window may have been partly overwritten: drop it, export it again.
+        deleted.push(...new Set([...keys, ...completed.files.map((f) => f.key)]));
+        markers.push(obj.key.replace(`${this.root}/pending/`, `${this.root}/completed/`));
+      } else {
+        // A crash after the completed marker but before the pending one was removed: those files are live.
+        const live = new Set(completed?.files.map((f) => f.key) ?? []);
+        deleted.push(...keys.filter((k) => !live.has(k)));
+      }
       markers.push(obj.key);
     }
     if (deleted.length > 0) await this.store.deleteMany(deleted);
     if (markers.length > 0) await this.store.deleteMany(markers);
+    this.known = null;
     return deleted;
   }
 
@@ -137,6 +240,24 @@ export class WindowState {
     await this.store.put(key, body, { contentType: 'application/json' });
     await this.store.put(`${this.root}/${lastRunName}`, body, { contentType: 'application/json' });
     return key;
+  }
+
+  /** Deletes the replaced windows' files the new record does not list, then their markers. Returns the files deleted. */
+  private async finishReplacing(unitKey: string, record: WindowRecord, replaces: NonNullable<PendingMarker['replaces']>): Promise<string[]> {
+    const live = new Set(record.files.map((f) => f.key));
+    const stale = [...new Set(replaces.flatMap((r) => r.keys))].filter((k) => !live.has(k));
+    if (stale.length > 0) await this.store.deleteMany(stale);
+    const oldMarkers = replaces.filter((r) => !sameWindow(r, record)).map((r) => this.completedKey(unitKey, r.start, r.end));
+    if (oldMarkers.length > 0) await this.store.deleteMany(oldMarkers);
+    return stale;
+  }
+
+  private remember(unitKey: string, added: Interval | null, removed: Interval[]): void {
+    if (!this.known) return;
+    const list = (this.known.get(unitKey) ?? []).filter((i) => !removed.some((r) => sameWindow(r, i)) && !(added && sameWindow(added, i)));
+    if (added) list.push({ start: added.start, end: added.end });
+    list.sort((a, b) => a.start - b.start);
+    this.known.set(unitKey, list);
   }
 
   private async readJson<T>(key: string): Promise<T | null> {

@@ -1,0 +1,300 @@
+/**
+ * One run of a job at a time: a lease object beside the job's state, taken and kept with
+ * conditional writes only, so it works the same on S3 (If-None-Match / If-Match) and on a local
+ * directory (LocalStore's link/lock compare-and-swap).
+ *
+ *   _state/<job>/lease.json                  { holder, run_id, host, pid, boot_id, acquired_at, renewed_at, expires_at }
+ *   _state/<job>/lease-shard-<i>-of-<n>.json the same for one shard of a sharded run
+ *
+ * - acquire: create with If-None-Match: *. When the object exists and its holder's lease has
+ *   expired, was released, or names a process of this machine that is gone (same host and boot,
+ *   pid not alive), it is taken over with If-Match on the ETag that was read: of several runs
+ *   racing for it, exactly one wins. Otherwise the run stops with LeaseHeldError.
+ * - renew: every ttl/4, If-Match on the ETag of our last write. A refused renewal means another
+ *   run took the lease over (ours had expired): `lost` fires and the run stops writing.
+ *   `assertHeld()` is checked before every state write: a run that could not renew in time (a
+ *   paused process, an unreachable store) stops before it writes, not after.
+ * - release: the lease is rewritten as released (If-Match), so the next run takes it at once.
+ *
+ * Expiry compares the writer's clock with the reader's: keep clocks in sync (NTP) and the TTL
+ * well above the skew. A crashed holder on another machine blocks the job for at most the TTL.
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
+import { ExitCode, InsightExportError, errorMessage } from '../errors.js';
+import type { Logger } from '../log.js';
+import { PreconditionFailedError } from '../store/errors.js';
+import type { ObjectStore } from '../store/store.js';
+
+export interface LeaseRecord {
+  /** `host:pid` of the holder, for people reading the object. */
+  holder: string;
+  run_id: string;
+  host: string;
+  pid: number;
+  /** Linux boot id and pid namespace: a pid is only compared with processes of the same boot and namespace. */
+  boot_id: string | null;
+  acquired_at: string;
+  renewed_at: string;
+  expires_at: string;
+  released?: boolean;
+}
+
+export interface LeaseOptions {
+  runId: string;
+  /** How long a lease stays valid without renewal (default 120 s). */
+  ttlMs?: number;
+  /** Renewal period (default ttl / 4). */
+  renewEveryMs?: number;
+  /** Lease object name under `_state/<job>/` (default `lease.json`; see leaseName for shards). */
+  name?: string;
+  logger?: Logger;
+  /** For tests: the clock and the identity of this process. */
+  now?: () => number;
+  identity?: { host: string; pid: number; bootId: string | null };
+  /** For tests: whether a pid of this machine is alive. */
+  isAlive?: (pid: number) => boolean;
+}
+
+export const DEFAULT_LEASE_TTL_MS = 120_000;
+
+/** Another run of the same job holds the lease. Exit code 75 (EX_TEMPFAIL: try again later). */
+export class LeaseHeldError extends InsightExportError {
+  override name = 'LeaseHeldError';
+  override readonly exitCode = ExitCode.busy;
+  readonly holder: LeaseRecord;
+  constructor(key: string, holder: LeaseRecord, location: string) {
+    super(`Another run of this job is in progress (run ${holder.run_id} on ${holder.holder}); nothing was written`, {
+      details: `${location} ${key}: held until ${holder.expires_at}, renewed at ${holder.renewed_at}`,
+      hint: 'Wait for that run to finish. If it crashed on another machine, its lease expires at the time above and the next run takes over.',
+    });
+    this.holder = holder;
+  }
+}
+
+/** This run's lease was taken over or could not be renewed in time: it stopped writing. */
+export class LeaseLostError extends InsightExportError {
+  override name = 'LeaseLostError';
+  constructor(key: string, reason: string) {
+    super('This run lost its lease on the job and stopped writing', {
+      details: `${key}: ${reason}`,
+      hint: 'Another run may be exporting this job now; windows this run did not complete are exported by the next run.',
+    });
+  }
+}
+
+/** `lease.json`, or `lease-shard-<i>-of-<n>.json` for one shard of a sharded run. */
+export function leaseName(shard?: { index: number; count: number } | null): string {
+  return shard ? `lease-shard-${shard.index}-of-${shard.count}.json` : 'lease.json';
+}
+
+export function leaseKey(jobName: string, name = 'lease.json'): string {
+  return `_state/${jobName}/${name}`;
+}
+
+export class Lease {
+  /** Aborted (with a LeaseLostError as reason) when the lease is lost. */
+  readonly lost: AbortSignal;
+  private readonly controller = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+  private renewing: Promise<void> = Promise.resolve();
+  private released = false;
+
+  constructor(
+    private readonly store: ObjectStore,
+    readonly key: string,
+    private record: LeaseRecord,
+    private etag: string,
+    private readonly ttlMs: number,
+    private readonly now: () => number,
+    private readonly logger: Logger | undefined,
+  ) {
+    this.lost = this.controller.signal;
+  }
+
+  get expiresAt(): number {
+    return Date.parse(this.record.expires_at);
+  }
+
+  get runId(): string {
+    return this.record.run_id;
+  }
+
+  /** Throws LeaseLostError unless the lease is held and valid for a while yet (a tenth of the TTL). */
+  assertHeld(): void {
+    if (this.lost.aborted) throw this.lost.reason as Error;
+    const margin = Math.min(this.ttlMs / 10, 10_000);
+    if (this.now() > this.expiresAt - margin) {
+      this.lose(`not renewed in time (valid until ${this.record.expires_at})`);
+      throw this.lost.reason as Error;
+    }
+  }
+
+  startRenewing(everyMs: number): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.renewing = this.renewing.then(() => this.renew()).catch(() => undefined);
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  /** Extends the lease by the TTL (If-Match on our last write). Failures other than losing it are retried at the next period. */
+  async renew(): Promise<void> {
+    if (this.released || this.lost.aborted) return;
+    const now = this.now();
+    const next: LeaseRecord = { ...this.record, renewed_at: iso(now), expires_at: iso(now + this.ttlMs) };
+    try {
+      const { etag } = await this.store.put(this.key, JSON.stringify(next), { ifMatch: this.etag, contentType: 'application/json' });
+      this.record = next;
+      this.etag = etag;
+    } catch (err) {
+      if (err instanceof PreconditionFailedError) {
+        this.lose('another run took the lease over');
+      } else {
+        this.logger?.warn({ lease: this.key, err: errorMessage(err) }, 'lease renewal failed; retrying');
+        if (this.now() > this.expiresAt) this.lose(`not renewed before it expired (${errorMessage(err).split('\n')[0]})`);
+      }
+    }
+  }
+
+  /** Stops renewing and marks the lease released so the next run takes it at once. Never throws. */
+  async release(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.renewing;
+    if (this.released) return;
+    this.released = true;
+    if (this.lost.aborted) return;
+    const now = this.now();
+    const done: LeaseRecord = { ...this.record, renewed_at: iso(now), expires_at: iso(now), released: true };
+    try {
+      await this.store.put(this.key, JSON.stringify(done), { ifMatch: this.etag, contentType: 'application/json' });
+    } catch (err) {
+      // Expired and taken over, or the store is unreachable: the lease expires on its own.
+      this.logger?.warn({ lease: this.key, err: errorMessage(err) }, 'lease not released; it expires on its own');
+    }
+  }
+
+  private lose(reason: string): void {
+    if (this.lost.aborted) return;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.logger?.error({ lease: this.key, reason }, 'lease lost: stopping');
+    this.controller.abort(new LeaseLostError(this.key, reason));
+  }
+}
+
+/**
+ * Takes the job's lease (see the file comment) or throws LeaseHeldError. The returned lease
+ * renews itself until `release()`.
+ */
+export async function acquireLease(store: ObjectStore, jobName: string, opts: LeaseOptions): Promise<Lease> {
+  const ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const now = opts.now ?? Date.now;
+  const me = opts.identity ?? thisProcess();
+  const isAlive = opts.isAlive ?? pidAlive;
+  const key = leaseKey(jobName, opts.name);
+  const fresh = (): LeaseRecord => {
+    const t = now();
+    return {
+      holder: `${me.host}:${me.pid}`,
+      run_id: opts.runId,
+      host: me.host,
+      pid: me.pid,
+      boot_id: me.bootId,
+      acquired_at: iso(t),
+      renewed_at: iso(t),
+      expires_at: iso(t + ttlMs),
+    };
+  };
+  const body = (r: LeaseRecord) => JSON.stringify(r);
+
+  for (let attempt = 0; attempt < 5; attempt++) {
+    let record = fresh();
+    try {
+      const { etag } = await store.put(key, body(record), { ifNoneMatch: '*', contentType: 'application/json' });
+      return started(new Lease(store, key, record, etag, ttlMs, now, opts.logger), opts, ttlMs);
+    } catch (err) {
+      if (!(err instanceof PreconditionFailedError)) throw err;
+    }
+    const current = await store.get(key);
+    if (!current) continue; // released and deleted meanwhile: create again
+    const held = parseLease(current.body);
+    if (held && !takeable(held, now(), me, isAlive)) throw new LeaseHeldError(key, held, store.location);
+    if (!held) opts.logger?.warn({ lease: key }, 'lease object is not readable: taking it over');
+    else opts.logger?.warn({ lease: key, holder: held.holder, run: held.run_id, expires_at: held.expires_at }, 'taking over an expired or abandoned lease');
+    record = fresh();
+    try {
+      const { etag } = await store.put(key, body(record), { ifMatch: current.etag, contentType: 'application/json' });
+      return started(new Lease(store, key, record, etag, ttlMs, now, opts.logger), opts, ttlMs);
+    } catch (err) {
+      if (!(err instanceof PreconditionFailedError)) throw err;
+      // Another run took it over first: read again (it is most likely held now).
+    }
+  }
+  const last = await store.get(key);
+  const held = last ? parseLease(last.body) : null;
+  if (held) throw new LeaseHeldError(key, held, store.location);
+  throw new InsightExportError('Could not take the lease of this job: it kept changing', {
+    details: `${store.location} ${key}`,
+    hint: 'Several runs of the job are starting at once; run again.',
+  });
+}
+
+function started(lease: Lease, opts: LeaseOptions, ttlMs: number): Lease {
+  lease.startRenewing(opts.renewEveryMs ?? Math.max(1, Math.floor(ttlMs / 4)));
+  return lease;
+}
+
+/** Can a run take this lease over? Expired, released, or its holder process on this machine is gone. */
+export function takeable(held: LeaseRecord, nowMs: number, me: { host: string; bootId: string | null }, isAlive: (pid: number) => boolean): boolean {
+  if (held.released) return true;
+  const expires = Date.parse(held.expires_at);
+  if (!Number.isFinite(expires) || nowMs >= expires) return true;
+  const sameMachine = held.host === me.host && held.boot_id !== null && held.boot_id === me.bootId;
+  return sameMachine && Number.isSafeInteger(held.pid) && held.pid > 0 && !isAlive(held.pid);
+}
+
+export function parseLease(body: Buffer): LeaseRecord | null {
+  try {
+    const r = JSON.parse(body.toString('utf8')) as Partial<LeaseRecord>;
+    if (typeof r !== 'object' || r === null || typeof r.expires_at !== 'string' || typeof r.run_id !== 'string') return null;
+    return {
+      holder: String(r.holder ?? `${r.host ?? '?'}:${r.pid ?? '?'}`),
+      run_id: r.run_id,
+      host: String(r.host ?? ''),
+      pid: Number(r.pid),
+      boot_id: typeof r.boot_id === 'string' ? r.boot_id : null,
+      acquired_at: String(r.acquired_at ?? ''),
+      renewed_at: String(r.renewed_at ?? ''),
+      expires_at: r.expires_at,
+      ...(r.released === true ? { released: true } : {}),
+    };
+  } catch {
+    return null;
+  }
+}
+
+function thisProcess(): { host: string; pid: number; bootId: string | null } {
+  let bootId: string | null = null;
+  try {
+    // Containers may share a host name and a kernel but not their pids: the pid namespace counts too.
+    bootId = `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    bootId = null; // not Linux: a crashed holder is then only recognised by expiry
+  }
+  return { host: os.hostname(), pid: process.pid, bootId };
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
