@@ -1,3 +1,15 @@
+/**
+ * The sink stage: one FileWriter per output file.
+ *
+ *  - NDJSON: one object per line, the declared columns in declared order, gzip (level 6) or plain.
+ *  - Parquet, DuckDB engine (default): rows staged as plain NDJSON, converted by one COPY on
+ *    finish(); conversions of the process queue one at a time (1 thread, 512MB, ~470 MB peak).
+ *  - Parquet, hyparquet engine (pure JS): row groups of 25k rows encoded as they fill up.
+ *
+ * Both Parquet engines write the same schema (column-types.ts). Every writer checks each value
+ * against its column (row-values.ts), and leaves no file behind on abort() or failure: all its
+ * files are `insight-export-*` names directly inside stagingDir.
+ */
 import { COLUMN_TYPES } from './column-types.js';
 import { errorMessage, InsightExportError } from '../errors.js';
 import { FileWriteError, UnsupportedOutputError } from './errors.js';
