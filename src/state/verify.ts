@@ -1,0 +1,367 @@
+/**
+ * Completeness proof of a destination against a job and its state (`insight-export verify`):
+ *
+ * - every window the job plans is covered by completed windows: no gaps (and says which windows
+ *   are missing), no two completed windows of a unit overlap (rows would be there twice);
+ * - every file a completed window lists exists, has the recorded size and (unless `quick`) the
+ *   recorded row count, read from the file itself (Parquet footer, NDJSON lines);
+ * - no data file of the job's targets is left that no completed window lists (what a crashed run
+ *   uploaded: a reader would see its rows), no pending commit is left, and who holds the lease.
+ *
+ * For `to: latest` the planned range of a chain ends at the newest point exported on that chain
+ * (no service is asked for the head): a unit behind the others on its chain shows its missing
+ * windows. Snapshot units (nft_holdings) are checked for their files only.
+ */
+import { createGunzip } from 'node:zlib';
+import type { Readable } from 'node:stream';
+import pLimit from 'p-limit';
+import { parquetMetadata } from 'hyparquet';
+import { errorMessage } from '../errors.js';
+import type { Job } from '../job/schema.js';
+import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, type Interval } from '../plan/index.js';
+import type { ObjectStore } from '../store/store.js';
+import { parseLease, takeable, type LeaseRecord } from './lease.js';
+import { WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+
+export type VerifyProblemKind =
+  | 'missing-windows'
+  | 'nothing-exported'
+  | 'overlap'
+  | 'bad-marker'
+  | 'missing-file'
+  | 'size-mismatch'
+  | 'row-count-mismatch'
+  | 'unreadable-file'
+  | 'unreferenced-file'
+  | 'pending-commit';
+
+export interface VerifyProblem {
+  kind: VerifyProblemKind;
+  unit?: string;
+  /** [start, end) of the window concerned. */
+  window?: [number, number];
+  /** Missing windows, as the planner cuts them. */
+  windows?: [number, number][];
+  key?: string;
+  message: string;
+}
+
+export interface UnitSummary {
+  unit: string;
+  /** Expected range [start, end); null when nothing is expected yet (to: latest, nothing exported). */
+  range: [number, number] | null;
+  windows_planned: number;
+  windows_completed: number;
+  missing: [number, number][];
+}
+
+export interface VerifyReport {
+  job: string;
+  destination: string;
+  ok: boolean;
+  units: UnitSummary[];
+  windows: { planned: number; completed: number; missing: number };
+  files: { listed: number; checked_rows: number; unreferenced: number };
+  rows: { recorded: number; counted: number | null };
+  lease: (LeaseRecord & { active: boolean }) | null;
+  /** State objects of units the job no longer has (an older version of the job): informational. */
+  other_units: string[];
+  problems: VerifyProblem[];
+}
+
+export interface VerifyOptions {
+  store: ObjectStore;
+  /** The job with wallet names resolved to addresses (unit keys hold addresses). */
+  job: Job;
+  /** Sizes only, no reading of the files (default false: row counts are read from every file). */
+  quick?: boolean;
+  concurrency?: number;
+  now?: () => number;
+}
+
+/** Largest Parquet footer kept while a file streams through (the metadata of big files is ~100 KB). */
+const MAX_FOOTER = 16 * 1024 * 1024;
+
+export async function verifyDestination(opts: VerifyOptions): Promise<VerifyReport> {
+  const { store, job } = opts;
+  const state = new WindowState(store, job.name);
+  const problems: VerifyProblem[] = [];
+  const completed = await state.completedIntervals();
+
+  // ---- planned windows against completed windows
+  const axis = job.range?.by ?? 'time';
+  const frontier = new Map<number, number>();
+  for (const [unitKey, list] of completed) {
+    const m = /\/(\d+)\/(block|time)$/.exec(unitKey);
+    if (!m || m[2] !== axis || unitKey.startsWith('nft_holdings/')) continue;
+    const chainId = Number(m[1]);
+    frontier.set(chainId, Math.max(frontier.get(chainId) ?? -Infinity, ...list.map((i) => i.end)));
+  }
+  const lag = job.range?.safety_lag ?? 0;
+  const plan = await planJob(job, {
+    completed: () => [],
+    latest: async (chainId): Promise<ChainHead> => {
+      // The head that makes the planned range end exactly at the chain's newest exported point.
+      const f = frontier.get(chainId);
+      const head = f === undefined ? (job.range?.from ?? 0) + lag - 1 : f + lag - 1;
+      return axis === 'block' ? { block: head } : { time: head };
+    },
+    now: opts.now ? () => opts.now!() / 1000 : undefined,
+  });
+  const plannedCount = new Map<string, number>();
+  for (const u of plan.units) plannedCount.set(u.unitKey, (plannedCount.get(u.unitKey) ?? 0) + 1);
+
+  const units: UnitSummary[] = [];
+  const jobUnits = new Set<string>();
+  for (const c of plan.coverage) {
+    jobUnits.add(c.unitKey);
+    const done = completed.get(c.unitKey) ?? [];
+    for (let i = 1; i < done.length; i++) {
+      const a = done[i - 1]!;
+      const b = done[i]!;
+      if (b.start < a.end) {
+        problems.push({
+          kind: 'overlap',
+          unit: c.unitKey,
+          window: [b.start, Math.min(a.end, b.end)],
+          message: `completed windows [${a.start}, ${a.end}) and [${b.start}, ${b.end}) overlap: their rows are there twice`,
+        });
+      }
+    }
+    if (c.dataset === 'nft_holdings') continue;
+    if (!c.range) {
+      if (job.range?.to === 'latest') {
+        problems.push({ kind: 'nothing-exported', unit: c.unitKey, message: `nothing exported yet on chain ${c.chainId}` });
+      }
+      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: done.length, missing: [] });
+      continue;
+    }
+    const missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
+    const pairs = missing.map((w): [number, number] => [w.start, w.end]);
+    if (pairs.length > 0) {
+      problems.push({
+        kind: 'missing-windows',
+        unit: c.unitKey,
+        windows: pairs,
+        message: `${pairs.length} window(s) missing: ${describeWindows(merge(missing))}`,
+      });
+    }
+    units.push({
+      unit: c.unitKey,
+      range: [c.range.start, c.range.end],
+      windows_planned: plannedCount.get(c.unitKey) ?? 0,
+      windows_completed: done.length,
+      missing: pairs,
+    });
+  }
+  const otherUnits = [...completed.keys()].filter((k) => !jobUnits.has(k)).sort();
+
+  // ---- completed markers and their files
+  const records: WindowRecord[] = [];
+  const completedPrefix = `${state.root}/completed/`;
+  for await (const obj of store.list(completedPrefix)) {
+    const rest = obj.key.slice(completedPrefix.length);
+    let rec: WindowRecord | null = null;
+    try {
+      const got = await store.get(obj.key);
+      rec = got ? (JSON.parse(got.body.toString('utf8')) as WindowRecord) : null;
+    } catch (err) {
+      problems.push({ kind: 'bad-marker', key: obj.key, message: `completed marker is not readable: ${errorMessage(err).split('\n')[0]}` });
+      continue;
+    }
+    if (!rec) continue;
+    const slash = rest.lastIndexOf('/');
+    const unitKey = rest.slice(0, slash);
+    const name = rest.slice(slash + 1);
+    const shapeOk =
+      rec.unit_key === unitKey &&
+      Number.isSafeInteger(rec.start) &&
+      Number.isSafeInteger(rec.end) &&
+      name === `${windowKey({ start: rec.start, end: rec.end })}.json` &&
+      Array.isArray(rec.files) &&
+      rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes));
+    if (!shapeOk) {
+      problems.push({ kind: 'bad-marker', key: obj.key, unit: unitKey, message: 'completed marker does not match its name or lacks its file list' });
+      continue;
+    }
+    const fileRows = rec.files.reduce((n, f) => n + f.rows, 0);
+    if (fileRows !== rec.rows) {
+      problems.push({
+        kind: 'bad-marker',
+        key: obj.key,
+        unit: unitKey,
+        window: [rec.start, rec.end],
+        message: `marker records ${rec.rows} rows but its files add up to ${fileRows}`,
+      });
+    }
+    records.push(rec);
+  }
+
+  const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
+  for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
+
+  const limit = pLimit(opts.concurrency ?? 8);
+  let counted = 0;
+  let checkedRows = 0;
+  await Promise.all(
+    [...listed].map(([key, want]) =>
+      limit(async () => {
+        const where = { unit: want.rec.unit_key, window: [want.rec.start, want.rec.end] as [number, number], key };
+        const info = await store.head(key);
+        if (!info) {
+          problems.push({ kind: 'missing-file', ...where, message: `file listed by window [${want.rec.start}, ${want.rec.end}) is missing` });
+          return;
+        }
+        if (info.size !== want.bytes) {
+          problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${want.bytes}` });
+        }
+        if (opts.quick) return;
+        let rows: number;
+        try {
+          rows = await countRows(store, key);
+        } catch (err) {
+          problems.push({ kind: 'unreadable-file', ...where, message: `rows cannot be counted: ${errorMessage(err).split('\n')[0]}` });
+          return;
+        }
+        checkedRows++;
+        counted += rows;
+        if (rows !== want.rows) {
+          problems.push({ kind: 'row-count-mismatch', ...where, message: `file holds ${rows} rows, the window records ${want.rows}` });
+        }
+      }),
+    ),
+  );
+
+  // ---- pending commits, files nobody lists, the lease
+  const pendingPrefix = `${state.root}/pending/`;
+  const pendingKeys = new Set<string>();
+  for await (const obj of store.list(pendingPrefix)) {
+    const got = await store.get(obj.key).catch(() => null);
+    let marker: PendingMarker | null = null;
+    try {
+      marker = got ? (JSON.parse(got.body.toString('utf8')) as PendingMarker) : null;
+    } catch {
+      marker = null;
+    }
+    const keys = Array.isArray(marker?.keys) ? marker.keys : [];
+    for (const k of keys) pendingKeys.add(k);
+    const rest = obj.key.slice(pendingPrefix.length);
+    problems.push({
+      kind: 'pending-commit',
+      key: obj.key,
+      unit: rest.slice(0, rest.lastIndexOf('/')),
+      message: `a commit of ${keys.length} file(s) was started and not finished (a run is in progress, or crashed: the next run removes its files)`,
+    });
+  }
+
+  const prefixes = targetFilePrefixes(job, records);
+  let unreferenced = 0;
+  for await (const obj of store.list('')) {
+    if (obj.key.startsWith('_state/')) continue;
+    const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
+    const cut = base.indexOf('__');
+    if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
+    if (listed.has(obj.key)) continue;
+    unreferenced++;
+    problems.push({
+      kind: 'unreferenced-file',
+      key: obj.key,
+      message: pendingKeys.has(obj.key)
+        ? 'file of an unfinished commit: readers see rows that no completed window lists (the next run removes it)'
+        : 'no completed window lists this file: readers see rows the state does not know of (left by a crash or by another job writing the same target here)',
+    });
+  }
+
+  let lease: VerifyReport['lease'] = null;
+  for (const name of await leaseObjects(store, state.root)) {
+    const got = await store.get(name);
+    const rec = got ? parseLease(got.body) : null;
+    if (!rec) continue;
+    const now = opts.now?.() ?? Date.now();
+    const active = !takeable(rec, now, { host: '', bootId: null }, () => true);
+    if (!lease || active) lease = { ...rec, active };
+  }
+
+  const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
+  const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
+  problems.sort((a, b) => (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''));
+  return {
+    job: job.name,
+    destination: store.location,
+    ok: problems.length === 0,
+    units,
+    windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
+    files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
+    rows: { recorded: records.reduce((n, r) => n + r.rows, 0), counted: opts.quick ? null : counted },
+    lease,
+    other_units: otherUnits,
+    problems,
+  };
+}
+
+/** `[a, b) [c, d)`, at most 8 of them. */
+function describeWindows(ws: Interval[]): string {
+  const shown = ws.slice(0, 8).map((w) => `[${w.start}, ${w.end})`).join(' ');
+  return ws.length > 8 ? `${shown} and ${ws.length - 8} more range(s)` : shown;
+}
+
+/** File name stems (`<target>__...`) of the job's targets, as the datasets name their files. */
+function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
+  const out = new Set<string>();
+  for (const t of job.targets) {
+    if (t.kind === 'wallet') out.add(t.wallet);
+    else for (const e of t.events) out.add(`${t.contract}_${e.topic0.slice(2, 10)}`);
+  }
+  for (const r of records) {
+    for (const f of r.files) {
+      const base = f.key.slice(f.key.lastIndexOf('/') + 1);
+      const cut = base.indexOf('__');
+      if (cut > 0) out.add(base.slice(0, cut));
+    }
+  }
+  return out;
+}
+
+async function leaseObjects(store: ObjectStore, root: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const obj of store.list(`${root}/lease`)) if (obj.key.endsWith('.json') && !obj.key.slice(root.length + 1).includes('/')) out.push(obj.key);
+  return out;
+}
+
+/** Rows of an exported file, read from the file: Parquet footer num_rows, or NDJSON lines. */
+export async function countRows(store: ObjectStore, key: string): Promise<number> {
+  const stream = await store.getStream(key);
+  if (!stream) throw new Error('file disappeared');
+  if (key.endsWith('.parquet')) return parquetRows(stream);
+  if (key.endsWith('.ndjson.gz')) return countLines(stream.pipe(createGunzip()));
+  if (key.endsWith('.ndjson') || key.endsWith('.jsonl')) return countLines(stream);
+  stream.destroy();
+  throw new Error('unknown file type');
+}
+
+async function countLines(stream: Readable): Promise<number> {
+  let n = 0;
+  let last = 0x0a;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) n++;
+    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
+  }
+  return last === 0x0a ? n : n + 1;
+}
+
+async function parquetRows(stream: Readable): Promise<number> {
+  // The store has no ranged reads: stream the file through and keep its tail.
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    kept += chunk.length;
+    while (chunks.length > 1 && kept - chunks[0]!.length >= MAX_FOOTER) kept -= chunks.shift()!.length;
+  }
+  const tail = Buffer.concat(chunks);
+  if (tail.length < 12 || tail.subarray(-4).toString('latin1') !== 'PAR1') throw new Error('not a Parquet file (no PAR1 footer)');
+  const metaLength = tail.readUInt32LE(tail.length - 8);
+  if (metaLength + 8 > tail.length) throw new Error(`Parquet footer of ${metaLength} bytes is larger than ${MAX_FOOTER}`);
+  const meta = parquetMetadata(new Uint8Array(tail.subarray(tail.length - 8 - metaLength)));
+  return Number(meta.num_rows);
+}
