@@ -1,10 +1,14 @@
 import type { CommandModule } from 'yargs';
 import { sandboxCommand } from '../sandbox/command.js';
+import { ddlCommand } from './ddl.js';
+import { decodeCommand } from './decode.js';
+import { nftsCommand } from './nfts.js';
 import { planCommand } from './plan.js';
+import { resolveCommand } from './resolve.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
-  return [runCommand(setExit), planCommand, validateCommand, sandboxCommand];
+  return [runCommand(setExit), planCommand, validateCommand, resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand];
 }

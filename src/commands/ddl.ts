@@ -1,0 +1,66 @@
+import type { CommandModule } from 'yargs';
+import { UserInputError } from '../errors.js';
+import { DIALECTS, exportLayout, firstDateOf, generateDdl, type Dialect } from '../warehouse/ddl.js';
+import { jobTables } from '../warehouse/tables.js';
+import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+
+interface DdlArgs extends ConfigArgs {
+  job: string;
+  dialect: Dialect;
+  location?: string | undefined;
+  schema?: string | undefined;
+  connection?: string | undefined;
+  stage?: string | undefined;
+  'storage-integration'?: string | undefined;
+}
+
+/** Prints CREATE statements for the job's tables in a warehouse's dialect (reads nothing remote). */
+export const ddlCommand: CommandModule<object, DdlArgs> = {
+  command: 'ddl <job>',
+  describe: 'Print CREATE statements (external tables over the Hive-partitioned output) for Athena, DuckDB, BigQuery or Snowflake',
+  builder: (y) =>
+    withConfigFlags(y)
+      .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
+      .option('dialect', { type: 'string', choices: DIALECTS, demandOption: true, describe: 'Warehouse SQL dialect' })
+      .option('location', { type: 'string', describe: 'Root of the export as the warehouse reads it (default: the destination), e.g. gs://bucket/prefix' })
+      .option('schema', { type: 'string', describe: 'Database/schema (BigQuery: dataset) to create the tables in' })
+      .option('connection', { type: 'string', describe: 'BigQuery: connection of a BigQuery Omni (S3) external table' })
+      .option('stage', { type: 'string', describe: 'Snowflake: an existing stage over the export root (default: one is created)' })
+      .option('storage-integration', { type: 'string', describe: 'Snowflake: storage integration of the stage created (default insight_export_s3)' })
+      .example('$0 ddl jobs/demo.yaml --dialect duckdb | duckdb demo.db', 'Query the demo export with DuckDB')
+      .example('$0 ddl jobs/s3-export.yaml --dialect athena --schema insight', 'Athena tables with partition projection') as never,
+  handler: async (args) => {
+    const { job, config } = await loadJobContext(args.job, args, []);
+    const location = args.location ?? config.output.destination?.url;
+    if (!location) {
+      throw new UserInputError('No location for the tables: the job has no destination', {
+        hint: 'Set output.destination (or --destination), or give the root the warehouse reads with --location.',
+      });
+    }
+    if (args.dialect !== 'duckdb' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
+      throw new UserInputError(`${args.dialect} reads object storage, not the local directory ${location}`, {
+        hint: 'Export to s3://bucket/prefix (or copy the output there) and pass --location with that URI.',
+      });
+    }
+    const { tables, skipped } = await jobTables(job);
+    const ddl = generateDdl({
+      dialect: args.dialect,
+      tables,
+      layout: exportLayout(config.output.partitioning, job.name),
+      location,
+      format: config.output.format,
+      compression: config.output.compression,
+      schema: args.schema,
+      chains: [...new Set(job.targets.flatMap((t) => t.chains))].sort((a, b) => a - b),
+      firstDate: firstDateOf(job.range),
+      connection: args.connection,
+      stage: args.stage,
+      storageIntegration: args['storage-integration'],
+      s3Endpoint: config.s3.endpoint,
+      s3Region: config.s3.region,
+      jobName: job.name,
+    });
+    const note = skipped.length > 0 ? `-- Not described by this version: ${skipped.join(', ')}\n` : '';
+    process.stdout.write(note + ddl);
+  },
+};
