@@ -1,6 +1,7 @@
 import { isoTime, type Column, type Row } from './columns.js';
 import type { InsightClient } from '../source/client.js';
-import type { ListQuery } from '../source/query.js';
+import type { Filters, ListQuery } from '../source/query.js';
+import type { ChainDone, PagedBatch } from '../source/paginator.js';
 
 export type DatasetName = 'transactions' | 'events' | 'aggregates' | 'nft_holdings';
 
@@ -20,6 +21,21 @@ export interface PageRequest {
   filters: NonNullable<ListQuery['filters']>;
   page: number;
   limit: number;
+}
+
+/** One window of a dataset that streams its windows itself (see ListDataset.streamWindow). */
+export interface WindowRequest {
+  /** Every chain of the shared group; each ends with its own ChainDone. */
+  chainIds: number[];
+  axis: WindowAxis;
+  start: number;
+  /** Exclusive. */
+  end: number;
+  /** The job's own filter_* values (window bounds not included). */
+  filters: Filters;
+  /** Rows per page. */
+  limit: number;
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -42,6 +58,14 @@ export interface ListDataset<Target, Rec> {
   chainId(record: Rec): number;
   itemId(record: Rec, target: Target): string;
   toRow(record: Rec, target: Target): Row;
+  /**
+   * For datasets that are not paged by block (aggregates: pages of groups, halved at the page cap;
+   * NFT holdings: next_page_params): streams one window. Without it, the window is paged by
+   * pageWindow (block order, cursor split at the page cap).
+   */
+  streamWindow?(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<PagedBatch<Rec> | ChainDone>;
+  /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
+  partitionDate?(row: Row): string;
 }
 
 /** Columns every row of every list dataset starts with (DESIGN.md conventions). */

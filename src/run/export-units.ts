@@ -147,6 +147,7 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<Un
         stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
         maxRowsPerFile: opts.output.maxRowsPerFile,
         maxBytesPerFile: opts.output.maxBytesPerFile,
+        dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
       });
       writers.set(u.chainId, w);
     }
@@ -155,7 +156,17 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<Un
 
   try {
     const windowFilters = ds.windowFilters[first.axis];
-    const pages = pageWindow({
+    const pages = ds.streamWindow
+      ? ds.streamWindow(opts.client, first.target, {
+          chainIds: group.map((u) => u.chainId),
+          axis: first.axis,
+          start: first.start,
+          end: first.end,
+          filters: first.filters,
+          limit: opts.pageSize ?? MAX_LIMIT,
+          signal: opts.signal,
+        })
+      : pageWindow({
       chainIds: group.map((u) => u.chainId),
       start: first.start,
       end: first.end,

@@ -10,7 +10,10 @@ import { findChainHead } from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
+import type { DatasetName, ListDataset } from '../datasets/dataset.js';
+import { aggregatesDataset } from '../datasets/aggregates.js';
 import { eventsDataset } from '../datasets/events.js';
+import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
 import { transactionsDataset } from '../datasets/transactions.js';
 import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } from './export-units.js';
 import { openSource } from './source-session.js';
@@ -29,10 +32,6 @@ export interface RunJobInput {
   onPlan?(plan: Plan): void;
   /** Export only this shard's units (a whole unit key per shard; see src/run/shard.ts). */
   shard?: Shard | null;
-}
-
-export class DatasetNotSupportedError extends UserInputError {
-  override name = 'DatasetNotSupportedError';
 }
 
 /**
@@ -116,16 +115,18 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   }
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const DATASETS: Record<DatasetName, ListDataset<any, any>> = {
+  transactions: transactionsDataset,
+  events: eventsDataset,
+  aggregates: aggregatesDataset,
+  nft_holdings: nftHoldingsDataset,
+};
+
 async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
-  if (u.dataset !== 'transactions' && u.dataset !== 'events') {
-    throw new DatasetNotSupportedError(`The ${u.dataset} dataset cannot be exported by this version`, {
-      details: `unit ${u.unitKey}`,
-    });
-  }
-  const target = await factory.forUnit(u.target);
   return {
-    dataset: u.dataset === 'transactions' ? transactionsDataset : eventsDataset,
-    target,
+    dataset: DATASETS[u.dataset],
+    target: await factory.forDataset(u),
     chainId: u.chainId,
     axis: u.axis,
     start: u.window.start,

@@ -8,7 +8,9 @@ import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import type { WalletTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
-import type { UnitTarget } from '../plan/plan.js';
+import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
+import type { NftHoldingsTarget } from '../datasets/nft-holdings.js';
+import type { UnitTarget, WorkUnit } from '../plan/plan.js';
 
 export class NameNotResolvedError extends UserInputError {
   override name = 'NameNotResolvedError';
@@ -37,12 +39,44 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
   return { ...job, targets };
 }
 
+export type DatasetTarget = WalletTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
+
 /** Builds the dataset targets (with their decoders) for the planner's unit targets, once per target. */
 export class TargetFactory {
   private readonly cache = new Map<string, WalletTarget | EventTarget>();
+  private readonly derived = new Map<string, AggregateTarget | NftHoldingsTarget>();
   private readonly abis = new Map<string, Promise<Abi>>();
 
   constructor(private readonly job: Job) {}
+
+  /** The target of a unit for its dataset: aggregates and nft_holdings wrap the wallet/contract. */
+  async forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'filters'>): Promise<DatasetTarget> {
+    if (u.dataset === 'transactions' || u.dataset === 'events') return this.forUnit(u.target);
+    const t = u.target;
+    const key = `${u.dataset}:${t.kind === 'wallet' ? t.wallet : `${t.contract}:${t.event.topic0}`}:${JSON.stringify(u.filters)}`;
+    const hit = this.derived.get(key);
+    if (hit) return hit;
+    let built: AggregateTarget | NftHoldingsTarget;
+    if (u.dataset === 'nft_holdings') {
+      if (t.kind !== 'wallet') throw new Error(`nft_holdings needs a wallet target, got ${t.contract}`);
+      built = { kind: 'nft_holdings', address: t.wallet.toLowerCase(), types: [...t.nft_types] };
+    } else {
+      const spec = this.job.aggregates ?? { group_by: [], aggregate: [] };
+      built = createAggregateTarget({
+        source:
+          t.kind === 'wallet'
+            ? { kind: 'wallet', address: t.wallet.toLowerCase() }
+            : { kind: 'contract', address: t.contract.toLowerCase(), signature: parseEventSignature(t.event.signature) },
+        groupBy: spec.group_by,
+        aggregate: spec.aggregate,
+        filters: u.filters,
+        jobFile: this.job.jobFile,
+        targetLabel: t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
+      });
+    }
+    this.derived.set(key, built);
+    return built;
+  }
 
   async forUnit(t: UnitTarget): Promise<WalletTarget | EventTarget> {
     const key = t.kind === 'wallet' ? `w:${t.wallet}` : `c:${t.contract}:${t.event.topic0}`;

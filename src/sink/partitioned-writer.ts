@@ -15,6 +15,8 @@ export interface PartitionedWriterOptions {
   stem: string;
   maxRowsPerFile: number;
   maxBytesPerFile: number;
+  /** `YYYY-MM-DD` of a row for `{date}`; default: the UTC date of its block_timestamp. */
+  dateOf?: ((row: Row) => string) | undefined;
 }
 
 /** A finished local file and the key it must have at the destination. */
@@ -72,7 +74,7 @@ export class PartitionedWriter {
 
   private partitionOf(row: Row): string {
     const values: PartitionValues = { ...this.opts.fixed };
-    if (this.usesDate) values.date = isoDate(row.block_timestamp as number);
+    if (this.usesDate) values.date = this.opts.dateOf ? this.opts.dateOf(row) : isoDate(row.block_timestamp as number);
     return renderPartition(this.opts.partitioning, values);
   }
 

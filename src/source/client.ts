@@ -233,7 +233,7 @@ export class InsightClient {
   /** Operation 5, one page. */
   async nftCollectionsPage(
     address: string,
-    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number> } = {},
+    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
   ): Promise<NftCollectionsPage> {
     return this.call(async () => {
       const path = nftCollectionsPath(address, opts);
@@ -243,18 +243,18 @@ export class InsightClient {
   }
 
   /** Operation 5, every page: follows next_page_params until null. */
-  async *nftCollections(address: string, opts: { types?: NftTokenType[] } = {}): AsyncGenerator<NftCollection> {
+  async *nftCollections(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftCollection> {
     const seen = new Set<string>();
     let pageParams: Record<string, string | number> | undefined;
     for (;;) {
-      const page = await this.nftCollectionsPage(address, { types: opts.types, pageParams });
+      const page = await this.nftCollectionsPage(address, { types: opts.types, pageParams, chainIds: opts.chainIds });
       for (const item of page.items) yield item;
       const next = page.next_page_params;
       if (next === null) return;
       const key = canonicalParams(next);
       if (seen.has(key) || (pageParams !== undefined && key === canonicalParams(pageParams))) {
         this.stats.failures++;
-        throw new PaginationLoopError(this.safeUrl(this.explorer, nftCollectionsPath(address, { types: opts.types, pageParams: next })), next);
+        throw new PaginationLoopError(this.safeUrl(this.explorer, nftCollectionsPath(address, { types: opts.types, pageParams: next, chainIds: opts.chainIds })), next);
       }
       seen.add(key);
       pageParams = next;

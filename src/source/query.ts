@@ -121,7 +121,8 @@ const HEX_RE = /^0x(?:[0-9a-fA-F]{2})*$/;
 const DECIMAL_RE = /^(?:0|[1-9][0-9]*)$/;
 /** ENS-style names: labels of letters/digits/_/- separated by dots, at least one dot. */
 const WALLET_NAME_RE = /^[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+$/u;
-const IDENTIFIER_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A group_by entry: a column, or a function of it (`toDate(block_timestamp)`), with an optional `as alias`. */
+const GROUP_BY_RE = /^[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_(),\s*]*\))?(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?$/i;
 // eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
@@ -274,7 +275,9 @@ export function listQueryPairs(q: ListQuery, allowed: ReadonlyMap<string, Filter
 
   const groupBy = stringList('groupBy', q.groupBy);
   for (const field of groupBy) {
-    if (!IDENTIFIER_RE.test(field)) throw new RequestValidationError('groupBy', `expected a column name, got ${show(field)}`);
+    if (!GROUP_BY_RE.test(field)) {
+      throw new RequestValidationError('groupBy', `expected a column name or an expression such as 'toDate(block_timestamp) as day', got ${show(field)}`);
+    }
     pairs.push(['group_by', field]);
   }
   const aggregate = stringList('aggregate', q.aggregate);
@@ -471,12 +474,15 @@ export function validateDecodeBody(body: DecodeRequestBody): DecodeRequestBody {
  */
 export function nftCollectionsPath(
   address: string,
-  opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number> } = {},
+  opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
 ): string {
   const hash = validateAddress('address', address);
   const pageParams = opts.pageParams ?? {};
   if (pageParams === null || typeof pageParams !== 'object') throw new RequestValidationError('pageParams', 'expected an object');
-  let query = '';
+  // The contract shows no chain parameter here (an explorer serves one chain); chain_id is sent
+  // only when asked for, for explorer areas that serve several chains (the sandbox does).
+  const chainIds = validateChainIds('chainIds', opts.chainIds, false);
+  let query = Object.hasOwn(pageParams, 'chain_id') ? '' : queryString(chainPairs(chainIds));
   if (opts.types !== undefined && !Object.hasOwn(pageParams, 'type')) {
     if (!Array.isArray(opts.types) || opts.types.length === 0) throw new RequestValidationError('types', 'expected a non-empty array');
     const seen = new Set<string>();
@@ -488,7 +494,7 @@ export function nftCollectionsPath(
       seen.add(t);
     }
     // Comma-separated list, sent with literal commas as the explorer's own client does.
-    query = `?type=${opts.types.map(encodeURIComponent).join(',')}`;
+    query += `${query ? '&' : '?'}type=${opts.types.map(encodeURIComponent).join(',')}`;
   }
   for (const [key, value] of Object.entries(pageParams)) {
     if (key === '' || (typeof value !== 'string' && typeof value !== 'number')) {

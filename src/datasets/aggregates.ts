@@ -1,0 +1,498 @@
+/**
+ * The aggregates dataset: the service's `group_by` / `aggregate` rows (`aggregations`) over a
+ * wallet's transactions or a contract's events of one signature, computed per window.
+ *
+ * - Columns: item_id, chain_id, the window bounds, then one column per group expression and one
+ *   per aggregate expression, named by the alias or a sanitised expression, typed from the
+ *   expression (count -> int64, sum/min/max -> the type of their column, avg -> decimal text).
+ * - Paging: aggregation rows are ordered by the group keys, not by block, so the cursor split of
+ *   pageWindow cannot apply. Pages go up to MAX_PAGE_AGGREGATED (500); when a window still has a
+ *   full page there, it is halved on the window axis and each half exported on its own (rows
+ *   then carry the half's bounds). Nothing is written before a window is known to fit, and no
+ *   window is ever truncated.
+ */
+import { createHash } from 'node:crypto';
+import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
+import { snakeCase } from '../decode/columns.js';
+import type { ParsedEventSignature } from '../decode/signature.js';
+import type { InsightClient } from '../source/client.js';
+import type { ChainDone, PagedBatch } from '../source/paginator.js';
+import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
+import type { AggregationRow } from '../source/records.js';
+import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from './columns.js';
+import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowRequest } from './dataset.js';
+import { eventTableName } from './events.js';
+
+/** What the rows are computed over. */
+export type AggregateSource =
+  | { kind: 'wallet'; address: string }
+  | { kind: 'contract'; address: string; signature: ParsedEventSignature };
+
+export interface GroupExpression {
+  /** As written in the job (sent as `group_by`). */
+  expression: string;
+  /** Key of the value in an aggregation row: the alias, or the expression. */
+  key: string;
+  /** Output column; `chain_id` (ungrouped alias) is the fixed chain_id column. */
+  name: string;
+  type: ColumnType;
+}
+
+export interface AggregateExpression {
+  expression: string;
+  key: string;
+  name: string;
+  type: ColumnType;
+}
+
+export interface AggregateTarget {
+  kind: 'aggregates';
+  source: AggregateSource;
+  groupBy: GroupExpression[];
+  aggregates: AggregateExpression[];
+  columns: Column[];
+  /** Identity of the query (source, filters, expressions): part of every item_id. */
+  queryKey: string;
+  /** Last page asked for before a window is halved; the service's cap unless a test lowers it. */
+  maxPage: number;
+}
+
+/** One aggregation row with the (sub-)window it was computed over. */
+export interface AggregateRecord {
+  chain_id: number;
+  window_start: number;
+  window_end: number;
+  /** UTC unix seconds of the window start (time axis: the start; block axis: the start block's time). */
+  window_start_time: number;
+  values: AggregationRow;
+}
+
+/** A group_by / aggregate expression in the job that cannot be exported. */
+export class AggregateExpressionError extends UserInputError {
+  override name = 'AggregateExpressionError';
+}
+
+/** A value in an aggregation row that does not fit the column its expression implies. */
+export class AggregateValueError extends InsightExportError {
+  override name = 'AggregateValueError';
+}
+
+/** The window cannot be halved further and still has more rows than the page cap allows. */
+export class AggregateWindowTooDenseError extends InsightExportError {
+  override name = 'AggregateWindowTooDenseError';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Source columns: what group_by and aggregate expressions may name, with their types
+
+const TRANSACTION_FIELDS: Record<string, ColumnType> = {
+  chain_id: 'int64',
+  block_number: 'int64',
+  block_hash: 'string',
+  block_timestamp: 'int64',
+  hash: 'string',
+  nonce: 'int64',
+  transaction_index: 'int64',
+  from_address: 'string',
+  to_address: 'string',
+  value: 'uint256',
+  gas_price: 'uint256',
+  gas: 'int64',
+  function_selector: 'string',
+  data: 'string',
+  max_fee_per_gas: 'uint256',
+  max_priority_fee_per_gas: 'uint256',
+  transaction_type: 'int64',
+  r: 'uint256',
+  s: 'uint256',
+  v: 'uint256',
+  contract_address: 'string',
+  gas_used: 'int64',
+  cumulative_gas_used: 'int64',
+  effective_gas_price: 'uint256',
+  blob_gas_used: 'int64',
+  blob_gas_price: 'uint256',
+  logs_bloom: 'string',
+  status: 'int64',
+};
+
+const EVENT_FIELDS: Record<string, ColumnType> = {
+  chain_id: 'int64',
+  block_number: 'int64',
+  block_hash: 'string',
+  block_timestamp: 'int64',
+  transaction_hash: 'string',
+  transaction_index: 'int64',
+  log_index: 'int64',
+  address: 'string',
+  data: 'string',
+  topic_0: 'string',
+  topic_1: 'string',
+  topic_2: 'string',
+  topic_3: 'string',
+};
+
+/** Columns every aggregates row starts with. */
+export const AGGREGATE_FIXED_COLUMNS: readonly Column[] = [
+  column('item_id', 'string', 'Stable unique key: hash of the query, chain, window and group values', false),
+  column('chain_id', 'int64', 'Chain id', false),
+  column('window_start', 'int64', 'Start of the window the row aggregates (inclusive): block number or unix seconds, as range.by', false),
+  column('window_end', 'int64', 'End of the window (exclusive), same unit as window_start', false),
+  column('window_start_time', 'timestamp', 'UTC time of the window start (block axis: the time of its first block); the date partition', false),
+];
+
+const FIXED_NAMES = new Set(AGGREGATE_FIXED_COLUMNS.map((c) => c.name));
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+const ALIAS_RE = /^(.*?)(?:\s+as\s+([A-Za-z_][A-Za-z0-9_]*))?\s*$/is;
+const COLUMN_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const TO_DATE_RE = /^toDate\((?:toDateTime\()?([A-Za-z_]\w*)\)?\)$/;
+const TO_START_RE = /^toStartOf[A-Za-z]+\((?:toDateTime\()?([A-Za-z_]\w*)\)?\)$/;
+const AGGREGATE_RE = /^(count|sum|avg|min|max)\(([A-Za-z0-9_*]*)\)$/i;
+
+interface Where {
+  /** For messages: `jobs/x.yaml aggregates.group_by[1]`. */
+  field: string;
+  fields: Record<string, ColumnType>;
+  sourceName: string;
+}
+
+function splitAlias(expression: string): { body: string; alias: string | undefined } {
+  const m = ALIAS_RE.exec(expression.trim());
+  return { body: (m?.[1] ?? expression).trim(), alias: m?.[2] };
+}
+
+function outputName(body: string, alias: string | undefined): string {
+  if (alias) return alias;
+  const name = snakeCase(body);
+  if (name === '') return 'expr';
+  return /^[0-9]/.test(name) ? `c_${name}` : name;
+}
+
+function knownColumn(name: string, where: Where, expression: string): ColumnType {
+  const type = where.fields[name];
+  if (type === undefined) {
+    throw new AggregateExpressionError(`Unknown column "${name}" in ${JSON.stringify(expression)}`, {
+      details: where.field,
+      hint: `${where.sourceName} columns: ${Object.keys(where.fields).join(', ')}`,
+    });
+  }
+  return type;
+}
+
+function parseGroup(expression: string, where: Where): GroupExpression {
+  const { body, alias } = splitAlias(expression);
+  const compact = body.replace(/\s+/g, '');
+  let type: ColumnType;
+  let m: RegExpExecArray | null;
+  if (COLUMN_RE.test(compact)) type = knownColumn(compact, where, expression);
+  else if ((m = TO_DATE_RE.exec(compact))) {
+    knownColumn(m[1]!, where, expression);
+    type = 'date';
+  } else if ((m = TO_START_RE.exec(compact))) {
+    knownColumn(m[1]!, where, expression);
+    type = 'timestamp';
+  } else {
+    // An expression this tool does not know: the service decides; its value is kept as text.
+    type = 'string';
+  }
+  return { expression: expression.trim(), key: alias ?? body, name: outputName(body, alias), type };
+}
+
+function parseAggregate(expression: string, where: Where): AggregateExpression {
+  const { body, alias } = splitAlias(expression);
+  const m = AGGREGATE_RE.exec(body.replace(/\s+/g, ''));
+  let type: ColumnType = 'string';
+  if (m) {
+    const fn = m[1]!.toLowerCase();
+    const arg = m[2]!;
+    const col = arg === '' || arg === '*' ? null : arg;
+    const colType = col === null ? null : knownColumn(col, where, expression);
+    if (fn === 'count') type = 'int64';
+    else if (colType === null) {
+      throw new AggregateExpressionError(`${fn}() needs a column in ${JSON.stringify(expression)}`, {
+        details: where.field,
+        hint: `e.g. "${fn}(gas_used)"`,
+      });
+    } else if (fn === 'avg') type = 'string';
+    else if (fn === 'sum' && colType === 'string') {
+      throw new AggregateExpressionError(`sum() needs a numeric column in ${JSON.stringify(expression)}`, { details: where.field });
+    } else type = colType;
+  }
+  return { expression: expression.trim(), key: alias ?? body, name: outputName(body, alias), type };
+}
+
+export interface AggregateSpec {
+  source: AggregateSource;
+  groupBy: readonly string[];
+  aggregate: readonly string[];
+  /** The unit's filter_* values (part of the query identity). */
+  filters?: Readonly<Record<string, string>>;
+  /** For messages: the job file, and the target the expressions are applied to (`targets[1]`). */
+  jobFile?: string;
+  targetLabel?: string;
+  maxPage?: number;
+}
+
+/**
+ * Checks the job's expressions against the source's columns and derives the output columns.
+ * Throws AggregateExpressionError (exit 2) naming the job field.
+ */
+export function createAggregateTarget(spec: AggregateSpec): AggregateTarget {
+  const fields = spec.source.kind === 'wallet' ? TRANSACTION_FIELDS : EVENT_FIELDS;
+  const sourceName = spec.source.kind === 'wallet' ? 'Wallet transaction' : 'Event';
+  const on = spec.targetLabel ? `, applied to ${spec.targetLabel}` : '';
+  const at = (list: string, i: number) => `${spec.jobFile ? `${spec.jobFile} ` : ''}aggregates.${list}[${i}]${on}`;
+  if (spec.groupBy.length === 0 && spec.aggregate.length === 0) {
+    throw new AggregateExpressionError('The aggregates dataset needs group_by and/or aggregate expressions', {
+      details: spec.jobFile ? `${spec.jobFile} aggregates` : 'aggregates',
+      hint: 'e.g. aggregates: {group_by: [chain_id], aggregate: ["count() as tx_count"]}',
+    });
+  }
+  const groupBy = spec.groupBy.map((e, i) => parseGroup(e, { field: at('group_by', i), fields, sourceName }));
+  const aggregates = spec.aggregate.map((e, i) => parseAggregate(e, { field: at('aggregate', i), fields, sourceName }));
+
+  const columns: Column[] = [...AGGREGATE_FIXED_COLUMNS];
+  const taken = new Map<string, string>();
+  const add = (e: GroupExpression | AggregateExpression, field: string, kind: 'group' | 'aggregate') => {
+    if (kind === 'group' && e.name === 'chain_id' && e.type === 'int64') return; // the fixed chain_id column
+    const clash = FIXED_NAMES.has(e.name) ? 'a column every aggregates row has' : taken.get(e.name);
+    if (clash) {
+      throw new AggregateExpressionError(`Column name "${e.name}" of ${JSON.stringify(e.expression)} is already used by ${clash}`, {
+        details: field,
+        hint: `Give the expression its own alias: "${e.expression} as <name>".`,
+      });
+    }
+    taken.set(e.name, JSON.stringify(e.expression));
+    const what = kind === 'group' ? 'Group' : 'Aggregate';
+    const note = e.type === 'string' && kind === 'aggregate' && /^avg/i.test(e.key) ? ' (decimal text)' : '';
+    columns.push(column(e.name, e.type, `${what} ${e.expression}${note}`));
+  };
+  groupBy.forEach((g, i) => add(g, at('group_by', i), 'group'));
+  aggregates.forEach((a, i) => add(a, at('aggregate', i), 'aggregate'));
+
+  const identity = {
+    source: spec.source.kind === 'wallet' ? spec.source.address : `${spec.source.address}:${spec.source.signature.topic0}`,
+    filters: Object.entries(spec.filters ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)),
+    groupBy: groupBy.map((g) => g.expression),
+    aggregate: aggregates.map((a) => a.expression),
+  };
+  return {
+    kind: 'aggregates',
+    source: spec.source,
+    groupBy,
+    aggregates,
+    columns,
+    queryKey: sha256(JSON.stringify(identity)).slice(0, 16),
+    maxPage: spec.maxPage ?? MAX_PAGE_AGGREGATED,
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** Hash of the expressions only: one table per output schema. */
+function schemaKey(target: AggregateTarget): string {
+  return sha256(JSON.stringify([...target.groupBy, ...target.aggregates].map((e) => [e.name, e.type]))).slice(0, 8);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values
+
+const DECIMAL_RE = /^-?(?:0|[1-9][0-9]*)$/;
+const SQL_TIME_RE = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.\d+)?(?:Z|\+00:00)?$/;
+
+function valueError(target: AggregateTarget, name: string, type: ColumnType, value: unknown): AggregateValueError {
+  return new AggregateValueError(`The service sent a value that does not fit aggregate column "${name}" (${type})`, {
+    details: `${name} = ${JSON.stringify(value)} (query ${target.queryKey})`,
+    hint: 'Alias the expression and check its type, or report the response shape.',
+  });
+}
+
+function cell(value: unknown, type: ColumnType, fail: () => Error): RowValue {
+  if (value === null || value === undefined) return null;
+  switch (type) {
+    case 'int64':
+    case 'int32': {
+      const n = typeof value === 'string' && DECIMAL_RE.test(value.trim()) ? Number(value.trim()) : value;
+      if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw fail();
+      return n;
+    }
+    case 'uint256': {
+      if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
+      if (typeof value === 'string' && /^[0-9]+$/.test(value.trim())) return BigInt(value.trim()).toString();
+      throw fail();
+    }
+    case 'date': {
+      if (typeof value === 'number' && Number.isFinite(value)) return isoDate(value);
+      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) return value.slice(0, 10);
+      throw fail();
+    }
+    case 'timestamp': {
+      if (typeof value === 'number' && Number.isFinite(value)) return isoTime(value);
+      const m = typeof value === 'string' ? SQL_TIME_RE.exec(value.trim()) : null;
+      if (!m) throw fail();
+      return `${m[1]}T${m[2]}Z`;
+    }
+    case 'bool':
+      if (typeof value === 'boolean') return value;
+      throw fail();
+    default:
+      return typeof value === 'object' ? JSON.stringify(value) : String(value);
+  }
+}
+
+/** The value of an expression: by its key, else by the key without spaces or in another case. */
+function lookup(values: AggregationRow, key: string): unknown {
+  if (Object.hasOwn(values, key)) return values[key];
+  const norm = (k: string) => k.replace(/\s+/g, '').toLowerCase();
+  const want = norm(key);
+  for (const k of Object.keys(values)) if (norm(k) === want) return values[k];
+  return undefined;
+}
+
+function itemId(r: AggregateRecord, target: AggregateTarget): string {
+  const groups = target.groupBy.map((g) => lookup(r.values, g.key) ?? null);
+  return sha256(JSON.stringify([target.queryKey, r.chain_id, r.window_start, r.window_end, groups])).slice(0, 32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paging
+
+async function fetchPage(
+  client: InsightClient,
+  target: AggregateTarget,
+  chainId: number,
+  axis: WindowAxis,
+  window: { start: number; end: number },
+  filters: Filters,
+  limit: number,
+  page: number,
+): Promise<AggregationRow[]> {
+  const bounds = BLOCK_WINDOW_FILTERS[axis];
+  const q: ListQuery = {
+    chainIds: [chainId],
+    filters: { ...filters, [bounds.gte]: window.start, [bounds.lt]: window.end },
+    groupBy: target.groupBy.map((g) => g.expression),
+    aggregate: target.aggregates.map((a) => a.expression),
+    limit,
+    page,
+  };
+  const s = target.source;
+  const res = s.kind === 'wallet' ? await client.walletTransactions(s.address, q) : await client.contractEvents(s.address, s.signature.human, q);
+  return res.aggregations ?? [];
+}
+
+/** UTC time of the window start: on the block axis, the start block's timestamp (asked once). */
+async function windowStartTime(client: InsightClient, chainId: number, axis: WindowAxis, start: number): Promise<number> {
+  if (axis === 'time') return start;
+  const res = await client.resolve(String(start), { chainIds: [chainId] });
+  const block = res.data.blocks.find((b) => b.block_number === start && (b.chain_id === chainId || res.data.blocks.length === 1));
+  if (!block) {
+    throw new InsightExportError(`Block ${start} of chain ${chainId} is not known to the service`, {
+      details: `resolve/${start} (needed for the time of an aggregates window that has rows)`,
+      hint: 'Start the range at a block the chain has, or use a time range (dates) for aggregates.',
+    });
+  }
+  return block.block_timestamp;
+}
+
+/**
+ * The aggregation rows of [start, end) on one chain, in order; each yielded list is one page.
+ * The last allowed page is asked for before anything is yielded when a window has more than one
+ * page: when it is full too, the window is halved instead.
+ */
+async function* aggregateWindow(
+  client: InsightClient,
+  target: AggregateTarget,
+  chainId: number,
+  req: WindowRequest,
+  start: number,
+  end: number,
+): AsyncGenerator<AggregateRecord[]> {
+  const check = () => {
+    if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
+  };
+  const get = (page: number) => {
+    check();
+    return fetchPage(client, target, chainId, req.axis, { start, end }, req.filters, req.limit, page);
+  };
+  const first = await get(0);
+  if (first.length >= req.limit) {
+    const last = target.maxPage > 0 ? await get(target.maxPage) : first;
+    if (last.length >= req.limit) {
+      if (end - start <= 1) {
+        throw new AggregateWindowTooDenseError(`More than ${(target.maxPage + 1) * req.limit} aggregation rows in one ${req.axis === 'block' ? 'block' : 'second'} on chain ${chainId}`, {
+          details: `window [${start}, ${end}) of query ${target.queryKey}`,
+          hint: 'Group by fewer or coarser columns, or narrow the job with filters.',
+        });
+      }
+      const mid = start + Math.floor((end - start) / 2);
+      yield* aggregateWindow(client, target, chainId, req, start, mid);
+      yield* aggregateWindow(client, target, chainId, req, mid, end);
+      return;
+    }
+  }
+  let time: number | undefined;
+  const records = async (rows: AggregationRow[]): Promise<AggregateRecord[]> => {
+    if (rows.length === 0) return [];
+    time ??= await windowStartTime(client, chainId, req.axis, start);
+    return rows.map((values) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time!, values }));
+  };
+  yield await records(first);
+  if (first.length < req.limit) return;
+  for (let page = 1; page <= target.maxPage; page++) {
+    const rows = await get(page);
+    yield await records(rows);
+    if (rows.length < req.limit) return;
+  }
+}
+
+export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord> = {
+  name: 'aggregates',
+  tableName(target) {
+    const s = target.source;
+    const base = s.kind === 'wallet' ? 'aggregates_transactions' : `aggregates_${eventTableName(s.signature)}`;
+    return `${base}_${schemaKey(target)}`;
+  },
+  columns: (target) => [...target.columns],
+  sortKey: ['chain_id', 'window_start', 'group keys'],
+  windowFilters: BLOCK_WINDOW_FILTERS,
+  targetKey(target) {
+    const s = target.source;
+    return s.kind === 'wallet' ? s.address : `${s.address}_${s.signature.topic0.slice(2, 10)}`;
+  },
+  async fetchPage() {
+    throw new Error('aggregates are exported by streamWindow');
+  },
+  async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {
+    for (const chainId of req.chainIds) {
+      for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {
+        if (records.length > 0) yield { chainId, records };
+      }
+      yield { chainId, done: true };
+    }
+  },
+  position: (r) => ({ block_number: r.window_start, block_timestamp: r.window_start_time }),
+  chainId: (r) => r.chain_id,
+  itemId,
+  toRow(r, target) {
+    const row: Row = {
+      item_id: itemId(r, target),
+      chain_id: r.chain_id,
+      window_start: r.window_start,
+      window_end: r.window_end,
+      window_start_time: isoTime(r.window_start_time),
+    };
+    for (const e of [...target.groupBy, ...target.aggregates]) {
+      if (FIXED_NAMES.has(e.name)) continue; // `group_by: chain_id` is the row's chain_id
+      const value = lookup(r.values, e.key);
+      row[e.name] = cell(value, e.type, () => valueError(target, e.name, e.type, value));
+    }
+    return row;
+  },
+  partitionDate: (row) => String(row.window_start_time).slice(0, 10),
+};
