@@ -345,7 +345,7 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
   const fromStrings = (key: string, raw: unknown, origin: string, where: string) => {
     const r = parsers[key]!(raw);
     if (r.ok) apply(new Map([[key, r.value]]), origin);
-    else problems.push({ where: `${where}=${JSON.stringify(String(raw))}`, message: r.problem, hint: r.hint });
+    else problems.push({ where: r.secret ? where : `${where}=${JSON.stringify(String(raw))}`, message: r.problem, hint: r.hint });
   };
 
   // 1. code defaults

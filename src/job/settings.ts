@@ -23,7 +23,8 @@ export function checked<S extends z.ZodType, T>(base: S, parse: (v: z.output<S>)
   return base.transform((v, ctx): T => {
     const r = parse(v);
     if (r.ok) return r.value;
-    ctx.issues.push({ code: 'custom', message: r.problem, input: v, params: { hint: r.hint } });
+    // A value that may hold a credential is never echoed (noValue), nor kept as the issue's input.
+    ctx.issues.push({ code: 'custom', message: r.problem, input: r.secret ? '[redacted]' : v, params: { hint: r.hint, noValue: r.secret } });
     return z.NEVER;
   });
 }

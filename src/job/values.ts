@@ -13,12 +13,16 @@ export interface ValueProblem {
   /** Reads after the value: `"0xzz" is not an address (0x + 40 hex digits)`. */
   problem: string;
   hint?: string | undefined;
+  /** The value may hold a credential: report the problem without echoing the value. */
+  secret?: boolean | undefined;
 }
 
 export type Parsed<T> = { ok: true; value: T } | ({ ok: false } & ValueProblem);
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const bad = (problem: string, hint?: string): Parsed<never> => ({ ok: false, problem, hint });
+/** A problem with a value that may hold a credential (never echoed in messages). */
+const badSecret = (problem: string, hint?: string): Parsed<never> => ({ ok: false, problem, hint, secret: true });
 
 // ---------------------------------------------------------------- durations
 
@@ -265,10 +269,11 @@ export function parseDestination(input: unknown, cwd: string): Parsed<Destinatio
     const slash = rest.indexOf('/');
     const bucket = slash === -1 ? rest : rest.slice(0, slash);
     const prefix = (slash === -1 ? '' : rest.slice(slash + 1)).replace(/\/+$/, '');
+    // Checked before the bucket name, whose message would echo it: s3://key:secret@bucket
+    if (/[@?#]/.test(bucket)) return badSecret('must not contain credentials or query parameters', 'S3 credentials come from the AWS default chain (environment, profile, role)');
     if (!BUCKET_RE.test(bucket) || bucket.includes('..')) {
       return bad(`has an invalid bucket name "${bucket}"`, 'S3 bucket names are 3-63 characters: lowercase letters, digits, dots and hyphens');
     }
-    if (/[@?#]/.test(bucket)) return bad('must not contain credentials or query parameters', 'S3 credentials come from the AWS default chain (environment, profile, role)');
     const segments = prefix === '' ? [] : prefix.split('/');
     if (segments.some((x) => x === '' || x === '.' || x === '..')) {
       return bad('has an invalid prefix', 'the prefix must not contain "//", "." or ".." segments');
@@ -299,7 +304,7 @@ export function parseBaseUrl(input: unknown, allowSandbox: boolean): Parsed<stri
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return bad('is not an http(s) URL');
   if (url.username || url.password || /secret|client[-_]?id|key=/i.test(url.search)) {
-    return bad('must not contain credentials', 'set INSIGHT_CLIENT_ID or INSIGHT_SECRET_KEY in the environment instead');
+    return badSecret('must not contain credentials', 'set INSIGHT_CLIENT_ID or INSIGHT_SECRET_KEY in the environment instead');
   }
   return ok(s.replace(/\/+$/, ''));
 }

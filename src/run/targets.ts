@@ -6,6 +6,7 @@ import { createTransactionDecoder } from '../decode/transaction-decoder.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
+import { HttpStatusError } from '../source/errors.js';
 import type { WalletTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
@@ -25,7 +26,20 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
   const targets = await Promise.all(
     job.targets.map(async (t) => {
       if (t.kind !== 'wallet' || !t.isName) return t;
-      const res = await client.resolve(t.wallet, { chainIds: t.chains });
+      let res: Awaited<ReturnType<InsightClient['resolve']>>;
+      try {
+        res = await client.resolve(t.wallet, { chainIds: t.chains });
+      } catch (err) {
+        // The service answers 400 (or 404) for a name it cannot resolve: that is the job's mistake.
+        if (err instanceof HttpStatusError && (err.status === 400 || err.status === 404)) {
+          throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
+            details: `${job.jobFile} targets[${t.index}].wallet (resolve answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''})`,
+            hint: 'Write the wallet address instead, or check the name.',
+            cause: err,
+          });
+        }
+        throw err;
+      }
       const address = res.data.address?.toLowerCase();
       if (!address || !/^0x[0-9a-f]{40}$/.test(address)) {
         throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
