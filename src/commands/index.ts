@@ -7,8 +7,9 @@ import { planCommand } from './plan.js';
 import { resolveCommand } from './resolve.js';
 import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
+import { verifyCommand } from './verify.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
-  return [runCommand(setExit), planCommand, validateCommand, resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand];
+  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand];
 }

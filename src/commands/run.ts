@@ -4,12 +4,14 @@ import { runJob } from '../run/run-job.js';
 import type { RunReport } from '../run/report.js';
 import { parsePushgatewayUrl, pushMetrics } from '../run/metrics.js';
 import { resolveShard } from '../run/shard.js';
+import { parseRewind } from '../state/rewind.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { ProgressLine } from './progress.js';
 
 interface RunArgs extends ConfigArgs {
   job: string;
   force: boolean;
+  rewind?: string | undefined;
   json: boolean;
   shard?: string | undefined;
   pushgateway?: string | undefined;
@@ -23,6 +25,10 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
       withConfigFlags(y)
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
         .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
+        .option('rewind', {
+          type: 'string',
+          describe: 'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
+        })
         .option('json', { type: 'boolean', default: false, describe: 'Print the run report as JSON on stdout' })
         .option('shard', {
           type: 'string',
@@ -35,6 +41,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
     handler: async (args) => {
       const ctx = await loadJobContext(args.job, args, ['source', 'destination']);
+      const rewind = args.rewind === undefined ? null : parseRewind(args.rewind);
       const shard = resolveShard(args.shard);
       const pushUrl = args.pushgateway ?? process.env.INSIGHT_EXPORT_PUSHGATEWAY_URL;
       const pushTarget = pushUrl ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL') : null;
@@ -56,6 +63,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         const report = await runJob({
           ...ctx,
           force: args.force,
+          rewind,
           shard,
           signal: controller.signal,
           onPlan: (plan) => progress.setTotal(plan.units.length),

@@ -10,13 +10,15 @@ import { findChainHead } from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
+import { acquireLease, leaseName, type Lease } from '../state/lease.js';
+import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import type { DatasetName, ListDataset } from '../datasets/dataset.js';
 import { aggregatesDataset } from '../datasets/aggregates.js';
 import { eventsDataset } from '../datasets/events.js';
 import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
 import { transactionsDataset } from '../datasets/transactions.js';
 import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } from './export-units.js';
-import { openSource } from './source-session.js';
+import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
@@ -32,6 +34,10 @@ export interface RunJobInput {
   onPlan?(plan: Plan): void;
   /** Export only this shard's units (a whole unit key per shard; see src/run/shard.ts). */
   shard?: Shard | null;
+  /** Export the most recent windows of every unit again, replacing their files (reorganisations). */
+  rewind?: Rewind | null;
+  /** How long the job's lease lasts without renewal (default 120 s; see src/state/lease.ts). */
+  leaseTtlMs?: number;
 }
 
 /**
@@ -49,17 +55,32 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
     });
   }
+  if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
   const store = openStore(destination, { s3: config.s3, logger });
-  const source = await openSource(config, logger);
+  const shard = input.shard ?? null;
   const stagingDir = join(config.stagingDir, runId);
+  let lease: Lease | null = null;
+  let source: SourceSession | null = null;
   try {
+    // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
+    const held = (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
+    const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
+    source = await openSource(config, logger);
     const job = await resolveWalletNames(input.job, source.client);
-    const state = new WindowState(store, job.name);
-    const shard = input.shard ?? null;
-    const orphans = await state.cleanPending((unitKey) => shardOwnsUnit(shard, unitKey));
+    const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
+    const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+    const orphans = await state.cleanPending(owns);
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
-    const completed = input.force ? new Map() : await state.completedIntervals();
+    const done = await state.completedIntervals();
+    let completed = input.force ? new Map() : done;
+    if (input.rewind && !input.force) {
+      const r = rewindCompleted(done, input.rewind);
+      completed = r.completed;
+      const mine = r.rewound.filter((x) => owns(x.unitKey));
+      const windows = mine.reduce((n, x) => n + x.windows.length, 0);
+      if (windows > 0) logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
+    }
     const plan = planForShard(
       await planJob(job, {
         completed: (unitKey) => completed.get(unitKey) ?? [],
@@ -89,11 +110,16 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       },
       stagingDir,
       unitsInFlight: config.concurrency.unitsInFlight,
-      replace: input.force === true,
-      signal: input.signal,
+      replace: input.force === true || Boolean(input.rewind),
+      signal,
       logger,
       onProgress: input.onProgress,
     });
+    if (!held.lost.aborted) {
+      // Windows abandoned or failed in the middle of their commit: remove their uploads now, not at the next run.
+      await state.cleanPending(owns).catch((err: Error) => logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
+    }
+    if (held.lost.aborted) throw held.lost.reason;
     const report = buildReport({
       job,
       runId,
@@ -110,7 +136,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     return report;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
-    await source.close();
+    await source?.close();
+    await lease?.release();
     await store.close?.();
   }
 }

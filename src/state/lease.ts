@@ -222,7 +222,7 @@ export async function acquireLease(store: ObjectStore, jobName: string, opts: Le
     const held = parseLease(current.body);
     if (held && !takeable(held, now(), me, isAlive)) throw new LeaseHeldError(key, held, store.location);
     if (!held) opts.logger?.warn({ lease: key }, 'lease object is not readable: taking it over');
-    else opts.logger?.warn({ lease: key, holder: held.holder, run: held.run_id, expires_at: held.expires_at }, 'taking over an expired or abandoned lease');
+    else if (!held.released) opts.logger?.warn({ lease: key, holder: held.holder, run: held.run_id, expires_at: held.expires_at }, 'taking over the lease of a run that crashed or stalled');
     record = fresh();
     try {
       const { etag } = await store.put(key, body(record), { ifMatch: current.etag, contentType: 'application/json' });
