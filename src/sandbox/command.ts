@@ -1,8 +1,9 @@
 import type { Argv, CommandModule } from 'yargs';
 import { SandboxOptionsError } from './errors.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
+import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
 
-export interface SandboxArgs {
+export interface SandboxArgs extends RpcSandboxArgs {
   port: number;
   host: string;
   transactions: number;
@@ -89,7 +90,7 @@ export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStrea
 
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   command: 'sandbox',
-  describe: 'Serve the read interface locally from a seeded data set (with optional latency, rate limit and faults)',
+  describe: 'Serve the read interface locally from a seeded data set, or from a JSON-RPC node with --rpc (with optional latency, rate limit and faults)',
   builder: (y: Argv<object>) =>
     y
       .option('port', { type: 'number', default: 8787, describe: 'TCP port (0 = random)' })
@@ -114,8 +115,15 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('nft-page-size', { type: 'number', default: 50 })
       .option('duplicate-self-transfers', { type: 'boolean', default: false, describe: 'Return self-transfers twice (real UNION ALL behaviour)' })
       .option('legacy-types', { type: 'boolean', default: false, describe: 'Some rows use older wire types' })
-      .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' }) as unknown as Argv<SandboxArgs>,
+      .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' })
+      .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
+      .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
+      .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })
+      .option('from-block', { type: 'number', default: 0, describe: 'With --rpc: first block to load (negative: that many below the head)' })
+      .option('receipts', { type: 'string', choices: ['auto', 'block', 'transaction'], default: 'auto', describe: 'With --rpc: eth_getBlockReceipts (block), per-transaction receipts, or auto' })
+      .example('$0 sandbox --rpc http://127.0.0.1:8545 --abi 0x5FbDB2315678afecb367f032d93F642f64180aa3=out/MyToken.json', 'Serve a local anvil chain') as unknown as Argv<SandboxArgs>,
   handler: async (args) => {
-    await runSandbox(sandboxOptionsFromArgs(args));
+    if (args.rpc && args.rpc.length > 0) await runRpcSandbox({ ...sandboxOptionsFromArgs(args), ...rpcOptionsFromArgs(args) });
+    else await runSandbox(sandboxOptionsFromArgs(args));
   },
 };

@@ -76,7 +76,21 @@ export interface NftPageParams {
  *   (`parseTransactionsQuery` / `parseEventsQuery` parse a query string the way the routes do).
  * - `resolve`, `decode`, `nftHoldings`, `nftCollectionsPage`: the other operations.
  */
-export interface SandboxData {
+/**
+ * What the HTTP routes answer from: the five operations of the read interface. Implemented by the
+ * seeded data set (SandboxData) and by the data loaded from a JSON-RPC node (src/sandbox/rpc).
+ */
+export interface ReadInterfaceSource {
+  parseTransactionsQuery(params: URLSearchParams | string): ListQuery;
+  parseEventsQuery(params: URLSearchParams | string): ListQuery;
+  walletTransactions(wallet: string, query: ListQuery, opts?: ListOptions): ListResult<TransactionRecord>;
+  contractEvents(contract: string, signature: string, query: ListQuery, opts?: ListOptions): ListResult<EventRecord>;
+  resolve(input: string, chainIds?: number[] | null): { meta: ResponseMeta; data: ResolveData };
+  decode(contract: string, body: unknown, chainIds?: number[] | null): DecodeResponse;
+  nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage;
+}
+
+export interface SandboxData extends ReadInterfaceSource {
   readonly seed: number;
   readonly transactionTotal: number;
   readonly chains: ChainInfo[];

@@ -2,10 +2,10 @@
  * The sandbox: a local server of the read interface (../shared/reference/read-interface.md) over a
  * deterministic, seeded multi-chain data set, with latency, rate limits and injected faults.
  */
-export { startSandbox } from './server.js';
-export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxStats } from './server.js';
+export { serveReadInterface, startSandbox } from './server.js';
+export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxServer, SandboxStats } from './server.js';
 export { buildSandboxData } from './data.js';
-export type { ListOptions, ListResult, NftPageParams, SandboxData } from './data.js';
+export type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource, SandboxData } from './data.js';
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, NftTokenHolding, WalletInfo } from './dataset.js';
 export { EVENT_COLUMNS, TRANSACTION_COLUMNS } from './dataset.js';
 export { listQuery, parseListQuery, MAX_PAGE, MAX_PAGE_AGGREGATE, MAX_LIMIT, DEFAULT_LIMIT, MAX_CHAIN_IDS } from './query.js';

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EventRecord, TransactionRecord } from '../source/records.js';
-import { buildSandboxData, type ListResult, type SandboxData } from './data.js';
+import { buildSandboxData, type ListResult, type ReadInterfaceSource, type SandboxData } from './data.js';
 import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
 import { Rng, hash3 } from './prng.js';
 import { parseChainIds } from './query.js';
@@ -58,13 +58,14 @@ export interface SandboxStats {
   faultsInjected: Record<string, number>;
 }
 
-export interface Sandbox {
+/** A running server of the read interface over some data `D` (the seeded set, or one loaded from a node). */
+export interface SandboxServer<D extends ReadInterfaceSource> {
   /** Base URL including pathPrefix, e.g. http://127.0.0.1:PORT/insights/v1 */
   url: string;
   /** e.g. http://127.0.0.1:PORT/api/v2 */
   explorerUrl: string;
   port: number;
-  data: SandboxData;
+  data: D;
   setFaults(f: FaultOptions | null): void;
   setLatency(l: SandboxOptions['latency'] | null): void;
   setRateLimit(r: SandboxOptions['rateLimit'] | null): void;
@@ -72,6 +73,9 @@ export interface Sandbox {
   resetStats(): void;
   close(): Promise<void>;
 }
+
+/** The sandbox over the seeded data set. */
+export type Sandbox = SandboxServer<SandboxData>;
 
 /** TCP RST where the platform allows it (the peer sees ECONNRESET), else a plain close. */
 function resetSocket(socket: Socket): void {
@@ -113,6 +117,15 @@ function validateOptions(opts: SandboxOptions): void {
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   validateOptions(opts);
   const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions });
+  return serveReadInterface(data, opts);
+}
+
+/**
+ * Serves the read interface's routes over `data` with the server options of `opts` (prefixes,
+ * latency, rate limit, faults, auth, wire quirks); `seed`, `transactions` and `data` are not used.
+ */
+export async function serveReadInterface<D extends ReadInterfaceSource>(data: D, opts: SandboxOptions = {}): Promise<SandboxServer<D>> {
+  validateOptions(opts);
   const prefix = normalisePrefix(opts.pathPrefix ?? '/insights/v1');
   const explorerPrefix = normalisePrefix(opts.explorerPrefix ?? '/api/v2');
   const nftPageSize = opts.nftPageSize ?? 50;
