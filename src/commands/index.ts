@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { sandboxCommand } from '../sandbox/command.js';
+import { compactCommand } from './compact.js';
 import { ddlCommand } from './ddl.js';
 import { decodeCommand } from './decode.js';
 import { nftsCommand } from './nfts.js';
@@ -11,5 +12,5 @@ import { verifyCommand } from './verify.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
-  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand];
+  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand, compactCommand];
 }

@@ -1,0 +1,410 @@
+/**
+ * Compaction: merges the small files of closed partitions into files of a target size.
+ *
+ * What is merged: runs of contiguous completed windows of one unit (dataset x target x chain)
+ * whose files all lie in closed partitions. Such a run becomes ONE completed window covering the
+ * same interval, with one file per partition; it replaces the old windows through the state's own
+ * replacement protocol (src/state/window-state.ts), so every reader of state stays correct:
+ *
+ *   pending marker (new keys + the windows replaced, with their files)
+ *     -> upload the merged files -> completed marker of the merged window
+ *     -> delete the old windows' files and markers -> delete the pending marker
+ *
+ * A crash before the merged window's marker leaves the old windows intact and a pending marker
+ * whose uploads the next run (or compact) deletes; a crash after it is finished the same way
+ * (old files and markers deleted). No row is ever missing: old files go only after the merged
+ * window is recorded. Readers that list the folders (warehouse globs) see a merged partition's
+ * rows twice only between the merged file's upload and the deletion of its sources (one marker
+ * write and one DeleteObjects later), or after a crash in that gap until the next run/compact.
+ * Markers never share a file, so verify, --force and --rewind work on merged windows as on any.
+ *
+ * Closed partitions: dates strictly before the newest date the job has files for, or (with
+ * `olderThanMs`) dates that ended more than that long ago. Files outside a `date=` folder are
+ * never merged.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, createGzip } from 'node:zlib';
+import { randomUUID } from 'node:crypto';
+import { DuckDBInstance } from '@duckdb/node-api';
+import pLimit from 'p-limit';
+import { InsightExportError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { windowKey } from '../plan/index.js';
+import type { Compression } from '../sink/sink.js';
+import type { ObjectStore } from '../store/store.js';
+import { WindowState, type FileRecord, type WindowRecord } from './window-state.js';
+
+export class CompactionError extends InsightExportError {
+  override name = 'CompactionError';
+}
+
+export interface CompactOptions {
+  store: ObjectStore;
+  jobName: string;
+  /** A merged file holds at most about this many bytes (sum of its sources' sizes). */
+  targetBytes: number;
+  /** And at most this many rows. */
+  maxRows: number;
+  /** Parquet compression of merged files (default zstd). */
+  compression?: Compression;
+  /** Closed = the partition's date ended at least this long ago (default: any date before the newest one). */
+  olderThanMs?: number;
+  /** Local directory for downloads and merged files. */
+  stagingDir: string;
+  /** Plan only: nothing is written. */
+  dryRun?: boolean;
+  /** Called before every state write (a held lease's assertHeld). */
+  guard?: () => void;
+  logger: Logger;
+  now?: () => number;
+  /** Parallel marker reads. */
+  concurrency?: number;
+}
+
+export interface MergeGroup {
+  unitKey: string;
+  /** The merged window. */
+  start: number;
+  end: number;
+  replaces: { start: number; end: number }[];
+  sourceFiles: number;
+  mergedFiles: number;
+  rows: number;
+  bytesBefore: number;
+}
+
+export interface CompactReport {
+  job: string;
+  run_id: string;
+  dry_run: boolean;
+  /** Partitions with a date before this one are closed. Null when there is none. */
+  closed_before: string | null;
+  windows_before: number;
+  windows_after: number;
+  files_before: number;
+  files_after: number;
+  bytes_before: number;
+  bytes_after: number;
+  groups: MergeGroup[];
+  /** Pending commits of crashed runs finished or undone first (data files deleted). */
+  recovered_files: number;
+}
+
+const DATE_RE = /(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?:\/|$)/;
+
+function partitionOf(key: string): string {
+  const slash = key.lastIndexOf('/');
+  return slash < 0 ? '' : key.slice(0, slash);
+}
+
+function dateOf(key: string): string | null {
+  return DATE_RE.exec(key)?.[1] ?? null;
+}
+
+/** `<target>__<start>_<end>__<seq><ext>` -> target and extension. */
+function nameParts(key: string): { stem: string; ext: string } | null {
+  const name = key.slice(key.lastIndexOf('/') + 1);
+  const m = /^(.+?)__\d+_\d+__\d+(\.parquet|\.ndjson\.gz|\.ndjson)$/.exec(name);
+  return m ? { stem: m[1]!, ext: m[2]! } : null;
+}
+
+function utcDay(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Every completed window of the job (reads each marker, a few at a time), grouped by unit, sorted. */
+async function readWindows(state: WindowState, concurrency: number): Promise<Map<string, WindowRecord[]>> {
+  const intervals = await state.completedIntervals();
+  const limit = pLimit(concurrency);
+  const out = new Map<string, WindowRecord[]>();
+  await Promise.all(
+    [...intervals].map(async ([unitKey, list]) => {
+      const recs = await Promise.all(list.map((i) => limit(() => state.readCompleted(unitKey, i.start, i.end))));
+      out.set(
+        unitKey,
+        recs.filter((r): r is WindowRecord => r !== null).sort((a, b) => a.start - b.start),
+      );
+    }),
+  );
+  return out;
+}
+
+interface Candidate {
+  rec: WindowRecord;
+  /** Files by partition. */
+  parts: Map<string, FileRecord[]>;
+  ext: string | null;
+  stem: string | null;
+}
+
+/** Groups of windows to merge: contiguous, closed, same file kind, within the size caps. */
+function planGroups(windows: WindowRecord[], isClosed: (key: string) => boolean, targetBytes: number, maxRows: number): Candidate[][] {
+  const groups: Candidate[][] = [];
+  let run: Candidate[] = [];
+  const flush = () => {
+    // Trailing empty windows stay out (they may be the newest part of the unit).
+    while (run.length > 0 && run[run.length - 1]!.rec.files.length === 0) run.pop();
+    if (run.length >= 2) groups.push(...binPack(run, targetBytes, maxRows));
+    run = [];
+  };
+  for (const rec of windows) {
+    const files = rec.files;
+    const eligible = files.every((f) => isClosed(f.key) && nameParts(f.key) !== null);
+    const kinds = new Set(files.map((f) => nameParts(f.key)?.ext ?? '?'));
+    const stems = new Set(files.map((f) => nameParts(f.key)?.stem ?? '?'));
+    const prev = run[run.length - 1];
+    const cand: Candidate = {
+      rec,
+      parts: new Map(),
+      ext: kinds.size === 1 ? [...kinds][0]! : null,
+      stem: stems.size === 1 ? [...stems][0]! : null,
+    };
+    for (const f of files) {
+      const p = partitionOf(f.key);
+      if (!cand.parts.has(p)) cand.parts.set(p, []);
+      cand.parts.get(p)!.push(f);
+    }
+    const sameKind = (a: string | null, b: string | null) => a === null || b === null || a === b;
+    const fits =
+      eligible &&
+      (files.length === 0 || (cand.ext !== null && cand.stem !== null)) &&
+      (!prev || (prev.rec.end === rec.start && sameKind(runExt(run), cand.ext) && sameKind(runStem(run), cand.stem)));
+    if (!fits) {
+      flush();
+      if (eligible && (files.length === 0 || (cand.ext !== null && cand.stem !== null))) run.push(cand);
+      continue;
+    }
+    run.push(cand);
+  }
+  flush();
+  return groups;
+}
+
+function runExt(run: Candidate[]): string | null {
+  return run.find((c) => c.ext !== null)?.ext ?? null;
+}
+
+function runStem(run: Candidate[]): string | null {
+  return run.find((c) => c.stem !== null)?.stem ?? null;
+}
+
+/** Splits a run so that no merged file exceeds the caps; keeps only bins that reduce the file count. */
+function binPack(run: Candidate[], targetBytes: number, maxRows: number): Candidate[][] {
+  const bins: Candidate[][] = [];
+  let bin: Candidate[] = [];
+  let sizes = new Map<string, { bytes: number; rows: number }>();
+  const close = () => {
+    while (bin.length > 0 && bin[bin.length - 1]!.rec.files.length === 0) bin.pop();
+    const files = bin.reduce((n, c) => n + c.rec.files.length, 0);
+    const partitions = new Set(bin.flatMap((c) => [...c.parts.keys()]));
+    if (bin.length >= 2 && partitions.size < files) bins.push(bin);
+    bin = [];
+    sizes = new Map();
+  };
+  for (const c of run) {
+    const over = [...c.parts].some(([p, fs]) => {
+      const s = sizes.get(p) ?? { bytes: 0, rows: 0 };
+      return s.bytes + fs.reduce((n, f) => n + f.bytes, 0) > targetBytes || s.rows + fs.reduce((n, f) => n + f.rows, 0) > maxRows;
+    });
+    if (over) close();
+    bin.push(c);
+    for (const [p, fs] of c.parts) {
+      const s = sizes.get(p) ?? { bytes: 0, rows: 0 };
+      sizes.set(p, { bytes: s.bytes + fs.reduce((n, f) => n + f.bytes, 0), rows: s.rows + fs.reduce((n, f) => n + f.rows, 0) });
+    }
+  }
+  close();
+  return bins;
+}
+
+/**
+ * Merges the small files of the job's closed partitions. Finishes or undoes crashed commits first
+ * (the same recovery as a run's). The caller holds the job's lease.
+ */
+export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
+  const runId = `compact-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
+  const state = new WindowState(opts.store, opts.jobName, { runId, guard: opts.guard });
+  const log = opts.logger.child({ job: opts.jobName, run: runId });
+  const recovered = opts.dryRun ? [] : await state.cleanPending();
+  if (recovered.length > 0) log.warn({ files: recovered.length }, 'removed files of commits a crashed run did not finish');
+
+  const byUnit = await readWindows(state, opts.concurrency ?? 16);
+  const all = [...byUnit.values()].flat();
+  const dates = all.flatMap((r) => r.files.map((f) => dateOf(f.key))).filter((d): d is string => d !== null);
+  const newest = dates.reduce<string | null>((m, d) => (m === null || d > m ? d : m), null);
+  // A date is closed when it is before the cut-off day.
+  let cutoff: string | null;
+  if (opts.olderThanMs !== undefined) {
+    // Day D ends at D+1 00:00, at least olderThan ago exactly when D is before the day of (now - olderThan).
+    cutoff = utcDay((opts.now ?? Date.now)() - opts.olderThanMs);
+  } else {
+    cutoff = newest;
+  }
+  const isClosed = (key: string) => {
+    const d = dateOf(key);
+    return d !== null && cutoff !== null && d < cutoff;
+  };
+
+  const report: CompactReport = {
+    job: opts.jobName,
+    run_id: runId,
+    dry_run: opts.dryRun === true,
+    closed_before: cutoff,
+    windows_before: all.length,
+    windows_after: all.length,
+    files_before: all.reduce((n, r) => n + r.files.length, 0),
+    files_after: 0,
+    bytes_before: all.reduce((n, r) => n + r.files.reduce((m, f) => m + f.bytes, 0), 0),
+    bytes_after: 0,
+    groups: [],
+    recovered_files: recovered.length,
+  };
+  let bytesDelta = 0;
+  let filesDelta = 0;
+  const staging = join(opts.stagingDir, runId);
+  await mkdir(staging, { recursive: true });
+  let duck: DuckDBInstance | null = null;
+  try {
+    for (const [unitKey, windows] of byUnit) {
+      for (const group of planGroups(windows, isClosed, opts.targetBytes, opts.maxRows)) {
+        const start = group[0]!.rec.start;
+        const end = group[group.length - 1]!.rec.end;
+        const sources = group.flatMap((c) => c.rec.files);
+        const partitions = [...new Set(sources.map((f) => partitionOf(f.key)))].sort();
+        const info: MergeGroup = {
+          unitKey,
+          start,
+          end,
+          replaces: group.map((c) => ({ start: c.rec.start, end: c.rec.end })),
+          sourceFiles: sources.length,
+          mergedFiles: partitions.length,
+          rows: group.reduce((n, c) => n + c.rec.rows, 0),
+          bytesBefore: sources.reduce((n, f) => n + f.bytes, 0),
+        };
+        report.groups.push(info);
+        report.windows_after -= group.length - 1;
+        filesDelta += partitions.length - sources.length;
+        if (opts.dryRun) continue;
+        const ext = runExt(group)!;
+        const stem = runStem(group)!;
+        if (ext === '.parquet') duck ??= await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB' });
+        const merged: (FileRecord & { path: string })[] = [];
+        for (const [i, partition] of partitions.entries()) {
+          const inPart = sources.filter((f) => partitionOf(f.key) === partition);
+          const key = `${partition === '' ? '' : `${partition}/`}${stem}__${windowKey({ start, end })}__${String(i).padStart(4, '0')}${ext}`;
+          const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
+          const rows = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd');
+          const want = inPart.reduce((n, f) => n + f.rows, 0);
+          if (rows !== want) {
+            throw new CompactionError(`Merged file of ${unitKey} holds ${rows} rows, its windows record ${want}`, {
+              details: `${partition}: ${inPart.map((f) => f.key).join(', ')}`,
+              hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
+            });
+          }
+          merged.push({ key, rows, bytes: (await stat(path)).size, path });
+        }
+        await commitMerged(state, opts.store, unitKey, start, end, merged, runId);
+        bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
+        log.info({ unit: unitKey, windows: group.length, files: `${sources.length} -> ${merged.length}`, rows: info.rows }, 'windows merged');
+      }
+    }
+  } finally {
+    duck?.closeSync();
+    await rm(staging, { recursive: true, force: true });
+  }
+  report.files_after = report.files_before + filesDelta;
+  report.bytes_after = report.bytes_before + (opts.dryRun ? 0 : bytesDelta);
+  return report;
+}
+
+/** The replacement protocol of window-state: pending (with what it replaces) -> upload -> completed. */
+async function commitMerged(state: WindowState, store: ObjectStore, unitKey: string, start: number, end: number, files: (FileRecord & { path: string })[], runId: string): Promise<void> {
+  await state.writePending(unitKey, start, end, files.map((f) => f.key));
+  for (const f of files) {
+    await store.putFile(f.key, f.path, { contentType: f.key.endsWith('.parquet') ? 'application/vnd.apache.parquet' : f.key.endsWith('.gz') ? 'application/gzip' : 'application/x-ndjson' });
+    await rm(f.path, { force: true });
+  }
+  await state.writeCompleted({
+    unit_key: unitKey,
+    start,
+    end,
+    rows: files.reduce((n, f) => n + f.rows, 0),
+    files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
+    run_id: runId,
+    completed_at: new Date().toISOString(),
+  });
+}
+
+/** Writes the concatenation of the sources (in window order) to `out`; returns its rows. */
+async function mergeFiles(store: ObjectStore, sources: FileRecord[], out: string, ext: string, staging: string, duck: DuckDBInstance | null, compression: Compression): Promise<number> {
+  if (ext === '.parquet') {
+    const locals: string[] = [];
+    try {
+      for (const [i, f] of sources.entries()) {
+        const local = join(staging, `src-${i}.parquet`);
+        await download(store, f.key, local);
+        locals.push(local);
+      }
+      const conn = await duck!.connect();
+      try {
+        const list = locals.map(sqlString).join(', ');
+        const codec = compression === 'none' ? 'uncompressed' : compression;
+        // Rows keep the order of the files (window order), as the exporter wrote them.
+        await conn.run('SET preserve_insertion_order = true');
+        await conn.run(`COPY (SELECT * FROM read_parquet([${list}])) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000)`);
+        const r = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(out)})`);
+        return Number(r.getRowObjectsJS()[0]!.n);
+      } finally {
+        conn.closeSync();
+      }
+    } finally {
+      await Promise.all(locals.map((p) => rm(p, { force: true })));
+    }
+  }
+  // NDJSON: lines concatenated in order (gzip: decompressed, then compressed again as one member).
+  const gz = ext === '.ndjson.gz';
+  let lines = 0;
+  const file = createWriteStream(out);
+  const gzip = gz ? createGzip({ level: 6 }) : null;
+  const output: NodeJS.WritableStream = gzip ?? file;
+  const written = gzip ? pipeline(gzip, file) : null;
+  const count = async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      yield chunk;
+    }
+  };
+  try {
+    for (const f of sources) {
+      const stream = await openSource(store, f.key);
+      if (gz) await pipeline(stream, createGunzip(), count, output, { end: false });
+      else await pipeline(stream, count, output, { end: false });
+    }
+  } finally {
+    output.end();
+    if (written) await written;
+    else await new Promise<void>((resolve, reject) => (file.writableFinished ? resolve() : file.once('finish', resolve).once('error', reject)));
+  }
+  return lines;
+}
+
+function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+async function openSource(store: ObjectStore, key: string) {
+  const stream = await store.getStream(key);
+  if (!stream) {
+    throw new CompactionError(`A file its window lists is missing: ${key}`, {
+      hint: 'Nothing was changed. Run `insight-export verify`; export the window again (run --force) before compacting.',
+    });
+  }
+  return stream;
+}
+
+async function download(store: ObjectStore, key: string, path: string): Promise<void> {
+  await pipeline(await openSource(store, key), createWriteStream(path));
+}

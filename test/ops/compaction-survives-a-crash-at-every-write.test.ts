@@ -1,0 +1,205 @@
+/**
+ * Compaction merges the small files of closed partitions and keeps state exact, and a crash at
+ * any point leaves nothing missing: the store is made to fail (as a killed process would stop) after
+ * its 1st, 2nd, ... write, then the next run's recovery and a second compaction must give exactly
+ * the source's rows, files that the state lists one to one, and a destination `verify` accepts.
+ */
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { resolveConfig } from '../../src/config/index.js';
+import { loadJob } from '../../src/job/index.js';
+import type { Job } from '../../src/job/schema.js';
+import { silentLogger } from '../../src/log.js';
+import { runJob } from '../../src/run/run-job.js';
+import { compactJob, type CompactOptions } from '../../src/state/compact.js';
+import { verifyDestination } from '../../src/state/verify.js';
+import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { LocalStore } from '../../src/store/local.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { listKeys } from './helpers.js';
+
+const sandbox = useSandbox();
+let dir: string;
+let db: DuckDBInstance;
+const pristine: Record<'parquet' | 'ndjson', { root: string; job: Job; ids: string[] }> = {} as never;
+
+class Crash extends Error {}
+
+/** A store that stops working after `writes` writes, like a process killed at that point. */
+function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writes: number } {
+  let done = 0;
+  const gate = () => {
+    if (done >= writes) throw new Crash(`crashed after ${writes} writes`);
+  };
+  const write = async <T>(f: () => Promise<T>): Promise<T> => {
+    gate();
+    const r = await f();
+    done++;
+    return r;
+  };
+  return {
+    location: inner.location,
+    get writes() {
+      return done;
+    },
+    putFile: (k, p, o) => write(() => inner.putFile(k, p, o)),
+    put: (k, b, o) => write(() => inner.put(k, b, o)),
+    delete: (k) => write(() => inner.delete(k)),
+    deleteMany: (ks) => write(() => inner.deleteMany(ks)),
+    get: async (k) => (gate(), inner.get(k)),
+    getStream: async (k) => (gate(), inner.getStream(k)),
+    head: async (k) => (gate(), inner.head(k)),
+    list: (p) => {
+      gate();
+      return inner.list(p);
+    },
+  };
+}
+
+async function exportFixture(format: 'parquet' | 'ndjson'): Promise<void> {
+  const root = join(dir, `pristine-${format}`);
+  const jobFile = join(dir, `compact-${format}.yaml`);
+  await writeFile(
+    jobFile,
+    stringify({
+      name: `compact-${format}`,
+      source: { base_url: 'sandbox', chains: [1, 8453] },
+      targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
+      // 6-hour windows: four small files per unit and day, as frequent incremental runs leave.
+      range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
+      output: { format, destination: root },
+    }),
+  );
+  const job = await loadJob(jobFile);
+  const config = resolveConfig({ job, cliFlags: { baseUrl: sandbox.url }, env: {}, configFile: null, require: ['source', 'destination'] });
+  const report = await runJob({ job, config, logger: silentLogger });
+  expect(report.status).toBe('succeeded');
+  pristine[format] = { root, job, ids: (await itemIds(root, format)).sort() };
+}
+
+/** item_id of every row a reader globbing the folders sees (duplicates included). */
+async function itemIds(root: string, format: 'parquet' | 'ndjson'): Promise<string[]> {
+  const conn = await db.connect();
+  try {
+    const glob = `${root}/transactions/*/*/*.${format === 'parquet' ? 'parquet' : 'ndjson.gz'}`;
+    const source = format === 'parquet' ? `read_parquet('${glob}')` : `read_json('${glob}', format = 'newline_delimited', columns = {'item_id': 'VARCHAR'})`;
+    const r = await conn.runAndReadAll(`SELECT item_id FROM ${source}`);
+    return r.getRowObjectsJS().map((row) => row.item_id as string);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+async function records(store: ObjectStore, jobName: string): Promise<WindowRecord[]> {
+  const out: WindowRecord[] = [];
+  for await (const r of new WindowState(store, jobName).completedRecords()) out.push(r);
+  return out;
+}
+
+function options(store: ObjectStore, jobName: string, extra: Partial<CompactOptions> = {}): CompactOptions {
+  return { store, jobName, targetBytes: 64_000_000, maxRows: 1_000_000, stagingDir: join(dir, 'staging'), logger: silentLogger, ...extra };
+}
+
+/** Rows exactly once, every data file listed by exactly one window, windows not overlapping, verify clean. */
+async function expectExact(root: string, format: 'parquet' | 'ndjson', verify = true): Promise<void> {
+  const { job, ids } = pristine[format];
+  const store = new LocalStore(root);
+  expect((await itemIds(root, format)).sort()).toEqual(ids);
+  const recs = await records(store, job.name);
+  const listed = recs.flatMap((r) => r.files.map((f) => f.key)).sort();
+  expect(new Set(listed).size).toBe(listed.length);
+  expect(listed).toEqual((await listKeys(store)).filter((k) => !k.startsWith('_state/')).sort());
+  if (!verify) return;
+  const v = await verifyDestination({ store, job });
+  expect(v.problems).toEqual([]);
+  expect(v.ok).toBe(true);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'ops-compact-'));
+  db = await DuckDBInstance.create(':memory:', { threads: '1' });
+  await exportFixture('parquet');
+  await exportFixture('ndjson');
+}, 120_000);
+
+afterAll(async () => {
+  db?.closeSync();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (format) => {
+  it('merges the closed days of each unit into one file per day and keeps the newest day as it is', async () => {
+    const root = join(dir, `full-${format}`);
+    await cp(pristine[format].root, root, { recursive: true });
+    const store = new LocalStore(root);
+    const before = await records(store, pristine[format].job.name);
+    const report = await compactJob(options(store, pristine[format].job.name));
+    expect(report.closed_before).toBe('2024-02-03');
+    const after = await records(store, pristine[format].job.name);
+    const filesOf = (recs: WindowRecord[], date: string) => recs.flatMap((r) => r.files).filter((f) => f.key.includes(`/date=${date}/`));
+    for (const date of ['2024-02-01', '2024-02-02']) {
+      expect(filesOf(before, date).length).toBeGreaterThan(2 * 2); // two chains, several windows a day
+      expect(filesOf(after, date).length).toBe(2); // one file per chain
+    }
+    expect(filesOf(after, '2024-02-03').map((f) => f.key).sort()).toEqual(filesOf(before, '2024-02-03').map((f) => f.key).sort());
+    expect(report.files_after).toBe(after.reduce((n, r) => n + r.files.length, 0));
+    await expectExact(root, format);
+
+    // Compacting again finds nothing left to merge.
+    const again = await compactJob(options(store, pristine[format].job.name));
+    expect(again.groups).toEqual([]);
+  });
+
+  it('after a crash at any write, nothing is missing, and recovery plus a second compaction are exact', async () => {
+    // How many writes an uninterrupted compaction makes.
+    const probeRoot = join(dir, `probe-${format}`);
+    await cp(pristine[format].root, probeRoot, { recursive: true });
+    const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER);
+    await compactJob(options(probe, pristine[format].job.name));
+    const total = probe.writes;
+    expect(total).toBeGreaterThan(8);
+    const finalFiles = (await listKeys(new LocalStore(probeRoot))).filter((k) => !k.startsWith('_state/')).sort();
+
+    for (let writes = 0; writes < total; writes++) {
+      const root = join(dir, `crash-${format}-${writes}`);
+      await cp(pristine[format].root, root, { recursive: true });
+      const local = new LocalStore(root);
+      await expect(compactJob(options(crashingStore(local, writes), pristine[format].job.name))).rejects.toThrow(Crash);
+
+      // A reader listing the folders misses no row; it sees some twice only while a commit is pending.
+      const seen = await itemIds(root, format);
+      expect([...new Set(seen)].sort(), `crash after ${writes} writes`).toEqual(pristine[format].ids);
+      const pending = (await listKeys(local, `_state/${pristine[format].job.name}/pending/`)).length;
+      if (seen.length !== pristine[format].ids.length) expect(pending, `duplicates without a pending commit (crash after ${writes})`).toBeGreaterThan(0);
+
+      // What the next run does first, then a second compaction.
+      await new WindowState(local, pristine[format].job.name).cleanPending();
+      await expectExact(root, format, false);
+      await compactJob(options(local, pristine[format].job.name));
+      await expectExact(root, format);
+      expect((await listKeys(local)).filter((k) => !k.startsWith('_state/')).sort(), `crash after ${writes}`).toEqual(finalFiles);
+      await rm(root, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('--older-than and dry runs: only days that ended long enough ago; a dry run writes nothing', async () => {
+    const root = join(dir, `older-${format}`);
+    await cp(pristine[format].root, root, { recursive: true });
+    const store = new LocalStore(root);
+    const keysBefore = await listKeys(store);
+    const now = () => Date.parse('2024-02-03T12:00:00Z');
+    const dry = await compactJob(options(store, pristine[format].job.name, { olderThanMs: 24 * 3600_000, now, dryRun: true }));
+    expect(dry.closed_before).toBe('2024-02-02'); // 2024-02-01 ended 36 h before "now", 2024-02-02 only 12 h
+    expect(dry.groups.length).toBe(2);
+    expect(dry.groups.every((g) => g.mergedFiles === 1 && g.end === Date.parse('2024-02-02T00:00:00Z') / 1000)).toBe(true);
+    expect(await listKeys(store)).toEqual(keysBefore);
+    const real = await compactJob(options(store, pristine[format].job.name, { olderThanMs: 24 * 3600_000, now }));
+    expect(real.groups.map((g) => [g.unitKey, g.start, g.end])).toEqual(dry.groups.map((g) => [g.unitKey, g.start, g.end]));
+    await expectExact(root, format);
+  });
+});
