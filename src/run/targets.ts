@@ -53,6 +53,22 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
   return { ...job, targets };
 }
 
+/**
+ * Checks the job's aggregates expressions against every target that exports the aggregates
+ * dataset (what a run does before its first request), throwing AggregateExpressionError.
+ */
+export function checkAggregateExpressions(job: Job): void {
+  const factory = new TargetFactory(job);
+  for (const t of job.targets) {
+    if (!t.datasets.includes('aggregates')) continue;
+    const units: UnitTarget[] =
+      t.kind === 'wallet'
+        ? [{ kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }]
+        : t.events.map((event, eventIndex) => ({ kind: 'contract', contract: t.contract, event, targetIndex: t.index, eventIndex, abi: t.abi }));
+    for (const target of units) factory.aggregateTarget(target, t.filters);
+  }
+}
+
 export type DatasetTarget = WalletTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
 
 /** Builds the dataset targets (with their decoders) for the planner's unit targets, once per target. */
@@ -75,21 +91,25 @@ export class TargetFactory {
       if (t.kind !== 'wallet') throw new Error(`nft_holdings needs a wallet target, got ${t.contract}`);
       built = { kind: 'nft_holdings', address: t.wallet.toLowerCase(), types: [...t.nft_types] };
     } else {
-      const spec = this.job.aggregates ?? { group_by: [], aggregate: [] };
-      built = createAggregateTarget({
-        source:
-          t.kind === 'wallet'
-            ? { kind: 'wallet', address: t.wallet.toLowerCase() }
-            : { kind: 'contract', address: t.contract.toLowerCase(), signature: parseEventSignature(t.event.signature) },
-        groupBy: spec.group_by,
-        aggregate: spec.aggregate,
-        filters: u.filters,
-        jobFile: this.job.jobFile,
-        targetLabel: t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
-      });
+      built = this.aggregateTarget(t, u.filters);
     }
     this.derived.set(key, built);
     return built;
+  }
+
+  aggregateTarget(t: UnitTarget, filters: Record<string, string>): AggregateTarget {
+    const spec = this.job.aggregates ?? { group_by: [], aggregate: [] };
+    return createAggregateTarget({
+      source:
+        t.kind === 'wallet'
+          ? { kind: 'wallet', address: t.wallet.toLowerCase() }
+          : { kind: 'contract', address: t.contract.toLowerCase(), signature: parseEventSignature(t.event.signature) },
+      groupBy: spec.group_by,
+      aggregate: spec.aggregate,
+      filters,
+      jobFile: this.job.jobFile,
+      targetLabel: t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
+    });
   }
 
   async forUnit(t: UnitTarget): Promise<WalletTarget | EventTarget> {
