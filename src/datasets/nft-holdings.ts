@@ -62,7 +62,8 @@ export const NFT_HOLDING_COLUMNS: readonly Column[] = [
 ];
 
 function itemId(r: NftHoldingRecord, target: NftHoldingsTarget): string {
-  return `${r.chain_id}:${target.address}:${r.collection.token.address.toLowerCase()}:${r.instance.id}:${r.snapshot_date}`;
+  const id = /^\s*[0-9]+\s*$/.test(r.instance.id) ? BigInt(r.instance.id.trim()).toString() : r.instance.id;
+  return `${r.chain_id}:${target.address}:${r.collection.token.address.toLowerCase()}:${id}:${r.snapshot_date}`;
 }
 
 /** An exact non-negative decimal integer (leading zeros dropped), or null. */
