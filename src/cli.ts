@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ExitCode, InsightExportError, UserInputError } from './errors.js';
@@ -45,7 +46,15 @@ export function reportError(err: unknown): number {
   return ExitCode.failed;
 }
 
-const isEntry = process.argv[1] !== undefined && /cli\.(ts|js)$/.test(process.argv[1]);
+// Through a bin symlink (npx insight-export, npm i -g, the container's PATH) argv[1] is the link's path.
+const entryPath = (p: string | undefined) => {
+  try {
+    return p === undefined ? '' : realpathSync(p);
+  } catch {
+    return p ?? '';
+  }
+};
+const isEntry = /cli\.(ts|js)$/.test(entryPath(process.argv[1]));
 if (isEntry) {
   main(hideBin(process.argv)).then(
     (code) => {

@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# insight-export as a container for cron, Kubernetes and AWS Batch:
+#   docker build -t insight-export .
+#   docker run --rm -v "$PWD/jobs:/work/jobs:ro" -e INSIGHT_CLIENT_ID -e INSIGHT_SECRET_KEY \
+#     -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY insight-export run jobs/x.yaml
+# Two stages: the build stage compiles TypeScript to dist/ with the dev dependencies; the final
+# stage has production dependencies only, runs as the unprivileged "node" user, and has tini as
+# PID 1, which forwards SIGTERM/SIGINT to the exporter (it then abandons the windows in progress,
+# leaves nothing half-written and exits 130) and reaps zombies.
+
+# Node 20 LTS (the package needs >= 20.18.1); pin a patch release (e.g. 20.20.2) for reproducible images.
+ARG NODE_VERSION=20
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM node:${NODE_VERSION}-bookworm-slim
+# tini: a minimal init that forwards signals to its child (Debian package, no download).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production \
+    INSIGHT_EXPORT_STAGING_DIR=/tmp/insight-export
+COPY package.json package-lock.json ./
+# @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY --from=build /app/dist ./dist
+# The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
+COPY config ./config
+COPY schema ./schema
+# The bin as npm would link it; the CLI resolves the link to dist/cli.js.
+RUN chmod 755 dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/insight-export
+# Non-root (uid 1000 of the node image). Mount job files under /work; relative paths
+# (jobs/x.yaml, ABI files next to them, a local ./out destination) are taken from here.
+USER node
+WORKDIR /work
+ENTRYPOINT ["/usr/bin/tini", "--", "insight-export"]
+CMD ["--help"]
