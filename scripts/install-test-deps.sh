@@ -2,7 +2,9 @@
 # What the test suite needs besides npm packages, installed only when missing:
 #  - Ceph radosgw (Debian packages): the real S3 server the store and pipeline tests run against
 #    (skipped when S3_ENDPOINT points at an S3 server of your own);
-#  - pyarrow (pip): one of the independent Parquet readers the output is checked with.
+#  - pyarrow (pip): one of the independent Parquet readers the output is checked with;
+#  - prometheus-pushgateway and tini (Debian packages): the run-metrics push and the container's
+#    init (signal forwarding) are tested against the real programs (test/ops).
 # Runs as `npm test`'s pretest step; safe to run again (it only checks when all is present).
 set -euo pipefail
 
@@ -19,6 +21,14 @@ if [[ -z "${S3_ENDPOINT:-}" ]] && ! command -v radosgw >/dev/null 2>&1; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends radosgw ceph-mon ceph-osd ceph-common >/dev/null
+fi
+
+if ! command -v prometheus-pushgateway >/dev/null 2>&1 || ! command -v tini >/dev/null 2>&1; then
+  need_root "prometheus-pushgateway/tini" "sudo apt-get install -y --no-install-recommends prometheus-pushgateway tini"
+  echo "install-test-deps: installing prometheus-pushgateway and tini (Debian packages)" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends prometheus-pushgateway tini >/dev/null
 fi
 
 if ! python3 -c 'import pyarrow' >/dev/null 2>&1; then
