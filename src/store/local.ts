@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFileSync, readlinkSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
@@ -291,7 +293,8 @@ export class LocalStore implements ObjectStore {
 
   /**
    * Exclusive section for one key, across processes: a lock file created with O_EXCL. A lock older
-   * than staleLockMs is broken (its holder died: the sections it guards last milliseconds).
+   * than staleLockMs is broken (its holder died: the sections it guards last milliseconds), and so
+   * is one whose holder is a process of this machine that no longer exists (a killed run), at once.
    */
   private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const lockDir = path.join(this.tmpDir, 'locks');
@@ -300,14 +303,20 @@ export class LocalStore implements ObjectStore {
     const deadline = Date.now() + this.lockTimeoutMs;
     let wait = 1;
     for (;;) {
+      // Written aside then linked: a lock file never exists without its holder's pid (a process
+      // killed between creating and writing it would leave an anonymous lock).
+      const draft = `${lockFile}.${process.pid}-${randomBytes(4).toString('hex')}`;
       try {
-        await writeFile(lockFile, `${process.pid}\n`, { flag: 'wx' });
+        await writeFile(draft, `${process.pid}\n${LOCK_OWNER}\n`, { flag: 'wx' });
+        await link(draft, lockFile);
         break;
       } catch (err) {
         if (!isErrno(err, 'EEXIST')) throw err;
+      } finally {
+        await unlink(draft).catch(() => undefined);
       }
       const st = await stat(lockFile).catch(() => null);
-      if (st && Date.now() - st.mtimeMs > this.staleLockMs) {
+      if (st && (Date.now() - st.mtimeMs > this.staleLockMs || (await lockHolderIsGone(lockFile)))) {
         await unlink(lockFile).catch(() => undefined);
         continue;
       }
@@ -363,6 +372,30 @@ export class LocalStore implements ObjectStore {
       hint: code === 'ENOSPC' ? 'The disk is full.' : code === 'EACCES' ? 'Check the permissions of the destination directory.' : undefined,
       cause: err,
     });
+  }
+}
+
+/** Host, boot and pid namespace of this process: a lock's pid is only checked by a process of the same. */
+const LOCK_OWNER = (() => {
+  try {
+    return `${os.hostname()} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
+  } catch {
+    return null; // not Linux: locks of crashed processes are broken when stale only
+  }
+})();
+
+/** True when the lock file names a process of this machine (same boot and pid namespace) that has exited. */
+async function lockHolderIsGone(lockFile: string): Promise<boolean> {
+  if (LOCK_OWNER === null) return false;
+  const text = await readFile(lockFile, 'utf8').catch(() => '');
+  const [pidLine, owner] = text.split('\n');
+  const pid = Number(pidLine);
+  if (owner !== LOCK_OWNER || !Number.isSafeInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 

@@ -1,0 +1,156 @@
+/**
+ * Helpers of the reliability tests: a one-file build of the CLI (with the crash points of
+ * fixtures/crash-points.ts) that starts in well under a second, child runs of it, a seeded PRNG,
+ * and reading an export back as item ids and file checksums.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import { stringify } from 'yaml';
+import { listFiles } from '../helpers/export.js';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface TestCli {
+  /** Path of the built CLI (run with `node <path> ...`). */
+  path: string;
+  remove(): Promise<void>;
+}
+
+/**
+ * Bundles src/cli.ts and the crash points into `node_modules/.insight-export-test-*\/cli.js`
+ * (inside the repository so that packages resolve, two levels down so config/default.yaml does).
+ * Packages stay external: the same node_modules as the sources.
+ */
+export async function buildTestCli(): Promise<TestCli> {
+  const dir = join(REPO, 'node_modules', `.insight-export-test-${process.pid}-${randomBytes(4).toString('hex')}`);
+  const path = join(dir, 'cli.js');
+  await build({
+    entryPoints: [join(REPO, 'test/reliability/fixtures/cli-with-crash-points.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: path,
+    logLevel: 'warning',
+    sourcemap: false,
+  });
+  return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export interface CliOptions {
+  env?: Record<string, string | undefined>;
+  cwd?: string;
+  /** Send `killSignal` (default SIGKILL) this many ms after the start. */
+  killAfterMs?: number;
+  killSignal?: NodeJS.Signals;
+  /** Fail the test if the run takes longer (default 120 s). */
+  timeoutMs?: number;
+  /** Called with the child once it runs (e.g. to signal it at a chosen moment). */
+  onSpawn?(child: import('node:child_process').ChildProcess): void;
+}
+
+/** The environment a child gets: nothing of the test runner's shell but PATH and HOME. */
+export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NODE_ENV: 'test' };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+export function runCli(cli: TestCli | string, args: string[], opts: CliOptions = {}): Promise<CliResult> {
+  const started = Date.now();
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [typeof cli === 'string' ? cli : cli.path, ...args], {
+      cwd: opts.cwd ?? REPO,
+      env: childEnv(opts.env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timers: NodeJS.Timeout[] = [];
+    if (opts.killAfterMs !== undefined) timers.push(setTimeout(() => child.kill(opts.killSignal ?? 'SIGKILL'), opts.killAfterMs));
+    timers.push(
+      setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`CLI run did not end within ${opts.timeoutMs ?? 120_000} ms: ${args.join(' ')}\n${stderr.slice(-2000)}`));
+      }, opts.timeoutMs ?? 120_000),
+    );
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      for (const t of timers) clearTimeout(t);
+      resolvePromise({ code, signal, stdout, stderr, ms: Date.now() - started });
+    });
+    opts.onSpawn?.(child);
+  });
+}
+
+/** mulberry32: a small seeded PRNG for choosing crash points and delays (the seed is printed). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function writeJob(dir: string, job: Record<string, unknown>, name = 'job.yaml'): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, name);
+  await writeFile(file, stringify(job));
+  return file;
+}
+
+export interface ExportContents {
+  /** Data files (relative keys) with their SHA-256. */
+  files: Map<string, string>;
+  /** item_id of every row, in file order. */
+  itemIds: string[];
+}
+
+/** Reads every NDJSON(.gz) data file of a local export (state and internal folders excluded). */
+export function readNdjsonExport(root: string): ExportContents {
+  const files = new Map<string, string>();
+  const itemIds: string[] = [];
+  for (const rel of listFiles(root)) {
+    if (rel.startsWith('_state/') || rel.startsWith('.insight-export-tmp/')) continue;
+    const bytes = readFileSync(join(root, rel));
+    files.set(rel, createHash('sha256').update(bytes).digest('hex'));
+    const text = (rel.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
+    for (const line of text.split('\n')) if (line !== '') itemIds.push((JSON.parse(line) as { item_id: string }).item_id);
+  }
+  return { files, itemIds };
+}
+
+/** Order-independent digest of a set of strings (for printing what was compared). */
+export function setDigest(values: Iterable<string>): string {
+  return createHash('sha256')
+    .update([...values].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+export function duplicates(values: string[]): string[] {
+  const seen = new Set<string>();
+  const dup = new Set<string>();
+  for (const v of values) (seen.has(v) ? dup : seen).add(v);
+  return [...dup];
+}
