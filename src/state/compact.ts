@@ -290,7 +290,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         if (opts.dryRun) continue;
         const ext = runExt(group)!;
         const stem = runStem(group)!;
-        if (ext === '.parquet') duck ??= await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB' });
+        // Spills (large merges) go to the staging directory, never to the working directory.
+        if (ext === '.parquet') duck ??= await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
         const merged: (FileRecord & { path: string })[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);
