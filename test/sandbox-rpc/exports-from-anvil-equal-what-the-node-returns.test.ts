@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseAbiItem, type AbiEvent } from 'viem';
+import { parseAbi, parseAbiItem, type AbiEvent } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
@@ -187,4 +187,55 @@ describe('sandbox --rpc over anvil', () => {
       }
     });
   }
+
+  it('derives NFT holdings from the Transfer logs: every token where ownerOf says', async () => {
+    const abi = parseAbi(['function ownerOf(uint256 tokenId) view returns (address)', 'function totalSupply() view returns (uint256)']);
+    const erc721 = act.erc721 as `0x${string}`;
+    const supply = await truth.client.readContract({ address: erc721, abi, functionName: 'totalSupply' });
+    expect(supply).toBeGreaterThan(20n);
+    const expected = new Map<string, string[]>();
+    for (let id = 0n; id < supply; id++) {
+      const owner = (await truth.client.readContract({ address: erc721, abi, functionName: 'ownerOf', args: [id] })).toLowerCase();
+      expected.set(owner, [...(expected.get(owner) ?? []), id.toString()]);
+    }
+    for (const account of act.accounts) {
+      const res = await fetch(`${sandbox.explorerUrl}/addresses/${account}/nft/collections?chain_id=${CHAIN}&type=ERC-721`);
+      const body = (await res.json()) as { items: { token: { address: string; symbol: string; name: string }; token_instances: { id: string }[] }[] };
+      const ids = body.items.flatMap((c) => c.token_instances.map((t) => t.id)).sort();
+      expect(ids, `NFTs of ${account}`).toEqual((expected.get(account) ?? []).sort());
+      for (const c of body.items) expect(c.token).toMatchObject({ address: act.erc721, name: 'Anvil Apes', symbol: 'AAPE' });
+    }
+  });
+
+  it('answers group_by/aggregate over the node rows like a recomputation from the node', async () => {
+    const wallet = act.accounts[2]!;
+    const q = `chain_id=${CHAIN}&group_by=block_number&aggregate=${encodeURIComponent('count() as n')}&aggregate=${encodeURIComponent('sum(gas_used) as gas')}&limit=1000`;
+    const body = (await (await fetch(`${sandbox.url}/wallets/${wallet}/transactions?${q}`)).json()) as { aggregations: { block_number: number; n: number; gas: number }[] };
+    const expected = new Map<number, { n: number; gas: number }>();
+    for (const t of truth.walletTransactions(wallet)) {
+      const e = expected.get(Number(t.blockNumber)) ?? { n: 0, gas: 0 };
+      e.n++;
+      e.gas += Number(truth.receipts.get(t.hash)!.gasUsed);
+      expected.set(Number(t.blockNumber), e);
+    }
+    expect(body.aggregations).toEqual([...expected.entries()].sort((a, b) => a[0] - b[0]).map(([block_number, e]) => ({ block_number, ...e })));
+  });
+
+  it('decodes posted calldata and logs with the ABI file given for the contract', async () => {
+    const sent = act.sent.find((s) => s.kind === 'erc20-transfer' && s.ok)!;
+    const tx = truth.transactions().find((t) => t.hash === sent.hash)!;
+    const log = truth.receipts.get(sent.hash)!.logs[0]!;
+    const res = await fetch(`${sandbox.url}/decode/${act.erc20}?chain_id=${CHAIN}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ transactions: [{ data: tx.input }], logs: [{ topics: log.topics, data: log.data }] }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: { transactions: { function_name: string; args: unknown[] }[]; logs: { event_name: string; args: unknown[] }[] } };
+    expect(body.data.transactions[0]).toMatchObject({ function_name: 'transfer', args: [sent.to, sent.amount!.toString()] });
+    expect(body.data.logs[0]).toMatchObject({ event_name: 'Transfer', args: [sent.from, sent.to, sent.amount!.toString()] });
+    // An address with no ABI (a plain account): 404 like the real service.
+    const none = await fetch(`${sandbox.url}/decode/${act.accounts[5]}`, { method: 'POST', body: '{}' });
+    expect(none.status).toBe(404);
+  });
 });

@@ -80,22 +80,50 @@ export class RpcNode {
     return loadedBlock(chainId, raw, receipts);
   }
 
+  private detecting: Promise<void> | null = null;
+
   private async blockReceipts(raw: RpcBlock): Promise<RpcReceipt[]> {
     if (raw.transactions.length === 0) return [];
-    if (this.receipts !== 'transaction') {
+    if (this.receipts === 'auto') {
+      // One caller finds out whether the node has eth_getBlockReceipts; concurrent loads wait for it.
+      if (this.detecting) {
+        await this.detecting;
+        return this.blockReceipts(raw);
+      }
+      let detected!: () => void;
+      this.detecting = new Promise((resolve) => (detected = resolve));
       try {
-        const receipts = await this.request<RpcReceipt[] | null>('eth_getBlockReceipts', [raw.number]);
-        if (this.receipts === 'auto') this.receipts = 'block';
-        if (!receipts) throw new ReorgDuringLoad(Number(raw.number), 'eth_getBlockReceipts found no block');
-        return receipts;
+        return await this.viaBlockReceipts(raw);
       } catch (err) {
-        if (this.receipts === 'block' || !isMethodUnsupported(err)) {
-          if (err instanceof ReorgDuringLoad || err instanceof RpcNodeError) throw err;
-          throw new RpcNodeError(`JSON-RPC eth_getBlockReceipts failed at ${this.url}`, { details: errorMessage(err).split('\n')[0], cause: err });
-        }
+        if (!isMethodUnsupported(err)) throw err;
         this.receipts = 'transaction';
+        return this.viaTransactionReceipts(raw);
+      } finally {
+        this.detecting = null;
+        detected();
       }
     }
+    return this.receipts === 'block' ? this.viaBlockReceipts(raw) : this.viaTransactionReceipts(raw);
+  }
+
+  private async viaBlockReceipts(raw: RpcBlock): Promise<RpcReceipt[]> {
+    let receipts: RpcReceipt[] | null;
+    try {
+      receipts = await this.request<RpcReceipt[] | null>('eth_getBlockReceipts', [raw.number]);
+    } catch (err) {
+      if (this.receipts === 'auto' || err instanceof RpcNodeError) throw err;
+      throw new RpcNodeError(`JSON-RPC eth_getBlockReceipts failed at ${this.url}`, {
+        details: errorMessage(err).split('\n')[0],
+        hint: 'The node lacks eth_getBlockReceipts: use --receipts transaction (or auto).',
+        cause: err,
+      });
+    }
+    if (this.receipts === 'auto') this.receipts = 'block';
+    if (!receipts) throw new ReorgDuringLoad(Number(raw.number), 'eth_getBlockReceipts found no block');
+    return receipts;
+  }
+
+  private async viaTransactionReceipts(raw: RpcBlock): Promise<RpcReceipt[]> {
     const hashes = raw.transactions.map((t) => (typeof t === 'string' ? t : t.hash));
     const receipts = await Promise.all(hashes.map((h) => this.request<RpcReceipt | null>('eth_getTransactionReceipt', [h])));
     return receipts.map((r, i) => {
