@@ -4,9 +4,9 @@
 #   docker run --rm -v "$PWD/jobs:/work/jobs:ro" -e INSIGHT_CLIENT_ID -e INSIGHT_SECRET_KEY \
 #     -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY insight-export run jobs/x.yaml
 # Two stages: the build stage compiles TypeScript to dist/ with the dev dependencies; the final
-# stage has production dependencies only, runs as the unprivileged "node" user, and has tini as
-# PID 1, which forwards SIGTERM/SIGINT to the exporter (it then abandons the windows in progress,
-# leaves nothing half-written and exits 130) and reaps zombies.
+# stage has production dependencies only (npm install --omit=dev), runs as the unprivileged
+# "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
+# abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
 
 # Node 20 LTS (the package needs >= 20.18.1); pin a patch release (e.g. 20.20.2) for reproducible images.
 ARG NODE_VERSION=20
@@ -14,7 +14,9 @@ ARG NODE_VERSION=20
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+# npm install, not npm ci: the lock file lacks the optional platform packages of other systems
+# (DuckDB bindings), which npm ci refuses; install keeps every version the lock file pins.
+RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -29,7 +31,7 @@ ENV NODE_ENV=production \
     INSIGHT_EXPORT_STAGING_DIR=/tmp/insight-export
 COPY package.json package-lock.json ./
 # @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
 COPY config ./config
