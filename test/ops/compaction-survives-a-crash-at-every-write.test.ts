@@ -153,7 +153,14 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     // Compacting again finds nothing left to merge.
     const again = await compactJob(options(store, pristine[format].job.name));
     expect(again.groups).toEqual([]);
-  });
+
+    // A forced re-export over merged windows replaces them like any others: still exact.
+    const { job } = pristine[format];
+    const config = resolveConfig({ job, cliFlags: { baseUrl: sandbox.url, destination: root }, env: {}, configFile: null, require: ['source', 'destination'] });
+    const forced = await runJob({ job, config, logger: silentLogger, force: true });
+    expect(forced.status).toBe('succeeded');
+    await expectExact(root, format);
+  }, 60_000);
 
   it('after a crash at any write, nothing is missing, and recovery plus a second compaction are exact', async () => {
     // How many writes an uninterrupted compaction makes.
