@@ -18,12 +18,15 @@ export interface ParsedEventSignature {
 
 export class InvalidSignatureError extends UserInputError {
   override name = 'InvalidSignatureError';
+  /** What is wrong, without the signature: "a bare topic0 hash is not accepted". */
+  readonly problem: string;
   constructor(signature: string, problem: string, hint: string, cause?: unknown) {
     super(`Invalid event signature: ${problem}`, {
       details: `signature: ${JSON.stringify(signature)}`,
       hint,
       cause,
     });
+    this.problem = problem;
   }
 }
 
@@ -35,6 +38,15 @@ const CANONICAL_OF: Record<string, string> = {
   int: 'int256',
   byte: 'bytes1',
 };
+
+/**
+ * Rewrites the Solidity aliases uint, int and byte to their canonical types (uint256, int256,
+ * bytes1), which is what they mean in a declaration. For user-written signatures (job files);
+ * parseEventSignature itself refuses aliases, as the service does.
+ */
+export function canonicaliseTypeAliases(sig: string): string {
+  return sig.replace(new RegExp(ALIAS_RE.source, 'g'), (alias) => CANONICAL_OF[alias] ?? alias);
+}
 
 /**
  * Parses a human-readable event signature (with or without the `event` keyword, names optional,

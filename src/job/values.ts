@@ -5,7 +5,8 @@
  * caller decides how to report it (zod issue with file:line, CLI flag, environment variable).
  */
 import path from 'node:path';
-import { parseAbiItem, toEventSelector, type AbiEvent, type AbiParameter } from 'viem';
+import type { AbiEvent } from 'viem';
+import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
 import { normalize as normalizeEnsName } from 'viem/ens';
 import type { Hex } from '../source/records.js';
 
@@ -202,50 +203,15 @@ export interface EventSignature {
   abiItem: AbiEvent;
 }
 
-function formatParam(p: AbiParameter, withNames: boolean): string {
-  let type = p.type;
-  if (type.startsWith('tuple')) {
-    const comps = (p as { components?: readonly AbiParameter[] }).components ?? [];
-    type = `(${comps.map((c) => formatParam(c, withNames)).join(withNames ? ', ' : ',')})${type.slice('tuple'.length)}`;
-  }
-  if (!withNames) return type;
-  const parts = [type];
-  if ((p as { indexed?: boolean }).indexed) parts.push('indexed');
-  if (p.name) parts.push(p.name);
-  return parts.join(' ');
-}
-
-/** Parses a human-readable event signature with viem; topic hashes and functions are refused. */
 export function parseEventSignature(input: unknown): Parsed<EventSignature> {
   if (typeof input !== 'string') return bad('is not an event signature');
-  const s = input.trim();
-  if (HASH_RE.test(s)) {
-    return bad(
-      'is a topic hash, not an event signature',
-      'write the event signature, e.g. "Transfer(address indexed from, address indexed to, uint256 value)"; topic0 is computed from it (the service does not accept bare topic hashes)',
-    );
-  }
-  if (/^(function|error|constructor|struct)\s/.test(s)) return bad('is not an event signature (it declares a function, error or struct)');
-  const text = s.startsWith('event ') ? s : `event ${s}`;
-  let item: ReturnType<typeof parseAbiItem>;
   try {
-    item = parseAbiItem(text);
+    const p = parseSignature(canonicaliseTypeAliases(input));
+    return ok({ signature: p.human, canonical: p.canonical, name: p.name, topic0: p.topic0, abiItem: p.abi });
   } catch (err) {
-    const e = err as { shortMessage?: string; message: string };
-    return bad(
-      `is not a valid event signature (${(e.shortMessage ?? e.message.split('\n')[0] ?? '').replace(/\.$/, '')})`,
-      'write it like "Transfer(address indexed from, address indexed to, uint256 value)"',
-    );
+    if (err instanceof InvalidSignatureError) return bad(`is not a valid event signature: ${err.problem}`, err.hint);
+    throw err;
   }
-  if (item.type !== 'event') return bad('is not an event signature');
-  const ev = item as AbiEvent;
-  return ok({
-    signature: `${ev.name}(${ev.inputs.map((p) => formatParam(p, true)).join(', ')})`,
-    canonical: `${ev.name}(${ev.inputs.map((p) => formatParam(p, false)).join(',')})`,
-    name: ev.name,
-    topic0: toEventSelector(ev),
-    abiItem: ev,
-  });
 }
 
 // ---------------------------------------------------------------- destinations

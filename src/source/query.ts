@@ -4,7 +4,8 @@
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
  */
-import { parseAbiItem, toEventSelector, type AbiEvent, type AbiParameter } from 'viem';
+import type { AbiEvent } from 'viem';
+import { InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
 import type { DecodeRequestBody, Hex } from './records.js';
 import { RequestValidationError } from './errors.js';
 
@@ -328,7 +329,6 @@ export interface ParsedEventSignature {
   topic0: Hex;
 }
 
-const NON_CANONICAL_TYPE_RE = /(?<![\w$])u?int(?=\s|,|\)|\[|$)/;
 
 /**
  * Parse a human-readable event signature with viem. Accepts 'Transfer(address indexed from, ...)'
@@ -339,62 +339,15 @@ export function parseEventSignature(signature: unknown, parameter = 'signature')
   if (typeof signature !== 'string' || signature.trim() === '') {
     throw new RequestValidationError(parameter, `expected an event signature such as 'Transfer(address indexed from, address indexed to, uint256 value)', got ${show(signature)}`);
   }
-  const trimmed = signature.trim().replace(/\s+/g, ' ');
-  if (/^0x[0-9a-fA-F]*$/.test(trimmed)) {
-    throw new RequestValidationError(parameter, 'a bare topic hash is not accepted', {
-      hint: "Pass the human-readable signature, e.g. 'Transfer(address indexed from, address indexed to, uint256 value)'.",
-    });
-  }
-  const source = /^[A-Za-z_$][\w$]*\s*\(/.test(trimmed) ? `event ${trimmed}` : trimmed;
-  if (!source.startsWith('event ')) {
-    throw new RequestValidationError(parameter, `not an event signature: ${show(trimmed)}`);
-  }
-  const paramsText = source.slice(source.indexOf('('));
-  const nonCanonical = NON_CANONICAL_TYPE_RE.exec(paramsText);
-  if (nonCanonical) {
-    throw new RequestValidationError(parameter, `type '${nonCanonical[0]}' is not canonical`, {
-      hint: `Write '${nonCanonical[0]}256' instead of '${nonCanonical[0]}': topic0 is computed from canonical types.`,
-    });
-  }
-  let item: ReturnType<typeof parseAbiItem>;
   try {
-    item = parseAbiItem(source);
+    const parsed = parseSignature(signature.replace(/\s+/g, ' '));
+    return { abiItem: parsed.abi, text: parsed.human, typesOnly: parsed.canonical, topic0: parsed.topic0 };
   } catch (err) {
-    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new RequestValidationError(parameter, `cannot parse ${show(trimmed)}: ${reason}`, { cause: err });
+    if (err instanceof InvalidSignatureError) throw new RequestValidationError(parameter, err.problem, { hint: err.hint, cause: err });
+    throw err;
   }
-  if (item.type !== 'event') throw new RequestValidationError(parameter, `not an event signature: ${show(trimmed)}`);
-  if (item.anonymous) throw new RequestValidationError(parameter, 'anonymous events have no topic0 and cannot be queried by signature');
-  const event = item as AbiEvent;
-  const text = `${event.name}(${event.inputs.map((p) => formatParam(p, true)).join(', ')})`;
-  const typesOnly = `${event.name}(${event.inputs.map((p) => formatType(p)).join(',')})`;
-  return { abiItem: event, text, typesOnly, topic0: toEventSelector(event) };
 }
 
-function formatType(param: AbiParameter): string {
-  if (param.type.startsWith('tuple')) {
-    const components = (param as { components: readonly AbiParameter[] }).components;
-    return `(${components.map((c) => formatType(c)).join(',')})${param.type.slice('tuple'.length)}`;
-  }
-  return param.type;
-}
-
-function formatParam(param: AbiParameter, top: boolean): string {
-  let type: string;
-  if (param.type.startsWith('tuple')) {
-    const components = (param as { components: readonly AbiParameter[] }).components;
-    type = `(${components.map((c) => formatParam(c, false)).join(', ')})${param.type.slice('tuple'.length)}`;
-  } else {
-    type = param.type;
-  }
-  const indexed = top && (param as { indexed?: boolean }).indexed ? ' indexed' : '';
-  return `${type}${indexed}${param.name ? ` ${param.name}` : ''}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Paths (relative to the base URL, which includes the '/insights/v1' prefix)
-
-/** Operation 1. `wallet` is an address (lowercased) or a name such as 'vitalik.eth'. */
 export function walletTransactionsPath(wallet: string, q: ListQuery): string {
   let segment: string;
   if (typeof wallet === 'string' && ADDRESS_RE.test(wallet)) {

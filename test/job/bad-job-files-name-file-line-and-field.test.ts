@@ -136,7 +136,7 @@ const CASES: Case[] = [
     text: variant({ 8: '    events: ["0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"]' }),
     line: 8,
     field: 'targets[1].events[0]',
-    says: /is a topic hash, not an event signature/,
+    says: /is not a valid event signature: a bare topic0 hash is not accepted/,
     hint: /Transfer\(address indexed from/,
   },
   {
@@ -144,7 +144,7 @@ const CASES: Case[] = [
     text: variant({ 8: '    events: ["function transfer(address to, uint256 value)"]' }),
     line: 8,
     field: 'targets[1].events[0]',
-    says: /is not an event signature/,
+    says: /is not a valid event signature: it is a function, not an event/,
   },
   {
     name: 'from >= to',
