@@ -140,6 +140,28 @@ describe('sandbox --rpc over anvil', () => {
     expect(rows.some((r) => r.status === '0')).toBe(true);
   });
 
+  it('an incremental job (to: latest) finds the chain head through resolve and stops safety_lag blocks below it', async () => {
+    const wallet = act.accounts[3]!;
+    const out = join(work, 'latest');
+    const report = await exportJob({
+      dir: join(work, 'job-latest'),
+      destination: out,
+      flags: { format: 'ndjson' },
+      job: {
+        name: 'anvil-latest',
+        source: { base_url: sandbox.url, chains: [CHAIN] },
+        targets: [{ wallet, datasets: ['transactions'] }],
+        range: { from: 0, to: 'latest', safety_lag: 3, chunk: 4 },
+      },
+    });
+    expect(report.status).toBe('succeeded');
+    const rows = await readTable(out, 'transactions', 'ndjson');
+    const expected = truth.walletTransactions(wallet).filter((t) => Number(t.blockNumber) <= head - 3);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(expected.length).toBeLessThan(truth.walletTransactions(wallet).length);
+    expect(rows.map((r) => r.hash).sort()).toEqual(expected.map((t) => t.hash).sort());
+  });
+
   const eventCases = [
     { name: 'ERC-20', signature: ERC20_TRANSFER, token: 'erc20' as const, argColumn: 'arg_value', contract: () => act.erc20 },
     { name: 'ERC-721', signature: ERC721_TRANSFER, token: 'erc721' as const, argColumn: 'arg_token_id', contract: () => act.erc721 },

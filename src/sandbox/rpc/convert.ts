@@ -1,4 +1,5 @@
 import type { BlockRecord, EventRecord, TransactionRecord } from '../../source/records.js';
+import { InsightExportError } from '../../errors.js';
 import { RpcNodeError } from './errors.js';
 
 /**
@@ -263,13 +264,18 @@ export function loadedBlock(chainId: number, raw: RpcBlock, receipts: RpcReceipt
   return { block, transactions, logs };
 }
 
-/** The node's block and receipts disagree: it reorganised while we were reading. Retried by the follower. */
-export class ReorgDuringLoad extends Error {
+/**
+ * The node's chain changed under the loader (a block's receipts belong to another block, the next
+ * block's parent is not the stored head, a block vanished): the follower repeats its step.
+ */
+export class ReorgDuringLoad extends InsightExportError {
   override name = 'ReorgDuringLoad';
   constructor(
     readonly blockNumber: number,
     reason: string,
   ) {
-    super(`block ${blockNumber} changed while it was loaded (${reason})`);
+    super(`Block ${blockNumber} changed while it was loaded (${reason})`, {
+      hint: 'The node kept reorganising; the sandbox retries at the next poll.',
+    });
   }
 }

@@ -3,7 +3,7 @@ import type { BlockRecord, EventRecord, TransactionRecord } from '../../source/r
 import { TOPIC0, type ContractKind } from '../abi.js';
 import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../dataset.js';
 import type { CellValue, ColumnCatalog, ColumnKind } from '../query.js';
-import type { LoadedBlock } from './convert.js';
+import { ReorgDuringLoad, type LoadedBlock } from './convert.js';
 
 /** ERC-1155 TransferBatch(address,address,address,uint256[],uint256[]) */
 export const TRANSFER_BATCH_TOPIC0 = '0x4a39dc06d4c0dbc64b70af90fd698a233a518aa5d07e595d983b8c0526c8f7fb';
@@ -136,7 +136,7 @@ export class ChainStore {
     const { block } = loaded;
     const head = this.head;
     if (head && (block.block_number !== head.block_number + 1 || block.parent_hash !== head.block_hash)) {
-      throw new Error(`block ${block.block_number} (${block.block_hash}) does not extend the head ${head.block_number} (${head.block_hash})`);
+      throw new ReorgDuringLoad(block.block_number, `it does not extend the stored head ${head.block_number} (${head.block_hash})`);
     }
     const index = this.blocks.length;
     this.blocks.push(block);
