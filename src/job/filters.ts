@@ -4,43 +4,39 @@
  * Block number and timestamp filters are not accepted from job files: the planner sets them
  * from `range` for every window.
  */
+import {
+  EVENT_FILTERS as SOURCE_EVENT_FILTERS,
+  TRANSACTION_FILTERS as SOURCE_TRANSACTION_FILTERS,
+  type FilterKind as SourceFilterKind,
+  type FilterSpec,
+} from '../source/query.js';
 import { parseAddress, parseHash32, type Parsed } from './values.js';
 
 export type FilterKind = 'integer' | 'hash32' | 'selector' | 'topic';
 
-const COMPARE_SUFFIXES = ['', '_gte', '_gt', '_lte', '_lt'] as const;
+const JOB_KIND: Record<SourceFilterKind, FilterKind> = { uint64: 'integer', uint256: 'integer', hash32: 'hash32', selector: 'selector' };
+const WINDOW_FIELDS = new Set(['block_number', 'block_timestamp']);
 
-function compared(column: string, kind: FilterKind): [string, FilterKind][] {
-  return COMPARE_SUFFIXES.map((s) => [`filter_${column}${s}`, kind]);
+/** The contract's filters of one operation (from the client's table), as job files may use them. */
+function jobFilters(specs: ReadonlyMap<string, FilterSpec>): ReadonlyMap<string, FilterKind> {
+  const out = new Map<string, FilterKind>();
+  for (const spec of specs.values()) {
+    if (WINDOW_FIELDS.has(spec.field)) continue;
+    out.set(spec.name, spec.field.startsWith('topic_') ? 'topic' : JOB_KIND[spec.kind]);
+  }
+  return out;
 }
 
 /** Filters the planner owns (set per window from `range`). */
-export const RANGE_FILTERS = new Set([
-  ...compared('block_number', 'integer').map(([n]) => n),
-  ...compared('block_timestamp', 'integer').map(([n]) => n),
-]);
+export const RANGE_FILTERS: ReadonlySet<string> = new Set(
+  [...SOURCE_TRANSACTION_FILTERS.values()].filter((s) => WINDOW_FIELDS.has(s.field)).map((s) => s.name),
+);
 
-/** Filters of GET /wallets/{address}/transactions. */
-export const TRANSACTION_FILTERS: ReadonlyMap<string, FilterKind> = new Map([
-  ['filter_block_hash', 'hash32'],
-  ...compared('transaction_index', 'integer'),
-  ['filter_hash', 'hash32'],
-  ...compared('value', 'integer'),
-  ...compared('gas_price', 'integer'),
-  ...compared('gas', 'integer'),
-  ['filter_function_selector', 'selector'],
-]);
+/** Filters of GET /wallets/{address}/transactions that a job may set. */
+export const TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
 
-/** Filters of GET /events/{contract}/{signature}. */
-export const EVENT_FILTERS: ReadonlyMap<string, FilterKind> = new Map([
-  ['filter_block_hash', 'hash32'],
-  ...compared('transaction_index', 'integer'),
-  ['filter_transaction_hash', 'hash32'],
-  ...compared('log_index', 'integer'),
-  ['filter_topic_1', 'topic'],
-  ['filter_topic_2', 'topic'],
-  ['filter_topic_3', 'topic'],
-]);
+/** Filters of GET /events/{contract}/{signature} that a job may set. */
+export const EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
 
 /** Which list operation a dataset of a target reads; null = no filters (explorer route). */
 export function filterRoute(dataset: string, targetKind: 'wallet' | 'contract'): 'transactions' | 'events' | null {

@@ -65,7 +65,7 @@ export type NftTokenType = (typeof NFT_TOKEN_TYPES)[number];
  * (value, gas_price) are compared as uint256 by the server, so every number goes out as an exact
  * decimal string. Hash-like filters only exist as equality filters.
  */
-type FilterKind = 'uint64' | 'uint256' | 'hash32' | 'selector';
+export type FilterKind = 'uint64' | 'uint256' | 'hash32' | 'selector';
 
 const FIELD_KINDS: Record<string, FilterKind> = {
   block_number: 'uint64',
