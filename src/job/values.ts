@@ -9,6 +9,8 @@ import type { AbiEvent } from 'viem';
 import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
 import { normalize as normalizeEnsName } from 'viem/ens';
 import type { Hex } from '../source/records.js';
+import { InvalidDestinationError } from '../store/errors.js';
+import { parseStoreDestination } from '../store/open-store.js';
 
 export interface ValueProblem {
   /** Reads after the value: `"0xzz" is not an address (0x + 40 hex digits)`. */
@@ -220,37 +222,17 @@ export type Destination =
   | { kind: 'local'; /** absolute path */ path: string; url: string }
   | { kind: 's3'; bucket: string; /** no leading or trailing "/"; "" for the bucket root */ prefix: string; url: string };
 
-const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-
-/** `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`). */
+/** `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`), by the store's rules. */
 export function parseDestination(input: unknown, cwd: string): Parsed<Destination> {
   if (typeof input !== 'string' || input.trim() === '') return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
-  const s = input.trim();
-  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
-  if (scheme) {
-    if (scheme[1]!.toLowerCase() !== 's3') {
-      return bad(`uses the unsupported scheme "${scheme[1]}://"`, 'write "s3://bucket/prefix" or a local directory like "./out"');
-    }
-    const rest = s.slice(scheme[0].length);
-    const slash = rest.indexOf('/');
-    const bucket = slash === -1 ? rest : rest.slice(0, slash);
-    const prefix = (slash === -1 ? '' : rest.slice(slash + 1)).replace(/\/+$/, '');
-    // Checked before the bucket name, whose message would echo it: s3://key:secret@bucket
-    if (/[@?#]/.test(bucket)) return badSecret('must not contain credentials or query parameters', 'S3 credentials come from the AWS default chain (environment, profile, role)');
-    if (!BUCKET_RE.test(bucket) || bucket.includes('..')) {
-      return bad(`has an invalid bucket name "${bucket}"`, 'S3 bucket names are 3-63 characters: lowercase letters, digits, dots and hyphens');
-    }
-    const segments = prefix === '' ? [] : prefix.split('/');
-    if (segments.some((x) => x === '' || x === '.' || x === '..')) {
-      return bad('has an invalid prefix', 'the prefix must not contain "//", "." or ".." segments');
-    }
-    return ok({ kind: 's3', bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` });
+  try {
+    const d = parseStoreDestination(input, cwd);
+    return ok(d.kind === 's3' ? { ...d, url: `s3://${d.bucket}${d.prefix ? `/${d.prefix}` : ''}` } : { ...d, url: d.path });
+  } catch (err) {
+    if (!(err instanceof InvalidDestinationError)) throw err;
+    if (err.mayHoldSecret) return badSecret(err.problem, 'S3 credentials come from the AWS default chain (environment, profile, role)');
+    return bad(err.problem, 'write "s3://bucket/prefix" or a local directory like "./out"');
   }
-  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s)) {
-    return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
-  }
-  const abs = path.resolve(cwd, s);
-  return ok({ kind: 'local', path: abs, url: abs });
 }
 
 // ---------------------------------------------------------------- base URLs

@@ -60,9 +60,15 @@ export class InvalidKeyError extends UserInputError {
 /** A destination that is neither "s3://bucket/prefix" nor a local path. */
 export class InvalidDestinationError extends UserInputError {
   override name = 'InvalidDestinationError';
-  constructor(destination: string, problem: string) {
-    super(`Destination ${destination} ${problem}`, {
+  /** What is wrong, e.g. 'has an invalid bucket name "X"'. */
+  readonly problem: string;
+  /** The destination may hold credentials: it is not repeated in the message. */
+  readonly mayHoldSecret: boolean;
+  constructor(destination: string, problem: string, mayHoldSecret = false) {
+    super(`Destination ${mayHoldSecret ? 's3://…' : destination} ${problem}`, {
       hint: 'Write "s3://bucket/prefix" or a local directory like "./out"; S3 credentials come from the environment.',
     });
+    this.problem = problem;
+    this.mayHoldSecret = mayHoldSecret;
   }
 }

@@ -62,7 +62,7 @@ export function parseStoreDestination(input: string, cwd: string): StoreDestinat
   const bucket = slash === -1 ? rest : rest.slice(0, slash);
   if (/[@:?#]/.test(bucket)) {
     // Never echo it: it may hold credentials (s3://key:secret@bucket).
-    throw new InvalidDestinationError('s3://…', 'must not contain credentials, a port or query parameters');
+    throw new InvalidDestinationError(input, 'must not contain credentials, a port or query parameters', true);
   }
   if (!BUCKET_RE.test(bucket) || bucket.includes('..')) throw new InvalidDestinationError(input, `has an invalid bucket name "${bucket}"`);
   const prefix = (slash === -1 ? '' : rest.slice(slash + 1)).replace(/\/+$/, '');
