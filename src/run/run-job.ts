@@ -62,11 +62,13 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   let lease: Lease | null = null;
   let source: SourceSession | null = null;
   try {
+    // Names are resolved (read-only) before the lease, so a job whose names are wrong leaves
+    // nothing at the destination, not even a lease.
+    source = await openSource(config, logger);
+    const job = await resolveWalletNames(input.job, source.client);
     // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
     const held = (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
     const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-    source = await openSource(config, logger);
-    const job = await resolveWalletNames(input.job, source.client);
     const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
     const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
     const orphans = await state.cleanPending(owns);

@@ -17,6 +17,11 @@ export class NameNotResolvedError extends UserInputError {
   override name = 'NameNotResolvedError';
 }
 
+/** Two wallet targets of a job are the same address once names are resolved. */
+export class DuplicateTargetError extends UserInputError {
+  override name = 'DuplicateTargetError';
+}
+
 /**
  * Resolves wallet names (alice.eth) to addresses once, before planning, so partitions and state
  * always use the address. Returns a job whose wallet targets all hold lowercase addresses.
@@ -50,6 +55,20 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
       return { ...t, wallet: address, isName: false };
     }),
   );
+  // The job file check refuses a wallet listed twice; a name and its address are only seen here.
+  const seen = new Map<string, { index: number; label: string }>();
+  job.targets.forEach((original, i) => {
+    const t = targets[i]!;
+    if (t.kind !== 'wallet' || original.kind !== 'wallet') return;
+    const first = seen.get(t.wallet);
+    if (first) {
+      throw new DuplicateTargetError(`The wallet "${original.wallet}" is already targets[${first.index}] ("${first.label}")`, {
+        details: `${job.jobFile} targets[${t.index}].wallet resolves to ${t.wallet}`,
+        hint: 'List its datasets in one target.',
+      });
+    }
+    seen.set(t.wallet, { index: t.index, label: original.wallet });
+  });
   return { ...job, targets };
 }
 

@@ -147,6 +147,11 @@ const CASES: Case[] = [
     message: [/nobody-at-all\.eth/, /does not resolve|resolve/i, /targets\[0\]\.wallet/],
   },
   {
+    name: 'a wallet name and its address as two targets (found while running)',
+    job: (d) => edit(validJob(d), { 7: ['    datasets: [transactions]', '  - wallet: alice.eth', '    datasets: [transactions]'] }),
+    message: [/alice\.eth/, /already targets\[0\]/, /targets\[1\]\.wallet/],
+  },
+  {
     name: 'bad --format flag',
     job: (d) => validJob(d),
     args: () => ['--format', 'csv'],
