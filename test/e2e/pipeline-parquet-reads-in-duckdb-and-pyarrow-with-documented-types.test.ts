@@ -16,7 +16,7 @@ import { createEventDecoder } from '../../src/decode/event-decoder.js';
 import { parseEventSignature } from '../../src/decode/signature.js';
 import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
 import { parquetColumnTypes, type ParquetColumnType } from '../../src/sink/index.js';
-import { describe as describeSource, duckdb, exportJob, listFiles, readTable, tableSource, truthContractEvents, truthWalletTransactions, unixDay, type CanonRow } from '../helpers/export.js';
+import { describeColumns, duckdb, exportJob, listFiles, readTable, tableSource, truthContractEvents, truthWalletTransactions, unixDay, type CanonRow } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { readWithPyarrow, type PyarrowFile } from '../sink/readers.js';
 
@@ -94,7 +94,7 @@ function sortById(rows: CanonRow[]): CanonRow[] {
 describe.each(ENGINES)('%s engine, as written by a run', (engine) => {
   describe.each(TABLES)('table %s', (table) => {
     it('DuckDB sees the documented columns, in order, with the documented types', async () => {
-      const got = await describeSource(tableSource(roots[engine]!, table, 'parquet'));
+      const got = await describeColumns(tableSource(roots[engine]!, table, 'parquet'));
       const want = parquetColumnTypes(modelColumns(table)).map((t) => ({ name: t.name, type: t.duckdbType }));
       expect(got).toEqual(want);
     });

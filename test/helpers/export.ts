@@ -104,7 +104,7 @@ export function tableSource(root: string, table: string, format: OutputFormat): 
 }
 
 /** Column names and DuckDB types of what a reader sees. */
-export async function describe(source: string): Promise<{ name: string; type: string }[]> {
+export async function describeColumns(source: string): Promise<{ name: string; type: string }[]> {
   const rows = await duckdb(`DESCRIBE SELECT * FROM ${source}`);
   return rows.map((r) => ({ name: r.column_name as string, type: r.column_type as string }));
 }
@@ -112,7 +112,7 @@ export async function describe(source: string): Promise<{ name: string; type: st
 /** Every row of one exported table, canonical (see the file comment). */
 export async function readTable(root: string, table: string, format: OutputFormat): Promise<CanonRow[]> {
   const source = tableSource(root, table, format);
-  const columns = await describe(source);
+  const columns = await describeColumns(source);
   const select = columns
     .map(({ name, type }) => {
       const id = `"${name.replaceAll('"', '""')}"`;
