@@ -1,8 +1,11 @@
 import { column, type Column, type Row } from './columns.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
-import type { EventDecoder } from '../decode/event-decoder.js';
-import type { ParsedEventSignature } from '../decode/signature.js';
+import { createHash } from 'node:crypto';
+import type { Abi } from 'viem';
+import { snakeCase } from '../decode/columns.js';
+import { createEventDecoder, type EventDecoder } from '../decode/event-decoder.js';
+import { parseEventSignature, type ParsedEventSignature } from '../decode/signature.js';
 
 /** A contract's events of one signature. */
 export interface EventTarget {
@@ -29,17 +32,25 @@ const EVENT_COLUMNS: readonly Column[] = [
   column('event_signature', 'string', 'Canonical event signature, e.g. Transfer(address,address,uint256)', false),
 ];
 
-function snake(name: string): string {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/[^A-Za-z0-9]+/g, '_')
-    .toLowerCase()
-    .replace(/^_+|_+$/g, '');
+/** The table of an event's rows before its schema is known (aggregates name theirs after it). */
+export function eventTableName(sig: ParsedEventSignature): string {
+  return `events_${snakeCase(sig.name) || 'anonymous'}_${sig.topic0.slice(2, 10)}`;
 }
 
-/** One table per signature: events_<name>_<first 4 bytes of topic0>. */
-export function eventTableName(sig: ParsedEventSignature): string {
-  return `events_${snake(sig.name) || 'anonymous'}_${sig.topic0.slice(2, 10)}`;
+/**
+ * One table per schema: events_<name>_<topic0 prefix>_<hash of the decoded columns>. ERC-20 and
+ * ERC-721 Transfer share topic0 but not their columns (value vs indexed tokenId), so they must
+ * not share a table.
+ */
+export function eventSchemaTableName(sig: ParsedEventSignature, argColumns: readonly Column[]): string {
+  const schema = argColumns.map((c) => `${c.name}:${c.type}`).join(',');
+  return `${eventTableName(sig)}_${createHash('sha256').update(schema).digest('hex').slice(0, 6)}`;
+}
+
+/** The table a job's event signature (and optional ABI) exports to. */
+export function eventTableForSignature(signature: string, abi?: Abi): string {
+  const sig = parseEventSignature(signature);
+  return eventSchemaTableName(sig, createEventDecoder(sig, { abi }).columns);
 }
 
 function eventItemId(r: EventRecord): string {
@@ -48,7 +59,7 @@ function eventItemId(r: EventRecord): string {
 
 export const eventsDataset: ListDataset<EventTarget, EventRecord> = {
   name: 'events',
-  tableName: (target) => eventTableName(target.signature),
+  tableName: (target) => eventSchemaTableName(target.signature, target.decoder.columns),
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
   sortKey: ['chain_id', 'block_number', 'log_index'],
   windowFilters: BLOCK_WINDOW_FILTERS,

@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InsightClient } from '../../src/source/client.js';
@@ -104,13 +105,14 @@ describe('decoded event columns in an export', () => {
     const service = await exportJob(sandbox, jobYaml('decoded-by-service', true, tokenTargets(c)));
     expect(service.report.status).toBe('succeeded');
     const tables = {
-      transfer20: `events_transfer_ddf252ad/`,
-      approval: `events_approval_8c5be1e5/`,
-      single: `events_transfer_single_c3d58168/`,
+      transfer20: `${eventTableForSignature(SIGNATURES.erc20Transfer)}/`,
+      transfer721: `${eventTableForSignature(SIGNATURES.erc721Transfer)}/`,
+      approval: `${eventTableForSignature(SIGNATURES.erc20Approval)}/`,
+      single: `${eventTableForSignature(SIGNATURES.erc1155TransferSingle)}/`,
     };
     const all = await service.rows();
     const transfers = (await service.rows(tables.transfer20)).filter((r) => r.address === c.erc20.address);
-    const nftTransfers = (await service.rows(tables.transfer20)).filter((r) => r.address === c.erc721.address);
+    const nftTransfers = (await service.rows(tables.transfer721)).filter((r) => r.address === c.erc721.address);
     expectEncodedValues(transfers, truthLogs(c.erc20.address, TOPIC0.Transfer), 'Transfer');
     expectEncodedValues(await service.rows(tables.approval), truthLogs(c.erc20.address, TOPIC0.Approval), 'Approval');
     expectEncodedValues(nftTransfers, truthLogs(c.erc721.address, TOPIC0.Transfer), 'Transfer');
@@ -135,7 +137,7 @@ describe('decoded event columns in an export', () => {
     const res = await exportJob(sandbox, jobYaml('undecodable', true, targets));
     expect(res.report.status).toBe('succeeded');
 
-    const misread = await res.rows('events_transfer_ddf252ad/');
+    const misread = await res.rows(`${eventTableForSignature(SIGNATURES.erc20Transfer)}/`);
     expect(misread.length).toBe(truthLogs(c.erc721.address, TOPIC0.Transfer).length);
     expect(misread.length).toBeGreaterThan(0);
     for (const row of misread) {
@@ -178,6 +180,6 @@ describe('decoded event columns in an export', () => {
     abi: ./erc20.json`;
     const res = await exportJob(sandbox, jobYaml('abi-file', false, targets), { dir });
     expect(res.report.status).toBe('succeeded');
-    expectEncodedValues(await res.rows('events_transfer_ddf252ad/'), truthLogs(c.erc20.address, TOPIC0.Transfer), 'Transfer');
+    expectEncodedValues(await res.rows(`${eventTableForSignature(SIGNATURES.erc20Transfer)}/`), truthLogs(c.erc20.address, TOPIC0.Transfer), 'Transfer');
   });
 });

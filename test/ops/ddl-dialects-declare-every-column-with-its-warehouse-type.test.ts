@@ -7,6 +7,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ColumnType } from '../../src/datasets/columns.js';
@@ -81,7 +82,7 @@ function declaredColumns(ddl: string, table: string): Map<string, string> {
 describe.each(['athena', 'bigquery', 'snowflake'] as const)('%s DDL', (dialect) => {
   it('declares every column of every table with the dialect\'s type, chain_id and date as partitions', () => {
     const ddl = ddlFor(dialect);
-    expect(tables.map((t) => t.name).sort()).toEqual(['events_transfer_ddf252ad', 'transactions']);
+    expect(tables.map((t) => t.name).sort()).toEqual([eventTableForSignature(TRANSFER), 'transactions']);
     for (const t of tables) {
       const declared = declaredColumns(ddl, t.name);
       for (const c of t.columns) {

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { resolveConfig } from '../../src/config/index.js';
@@ -118,7 +119,7 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
     for (const tx of t.txs) expect(byId.get(`${tx.chain_id}:${tx.hash}:${t.wallet}`)).toBe(tx.value);
     expect(t.txs.some((tx) => tx.value.length > 18)).toBe(true);
 
-    const evRows = await rows(conn, 'SELECT item_id, arg_value FROM events_transfer_ddf252ad');
+    const evRows = await rows(conn, `SELECT item_id, arg_value FROM ${eventTableForSignature(TRANSFER)}`);
     expect(evRows.length).toBe(t.events.length);
     expect(new Set(evRows.map((r) => r.item_id)).size).toBe(t.events.length);
     const args = new Map(evRows.map((r) => [r.item_id as string, r.arg_value as string]));

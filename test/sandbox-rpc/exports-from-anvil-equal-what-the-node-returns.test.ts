@@ -8,6 +8,7 @@
  * and the decoded columns equal what the test sent.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAbi, parseAbiItem, type AbiEvent } from 'viem';
@@ -182,7 +183,7 @@ describe('sandbox --rpc over anvil', () => {
         },
       });
       expect(report.status).toBe('succeeded');
-      const rows = await readTable(out, 'events_transfer_ddf252ad', 'parquet');
+      const rows = await readTable(out, eventTableForSignature(c.signature), 'parquet');
       const logs = await truth.client.getLogs({
         address: c.contract() as `0x${string}`,
         event: parseAbiItem(`event ${c.signature}`) as AbiEvent,
