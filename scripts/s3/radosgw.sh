@@ -4,6 +4,8 @@
 #   scripts/s3/radosgw.sh start  <dir> <port>   # prints S3_ENDPOINT=... lines on success
 #   scripts/s3/radosgw.sh status <dir> <port>   # exit 0 when the gateway answers
 #   scripts/s3/radosgw.sh stop   <dir> [port]   # kills the daemons, removes <dir>
+#   scripts/s3/radosgw.sh gateway-stop  <dir>    # kills only radosgw (the S3 endpoint goes away, data stays)
+#   scripts/s3/radosgw.sh gateway-start <dir>    # starts radosgw again on the recorded port (after gateway-stop)
 #
 # One monitor, one OSD on memstore (objects live in RAM), radosgw (beast) on 127.0.0.1:<port>.
 # Every setting below that is not a plain default was found by a failure: see
@@ -25,7 +27,7 @@ now_ms() { date +%s%3N; }
 T_START=$(now_ms)
 trace() { if [[ -n "${RGW_TRACE:-}" ]]; then echo "radosgw.sh +$(( $(now_ms) - T_START ))ms $*" >&2; fi; }
 
-usage() { die "usage: $0 start|stop|status <dir> <port>"; }
+usage() { die "usage: $0 start|stop|status|gateway-stop|gateway-start <dir> <port>"; }
 
 [[ $# -ge 2 ]] || usage
 CMD="$1"
@@ -270,9 +272,44 @@ status() {
   if s3_answers "$port"; then echo "running: http://127.0.0.1:$port"; else echo "not running"; exit 1; fi
 }
 
+# For tests of an S3 outage in the middle of a run: only the gateway stops; monitor, OSD and the
+# objects stay, and gateway-start brings the same endpoint back.
+gateway_stop() {
+  [[ -f "$DIR/ceph.conf" && -f "$DIR/pids" ]] || die "$DIR does not look like a radosgw.sh cluster"
+  local pid pids=()
+  while read -r pid; do
+    [[ -n "$pid" ]] || continue
+    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "^radosgw .*$DIR/ceph.conf"; then pids+=("$pid"); fi
+  done < "$DIR/pids"
+  [[ ${#pids[@]} -gt 0 ]] || return 0
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+  local i
+  for i in $(seq 1 50); do
+    s3_answers "$(cat "$DIR/port")" || return 0
+    sleep 0.1
+  done
+  die "radosgw of $DIR still answers after kill"
+}
+
+gateway_start() {
+  [[ -f "$DIR/ceph.conf" && -f "$DIR/pids" ]] || die "$DIR does not look like a radosgw.sh cluster"
+  local port; port=$(cat "$DIR/port")
+  if s3_answers "$port"; then die "port $port already answers HTTP"; fi
+  radosgw -c "$DIR/ceph.conf" -n client.rgw -f </dev/null >>"$DIR/log/rgw.out" 2>&1 &
+  echo $! >> "$DIR/pids"
+  local deadline=$(( $(now_ms) + ${RGW_START_TIMEOUT:-60} * 1000 ))
+  until s3_answers "$port"; do
+    [[ $(now_ms) -gt $deadline ]] && die "radosgw did not answer on 127.0.0.1:$port again"
+    sleep 0.05
+  done
+  echo "S3_ENDPOINT=http://127.0.0.1:$port"
+}
+
 case "$CMD" in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  gateway-stop) gateway_stop ;;
+  gateway-start) gateway_start ;;
   *) usage ;;
 esac

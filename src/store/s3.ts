@@ -460,7 +460,10 @@ function isUnavailable(err: unknown): boolean {
  */
 function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
   const noop = () => undefined;
-  const text = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a))).join(' ');
+  // The SDK logs a failed command with its input: never its Body (a state object or a whole buffered
+  // data file, rendered as a JSON array of bytes).
+  const omitBody = (key: string, value: unknown) => (key === 'Body' ? '[body omitted]' : value);
+  const text = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a, omitBody))).join(' ');
   return {
     trace: noop,
     debug: noop,

@@ -1,0 +1,221 @@
+/**
+ * S3 faults, against a radosgw cluster of this test file's own (the shared test server must keep
+ * serving the other test files): the gateway stopped and started again in the middle of a run,
+ * wrong credentials, a user without permission on the bucket, a bucket that does not exist.
+ * Each ends with a clear error (no stack trace) and a non-zero exit, and the next run with a
+ * working store exports exactly the source's rows.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { loadJob } from '../../src/job/index.js';
+import type { RunReport } from '../../src/run/report.js';
+import { verifyDestination } from '../../src/state/verify.js';
+import { S3Store } from '../../src/store/s3.js';
+import { downloadPrefix, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
+
+const exec = promisify(execFile);
+const SCRIPT = join(REPO, 'scripts/s3/radosgw.sh');
+const KEY = 'reliabilitykey';
+const SECRET = 'reliabilitysecret000000000000000000000000';
+const BUCKET = 'outage';
+const sandbox = useSandbox({ latency: { fixedMs: 15, jitterMs: 15 } });
+const CHAINS = [1, 8453, 42161];
+
+let cli: TestCli;
+let dir: string;
+let cluster: string;
+let endpoint: string;
+let client: S3Client;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 's3-faults-'));
+  cluster = join(dir, 'cluster');
+  const port = await freePort();
+  const [built] = await Promise.all([
+    buildTestCli(),
+    exec('bash', [SCRIPT, 'start', cluster, String(port)], {
+      env: { ...process.env, RGW_WATCH_PID: String(process.pid), S3_ACCESS_KEY_ID: KEY, S3_SECRET_ACCESS_KEY: SECRET },
+      timeout: 120_000,
+    }),
+  ]);
+  cli = built;
+  endpoint = `http://127.0.0.1:${port}`;
+  client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
+  await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+}, 180_000);
+
+afterAll(async () => {
+  client?.destroy();
+  await cli?.remove();
+  if (cluster) await exec('bash', [SCRIPT, 'stop', cluster]).catch(() => undefined);
+  await rm(dir, { recursive: true, force: true });
+});
+
+const env = (over: Record<string, string> = {}) => ({
+  S3_ENDPOINT: endpoint,
+  AWS_REGION: 'us-east-1',
+  AWS_ACCESS_KEY_ID: KEY,
+  AWS_SECRET_ACCESS_KEY: SECRET,
+  ...over,
+});
+
+function job(destination: string) {
+  return {
+    name: 's3faults',
+    source: { base_url: sandbox.url, chains: CHAINS },
+    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
+    range: { from: '2024-02-01', to: '2024-02-05', chunk: '3h' },
+    output: { format: 'ndjson', destination },
+  };
+}
+
+function expectedIds(): string[] {
+  const alice = sandbox.data.wallet('alice.eth')!.address;
+  return truthWalletTransactions(sandbox.data, alice, CHAINS, { by: 'time', from: unixDay('2024-02-01'), to: unixDay('2024-02-05') }).map(
+    (t) => `${t.chain_id}:${t.hash}:${alice}`,
+  );
+}
+
+async function countKeys(prefix: string): Promise<number> {
+  const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+  return page.KeyCount ?? 0;
+}
+
+/** The next run with a working store completes, and the bucket holds exactly the source rows. */
+async function nextRunIsExact(jobFile: string, prefix: string): Promise<number> {
+  const next = await runCli(cli, ['run', jobFile, '--log-level', 'error', '--json'], { env: env() });
+  expect(next.code, next.stderr).toBe(0);
+  const local = join(dir, `download-${prefix}-${Date.now()}`);
+  await downloadPrefix(client, BUCKET, prefix, local);
+  const got = readNdjsonExport(local).itemIds;
+  expect(duplicates(got)).toEqual([]);
+  expect(setDigest(got)).toBe(setDigest(expectedIds()));
+  const store = new S3Store({ bucket: BUCKET, prefix, endpoint, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
+  expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
+  await store.close();
+  return got.length;
+}
+
+function clearError(stderr: string): void {
+  expect(stderr).toMatch(/^error: /m);
+  expect(stderr).not.toMatch(/internal error|\n\s+at \S+ \(/);
+  expect(stderr).not.toContain(SECRET);
+  // Failed requests are logged without their bodies.
+  expect(stderr).not.toContain('"type":"Buffer"');
+}
+
+/** The CLI's error line (after the log lines). */
+const errorLine = (stderr: string) => /^error: .*$/m.exec(stderr)?.[0] ?? stderr.split('\n')[0];
+
+it('the gateway stops and comes back in the middle of a run: units fail clearly, exit 1, the next run completes', { timeout: 180_000 }, async () => {
+  const base = join(dir, 'outage');
+  const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
+  let downAt = 0;
+  let upAt = 0;
+  let completedBefore = 0;
+  const run = runCli(cli, ['run', jobFile, '--log-level', 'warn', '--json', '--staging-dir', join(base, 'staging')], {
+    env: env(),
+    onSpawn: () => {
+      const poll = setInterval(async () => {
+        if (downAt > 0) return;
+        const n = await countKeys('outage/_state/s3faults/completed/').catch(() => 0);
+        if (n < 4 || downAt > 0) return;
+        clearInterval(poll);
+        completedBefore = n;
+        downAt = Date.now();
+        await exec('bash', [SCRIPT, 'gateway-stop', cluster]);
+        setTimeout(async () => {
+          await exec('bash', [SCRIPT, 'gateway-start', cluster]);
+          upAt = Date.now();
+        }, 3_000);
+      }, 50);
+    },
+  });
+  const r = await run;
+  while (upAt === 0) await new Promise((res) => setTimeout(res, 50));
+  expect(downAt, 'the gateway was stopped during the run').toBeGreaterThan(0);
+  expect(r.code, r.stderr.slice(-2000)).toBe(1);
+  expect(r.stderr).not.toMatch(/internal error|\n\s+at \S+ \(/);
+  let failedWindows = 0;
+  if (r.stdout.trim().startsWith('{')) {
+    // The gateway was back before the run ended: the report names the failed windows and the S3 error.
+    const report = JSON.parse(r.stdout) as RunReport;
+    expect(report.status).toBe('failed');
+    expect(report.failed.length).toBeGreaterThan(0);
+    for (const f of report.failed) expect(f.error).toMatch(/S3|ECONNREFUSED|socket|unavailable|connect/i);
+    failedWindows = report.failed.length;
+  } else {
+    // Every remaining window failed at once and the run ended while the gateway was still down:
+    // the report itself could not be written, and the CLI says so.
+    clearError(r.stderr);
+    expect(errorLine(r.stderr)).toMatch(/S3|unavailable|connect/i);
+  }
+  const rows = await nextRunIsExact(jobFile, 'outage');
+  console.log(
+    `[s3] gateway down for ${upAt - downAt} ms after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
+      `${failedWindows ? ' (named in the report)' : ` (logged; ${errorLine(r.stderr)})`}; next run exit 0, ${rows} rows exact`,
+  );
+});
+
+it('wrong credentials: a clear access error, exit 1, nothing written; the next run completes', { timeout: 60_000 }, async () => {
+  const base = join(dir, 'creds');
+  const jobFile = await writeJob(base, job(`s3://${BUCKET}/creds`));
+  const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-0000000000000000000000000' }) });
+  expect(r.code).toBe(1);
+  clearError(r.stderr);
+  expect(r.stderr).toMatch(/credential|access|signature|denied|forbidden/i);
+  expect(r.stderr).not.toContain('not-the-secret');
+  expect(await countKeys('creds/')).toBe(0);
+  const missing = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: { S3_ENDPOINT: endpoint, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' } });
+  expect(missing.code).not.toBe(0);
+  clearError(missing.stderr);
+  expect(missing.stderr).toMatch(/credential/i);
+  console.log(`[s3] wrong secret -> exit ${r.code}: ${errorLine(r.stderr)}; no credentials -> exit ${missing.code}: ${errorLine(missing.stderr)}`);
+  await nextRunIsExact(jobFile, 'creds');
+});
+
+it('a user without permission on the bucket: a clear access error, exit 1, nothing written', { timeout: 60_000 }, async () => {
+  await exec('radosgw-admin', ['-c', join(cluster, 'ceph.conf'), '-n', 'client.admin', 'user', 'create', '--uid', 'intruder', '--display-name', 'intruder', '--access-key', 'intruderkey', '--secret', 'intrudersecret0000000000000000000000000']);
+  const base = join(dir, 'perm');
+  const jobFile = await writeJob(base, job(`s3://${BUCKET}/perm`));
+  const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
+    env: env({ AWS_ACCESS_KEY_ID: 'intruderkey', AWS_SECRET_ACCESS_KEY: 'intrudersecret0000000000000000000000000' }),
+  });
+  expect(r.code).toBe(1);
+  clearError(r.stderr);
+  expect(r.stderr).not.toContain('intrudersecret');
+  expect(r.stderr).toMatch(/denied|permission|forbidden|access/i);
+  expect(await countKeys('perm/')).toBe(0);
+  console.log(`[s3] no permission -> exit ${r.code}: ${errorLine(r.stderr)}`);
+  await nextRunIsExact(jobFile, 'perm');
+});
+
+it('a bucket that does not exist: a clear error naming it, exit 1', { timeout: 60_000 }, async () => {
+  const base = join(dir, 'nobucket');
+  const jobFile = await writeJob(base, job('s3://no-such-bucket-here/x'));
+  const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env() });
+  expect(r.code).toBe(1);
+  clearError(r.stderr);
+  expect(r.stderr).toContain('no-such-bucket-here');
+  expect(r.stderr).toMatch(/does not exist/);
+  console.log(`[s3] missing bucket -> exit ${r.code}: ${errorLine(r.stderr)}`);
+});
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
