@@ -108,7 +108,7 @@ describe('deploy/', () => {
       }).parseAsync();
       return ran;
     };
-    for (const args of lines) expect(await parse(args), args.join(' ')).toBe(args[0]);
+    for (const args of lines) expect(await parse(args), args.join(' ')).toBe(args[0] ?? '');
     await expect(parse(['run', 'jobs/x.yaml', '--no-such-option'])).rejects.toThrow(/Unknown argument/);
     await expect(parse(['compact', 'jobs/x.yaml', '--format', 'csv'])).rejects.toThrow(/Invalid values/);
   });
