@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord, TransactionRecord } from '../../src/source/records.js';
 import {
@@ -32,7 +33,7 @@ const bucket = useTestBucket('e2e-rows');
 
 const CHAINS = [1, 8453, 42161];
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-const EVENTS_TABLE = 'events_transfer_ddf252ad';
+const EVENTS_TABLE = eventTableForSignature(TRANSFER);
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
 let work: string;

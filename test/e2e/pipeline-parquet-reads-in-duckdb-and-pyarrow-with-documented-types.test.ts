@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Column } from '../../src/datasets/columns.js';
-import { eventsDataset } from '../../src/datasets/events.js';
+import { eventsDataset, eventTableForSignature } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
 import { parseEventSignature } from '../../src/decode/signature.js';
@@ -25,7 +25,7 @@ const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const ENGINES = ['duckdb', 'hyparquet'] as const;
 const CHAINS = [1, 8453, 42161];
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-const TABLES = ['transactions', 'events_transfer_ddf252ad'] as const;
+const TABLES = ['transactions', eventTableForSignature(TRANSFER)] as const;
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
 /** pyarrow's Arrow type for each DuckDB type of the model. */
