@@ -42,7 +42,7 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
         hint: 'Export to s3://bucket/prefix (or copy the output there) and pass --location with that URI.',
       });
     }
-    const { tables, skipped } = await jobTables(job);
+    const tables = await jobTables(job);
     const ddl = generateDdl({
       dialect: args.dialect,
       tables,
@@ -60,7 +60,6 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
       s3Region: config.s3.region,
       jobName: job.name,
     });
-    const note = skipped.length > 0 ? `-- Not described by this version: ${skipped.join(', ')}\n` : '';
-    process.stdout.write(note + ddl);
+    process.stdout.write(ddl);
   },
 };

@@ -1,5 +1,7 @@
-import type { Column } from '../datasets/columns.js';
+import { aggregatesDataset } from '../datasets/aggregates.js';
+import type { DatasetName, ListDataset } from '../datasets/dataset.js';
 import { eventsDataset } from '../datasets/events.js';
+import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
 import { transactionsDataset } from '../datasets/transactions.js';
 import { InsightExportError } from '../errors.js';
 import type { Job } from '../job/schema.js';
@@ -11,39 +13,27 @@ export class TableSchemaConflictError extends InsightExportError {
   override name = 'TableSchemaConflictError';
 }
 
-export interface JobTables {
-  tables: TableSpec[];
-  /** Datasets of the job this version cannot describe (their tables are left out). */
-  skipped: string[];
-}
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const DATASETS: Record<DatasetName, ListDataset<any, any>> = {
+  transactions: transactionsDataset,
+  events: eventsDataset,
+  aggregates: aggregatesDataset,
+  nft_holdings: nftHoldingsDataset,
+};
 
 /**
- * The tables a job writes, with the columns the dataset modules declare (the same objects the
- * writers get). Targets that share a table (wallets -> transactions) are merged by column name;
- * a column with two types is an error.
+ * The tables a job writes, with the columns the dataset modules declare for its targets (the same
+ * objects the writers get). Targets that share a table (wallets -> transactions) are merged by
+ * column name; a column with two types is an error.
  */
-export async function jobTables(job: Job): Promise<JobTables> {
+export async function jobTables(job: Job): Promise<TableSpec[]> {
   const factory = new TargetFactory(job);
   const byName = new Map<string, TableSpec>();
-  const skipped = new Set<string>();
   for (const spec of unitSpecs(job)) {
-    let name: string;
-    let columns: Column[];
-    if (spec.dataset === 'transactions' || spec.dataset === 'events') {
-      const target = await factory.forUnit(spec.target);
-      if (spec.dataset === 'transactions' && target.kind === 'wallet') {
-        name = transactionsDataset.tableName(target);
-        columns = transactionsDataset.columns(target);
-      } else if (spec.dataset === 'events' && target.kind === 'contract') {
-        name = eventsDataset.tableName(target);
-        columns = eventsDataset.columns(target);
-      } else {
-        continue;
-      }
-    } else {
-      skipped.add(spec.dataset);
-      continue;
-    }
+    const ds = DATASETS[spec.dataset];
+    const target = await factory.forDataset({ dataset: spec.dataset, target: spec.target, filters: spec.filters });
+    const name = ds.tableName(target);
+    const columns = ds.columns(target);
     const known = byName.get(name);
     if (!known) {
       byName.set(name, { name, dataset: spec.dataset, columns: [...columns] });
@@ -59,5 +49,5 @@ export async function jobTables(job: Job): Promise<JobTables> {
       }
     }
   }
-  return { tables: [...byName.values()], skipped: [...skipped] };
+  return [...byName.values()];
 }

@@ -38,7 +38,7 @@ beforeAll(async () => {
       output: { destination: 's3://analytics-bucket/insight' },
     }),
   );
-  tables = (await jobTables(await loadJob(jobFile))).tables;
+  tables = await jobTables(await loadJob(jobFile));
 });
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
