@@ -21,7 +21,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe.each([
   { name: 'plain service', duplicateSelfTransfers: false },
   { name: 'service repeating self-transfers', duplicateSelfTransfers: true },
-])('one block window of 32k wallet rows on chain 1 ($name)', ({ name, duplicateSelfTransfers }) => {
+])('one block window of 25k wallet rows on chain 1 ($name)', ({ name, duplicateSelfTransfers }) => {
   let sandbox: Sandbox;
   let got: CanonRow[];
   let expected: CanonRow[];
@@ -31,7 +31,7 @@ describe.each([
   let served = 0;
 
   beforeAll(async () => {
-    sandbox = await startSandbox({ seed: 42, transactions: 250_000, duplicateSelfTransfers });
+    sandbox = await startSandbox({ seed: 42, transactions: 200_000, duplicateSelfTransfers });
     const chain = sandbox.data.chain(1)!;
     const alice = sandbox.data.wallets[0]!;
     const range = { by: 'block' as const, from: chain.firstBlock, to: chain.headBlock + 1 };
