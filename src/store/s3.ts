@@ -473,7 +473,13 @@ function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
       if (msg.includes('non-retryable streaming request')) log.debug({ sdk: msg }, 'aws-sdk');
       else log.warn({ sdk: msg }, 'aws-sdk warning');
     },
-    error: (...args: unknown[]) => log.error({ sdk: text(args) }, 'aws-sdk error'),
+    error: (...args: unknown[]) => {
+      // 404 (absent key) and 412 (a conditional write lost) are answers the store turns into
+      // results (null, PreconditionFailedError), not errors of the run.
+      const status = (args[0] as { metadata?: { httpStatusCode?: number } } | undefined)?.metadata?.httpStatusCode;
+      if (status === 404 || status === 412) log.debug({ sdk: text(args) }, 'aws-sdk');
+      else log.error({ sdk: text(args) }, 'aws-sdk error');
+    },
   };
 }
 
