@@ -38,6 +38,10 @@ export interface RunJobInput {
   rewind?: Rewind | null;
   /** How long the job's lease lasts without renewal (default 120 s; see src/state/lease.ts). */
   leaseTtlMs?: number;
+  /** Rows per page per chain (default 1000, the service's maximum); bench/ uses small pages. */
+  pageSize?: number;
+  /** Pages requested ahead per window (see ExportOptions.prefetch). */
+  prefetch?: number;
 }
 
 /**
@@ -112,6 +116,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       },
       stagingDir,
       unitsInFlight: config.concurrency.unitsInFlight,
+      pageSize: input.pageSize,
+      prefetch: input.prefetch,
       replace: input.force === true || Boolean(input.rewind),
       signal,
       logger,

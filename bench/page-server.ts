@@ -1,0 +1,179 @@
+/**
+ * The benchmark's read-interface server, run in its own process so that its CPU and memory are
+ * not the exporter's. It serves the seeded sandbox data (src/sandbox) through a cache: the first
+ * time a request (path + query) is seen its JSON body is rendered by the sandbox and kept; every
+ * later identical request is answered from memory, so a measured run costs the server little more
+ * than writing bytes to a socket.
+ *
+ *   node --import tsx bench/page-server.ts --transactions 1000000 [--seed 42] [--cache-mb 4096]
+ *
+ * Prints `url=`, `wallet=`, `range_end=` lines, then serves until SIGTERM. Control routes (GET):
+ *   /_bench/reset                     clears stats and the request log; refills the rate bucket
+ *   /_bench/settings?latency_ms=&rps=&retry_after=   fixed latency per request; a token-bucket limit (0 = off)
+ *   /_bench/stats                     counts by status, cache hits/misses, first/last 200 times
+ *   /_bench/log                       list requests (path + query) since the last reset, arrival order
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
+
+interface Args {
+  transactions: number;
+  seed: number;
+  cacheMB: number;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (name: string, fallback: number) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? Number(argv[i + 1]) : fallback;
+  };
+  return { transactions: get('transactions', 1_000_000), seed: get('seed', 42), cacheMB: get('cache-mb', 4096) };
+}
+
+export interface PageServerStats {
+  requests: number;
+  byStatus: Record<string, number>;
+  hits: number;
+  misses: number;
+  /** performance.now() of the first and last answer with status 200 (server clock, ms). */
+  first200: number | null;
+  last200: number | null;
+  /** Bytes of bodies sent with status 200. */
+  bytes: number;
+  cachedMB: number;
+  rssMB: number;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const data = buildSandboxData({ seed: args.seed, transactions: args.transactions });
+// The sandbox renders the pages (its own wire conventions); this process caches and serves them.
+const origin = await serveReadInterface(data, { host: '127.0.0.1', port: 0 });
+
+const cache = new Map<string, Buffer>();
+let cachedBytes = 0;
+const cacheLimit = args.cacheMB * 1024 * 1024;
+let latencyMs = 0;
+let rps = 0;
+let retryAfter = 1;
+let tokens = 0;
+let lastRefill = performance.now();
+let log: string[] = [];
+let stats: PageServerStats;
+
+function resetStats(): void {
+  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, cachedMB: 0, rssMB: 0 };
+  log = [];
+  tokens = Math.max(rps, 1);
+  lastRefill = performance.now();
+}
+resetStats();
+
+/** The sandbox server's own token bucket: burst = rps, refilled continuously. */
+function takeToken(): boolean {
+  if (rps <= 0) return true;
+  const now = performance.now();
+  tokens = Math.min(Math.max(rps, 1), tokens + ((now - lastRefill) / 1000) * rps);
+  lastRefill = now;
+  if (tokens >= 1) {
+    tokens -= 1;
+    return true;
+  }
+  return false;
+}
+
+function fetchOrigin(path: string): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: origin.port, path, method: 'GET' }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 500, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}): void {
+  const buf = typeof body === 'string' ? Buffer.from(body) : body;
+  stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+  if (status === 200) {
+    const now = performance.now();
+    stats.first200 ??= now;
+    stats.last200 = now;
+    stats.bytes += buf.length;
+  }
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(buf.length), ...headers });
+  res.end(buf);
+}
+
+function control(url: URL, res: ServerResponse): void {
+  switch (url.pathname) {
+    case '/_bench/reset':
+      resetStats();
+      return send(res, 200, '{}');
+    case '/_bench/settings': {
+      const q = url.searchParams;
+      if (q.has('latency_ms')) latencyMs = Number(q.get('latency_ms'));
+      if (q.has('rps')) rps = Number(q.get('rps'));
+      if (q.has('retry_after')) retryAfter = Number(q.get('retry_after'));
+      resetStats();
+      return send(res, 200, JSON.stringify({ latencyMs, rps, retryAfter }));
+    }
+    case '/_bench/stats':
+      stats.cachedMB = Math.round(cachedBytes / 1024 / 1024);
+      stats.rssMB = Math.round(process.memoryUsage().rss / 1024 / 1024);
+      return send(res, 200, JSON.stringify(stats));
+    case '/_bench/log':
+      return send(res, 200, JSON.stringify(log));
+    default:
+      return send(res, 404, '{"error":"unknown control route"}');
+  }
+}
+
+async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = req.url ?? '/';
+  if (path.startsWith('/_bench/')) return control(new URL(path, 'http://bench.local'), res);
+  stats.requests++;
+  log.push(path);
+  if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+  if (!takeToken()) return send(res, 429, '{"error":"rate limit exceeded"}', { 'retry-after': String(retryAfter) });
+  let body = cache.get(path);
+  if (body) {
+    stats.hits++;
+    return send(res, 200, body);
+  }
+  stats.misses++;
+  const answer = await fetchOrigin(path);
+  if (answer.status === 200 && cachedBytes + answer.body.length <= cacheLimit) {
+    cache.set(path, answer.body);
+    cachedBytes += answer.body.length;
+  }
+  body = answer.body;
+  send(res, answer.status, body);
+}
+
+const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
+  onRequest(req, res).catch((err: unknown) => {
+    if (!res.headersSent) send(res, 500, JSON.stringify({ error: String(err) }));
+  });
+});
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const port = (server.address() as { port: number }).port;
+
+const wallet = data.wallets[0]!;
+// The UTC day after the newest chain head: a range that covers every row of the wallet.
+const newest = Math.max(...data.chains.map((c) => c.headTimestamp));
+const rangeEnd = new Date((Math.floor(newest / 86_400) + 1) * 86_400_000).toISOString().slice(0, 10);
+process.stdout.write(
+  `url=http://127.0.0.1:${port}/insights/v1\nwallet=${wallet.address}\nwallet_rows=${wallet.transactionCount}\n` +
+    `wallet_rows_by_chain=${JSON.stringify(wallet.transactionsByChain)}\nrange_end=${rangeEnd}\n` +
+    `transactions=${data.transactionTotal}\nready\n`,
+);
+const stop = () => {
+  server.close();
+  server.closeAllConnections();
+  void origin.close().then(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

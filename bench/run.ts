@@ -1,0 +1,562 @@
+/**
+ * The benchmark harness (`npm run bench`): the exporter measured against the physical limit of the
+ * same machine, in the same run, on the same pages. Not a test. Writes bench/RESULTS.md.
+ *
+ *   npm run bench                                   # everything (~15 min on 2 cores)
+ *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit
+ *   npm run bench -- --profile                      # also --cpu-prof every exporter child (bench/profiles/)
+ *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
+ *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
+ *            --repeats <interleaved repetitions of each throughput measurement; default 3>
+ *            --out <results file; default bench/RESULTS.md, "-" = stdout only>
+ *
+ * The read interface is served by bench/page-server.ts in its own process: the seeded sandbox,
+ * rendered once per distinct request and then answered from memory. One warm-up export records
+ * the requests a run makes (and fills the cache); then, interleaved `repeats` times:
+ *  - limit: a bare client replays exactly those requests with the same concurrency
+ *    (requests_in_flight) over an undici pool and only JSON.parses the bodies;
+ *  - the exporter (runJob, real plan/state/commit to a local directory) to Parquet with each
+ *    engine and to NDJSON.gz.
+ * Each measurement runs in a fresh child process; rows/s = rows / wall time inside the child,
+ * ratio = exporter rows/s / limit rows/s of the same repetition (median over repetitions).
+ * Further parts: peak RSS (getrusage maxrss of the exporter child) for 1M and 5M wallet rows;
+ * latency hiding (150 ms per request, 100-row pages) against concurrency / latency x page size;
+ * a 20 requests/s server limit (429 + Retry-After beyond it) with the exporter's budget set to 20.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
+import { resolveConfig } from '../src/config/index.js';
+import { loadJob } from '../src/job/index.js';
+import { createLogger } from '../src/log.js';
+import { runJob } from '../src/run/run-job.js';
+import { closeDuckDB } from '../src/sink/index.js';
+
+const REPO = resolve(fileURLToPath(import.meta.url), '../..');
+const SELF = fileURLToPath(import.meta.url);
+const SERVER = join(REPO, 'bench/page-server.ts');
+const PROFILES = join(REPO, 'bench/profiles');
+
+// ---------------------------------------------------------------------------------------------
+// Child processes: one measurement each
+
+interface ExportSpec {
+  kind: 'export';
+  label: string;
+  baseUrl: string;
+  wallet: string;
+  chains: number[];
+  from: string;
+  to: string;
+  chunk: string;
+  format: 'parquet' | 'ndjson';
+  engine?: 'duckdb' | 'hyparquet';
+  compression?: string;
+  requestsInFlight?: number;
+  unitsInFlight?: number;
+  requestsPerSecond?: number;
+  pageSize?: number;
+  prefetch?: number;
+}
+
+interface LimitSpec {
+  kind: 'limit';
+  label: string;
+  origin: string;
+  pathsFile: string;
+  concurrency: number;
+}
+
+type ChildSpec = ExportSpec | LimitSpec;
+
+interface ChildResult {
+  label: string;
+  rows: number;
+  requests: number;
+  seconds: number;
+  rowsPerSec: number;
+  cpuSec: number;
+  peakRssMB: number;
+  responses429?: number;
+  files?: number;
+  outputMB?: number;
+}
+
+function dirBytes(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!e.isFile() || e.parentPath.includes('_state')) continue;
+    files++;
+    bytes += statSync(join(e.parentPath, e.name)).size;
+  }
+  return { files, bytes };
+}
+
+function finish(label: string, rows: number, requests: number, t0: number, cpu0: NodeJS.CpuUsage): ChildResult {
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    label,
+    rows,
+    requests,
+    seconds: +seconds.toFixed(2),
+    rowsPerSec: Math.round(rows / seconds),
+    cpuSec: +((cpu.user + cpu.system) / 1e6).toFixed(1),
+    peakRssMB: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+}
+
+/** The limit: the same requests, the same concurrency, an undici pool, JSON.parse and nothing else. */
+async function childLimit(spec: LimitSpec): Promise<ChildResult> {
+  const { readFileSync } = await import('node:fs');
+  const paths = JSON.parse(readFileSync(spec.pathsFile, 'utf8')) as string[];
+  const agent = new Agent({ connections: spec.concurrency });
+  const headers = { accept: 'application/json', 'user-agent': 'insight-export-bench' };
+  let next = 0;
+  let rows = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const worker = async () => {
+    while (next < paths.length) {
+      const path = paths[next++]!;
+      const res = await agent.request({ origin: spec.origin, path, method: 'GET', headers });
+      const chunks: Buffer[] = [];
+      let received = 0;
+      for await (const chunk of res.body) {
+        chunks.push(chunk as Buffer);
+        received += (chunk as Buffer).length;
+      }
+      if (res.statusCode !== 200) throw new Error(`limit: HTTP ${res.statusCode} for ${path}`);
+      const json = JSON.parse(Buffer.concat(chunks, received).toString('utf8')) as { data: unknown[] };
+      rows += json.data.length;
+    }
+  };
+  await Promise.all(Array.from({ length: spec.concurrency }, worker));
+  const result = finish(spec.label, rows, paths.length, t0, cpu0);
+  await agent.close();
+  return result;
+}
+
+async function childExport(spec: ExportSpec): Promise<ChildResult> {
+  const work = mkdtempSync(join(tmpdir(), 'insight-bench-'));
+  try {
+    const jobFile = join(work, 'job.yaml');
+    writeFileSync(
+      jobFile,
+      [
+        'name: bench',
+        'source:',
+        '  base_url: sandbox',
+        `  chains: [${spec.chains.join(', ')}]`,
+        'targets:',
+        `  - wallet: "${spec.wallet}"`,
+        '    datasets: [transactions]',
+        'range:',
+        `  from: "${spec.from}"`,
+        `  to: "${spec.to}"`,
+        `  chunk: ${spec.chunk}`,
+        '',
+      ].join('\n'),
+    );
+    const job = await loadJob(jobFile);
+    const config = resolveConfig({
+      job,
+      env: {},
+      configFile: null,
+      cliFlags: {
+        baseUrl: spec.baseUrl,
+        destination: join(work, 'out'),
+        stagingDir: join(work, 'staging'),
+        format: spec.format,
+        ...(spec.engine ? { parquetEngine: spec.engine } : {}),
+        ...(spec.compression ? { compression: spec.compression } : {}),
+        ...(spec.requestsInFlight ? { requestsInFlight: spec.requestsInFlight } : {}),
+        ...(spec.unitsInFlight ? { unitsInFlight: spec.unitsInFlight } : {}),
+        ...(spec.requestsPerSecond ? { requestsPerSecond: spec.requestsPerSecond } : {}),
+      },
+      require: ['source', 'destination'],
+    });
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    const report = await runJob({
+      job,
+      config,
+      logger: createLogger({ level: 'error' }),
+      ...(spec.pageSize ? { pageSize: spec.pageSize } : {}),
+      ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
+    });
+    await closeDuckDB();
+    const result = finish(spec.label, report.rows, report.requests, t0, cpu0);
+    if (report.status !== 'succeeded') throw new Error(`run ${report.status}: ${JSON.stringify(report.failed.slice(0, 3))}`);
+    const out = dirBytes(join(work, 'out'));
+    return { ...result, responses429: report.responses_429, files: out.files, outputMB: +(out.bytes / 1e6).toFixed(1) };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+let profileCount = 0;
+
+/** Runs one measurement in a fresh process and returns what it printed. */
+function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
+  const nodeArgs = ['--import', 'tsx'];
+  if (profile && spec.kind === 'export') {
+    mkdirSync(PROFILES, { recursive: true });
+    const name = `${String(++profileCount).padStart(2, '0')}-${spec.label.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`;
+    nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}`);
+  }
+  return new Promise((resolvePromise, reject) => {
+    execFile(
+      process.execPath,
+      [...nodeArgs, SELF, '--child', JSON.stringify(spec)],
+      { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`${spec.label}: ${err.message}\n${stderr}`));
+        const line = stdout.trim().split('\n').pop()!;
+        resolvePromise(JSON.parse(line) as ChildResult);
+      },
+    );
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page server
+
+interface PageServer {
+  url: string;
+  origin: string;
+  wallet: string;
+  walletRows: number;
+  walletRowsByChain: Record<string, number>;
+  rangeEnd: string;
+  child: ChildProcess;
+  get<T>(route: string): Promise<T>;
+  stop(): Promise<void>;
+}
+
+interface ServerStats {
+  requests: number;
+  byStatus: Record<string, number>;
+  hits: number;
+  misses: number;
+  first200: number | null;
+  last200: number | null;
+  bytes: number;
+  cachedMB: number;
+  rssMB: number;
+}
+
+function startPageServer(transactions: number, cacheMB: number): Promise<PageServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--transactions', String(transactions), '--cache-mb', String(cacheMB)], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolvePromise, reject) => {
+    let text = '';
+    child.on('exit', (code) => reject(new Error(`page server exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (!/^ready$/m.test(text)) return;
+      const field = (k: string) => new RegExp(`^${k}=(.*)$`, 'm').exec(text)![1]!;
+      const url = field('url');
+      const origin = new URL(url).origin;
+      child.removeAllListeners('exit');
+      resolvePromise({
+        url,
+        origin,
+        wallet: field('wallet'),
+        walletRows: Number(field('wallet_rows')),
+        walletRowsByChain: JSON.parse(field('wallet_rows_by_chain')) as Record<string, number>,
+        rangeEnd: field('range_end'),
+        child,
+        async get<T>(route: string): Promise<T> {
+          const res = await fetch(`${origin}${route}`);
+          if (!res.ok) throw new Error(`page server ${route}: HTTP ${res.status}`);
+          return (await res.json()) as T;
+        },
+        stop: () =>
+          new Promise<void>((done) => {
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Figures
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function spread(xs: number[], digits = 0): string {
+  const f = (x: number) => x.toFixed(digits);
+  return xs.length > 1 ? `${f(Math.min(...xs))}–${f(Math.max(...xs))}` : f(xs[0]!);
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+function machine(): string {
+  const c = cpus();
+  return `${c[0]?.model ?? 'unknown CPU'}, ${c.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} GiB free at start); Node ${process.version}, ${process.platform} ${process.arch}`;
+}
+
+const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
+
+interface Options {
+  only: Set<string>;
+  tx: number;
+  rssRows: number[];
+  repeats: number;
+  profile: boolean;
+  out: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const get = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const parts = ['throughput', 'rss', 'latency', 'ratelimit'];
+  return {
+    only: new Set(get('only')?.split(',') ?? parts),
+    tx: Number(get('tx') ?? 1_000_000),
+    rssRows: (get('rss-rows') ?? '1000000,5000000').split(',').map(Number),
+    repeats: Number(get('repeats') ?? 3),
+    profile: argv.includes('--profile'),
+    out: get('out') ?? join(REPO, 'bench/RESULTS.md'),
+  };
+}
+
+/** Markdown sections, printed as they are produced and written to RESULTS.md at the end. */
+const sections: string[] = [];
+function emit(text: string): void {
+  sections.push(text);
+  console.log(text);
+}
+
+const FORMATS: { label: string; format: 'parquet' | 'ndjson'; engine?: 'duckdb' | 'hyparquet' }[] = [
+  { label: 'Parquet, DuckDB engine (default)', format: 'parquet', engine: 'duckdb' },
+  { label: 'Parquet, hyparquet engine', format: 'parquet', engine: 'hyparquet' },
+  { label: 'NDJSON.gz', format: 'ndjson' },
+];
+const TARGET_RATIO: Record<string, number> = { 'Parquet, DuckDB engine (default)': 0.4, 'NDJSON.gz': 0.5 };
+const CHAINS = [1, 8453, 42161];
+const FROM = '2024-02-01';
+
+/** Part 1: rows/s of the exporter against the bare fetch-and-parse rate, same pages, same concurrency. */
+async function throughput(opts: Options): Promise<void> {
+  const server = await startPageServer(opts.tx, 8192);
+  try {
+    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: CHAINS, from: FROM, to: server.rangeEnd, chunk: '1d' };
+    // Warm-up: renders every page once into the server's cache and records the requests of a run.
+    await server.get('/_bench/reset');
+    const warm = await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
+    const paths = await server.get<string[]>('/_bench/log');
+    const work = mkdtempSync(join(tmpdir(), 'insight-bench-paths-'));
+    const pathsFile = join(work, 'paths.json');
+    writeFileSync(pathsFile, JSON.stringify(paths));
+    const concurrency = 8; // requests_in_flight default (src/config/resolve.ts)
+    const limitSpec: LimitSpec = { kind: 'limit', label: 'limit: bare client, JSON.parse only', origin: server.origin, pathsFile, concurrency };
+
+    const results = new Map<string, ChildResult[]>();
+    const ratios = new Map<string, number[]>();
+    const sent = new Map<string, number[]>();
+    let misses = 0;
+    for (let r = 0; r < opts.repeats; r++) {
+      await server.get('/_bench/reset');
+      const limit = await inChild(limitSpec, false);
+      misses += (await server.get<ServerStats>('/_bench/stats')).misses;
+      results.set(limit.label, [...(results.get(limit.label) ?? []), limit]);
+      console.error(`  [${r + 1}/${opts.repeats}] ${limit.label}: ${fmt(limit.rowsPerSec)} rows/s (load ${load()})`);
+      for (const f of FORMATS) {
+        await server.get('/_bench/reset');
+        const res = await inChild({ ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, opts.profile && r === 0);
+        const stats = await server.get<ServerStats>('/_bench/stats');
+        misses += stats.misses;
+        sent.set(f.label, [...(sent.get(f.label) ?? []), stats.requests]);
+        results.set(f.label, [...(results.get(f.label) ?? []), res]);
+        ratios.set(f.label, [...(ratios.get(f.label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
+        console.error(`  [${r + 1}/${opts.repeats}] ${f.label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
+      }
+    }
+    rmSync(work, { recursive: true, force: true });
+
+    const lines = [
+      `## 1. Throughput against the limit`,
+      '',
+      `Wallet ${server.wallet} (${fmt(warm.rows)} rows) on chains ${CHAINS.join(', ')}, ${FROM} to ${server.rangeEnd}, 1-day windows, ` +
+        `${paths.length} requests of up to 1000 rows per chain; sandbox of ${fmt(opts.tx)} transactions served from memory by a separate process ` +
+        `(cache misses during measured runs: ${misses}). Defaults: requests_in_flight 8, units_in_flight 4, page size 1000, prefetch 1. ` +
+        `${opts.repeats} interleaved repetitions; median and range.`,
+      '',
+      '| run | rows/s (median) | range | ratio to limit (median) | target | CPU s | peak RSS MB | requests |',
+      '|---|---|---|---|---|---|---|---|',
+    ];
+    for (const [label, rs] of results) {
+      const rowsPerSec = rs.map((x) => x.rowsPerSec);
+      const ratio = ratios.get(label);
+      const target = TARGET_RATIO[label];
+      lines.push(
+        `| ${label} | ${fmt(median(rowsPerSec))} | ${fmt(Math.min(...rowsPerSec))}–${fmt(Math.max(...rowsPerSec))} | ` +
+          `${ratio ? `${median(ratio).toFixed(2)} (${spread(ratio, 2)})` : '1'} | ${target === undefined ? '' : `≥ ${target} ${ratio && median(ratio) >= target ? 'met' : 'NOT met'}`} | ` +
+          `${median(rs.map((x) => x.cpuSec)).toFixed(1)} | ${median(rs.map((x) => x.peakRssMB))} | ${sent.get(label)?.[0] ?? rs[0]!.requests} |`,
+      );
+    }
+    emit(lines.join('\n'));
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Part 2: peak RSS of the exporter for ~1M and ~5M wallet rows (memory must not grow with the range). */
+async function rss(opts: Options): Promise<void> {
+  const lines = [
+    `## 2. Peak RSS against the range`,
+    '',
+    'The hot wallet of a sandbox sized for the wanted row count (it holds ~32% of all transactions), every chain, 1-day windows, defaults otherwise. ' +
+      'Pages rendered on demand by the server process (no cache: 5M rows of JSON would not fit), so rows/s here is not a throughput figure. ' +
+      'Peak RSS = getrusage maxrss of the exporter process (JS heap, native DuckDB memory, buffers).',
+    '',
+    '| output | wallet rows | windows | rows/s | CPU s | peak RSS MB |',
+    '|---|---|---|---|---|---|',
+  ];
+  const peaks = new Map<string, number[]>();
+  for (const rows of opts.rssRows) {
+    const server = await startPageServer(Math.round(rows / 0.3227), 0);
+    try {
+      for (const f of FORMATS) {
+        const res = await inChild(
+          { kind: 'export', label: f.label, baseUrl: server.url, wallet: server.wallet, chains: CHAINS, from: FROM, to: server.rangeEnd, chunk: '1d', format: f.format, ...(f.engine ? { engine: f.engine } : {}) },
+          false,
+        );
+        peaks.set(f.label, [...(peaks.get(f.label) ?? []), res.peakRssMB]);
+        const days = Math.round((Date.parse(server.rangeEnd) - Date.parse(FROM)) / 86_400_000);
+        lines.push(`| ${f.label} | ${fmt(res.rows)} | ${days} days | ${fmt(res.rowsPerSec)} | ${res.cpuSec} | ${res.peakRssMB} |`);
+        console.error(`  ${f.label} ${fmt(res.rows)} rows: peak RSS ${res.peakRssMB} MB, ${fmt(res.rowsPerSec)} rows/s`);
+      }
+    } finally {
+      await server.stop();
+    }
+  }
+  lines.push('');
+  for (const [label, ps] of peaks) {
+    if (ps.length < 2) continue;
+    const growth = ps[ps.length - 1]! / ps[0]! - 1;
+    const ok = ps[ps.length - 1]! <= 400 && growth <= 0.1;
+    lines.push(`- ${label}: ${ps.join(' → ')} MB, growth ${(growth * 100).toFixed(1)}%${label.includes('default') ? ` (target ≤ 400 MB and ≤ 10%: ${ok ? 'met' : 'NOT met'})` : ''}`);
+  }
+  emit(lines.join('\n'));
+}
+
+/** Part 3: latency hiding with 150 ms per request and 100-row pages. */
+async function latency(opts: Options): Promise<void> {
+  const server = await startPageServer(opts.tx, 8192);
+  const latencyMs = 150;
+  const pageSize = 100;
+  const concurrency = 8;
+  try {
+    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to: server.rangeEnd, chunk: '1d', pageSize };
+    // Warm the cache without latency, so the measured run never waits for rendering.
+    await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
+    await server.get(`/_bench/settings?latency_ms=${latencyMs}`);
+    const bound = (concurrency / (latencyMs / 1000)) * pageSize;
+    const lines = [
+      `## 3. Latency hiding`,
+      '',
+      `${latencyMs} ms added by the server to every request, pages of ${pageSize} rows, chain 1 only (${fmt(server.walletRowsByChain['1'] ?? 0)} rows, 1-day windows), ` +
+        `requests_in_flight ${concurrency}: bound = ${concurrency} / ${latencyMs / 1000} s x ${pageSize} rows = ${fmt(bound)} rows/s.`,
+      '',
+      '| output | rows/s | fraction of bound | requests | target |',
+      '|---|---|---|---|---|',
+    ];
+    for (const f of [FORMATS[0]!]) {
+      await server.get('/_bench/reset');
+      const res = await inChild({ ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, false);
+      const fraction = res.rowsPerSec / bound;
+      lines.push(`| ${f.label} | ${fmt(res.rowsPerSec)} | ${fraction.toFixed(2)} | ${res.requests} | ≥ 0.90 ${fraction >= 0.9 ? 'met' : 'NOT met'} |`);
+      console.error(`  latency: ${fmt(res.rowsPerSec)} rows/s = ${fraction.toFixed(2)} of ${fmt(bound)}`);
+    }
+    emit(lines.join('\n'));
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Part 4: a server that allows 20 requests/s (429 + Retry-After: 1 beyond it). */
+async function rateLimit(opts: Options): Promise<void> {
+  const server = await startPageServer(opts.tx, 8192);
+  const rps = 20;
+  const pageSize = 100;
+  try {
+    // About 40 s of requests at the limit: the first days of chain 1 in 100-row pages.
+    const days = 3;
+    const to = new Date(Date.parse(FROM) + days * 86_400_000).toISOString().slice(0, 10);
+    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to, chunk: '1d', pageSize };
+    await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
+    await server.get(`/_bench/settings?rps=${rps}&retry_after=1`);
+    await new Promise((r) => setTimeout(r, 1500)); // let the server's bucket fill
+    await server.get('/_bench/reset');
+    const res = await inChild({ ...base, label: FORMATS[0]!.label, format: 'parquet', engine: 'duckdb', requestsPerSecond: rps }, false);
+    const stats = await server.get<ServerStats>('/_bench/stats');
+    const ok = stats.byStatus['200'] ?? 0;
+    const limited = stats.byStatus['429'] ?? 0;
+    const span = (stats.last200! - stats.first200!) / 1000;
+    const achieved = (ok - 1) / span;
+    const share429 = limited / stats.requests;
+    emit(
+      [
+        `## 4. Rate limit`,
+        '',
+        `Server allows ${rps} requests/s (token bucket, burst ${rps}; beyond it 429 with Retry-After: 1); exporter with requests_per_second ${rps}, ` +
+          `pages of ${pageSize} rows, chain 1, ${FROM} to ${to}. Achieved = answers 200 per second between the first and the last one (server clock).`,
+        '',
+        '| requests | answered 200 | answered 429 | share 429 | seconds | achieved requests/s | of allowed | exporter wall s | targets |',
+        '|---|---|---|---|---|---|---|---|---|',
+        `| ${stats.requests} | ${ok} | ${limited} | ${(share429 * 100).toFixed(2)}% | ${span.toFixed(1)} | ${achieved.toFixed(2)} | ${(achieved / rps).toFixed(3)} | ${res.seconds} | ` +
+          `≥ 0.95 of allowed ${achieved / rps >= 0.95 ? 'met' : 'NOT met'}; ≤ 1% 429 ${share429 <= 0.01 ? 'met' : 'NOT met'} |`,
+      ].join('\n'),
+    );
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv[0] === '--child') {
+    const spec = JSON.parse(argv[1]!) as ChildSpec;
+    const result = spec.kind === 'limit' ? await childLimit(spec) : await childExport(spec);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return;
+  }
+  const opts = parseOptions(argv);
+  const started = new Date();
+  const loadBefore = load();
+  const t0 = performance.now();
+  if (opts.only.has('throughput')) await throughput(opts);
+  if (opts.only.has('rss')) await rss(opts);
+  if (opts.only.has('latency')) await latency(opts);
+  if (opts.only.has('ratelimit')) await rateLimit(opts);
+  const header = [
+    '# Benchmark results',
+    '',
+    `Written by \`npm run bench -- ${argv.join(' ')}\` (bench/run.ts) on ${started.toISOString()}, ${((performance.now() - t0) / 60_000).toFixed(1)} min.`,
+    '',
+    `- Machine: ${machine()}`,
+    `- Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} (other processes share these cores: wall-clock figures are noisy, ratios within one repetition less so)`,
+    '',
+  ].join('\n');
+  const text = `${header}\n${sections.join('\n\n')}\n`;
+  if (opts.out !== '-') writeFileSync(opts.out, text);
+}
+
+await main();

@@ -1,0 +1,79 @@
+/**
+ * Cost of each per-row stage of the export, on real sandbox pages of the hot wallet, in one
+ * process and one thread, so each figure is CPU of that stage alone (µs per row, best of 5):
+ *
+ *   npx tsx bench/stages.ts [sandbox transactions, default 300000]
+ *
+ * parse (JSON.parse of the body: what the bare client does) -> normalise -> toRow (incl. decode)
+ * -> partition routing -> NDJSON encode -> gzip level 6 / level 1 of the encoded text.
+ */
+import { gzipSync } from 'node:zlib';
+import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
+import { normaliseListResponse } from '../src/source/normalise.js';
+import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
+import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
+import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
+import { isoDate, type Row } from '../src/datasets/columns.js';
+import { renderPartition } from '../src/job/partitioning.js';
+import type { TransactionRecord } from '../src/source/records.js';
+
+const transactions = Number(process.argv[2] ?? 300_000);
+const data = buildSandboxData({ transactions });
+const server = await serveReadInterface(data, { port: 0 });
+const wallet = data.wallets[0]!.address;
+const bodies: string[] = [];
+for (let page = 0; page < 20; page++) {
+  const res = await fetch(`${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`);
+  const text = await res.text();
+  bodies.push(text);
+  if (!text.includes('"hash"')) break;
+}
+await server.close();
+
+function time<T>(label: string, rowsPerRun: number, fn: () => T): T {
+  let best = Infinity;
+  let out!: T;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    out = fn();
+    best = Math.min(best, performance.now() - t0);
+  }
+  console.log(`${label.padEnd(40)} ${((best * 1000) / rowsPerRun).toFixed(2).padStart(7)} µs/row`);
+  return out;
+}
+
+const parsed = bodies.map((b) => JSON.parse(b) as { data: unknown[] });
+const rowsTotal = parsed.reduce((n, p) => n + p.data.length, 0);
+const bytes = bodies.reduce((n, b) => n + b.length, 0);
+console.log(`${bodies.length} pages, ${rowsTotal} rows, ${(bytes / rowsTotal).toFixed(0)} bytes of JSON per row\n`);
+const perRow = (label: string, fn: () => unknown) => time(label, rowsTotal, fn);
+
+perRow('JSON.parse (the limit)', () => bodies.map((b) => JSON.parse(b)));
+const records = perRow('JSON.parse + normalise', () =>
+  bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data),
+) as TransactionRecord[];
+const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+const plain: WalletTarget = { ...target, decoder: undefined };
+perRow('toRow without decoder', () => records.map((r) => transactionsDataset.toRow(r, plain)));
+const rows = perRow('toRow with decoder', () => records.map((r) => transactionsDataset.toRow(r, target))) as Row[];
+perRow('  decoder alone', () => records.map((r) => target.decoder!.decode(r)));
+perRow('partition of each row', () =>
+  rows.map((row) => renderPartition('{dataset}/chain_id={chain_id}/date={date}', { dataset: 'transactions', chain_id: 1, date: isoDate(row.block_timestamp as number) })),
+);
+const columns = transactionsDataset.columns(target);
+const encode = createNdjsonEncoder(columns);
+const text = perRow('NDJSON encode (pages of 1000)', () => {
+  let out = '';
+  for (let i = 0; i < rows.length; i += 1000) out += encode(rows.slice(i, i + 1000), i);
+  return out;
+}) as string;
+console.log(`${(text.length / rows.length).toFixed(0)} bytes of NDJSON per row`);
+const convert = createColumnarConverter(columns);
+perRow('columnar convert (hyparquet)', () => {
+  for (let i = 0; i < rows.length; i += 1000) convert(rows.slice(i, i + 1000), i);
+});
+const buf = Buffer.from(text);
+for (const level of [6, 3, 1]) {
+  const z = perRow(`gzip level ${level}`, () => gzipSync(buf, { level })) as Buffer;
+  console.log(`  ratio ${(z.length / buf.length).toFixed(3)}`);
+}
