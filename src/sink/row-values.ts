@@ -128,9 +128,49 @@ function jsonEncoder(type: ColumnType): JsonEncoder {
 }
 
 /**
+ * Whether a non-null value fits its column and JSON.stringify writes it exactly as jsonEncoder
+ * does: 'wellFormed' for strings that must also be checked for lone surrogates.
+ */
+type FitCheck = (v: unknown) => boolean | 'wellFormed';
+
+function lastValueCheck(check: (v: unknown) => v is string): FitCheck {
+  let last: string | undefined;
+  return (v) => {
+    if (v === last) return true;
+    if (!check(v)) return false;
+    last = v as string;
+    return true;
+  };
+}
+
+function fitCheck(type: ColumnType): FitCheck {
+  switch (type) {
+    case 'int32':
+      return (v) => typeof v === 'number' && (v | 0) === v;
+    case 'int64':
+      return (v) => Number.isSafeInteger(v);
+    case 'uint256':
+      return isUint256;
+    case 'string':
+    case 'json':
+      return (v) => typeof v === 'string' && 'wellFormed';
+    case 'bool':
+      return (v) => typeof v === 'boolean';
+    case 'timestamp':
+      return lastValueCheck(isTimestamp);
+    case 'date':
+      return lastValueCheck(isDate);
+  }
+}
+
+/**
  * A page encoder: rows -> one NDJSON string, one object per line with exactly the declared
- * columns in declared order (a missing key is written as null). Building one string per page
- * (instead of JSON.stringify per row object) is ~2.5x faster and hands the stream one chunk.
+ * columns in declared order (a missing key is written as null).
+ *
+ * A row whose own keys are exactly the columns in order (what the datasets build) is checked value
+ * by value and then written by JSON.stringify, which is native and ~3x faster than building the
+ * line in JS; any other row (missing, extra or reordered keys, undefined values, strings with
+ * lone surrogates) is built column by column. Both give the same text.
  */
 export function createNdjsonEncoder(columns: readonly Column[]): (rows: readonly Row[], firstRowInFile: number) => string {
   const n = columns.length;
@@ -138,21 +178,48 @@ export function createNdjsonEncoder(columns: readonly Column[]): (rows: readonly
   const keys = columns.map((c, i) => (i === 0 ? '{' : ',') + JSON.stringify(c.name) + ':');
   const nullable = columns.map((c) => c.nullable);
   const encoders = columns.map((c) => jsonEncoder(c.type));
-  return (rows, firstRowInFile) => {
+  const checks = columns.map((c) => fitCheck(c.type));
+
+  const slowLine = (row: Row, r: number, firstRowInFile: number): string => {
     let out = '';
+    for (let i = 0; i < n; i++) {
+      const v = row[names[i]!];
+      let text: string | undefined;
+      if (v === null || v === undefined) text = nullable[i] ? 'null' : undefined;
+      else text = encoders[i]!(v);
+      if (text === undefined) throw invalidValue(columns[i]!, v, r, firstRowInFile + r);
+      out += keys[i]! + text;
+    }
+    return `${out}}`;
+  };
+
+  /** True when JSON.stringify(row) is the line; throws for a value that does not fit. */
+  const fastPath = (row: Row, r: number, firstRowInFile: number): boolean => {
+    const own = Object.keys(row);
+    if (own.length !== n) return false;
+    for (let i = 0; i < n; i++) {
+      if (own[i] !== names[i]) return false;
+      const v = row[names[i]!];
+      if (v === null) {
+        if (!nullable[i]) throw invalidValue(columns[i]!, v, r, firstRowInFile + r);
+        continue;
+      }
+      if (v === undefined) return false;
+      const fits = checks[i]!(v);
+      if (fits === false) throw invalidValue(columns[i]!, v, r, firstRowInFile + r);
+      if (fits === 'wellFormed' && !(v as unknown as WellFormedString).isWellFormed()) return false;
+    }
+    return true;
+  };
+
+  return (rows, firstRowInFile) => {
+    const lines = new Array<string>(rows.length + 1);
     for (let r = 0; r < rows.length; r++) {
       const row = rows[r]!;
-      for (let i = 0; i < n; i++) {
-        const v = row[names[i]!];
-        let text: string | undefined;
-        if (v === null || v === undefined) text = nullable[i] ? 'null' : undefined;
-        else text = encoders[i]!(v);
-        if (text === undefined) throw invalidValue(columns[i]!, v, r, firstRowInFile + r);
-        out += keys[i]! + text;
-      }
-      out += '}\n';
+      lines[r] = fastPath(row, r, firstRowInFile) ? JSON.stringify(row) : slowLine(row, r, firstRowInFile);
     }
-    return out;
+    lines[rows.length] = '';
+    return rows.length === 0 ? '' : lines.join('\n');
   };
 }
 
