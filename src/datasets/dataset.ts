@@ -97,6 +97,18 @@ export function pageQuery(req: PageRequest, decode: boolean): ListQuery {
   };
 }
 
+let lastTimestamp = Number.NaN;
+let lastBlockTime = '';
+
+/** isoTime of a block timestamp; rows come sorted by block, so the previous row's is usually the answer. */
+export function blockTime(unixSeconds: number): string {
+  if (unixSeconds !== lastTimestamp) {
+    lastBlockTime = isoTime(unixSeconds);
+    lastTimestamp = unixSeconds;
+  }
+  return lastBlockTime;
+}
+
 /** The values of BLOCK_COLUMNS for a record. */
 export function blockValues(itemId: string, r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string }): Row {
   return {
@@ -104,7 +116,7 @@ export function blockValues(itemId: string, r: { chain_id: number; block_number:
     chain_id: r.chain_id,
     block_number: r.block_number,
     block_timestamp: r.block_timestamp,
-    block_time: isoTime(r.block_timestamp),
+    block_time: blockTime(r.block_timestamp),
     block_hash: r.block_hash,
   };
 }

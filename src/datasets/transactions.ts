@@ -1,5 +1,5 @@
 import { column, type Column, type Row } from './columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockValues, pageQuery, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockTime, pageQuery, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
 
@@ -67,8 +67,15 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
   toRow(r, target) {
-    // Object.assign, not {...spread, more}: on Node 20 that literal costs ~10 µs a row (measured).
-    const row: Row = Object.assign(blockValues(transactionItemId(r, target), r), {
+    // One literal with every column in declared order: one allocation, one shape for all rows
+    // (the NDJSON encoder then writes it with JSON.stringify). Not {...spread}: slow on Node 20.
+    const row: Row = {
+      item_id: transactionItemId(r, target),
+      chain_id: r.chain_id,
+      block_number: r.block_number,
+      block_timestamp: r.block_timestamp,
+      block_time: blockTime(r.block_timestamp),
+      block_hash: r.block_hash,
       wallet_address: target.address,
       hash: r.hash,
       nonce: r.nonce,
@@ -96,7 +103,7 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
       blob_gas_price: r.blob_gas_price,
       logs_bloom: r.logs_bloom,
       status: r.status,
-    });
+    };
     if (target.decoder) Object.assign(row, target.decoder.decode(r).values);
     return row;
   },
