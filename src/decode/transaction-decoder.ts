@@ -140,23 +140,39 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
   }
 
+  // The service's signature text as written when no function could be built from it (formatted once each).
+  const formattedSignatures = new Map<string, string>();
+  function formatServiceSignature(signature: string): string {
+    let formatted = formattedSignatures.get(signature);
+    if (formatted === undefined) {
+      formatted = signature;
+      try {
+        formatted = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
+      } catch {
+        // keep the service's text
+      }
+      formattedSignatures.set(signature, formatted);
+    }
+    return formatted;
+  }
+
   function fromService(record: TransactionRecord, known: KnownFunction | undefined): Attempt {
     const decoded = record.decoded;
     if (!decoded || typeof decoded.name !== 'string' || decoded.name === '' || !isObject(decoded.inputs)) return null;
     const inputs = decoded.inputs;
     const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
     if (!fn) {
-      let signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? decoded.signature : null;
-      try {
-        if (signature) signature = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
-      } catch {
-        // keep the service's text
-      }
+      const signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? formatServiceSignature(decoded.signature) : null;
       return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
     }
-    if (Object.keys(inputs).length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the ABI' };
-    const raw = fn.inputs.map((p, i) => lookupParam(inputs, p.name, i));
-    if (raw.some((v) => v === undefined)) return { reason: 'service decoded inputs do not match the ABI' };
+    let count = 0;
+    for (const key in inputs) if (Object.hasOwn(inputs, key)) count++;
+    if (count !== fn.inputs.length) return { reason: 'service decoded inputs do not match the ABI' };
+    const raw = new Array<unknown>(fn.inputs.length);
+    for (let i = 0; i < raw.length; i++) {
+      raw[i] = lookupParam(inputs, fn.inputs[i]!.name, i);
+      if (raw[i] === undefined) return { reason: 'service decoded inputs do not match the ABI' };
+    }
     return encode(fn, (i) => raw[i]);
   }
 
@@ -186,16 +202,15 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     decode(record: TransactionRecord): DecodeResult {
       const data = record.data || '0x';
       const known = data.length >= 10 ? bySelector.get(data.slice(0, 10).toLowerCase()) : undefined;
-      const service = () => fromService(record, known);
-      const local = () => locally(data, known);
-      const reasons = new Map<typeof service, string>();
-      for (const attempt of preferService ? [service, local] : [local, service]) {
-        const outcome = attempt();
-        if (outcome && 'name' in outcome) return result('ok', outcome);
-        if (outcome) reasons.set(attempt, outcome.reason);
-      }
+      // No closures or collections per row: this runs for every transaction exported.
+      const first = preferService ? fromService(record, known) : locally(data, known);
+      if (first && 'name' in first) return result('ok', first);
+      const second = preferService ? locally(data, known) : fromService(record, known);
+      if (second && 'name' in second) return result('ok', second);
       // Local decoding is authoritative about the bytes; the service's reason otherwise.
-      const reason = reasons.get(local) ?? reasons.get(service);
+      const localOutcome = preferService ? second : first;
+      const serviceOutcome = preferService ? first : second;
+      const reason = localOutcome?.reason ?? serviceOutcome?.reason;
       if (reason !== undefined) return result(`error: ${reason}`);
       return result(data === '0x' ? 'no_calldata' : 'no_abi');
     },
