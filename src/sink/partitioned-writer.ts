@@ -36,6 +36,10 @@ export class PartitionedWriter {
   private readonly files: PlannedFile[] = [];
   private seq = 0;
   private readonly usesDate: boolean;
+  private fixedPartition: string | undefined;
+  /** The UTC day number (or dateOf's date) of the last row routed, and its partition. */
+  private lastDay: number | string | undefined;
+  private lastPartition = '';
 
   constructor(private readonly opts: PartitionedWriterOptions) {
     this.usesDate = /\{(date|year|month|day)\}/.test(opts.partitioning);
@@ -72,10 +76,15 @@ export class PartitionedWriter {
     await current?.writer.abort();
   }
 
+  /** The partition of a row. Consecutive rows share their day: the template is rendered once per day. */
   private partitionOf(row: Row): string {
-    const values: PartitionValues = { ...this.opts.fixed };
-    if (this.usesDate) values.date = this.opts.dateOf ? this.opts.dateOf(row) : isoDate(row.block_timestamp as number);
-    return renderPartition(this.opts.partitioning, values);
+    if (!this.usesDate) return (this.fixedPartition ??= renderPartition(this.opts.partitioning, { ...this.opts.fixed }));
+    const day = this.opts.dateOf ? this.opts.dateOf(row) : Math.floor((row.block_timestamp as number) / 86_400);
+    if (day === this.lastDay) return this.lastPartition;
+    const date = typeof day === 'string' ? day : isoDate(row.block_timestamp as number);
+    this.lastPartition = renderPartition(this.opts.partitioning, { ...this.opts.fixed, date });
+    this.lastDay = day;
+    return this.lastPartition;
   }
 
   private async writeBatch(partition: string, rows: Row[]): Promise<void> {
