@@ -10,6 +10,7 @@ import {
   isSeq,
   LineCounter,
   parseDocument,
+  Parser,
   type Document,
   type Node,
   type Pair,
@@ -60,7 +61,21 @@ function toPlain(v: unknown): unknown {
   return v;
 }
 
+/** Syntax errors reported per file (see parseYaml). */
+const MAX_SYNTAX_PROBLEMS = 20;
+/** Collections nested deeper than this are refused before the document is composed (see parseYaml). */
+const MAX_NESTING = 100;
+
 export function parseYaml(text: string, file: string): YamlDoc {
+  // yaml 2.x (on Node 20's V8) kills the process with "RegExpCompiler Allocation failed" when a
+  // second document nested ~1000 levels deep is composed in the same process (`validate a b`):
+  // such nesting is refused first, from the syntax tree alone (which handles it fine).
+  const tooDeep = nestedTooDeep(text, MAX_NESTING);
+  if (tooDeep !== undefined) {
+    const before = text.slice(0, tooDeep);
+    const problem = { file, line: before.split('\n').length, column: tooDeep - before.lastIndexOf('\n'), field: '', message: `YAML nested more than ${MAX_NESTING} levels deep` };
+    return { file, value: undefined, syntaxProblems: [problem], locate: () => ({ line: problem.line, column: problem.column }), nodeAt: () => undefined };
+  }
   const lineCounter = new LineCounter();
   const doc: Document.Parsed = parseDocument(text, {
     lineCounter,
@@ -155,7 +170,10 @@ export function parseYaml(text: string, file: string): YamlDoc {
     return formatFieldPath(exact || atKey || best.length <= 1 ? best : best.slice(0, -1));
   };
 
-  const syntaxProblems: FileProblem[] = doc.errors.map((e) => {
+  // A few syntax errors locate the problem; thousands (deeply nested junk) cost time and memory
+  // without telling more: the first ones are reported, the rest counted.
+  const shown = doc.errors.slice(0, MAX_SYNTAX_PROBLEMS);
+  const syntaxProblems: FileProblem[] = shown.map((e) => {
     // The parser notices an unclosed [ { or quote where it gives up; point at where it opened.
     const opened = /Flow (sequence|mapping)|Missing closing/.test(e.message) ? unclosedBefore(text, e.pos[0]) : undefined;
     const at = opened ?? e.pos[0];
@@ -168,6 +186,11 @@ export function parseYaml(text: string, file: string): YamlDoc {
       message: `YAML syntax error: ${e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
     };
   });
+
+  if (doc.errors.length > shown.length) {
+    const next = posOf(doc.errors[shown.length]!.pos[0]);
+    syntaxProblems.push({ file, line: next.line, column: next.column, field: '', message: `and ${doc.errors.length - shown.length} more YAML syntax errors` });
+  }
 
   let value: unknown;
   try {
@@ -184,6 +207,27 @@ export function dropEmptySections(value: unknown, sections: readonly string[]): 
   const out: Record<string, unknown> = { ...(value as Record<string, unknown>) };
   for (const k of sections) if (out[k] === null) delete out[k];
   return out;
+}
+
+/** Offset of the first collection nested deeper than `max` (block or flow), from yaml's syntax tree; undefined if none. */
+function nestedTooDeep(text: string, max: number): number | undefined {
+  type Tok = { type?: string; offset?: number; value?: unknown; key?: unknown; items?: { key?: unknown; value?: unknown }[] };
+  const nesting = new Set(['block-seq', 'block-map', 'flow-collection']);
+  for (const doc of new Parser().parse(text)) {
+    const stack: [Tok | undefined, number][] = [[(doc as Tok).value as Tok | undefined, 0]];
+    while (stack.length > 0) {
+      const [tok, outer] = stack.pop()!;
+      if (!tok || typeof tok !== 'object') continue;
+      const depth = outer + (nesting.has(tok.type ?? '') ? 1 : 0);
+      if (depth > max) return tok.offset ?? 0;
+      if (tok.value && typeof tok.value === 'object') stack.push([tok.value as Tok, depth]);
+      for (const it of tok.items ?? []) {
+        if (it.key && typeof it.key === 'object') stack.push([it.key as Tok, depth]);
+        if (it.value && typeof it.value === 'object') stack.push([it.value as Tok, depth]);
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Offset of the last bracket or quote still open at `end` (YAML flow syntax, roughly), if any. */
