@@ -230,8 +230,9 @@ describe('fuzzed job files', () => {
   // failed") on the second document nested ~1000 levels deep, e.g. `validate a.yaml b.yaml`.
   it('deeply nested YAML is refused with a located error, however many files', { timeout: 60_000 }, async () => {
     const files: string[] = [];
+    const deep = await mkdtemp(join(tmpdir(), 'fuzz-deep-'));
     for (const [i, unit] of ['[', '- ', '{a: ', '[', '- '].entries()) {
-      const f = join(dir, `deep-${i}.yaml`);
+      const f = join(deep, `deep-${i}.yaml`);
       await writeFile(f, unit.repeat(5000) + 'x');
       files.push(f);
     }
@@ -241,6 +242,7 @@ describe('fuzzed job files', () => {
       expect(o.code).toBe(2);
       expect(o.err).toMatch(/:1:\d+ .*YAML nested more than 100 levels deep/);
     }
+    await rm(deep, { recursive: true, force: true });
   });
 
   it('end in a clear error or a correct export, and write only under the destination', { timeout: 240_000 }, async () => {

@@ -59,7 +59,7 @@ function job(base: string, format: Format) {
       { wallet: alice, datasets: ['transactions'] },
       { contract: susd, chains: [1], events: [TRANSFER] },
     ],
-    range: { from: '2024-02-01', to: '2024-02-05', chunk: '12h' },
+    range: { from: '2024-02-01', to: '2024-02-05', chunk: '1d' },
     output: { format, destination: join(base, 'out') },
   };
 }
