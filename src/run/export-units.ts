@@ -6,7 +6,7 @@ import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT, MAX_PAGE } from '../source/query.js';
-import { pageWindow } from '../source/paginator.js';
+import { pageWindow, type RequestPool } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
@@ -47,6 +47,7 @@ export interface ExportOptions {
   stagingDir: string;
   unitsInFlight: number;
   pageSize?: number;
+  /** Cap on pages requested ahead per window (default: none; the run's RunRequestPool decides). */
   prefetch?: number;
   /** Re-export windows even when state says they are done, replacing their files. */
   replace?: boolean;
@@ -84,6 +85,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
   const groups = groupByWindow(units);
   const limit = pLimit(Math.max(1, opts.unitsInFlight));
   const outcomes: UnitOutcome[] = [];
+  const pool = new RunRequestPool(opts.client.maxInFlight);
   await Promise.all(
     groups.map((group) =>
       limit(async () => {
@@ -91,7 +93,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
           for (const u of group) outcomes.push(outcome(u, 'abandoned', 0, [], 'not started: interrupted'));
           return;
         }
-        outcomes.push(...(await exportGroup(group, opts)));
+        outcomes.push(...(await exportGroup(group, opts, pool)));
       }),
     ),
   );
@@ -123,7 +125,38 @@ function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, fil
   };
 }
 
-async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
+/** Rows all windows together may have requested ahead of what they consume (memory bound). */
+const ROWS_AHEAD = 16_000;
+
+/**
+ * The run's pool of page requests (see RequestPool): speculative pages are requested while fewer
+ * than the client's request slots plus one per paging window are outstanding (so a window busy
+ * writing a page does not leave a slot idle), and within ROWS_AHEAD rows. Small pages on a slow
+ * service get deep pipelines, shared by the windows that can use them; big pages stay near one
+ * page ahead per window.
+ */
+class RunRequestPool implements RequestPool {
+  windows = 0;
+  private outstanding = 0;
+  constructor(private readonly slots: number) {}
+
+  tryTake(rowsPerRequest: number): boolean {
+    const room = Math.min(this.slots + this.windows, Math.floor(ROWS_AHEAD / Math.max(1, rowsPerRequest)));
+    if (this.outstanding >= room) return false;
+    this.outstanding++;
+    return true;
+  }
+
+  take(): void {
+    this.outstanding++;
+  }
+
+  give(): void {
+    this.outstanding--;
+  }
+}
+
+async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRequestPool): Promise<UnitOutcome[]> {
   const first = group[0]!;
   const ds = first.dataset;
   const byChain = new Map(group.map((u) => [u.chainId, u]));
@@ -154,6 +187,7 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<Un
     return w;
   };
 
+  pool.windows++;
   try {
     const windowFilters = ds.windowFilters[first.axis];
     const pages = ds.streamWindow
@@ -175,7 +209,8 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<Un
       baseFilters: first.filters,
       limit: opts.pageSize ?? MAX_LIMIT,
       maxPage: MAX_PAGE,
-      prefetch: opts.prefetch ?? 1,
+      prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
+      pool,
       fetch: (chainIds, filters, page) => {
         if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
         return ds.fetchPage(opts.client, first.target, { chainIds, filters, page, limit: opts.pageSize ?? MAX_LIMIT });
@@ -212,6 +247,8 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions): Promise<Un
         opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
       }
     }
+  } finally {
+    pool.windows--;
   }
   return group.map((u) => results.get(u.chainId)!);
 }

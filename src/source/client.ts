@@ -143,6 +143,8 @@ interface JsonResult {
 
 export class InsightClient {
   readonly stats: ClientStats = { requests: 0, retries: 0, status429: 0, failures: 0, bytesReceived: 0 };
+  /** Cap on concurrent requests of this client (callers size their pipelining by it). */
+  readonly maxInFlight: number;
   private readonly api: Endpoint;
   private readonly explorer: Endpoint;
   private readonly agent: Agent;
@@ -172,7 +174,8 @@ export class InsightClient {
     this.random = opts.random ?? Math.random;
     const connections = positiveInt('connections', opts.connections ?? 16);
     // Requests beyond the pool would wait inside undici with their deadline already running.
-    this.limit = pLimit(positiveInt('maxInFlight', opts.maxInFlight ?? connections));
+    this.maxInFlight = positiveInt('maxInFlight', opts.maxInFlight ?? connections);
+    this.limit = pLimit(this.maxInFlight);
     this.agent = new Agent({
       connections,
       // Our own deadline covers headers and body together; these are only a backstop.

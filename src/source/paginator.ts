@@ -25,14 +25,34 @@ export interface WindowPagerOptions<Rec> {
   baseFilters: Filters;
   limit: number;
   maxPage: number;
-  /** How many further pages to request while the current one is still arriving (pipelining). */
+  /**
+   * Most pages to keep requested ahead of the one being consumed (pipelining; Infinity = no cap
+   * of its own). Beyond the next page, how many are requested is also bounded by `pool` and by an
+   * estimate of the pages the window still holds (see pagesAhead), so speculation past a
+   * window's end costs about one request.
+   */
   prefetch: number;
+  /** Request slots shared by the windows of a run; without it, `prefetch` alone decides. */
+  pool?: RequestPool;
   fetch(chainIds: number[], filters: Filters, page: number): Promise<Rec[]>;
   chainId(rec: Rec): number;
   axisValue(rec: Rec): number;
   itemId(rec: Rec): string;
   /** Called whenever a chain's window is split at the page cap (for logs and reports). */
   onSplit?(chainId: number, cursor: number): void;
+}
+
+/**
+ * Pages requested but not yet consumed, counted over every window of a run, so that windows
+ * that cannot use their share (a split, a window's end) leave it to the others.
+ */
+export interface RequestPool {
+  /** One more speculative page, if the run has room for `rowsPerRequest` more rows ahead. */
+  tryTake(rowsPerRequest: number): boolean;
+  /** A page that must be requested anyway (the next one after a full page, a sequence's first). */
+  take(): void;
+  /** A page consumed or abandoned. */
+  give(): void;
 }
 
 export interface PagedBatch<Rec> {
@@ -61,10 +81,18 @@ class ChainCursor {
   lastAxis = Number.NEGATIVE_INFINITY;
   idsAtLast = new Set<string>();
   emitted = 0;
+  /** Rows received and the highest axis value seen: the window's density, for prefetching. */
+  received = 0;
+  seenAxis = Number.NEGATIVE_INFINITY;
   constructor(
     readonly chainId: number,
     public lower: number,
   ) {}
+
+  observe<Rec>(records: Rec[], axisValue: (r: Rec) => number): void {
+    this.received += records.length;
+    if (records.length > 0) this.seenAxis = Math.max(this.seenAxis, axisValue(records[records.length - 1]!));
+  }
 
   /** Filters out rows already seen; updates the cursor. */
   accept<Rec>(records: Rec[], axisValue: (r: Rec) => number, itemId: (r: Rec) => string): Rec[] {
@@ -84,6 +112,22 @@ class ChainCursor {
     this.emitted += out.length;
     return out;
   }
+}
+
+/**
+ * How many pages beyond the current one a sequence could use: at most `prefetch`, and the pages
+ * the window probably still holds (rows received so far per axis unit times what is left of
+ * the window, plus one page). At least one: a full page means there may be more.
+ */
+function pagesAhead<Rec>(opts: WindowPagerOptions<Rec>, full: ChainCursor[]): number {
+  let estimate = 1;
+  for (const c of full) {
+    const span = c.seenAxis - opts.start + 1;
+    const left = opts.end - c.seenAxis;
+    const rows = span > 0 && c.received > 0 ? (c.received / span) * left : Number.POSITIVE_INFINITY;
+    estimate = Math.max(estimate, Math.ceil(rows / opts.limit) + 1);
+  }
+  return Math.max(1, Math.min(opts.prefetch, estimate));
 }
 
 export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
@@ -115,61 +159,83 @@ async function* pageSequence<Rec>(
   const startLower = new Map(active.map((id) => [id, cursors.get(id)!.lastAxis]));
   const filters: Filters = { ...opts.baseFilters, [opts.lowerFilter]: lower, [opts.upperFilter]: opts.end };
   const inFlight = new Map<number, Promise<Rec[]>>();
-  const request = (page: number, chains: number[]) => {
-    if (page > opts.maxPage || inFlight.has(page)) return;
+  const pool = opts.pool;
+  /** Requests `page` unless it is past the cap or already requested; false when the pool has no room. */
+  const request = (page: number, chains: number[], speculative: boolean): boolean => {
+    if (page > opts.maxPage || inFlight.has(page)) return true;
+    if (pool) {
+      if (!speculative) pool.take();
+      else if (!pool.tryTake(opts.limit * chains.length)) return false;
+    }
     const p = opts.fetch(chains, filters, page);
     p.catch(() => undefined); // an abandoned prefetch must not become an unhandled rejection
     inFlight.set(page, p);
+    return true;
+  };
+  /** Pages page+1 .. page+ahead; the first `needed` of them are needed anyway, the others are speculation. */
+  const requestAhead = (page: number, chains: number[], ahead: number, needed: number) => {
+    for (let k = 1; k <= ahead; k++) if (!request(page + k, chains, k > needed)) break;
   };
 
-  for (let page = 0; ; page++) {
-    request(page, active);
-    const pending = inFlight.get(page)!;
-    const records = await pending;
-    inFlight.delete(page);
+  try {
+    // A sequence after a split knows the window's density: start its pipeline at once.
+    const known = active.map((id) => cursors.get(id)!);
+    request(0, active, false);
+    if (known.every((c) => c.received > 0)) requestAhead(0, active, pagesAhead(opts, known), 0);
 
-    const byChain = new Map<number, Rec[]>();
-    for (const id of active) byChain.set(id, []);
-    for (const rec of records) {
-      const list = byChain.get(opts.chainId(rec));
-      if (list === undefined) {
-        throw new InsightExportError('The service returned a row of a chain that was not requested', {
-          details: `chain ${opts.chainId(rec)} in a request for chains ${active.join(',')}`,
-        });
-      }
-      list.push(rec);
-    }
-    const stillFull = active.filter((id) => byChain.get(id)!.length >= opts.limit);
-    if (stillFull.length > 0 && page < opts.maxPage) {
-      // Pipelining: ask for the following pages while this one is written.
-      for (let ahead = 1; ahead <= opts.prefetch; ahead++) request(page + ahead, stillFull);
-    }
-    for (const id of active) {
-      const cursor = cursors.get(id)!;
-      const accepted = cursor.accept(byChain.get(id)!, opts.axisValue, opts.itemId);
-      if (accepted.length > 0) yield { chainId: id, records: accepted };
-    }
-    for (const id of active) {
-      if (byChain.get(id)!.length < opts.limit) yield { chainId: id, done: true };
-    }
-    if (stillFull.length === 0) return [];
-    if (page >= opts.maxPage) {
-      // Split at the cursor: the rest of the window is paged again from page 0.
-      const split: number[] = [];
-      for (const id of stillFull) {
-        const cursor = cursors.get(id)!;
-        if (cursor.lastAxis <= startLower.get(id)! || cursor.lastAxis === lower) {
-          throw new WindowTooDenseError(id, cursor.lastAxis, (opts.maxPage + 1) * opts.limit);
+    for (let page = 0; ; page++) {
+      request(page, active, false);
+      const records = await inFlight.get(page)!;
+      inFlight.delete(page);
+      pool?.give();
+
+      const byChain = new Map<number, Rec[]>();
+      for (const id of active) byChain.set(id, []);
+      for (const rec of records) {
+        const list = byChain.get(opts.chainId(rec));
+        if (list === undefined) {
+          throw new InsightExportError('The service returned a row of a chain that was not requested', {
+            details: `chain ${opts.chainId(rec)} in a request for chains ${active.join(',')}`,
+          });
         }
-        cursor.lower = cursor.lastAxis;
-        opts.onSplit?.(id, cursor.lower);
-        split.push(id);
+        list.push(rec);
       }
-      return split;
+      const stillFull = active.filter((id) => byChain.get(id)!.length >= opts.limit);
+      for (const id of active) cursors.get(id)!.observe(byChain.get(id)!, opts.axisValue);
+      if (stillFull.length > 0 && page < opts.maxPage) {
+        // Pipelining: ask for the following pages while this one is written.
+        requestAhead(page, stillFull, pagesAhead(opts, stillFull.map((id) => cursors.get(id)!)), 0);
+      }
+      for (const id of active) {
+        const cursor = cursors.get(id)!;
+        const accepted = cursor.accept(byChain.get(id)!, opts.axisValue, opts.itemId);
+        if (accepted.length > 0) yield { chainId: id, records: accepted };
+      }
+      for (const id of active) {
+        if (byChain.get(id)!.length < opts.limit) yield { chainId: id, done: true };
+      }
+      if (stillFull.length === 0) return [];
+      if (page >= opts.maxPage) {
+        // Split at the cursor: the rest of the window is paged again from page 0.
+        const split: number[] = [];
+        for (const id of stillFull) {
+          const cursor = cursors.get(id)!;
+          if (cursor.lastAxis <= startLower.get(id)! || cursor.lastAxis === lower) {
+            throw new WindowTooDenseError(id, cursor.lastAxis, (opts.maxPage + 1) * opts.limit);
+          }
+          cursor.lower = cursor.lastAxis;
+          opts.onSplit?.(id, cursor.lower);
+          split.push(id);
+        }
+        return split;
+      }
+      if (stillFull.length !== active.length) {
+        // Chains that ended drop out; requests already in flight for them are harmless (short pages).
+        active = stillFull;
+      }
     }
-    if (stillFull.length !== active.length) {
-      // Chains that ended drop out; requests already in flight for them are harmless (short pages).
-      active = stillFull;
-    }
+  } finally {
+    // Pages requested but never consumed (a chain ended, a split, a failure) free their slots.
+    if (pool) for (let i = inFlight.size; i > 0; i--) pool.give();
   }
 }

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { pageWindow, type PagedBatch, type RequestPool } from '../../src/source/paginator.js';
+import type { Filters } from '../../src/source/query.js';
+
+interface Rec {
+  chain: number;
+  block: number;
+  id: string;
+}
+
+function makeRows(chain: number, blocks: number, perBlock: number, first = 1000): Rec[] {
+  const rows: Rec[] = [];
+  for (let b = 0; b < blocks; b++) for (let i = 0; i < perBlock; i++) rows.push({ chain, block: first + b, id: `${chain}:${first + b}:${i}` });
+  return rows;
+}
+
+/** The list endpoint's semantics (window filters, limit per chain), answering after `delay(page)` ms; counts concurrency. */
+function slowSource(rows: Rec[], delay: (page: number) => number, failAt?: number) {
+  let open = 0;
+  const stats = { requests: 0, maxOpen: 0 };
+  const fetch = async (chains: number[], filters: Filters, page: number, limit: number): Promise<Rec[]> => {
+    stats.requests++;
+    open++;
+    stats.maxOpen = Math.max(stats.maxOpen, open);
+    await new Promise((r) => setTimeout(r, delay(page)));
+    open--;
+    if (page === failAt) throw new Error('boom');
+    const gte = Number(filters.filter_block_number_gte);
+    const lt = Number(filters.filter_block_number_lt);
+    const out: Rec[] = [];
+    for (const chain of chains) out.push(...rows.filter((r) => r.chain === chain && r.block >= gte && r.block < lt).slice(page * limit, (page + 1) * limit));
+    return out;
+  };
+  return { stats, fetch };
+}
+
+/** A pool like the run's: speculative pages while fewer than `room` are outstanding. */
+function countingPool(room: number) {
+  const state = { outstanding: 0, maxOutstanding: 0 };
+  const pool: RequestPool = {
+    tryTake: () => {
+      if (state.outstanding >= room) return false;
+      state.outstanding++;
+      state.maxOutstanding = Math.max(state.maxOutstanding, state.outstanding);
+      return true;
+    },
+    take: () => {
+      state.outstanding++;
+      state.maxOutstanding = Math.max(state.maxOutstanding, state.outstanding);
+    },
+    give: () => void state.outstanding--,
+  };
+  return { pool, state };
+}
+
+function options(src: ReturnType<typeof slowSource>, pool: RequestPool | undefined, limit: number, maxPage: number, end: number) {
+  return {
+    chainIds: [1],
+    start: 1000,
+    end,
+    lowerFilter: 'filter_block_number_gte',
+    upperFilter: 'filter_block_number_lt',
+    baseFilters: {},
+    limit,
+    maxPage,
+    prefetch: Number.POSITIVE_INFINITY,
+    ...(pool ? { pool } : {}),
+    fetch: (chains: number[], filters: Filters, page: number) => src.fetch(chains, filters, page, limit),
+    chainId: (r: Rec) => r.chain,
+    axisValue: (r: Rec) => r.block,
+    itemId: (r: Rec) => r.id,
+  };
+}
+
+async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
+  const rows: Rec[] = [];
+  for await (const b of gen) if (!('done' in b)) rows.push(...b.records);
+  return rows;
+}
+
+describe('pageWindow with a request pool', () => {
+  it('keeps several pages of one window in flight, never more than the pool allows, and returns every row in order', async () => {
+    // 600 rows, 10 per page, 6 pages allowed per sequence: 60 pages and 9 splits.
+    const rows = makeRows(1, 200, 3);
+    const src = slowSource(rows, (page) => 3 + ((page * 7) % 5)); // answers out of order
+    const { pool, state } = countingPool(6);
+    const got = await collect(pageWindow(options(src, pool, 10, 5, 1200)));
+    expect(got.map((r) => r.id)).toEqual(rows.map((r) => r.id));
+    expect(src.stats.maxOpen).toBeGreaterThanOrEqual(4);
+    // Speculative pages stop at the pool's room; one needed page may come on top.
+    expect(state.maxOutstanding).toBeLessThanOrEqual(6 + 1);
+    expect(state.outstanding).toBe(0);
+  });
+
+  it('speculates past the end of a window by about one request when rows are evenly spread', async () => {
+    const rows = makeRows(1, 100, 5); // 500 rows: 50 full pages and one empty one
+    const src = slowSource(rows, () => 1);
+    const { pool, state } = countingPool(16);
+    const got = await collect(pageWindow(options(src, pool, 10, 1000, 1100)));
+    expect(got).toHaveLength(500);
+    expect(src.stats.requests).toBeLessThanOrEqual(51 + 2);
+    expect(state.outstanding).toBe(0);
+  });
+
+  it('gives every slot back when a page fails or the consumer stops early', async () => {
+    const rows = makeRows(1, 100, 5);
+    const failing = slowSource(rows, () => 2, 7);
+    const a = countingPool(8);
+    await expect(collect(pageWindow(options(failing, a.pool, 10, 1000, 1100)))).rejects.toThrow('boom');
+    expect(a.state.outstanding).toBe(0);
+
+    const b = countingPool(8);
+    const gen = pageWindow(options(slowSource(rows, () => 2), b.pool, 10, 1000, 1100));
+    for await (const batch of gen) if (!('done' in batch)) break;
+    expect(b.state.outstanding).toBe(0);
+  });
+
+  it('without a pool pipelines at most `prefetch` pages ahead', async () => {
+    const rows = makeRows(1, 100, 5);
+    const src = slowSource(rows, () => 2);
+    const got = await collect(pageWindow({ ...options(src, undefined, 10, 1000, 1100), prefetch: 2 }));
+    expect(got).toHaveLength(500);
+    expect(src.stats.maxOpen).toBeLessThanOrEqual(2);
+  });
+});
