@@ -42,6 +42,9 @@ export interface PageServerStats {
   bytes: number;
   cachedMB: number;
   rssMB: number;
+  /** performance.now() of the first request; ms x requests in flight summed over time (mean concurrency = inFlightMs / span). */
+  firstRequest: number | null;
+  inFlightMs: number;
 }
 
 const args = parseArgs(process.argv.slice(2));
@@ -61,7 +64,7 @@ let log: string[] = [];
 let stats: PageServerStats;
 
 function resetStats(): void {
-  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, cachedMB: 0, rssMB: 0 };
+  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, cachedMB: 0, rssMB: 0, firstRequest: null, inFlightMs: 0 };
   log = [];
   tokens = Math.max(rps, 1);
   lastRefill = performance.now();
@@ -94,10 +97,10 @@ function fetchOrigin(path: string): Promise<{ status: number; body: Buffer }> {
   });
 }
 
-function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}): void {
+function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}, counted = true): void {
   const buf = typeof body === 'string' ? Buffer.from(body) : body;
-  stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
-  if (status === 200) {
+  if (counted) stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+  if (counted && status === 200) {
     const now = performance.now();
     stats.first200 ??= now;
     stats.last200 = now;
@@ -111,23 +114,23 @@ function control(url: URL, res: ServerResponse): void {
   switch (url.pathname) {
     case '/_bench/reset':
       resetStats();
-      return send(res, 200, '{}');
+      return send(res, 200, '{}', {}, false);
     case '/_bench/settings': {
       const q = url.searchParams;
       if (q.has('latency_ms')) latencyMs = Number(q.get('latency_ms'));
       if (q.has('rps')) rps = Number(q.get('rps'));
       if (q.has('retry_after')) retryAfter = Number(q.get('retry_after'));
       resetStats();
-      return send(res, 200, JSON.stringify({ latencyMs, rps, retryAfter }));
+      return send(res, 200, JSON.stringify({ latencyMs, rps, retryAfter }), {}, false);
     }
     case '/_bench/stats':
       stats.cachedMB = Math.round(cachedBytes / 1024 / 1024);
       stats.rssMB = Math.round(process.memoryUsage().rss / 1024 / 1024);
-      return send(res, 200, JSON.stringify(stats));
+      return send(res, 200, JSON.stringify(stats), {}, false);
     case '/_bench/log':
-      return send(res, 200, JSON.stringify(log));
+      return send(res, 200, JSON.stringify(log), {}, false);
     default:
-      return send(res, 404, '{"error":"unknown control route"}');
+      return send(res, 404, '{"error":"unknown control route"}', {}, false);
   }
 }
 
@@ -135,6 +138,9 @@ async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<voi
   const path = req.url ?? '/';
   if (path.startsWith('/_bench/')) return control(new URL(path, 'http://bench.local'), res);
   stats.requests++;
+  const arrived = performance.now();
+  stats.firstRequest ??= arrived;
+  res.once('finish', () => (stats.inFlightMs += performance.now() - arrived));
   log.push(path);
   if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
   if (!takeToken()) return send(res, 429, '{"error":"rate limit exceeded"}', { 'retry-after': String(retryAfter) });

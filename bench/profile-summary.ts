@@ -62,4 +62,4 @@ console.log(`${file}: ${(totalUs / 1e6).toFixed(2)} s profiled (main thread)`);
 console.log('\nself time:');
 for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
 console.log('\ntotal time, functions of src/:');
-for (const [k, us] of [...total].filter(([k]) => k.includes(' src/')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
+for (const [k, us] of [...total].filter(([k]) => k.includes(' src/') || k.includes('.insight-export-bench')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);

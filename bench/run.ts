@@ -8,6 +8,7 @@
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
  *            --repeats <interleaved repetitions of each throughput measurement; default 3>
+ *            --formats <duckdb,hyparquet,ndjson: the outputs to run; default all>
  *            --out <results file; default bench/RESULTS.md, "-" = stdout only>
  *
  * The read interface is served by bench/page-server.ts in its own process: the seeded sandbox,
@@ -28,17 +29,41 @@ import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Agent } from 'undici';
 import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/run/run-job.js';
+import { InsightClient } from '../src/source/client.js';
 import { closeDuckDB } from '../src/sink/index.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
-const SELF = fileURLToPath(import.meta.url);
 const SERVER = join(REPO, 'bench/page-server.ts');
 const PROFILES = join(REPO, 'bench/profiles');
+/** This file bundled as plain JS (see bundleSelf): what the children run. */
+let childScript = fileURLToPath(import.meta.url);
+
+/**
+ * The children run this file bundled by esbuild (packages external), as the product runs its
+ * tsc-compiled dist/: no tsx loader in their memory, time or profiles.
+ */
+async function bundleSelf(): Promise<() => void> {
+  const dir = join(REPO, 'node_modules', `.insight-export-bench-${process.pid}`);
+  childScript = join(dir, 'run.js');
+  await build({
+    entryPoints: [fileURLToPath(import.meta.url)],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: childScript,
+    logLevel: 'warning',
+  });
+  return () => rmSync(dir, { recursive: true, force: true });
+}
 
 // ---------------------------------------------------------------------------------------------
 // Child processes: one measurement each
@@ -83,6 +108,51 @@ interface ChildResult {
   responses429?: number;
   files?: number;
   outputMB?: number;
+  /** Requests the exporter's client had open (sent, not yet answered), mean of samples every 10 ms. */
+  meanClientInFlight?: number;
+  /** Event-loop delay of the exporter process, ms: mean and 99th percentile. */
+  loopDelayMs?: { mean: number; p99: number; max: number };
+  /** process.memoryUsage() in MB at the sample (every 50 ms) with the highest RSS. */
+  memoryAtPeak?: Record<string, number>;
+}
+
+/** Counts the client's open HTTP exchanges (a wrapper around InsightClient's sendOnce) and samples them. */
+function inFlightSampler(): () => number {
+  const proto = InsightClient.prototype as unknown as { sendOnce: (...args: unknown[]) => Promise<unknown> };
+  const original = proto.sendOnce;
+  let open = 0;
+  proto.sendOnce = async function (this: unknown, ...args: unknown[]) {
+    open++;
+    try {
+      return await original.apply(this, args);
+    } finally {
+      open--;
+    }
+  };
+  let sum = 0;
+  let n = 0;
+  const timer = setInterval(() => {
+    sum += open;
+    n++;
+  }, 10);
+  return () => {
+    clearInterval(timer);
+    proto.sendOnce = original;
+    return n === 0 ? 0 : +(sum / n).toFixed(2);
+  };
+}
+
+/** Samples process.memoryUsage() and keeps the sample with the highest RSS. */
+function memorySampler(): () => Record<string, number> {
+  let peak: NodeJS.MemoryUsage = process.memoryUsage();
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    if (m.rss > peak.rss) peak = m;
+  }, 50);
+  return () => {
+    clearInterval(timer);
+    return Object.fromEntries(Object.entries(peak).map(([k, v]) => [k, Math.round(v / 2 ** 20)]));
+  };
 }
 
 function dirBytes(dir: string): { files: number; bytes: number } {
@@ -180,6 +250,10 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
       },
       require: ['source', 'destination'],
     });
+    const memory = memorySampler();
+    const inFlight = inFlightSampler();
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const report = await runJob({
@@ -189,11 +263,14 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
       ...(spec.pageSize ? { pageSize: spec.pageSize } : {}),
       ...(spec.prefetch ? { prefetch: spec.prefetch } : {}),
     });
+    const meanClientInFlight = inFlight();
+    loop.disable();
+    const loopDelayMs = { mean: +(loop.mean / 1e6).toFixed(1), p99: +(loop.percentile(99) / 1e6).toFixed(1), max: +(loop.max / 1e6).toFixed(1) };
     await closeDuckDB();
     const result = finish(spec.label, report.rows, report.requests, t0, cpu0);
     if (report.status !== 'succeeded') throw new Error(`run ${report.status}: ${JSON.stringify(report.failed.slice(0, 3))}`);
     const out = dirBytes(join(work, 'out'));
-    return { ...result, responses429: report.responses_429, files: out.files, outputMB: +(out.bytes / 1e6).toFixed(1) };
+    return { ...result, responses429: report.responses_429, files: out.files, outputMB: +(out.bytes / 1e6).toFixed(1), memoryAtPeak: memory(), meanClientInFlight, loopDelayMs };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -203,7 +280,7 @@ let profileCount = 0;
 
 /** Runs one measurement in a fresh process and returns what it printed. */
 function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
-  const nodeArgs = ['--import', 'tsx'];
+  const nodeArgs: string[] = [];
   if (profile && spec.kind === 'export') {
     mkdirSync(PROFILES, { recursive: true });
     const name = `${String(++profileCount).padStart(2, '0')}-${spec.label.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`;
@@ -212,7 +289,7 @@ function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
   return new Promise((resolvePromise, reject) => {
     execFile(
       process.execPath,
-      [...nodeArgs, SELF, '--child', JSON.stringify(spec)],
+      [...nodeArgs, childScript, '--child', JSON.stringify(spec)],
       { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8' },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`${spec.label}: ${err.message}\n${stderr}`));
@@ -248,6 +325,8 @@ interface ServerStats {
   bytes: number;
   cachedMB: number;
   rssMB: number;
+  firstRequest: number | null;
+  inFlightMs: number;
 }
 
 function startPageServer(transactions: number, cacheMB: number): Promise<PageServer> {
@@ -313,6 +392,8 @@ const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
 
 interface Options {
   only: Set<string>;
+  /** Output formats to run (labels containing one of these words), default all. */
+  formats: string[];
   tx: number;
   rssRows: number[];
   repeats: number;
@@ -328,6 +409,7 @@ function parseOptions(argv: string[]): Options {
   const parts = ['throughput', 'rss', 'latency', 'ratelimit'];
   return {
     only: new Set(get('only')?.split(',') ?? parts),
+    formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
     tx: Number(get('tx') ?? 1_000_000),
     rssRows: (get('rss-rows') ?? '1000000,5000000').split(',').map(Number),
     repeats: Number(get('repeats') ?? 3),
@@ -343,11 +425,18 @@ function emit(text: string): void {
   console.log(text);
 }
 
-const FORMATS: { label: string; format: 'parquet' | 'ndjson'; engine?: 'duckdb' | 'hyparquet' }[] = [
-  { label: 'Parquet, DuckDB engine (default)', format: 'parquet', engine: 'duckdb' },
-  { label: 'Parquet, hyparquet engine', format: 'parquet', engine: 'hyparquet' },
-  { label: 'NDJSON.gz', format: 'ndjson' },
+interface Format {
+  key: string;
+  label: string;
+  format: 'parquet' | 'ndjson';
+  engine?: 'duckdb' | 'hyparquet';
+}
+const ALL_FORMATS: Format[] = [
+  { key: 'duckdb', label: 'Parquet, DuckDB engine (default)', format: 'parquet', engine: 'duckdb' },
+  { key: 'hyparquet', label: 'Parquet, hyparquet engine', format: 'parquet', engine: 'hyparquet' },
+  { key: 'ndjson', label: 'NDJSON.gz', format: 'ndjson' },
 ];
+let FORMATS = ALL_FORMATS;
 const TARGET_RATIO: Record<string, number> = { 'Parquet, DuckDB engine (default)': 0.4, 'NDJSON.gz': 0.5 };
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';
@@ -441,7 +530,7 @@ async function rss(opts: Options): Promise<void> {
         peaks.set(f.label, [...(peaks.get(f.label) ?? []), res.peakRssMB]);
         const days = Math.round((Date.parse(server.rangeEnd) - Date.parse(FROM)) / 86_400_000);
         lines.push(`| ${f.label} | ${fmt(res.rows)} | ${days} days | ${fmt(res.rowsPerSec)} | ${res.cpuSec} | ${res.peakRssMB} |`);
-        console.error(`  ${f.label} ${fmt(res.rows)} rows: peak RSS ${res.peakRssMB} MB, ${fmt(res.rowsPerSec)} rows/s`);
+        console.error(`  ${f.label} ${fmt(res.rows)} rows: peak RSS ${res.peakRssMB} MB, ${fmt(res.rowsPerSec)} rows/s, at peak ${JSON.stringify(res.memoryAtPeak)}`);
       }
     } finally {
       await server.stop();
@@ -466,7 +555,11 @@ async function latency(opts: Options): Promise<void> {
   try {
     const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to: server.rangeEnd, chunk: '1d', pageSize };
     // Warm the cache without latency, so the measured run never waits for rendering.
+    await server.get('/_bench/reset');
     await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
+    const work = mkdtempSync(join(tmpdir(), 'insight-bench-paths-'));
+    const pathsFile = join(work, 'paths.json');
+    writeFileSync(pathsFile, JSON.stringify(await server.get<string[]>('/_bench/log')));
     await server.get(`/_bench/settings?latency_ms=${latencyMs}`);
     const bound = (concurrency / (latencyMs / 1000)) * pageSize;
     const lines = [
@@ -475,17 +568,32 @@ async function latency(opts: Options): Promise<void> {
       `${latencyMs} ms added by the server to every request, pages of ${pageSize} rows, chain 1 only (${fmt(server.walletRowsByChain['1'] ?? 0)} rows, 1-day windows), ` +
         `requests_in_flight ${concurrency}: bound = ${concurrency} / ${latencyMs / 1000} s x ${pageSize} rows = ${fmt(bound)} rows/s.`,
       '',
-      '| output | rows/s | fraction of bound | requests | target |',
-      '|---|---|---|---|---|',
+      '| output | rows/s | fraction of bound | requests | mean requests in flight (server) | paging s / run s | target |',
+      '|---|---|---|---|---|---|---|',
     ];
-    for (const f of [FORMATS[0]!]) {
+    const runs: [string, () => Promise<ChildResult>][] = [
+      ['limit: bare client, same requests', () => inChild({ kind: 'limit', label: 'limit', origin: server.origin, pathsFile, concurrency }, false)],
+      ...FORMATS.slice(0, 1).map((f): [string, () => Promise<ChildResult>] => [
+        f.label,
+        () => inChild({ ...base, label: `latency ${f.label}`, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, opts.profile),
+      ]),
+    ];
+    for (const [label, run] of runs) {
       await server.get('/_bench/reset');
-      const res = await inChild({ ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, false);
+      const res = await run();
+      const f = { label };
+      console.error(`  ${label}: ${JSON.stringify(res)}`);
+      const stats = await server.get<ServerStats>('/_bench/stats');
+      const span = stats.last200! - stats.firstRequest!;
       const fraction = res.rowsPerSec / bound;
-      lines.push(`| ${f.label} | ${fmt(res.rowsPerSec)} | ${fraction.toFixed(2)} | ${res.requests} | ≥ 0.90 ${fraction >= 0.9 ? 'met' : 'NOT met'} |`);
+      lines.push(
+        `| ${f.label} | ${fmt(res.rowsPerSec)} | ${fraction.toFixed(2)} | ${res.requests} | ${(stats.inFlightMs / span).toFixed(2)}${res.meanClientInFlight === undefined ? '' : ` (client: ${res.meanClientInFlight})`} | ` +
+          `${(span / 1000).toFixed(1)} / ${res.seconds} | ≥ 0.90 ${fraction >= 0.9 ? 'met' : 'NOT met'} |`,
+      );
       console.error(`  latency: ${fmt(res.rowsPerSec)} rows/s = ${fraction.toFixed(2)} of ${fmt(bound)}`);
     }
     emit(lines.join('\n'));
+    rmSync(work, { recursive: true, force: true });
   } finally {
     await server.stop();
   }
@@ -539,6 +647,8 @@ async function main(): Promise<void> {
     return;
   }
   const opts = parseOptions(argv);
+  FORMATS = ALL_FORMATS.filter((f) => opts.formats.includes(f.key));
+  const removeBundle = await bundleSelf();
   const started = new Date();
   const loadBefore = load();
   const t0 = performance.now();
@@ -555,6 +665,7 @@ async function main(): Promise<void> {
     `- Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} (other processes share these cores: wall-clock figures are noisy, ratios within one repetition less so)`,
     '',
   ].join('\n');
+  removeBundle();
   const text = `${header}\n${sections.join('\n\n')}\n`;
   if (opts.out !== '-') writeFileSync(opts.out, text);
 }
