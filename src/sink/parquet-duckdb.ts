@@ -91,7 +91,7 @@ export function copyStatement(
   const select = columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
   return (
     `COPY (SELECT ${select} FROM read_json(${sqlString(stagedPath)}, format = 'newline_delimited', ` +
-    `columns = {${declared}}, maximum_object_size = 67108864)) ` +
+    `columns = {${declared}}, maximum_object_size = ${MAX_OBJECT_BYTES})) ` +
     `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
     `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`})`
   );
@@ -111,6 +111,27 @@ export async function writeEmptyParquet(columns: readonly Column[], outPath: str
       connection.closeSync();
     }
   });
+}
+
+/**
+ * Staged NDJSON bytes per row group at most. DuckDB holds a whole row group while it writes it,
+ * about 6x its NDJSON size (bench: 50k transaction rows of ~2 KB took +425 MB of RSS, 10k rows
+ * +130 MB): a row count alone lets wide rows take the process past its memory budget.
+ */
+export const ROW_GROUP_BYTES = 16 * 1024 * 1024;
+
+/**
+ * maximum_object_size of the staged NDJSON. DuckDB's JSON reader sizes its buffers by it (bench:
+ * 64 MB cost 60 MB more RSS than 16 MB); DuckDB 1.5 still reads longer lines (a test stages a
+ * 24 MB row), so this only sets the buffers.
+ */
+const MAX_OBJECT_BYTES = 16 * 1024 * 1024;
+
+/** Rows per row group: the configured count, fewer when the rows are wide (at least 1024). */
+export function rowGroupRows(configured: number, stagedBytes: number, rows: number): number {
+  if (rows === 0 || stagedBytes === 0) return configured;
+  const byBytes = Math.floor(ROW_GROUP_BYTES / (stagedBytes / rows));
+  return Math.max(1, Math.min(configured, Math.max(1024, byBytes)));
 }
 
 /** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/sink-throughput.ts). */
@@ -156,7 +177,8 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     await this.staged.end();
     const partPath = this.track(`${this.base}.parquet.part`);
     const finalPath = this.track(`${this.base}.parquet`);
-    const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, this.opts.rowGroupSize, this.opts.compressionLevel);
+    const groupRows = rowGroupRows(this.opts.rowGroupSize, this.staged.bytesWritten, this.rowCount);
+    const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, groupRows, this.opts.compressionLevel);
     try {
       await inConversionSlot(async () => {
         if (this.isAborted) throw new FileWriterStateError('The file writer was aborted before its conversion started');

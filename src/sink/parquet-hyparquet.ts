@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
 import type { Column, Row } from '../datasets/columns.js';
 import { parquetColumnTypes } from './column-types.js';
-import { writeEmptyParquet } from './parquet-duckdb.js';
+import { ROW_GROUP_BYTES, writeEmptyParquet } from './parquet-duckdb.js';
 import { createColumnarConverter, type ParquetValue } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase } from './staging.js';
@@ -122,7 +122,8 @@ export class HyparquetParquetWriter extends BaseFileWriter {
       this.pendingRows += take;
       this.pendingChars += approxChars(columns);
       at += take;
-      if (this.pendingRows >= this.opts.rowGroupSize) await this.flushRowGroup();
+      // Wide rows: a row group also ends at ROW_GROUP_BYTES of values (memory, as for DuckDB).
+      if (this.pendingRows >= this.opts.rowGroupSize || this.pendingChars >= ROW_GROUP_BYTES) await this.flushRowGroup();
     }
   }
 
