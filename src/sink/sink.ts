@@ -13,7 +13,7 @@ export interface FileWriterOptions {
   columns: Column[];
   /** Local staging directory; the writer creates its temp files here and removes them. */
   stagingDir: string;
-  /** gzip level 1-9 (NDJSON default 6) or zstd level 1-22 (default 3). */
+  /** gzip level 1-9 (NDJSON default 3) or zstd level 1-22 (default 3). */
   compressionLevel?: number;
   /** Parquet rows per row group (default 50000 for DuckDB, 25000 for hyparquet). */
   rowGroupSize?: number;
