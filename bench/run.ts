@@ -9,6 +9,8 @@
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
  *            --repeats <interleaved repetitions of each throughput measurement; default 3>
  *            --formats <duckdb,hyparquet,ndjson: the outputs to run; default all>
+ *            --units-in-flight <n: override the exporter's units_in_flight in every run>
+ *            --node-flags "<flags for the exporter children, e.g. --max-semi-space-size=32>"
  *            --out <results file; default bench/RESULTS.md, "-" = stdout only>
  *
  * The read interface is served by bench/page-server.ts in its own process: the seeded sandbox,
@@ -26,7 +28,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -42,6 +44,7 @@ import { closeDuckDB } from '../src/sink/index.js';
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
 const PROFILES = join(REPO, 'bench/profiles');
+const NOTES_MARKER = '<!-- notes: kept by bench/run.ts -->';
 /** This file bundled as plain JS (see bundleSelf): what the children run. */
 let childScript = fileURLToPath(import.meta.url);
 
@@ -182,7 +185,6 @@ function finish(label: string, rows: number, requests: number, t0: number, cpu0:
 
 /** The limit: the same requests, the same concurrency, an undici pool, JSON.parse and nothing else. */
 async function childLimit(spec: LimitSpec): Promise<ChildResult> {
-  const { readFileSync } = await import('node:fs');
   const paths = JSON.parse(readFileSync(spec.pathsFile, 'utf8')) as string[];
   const agent = new Agent({ connections: spec.concurrency });
   const headers = { accept: 'application/json', 'user-agent': 'insight-export-bench' };
@@ -280,7 +282,8 @@ let profileCount = 0;
 
 /** Runs one measurement in a fresh process and returns what it printed. */
 function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
-  const nodeArgs: string[] = [];
+  if (spec.kind === 'export' && UNITS !== undefined) spec = { ...spec, unitsInFlight: UNITS };
+  const nodeArgs: string[] = spec.kind === 'export' ? [...NODE_FLAGS] : [];
   if (profile && spec.kind === 'export') {
     mkdirSync(PROFILES, { recursive: true });
     const name = `${String(++profileCount).padStart(2, '0')}-${spec.label.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`;
@@ -394,6 +397,10 @@ interface Options {
   only: Set<string>;
   /** Output formats to run (labels containing one of these words), default all. */
   formats: string[];
+  /** Overrides units_in_flight of every export (default: the exporter's default). */
+  unitsInFlight?: number;
+  /** Extra node flags for the exporter children, e.g. "--max-semi-space-size=32". */
+  nodeFlags: string[];
   tx: number;
   rssRows: number[];
   repeats: number;
@@ -410,6 +417,8 @@ function parseOptions(argv: string[]): Options {
   return {
     only: new Set(get('only')?.split(',') ?? parts),
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
+    ...(get('units-in-flight') ? { unitsInFlight: Number(get('units-in-flight')) } : {}),
+    nodeFlags: get('node-flags')?.split(' ').filter(Boolean) ?? [],
     tx: Number(get('tx') ?? 1_000_000),
     rssRows: (get('rss-rows') ?? '1000000,5000000').split(',').map(Number),
     repeats: Number(get('repeats') ?? 3),
@@ -437,6 +446,8 @@ const ALL_FORMATS: Format[] = [
   { key: 'ndjson', label: 'NDJSON.gz', format: 'ndjson' },
 ];
 let FORMATS = ALL_FORMATS;
+let UNITS: number | undefined;
+let NODE_FLAGS: string[] = [];
 const TARGET_RATIO: Record<string, number> = { 'Parquet, DuckDB engine (default)': 0.4, 'NDJSON.gz': 0.5 };
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';
@@ -647,6 +658,8 @@ async function main(): Promise<void> {
     return;
   }
   const opts = parseOptions(argv);
+  UNITS = opts.unitsInFlight;
+  NODE_FLAGS = opts.nodeFlags;
   FORMATS = ALL_FORMATS.filter((f) => opts.formats.includes(f.key));
   const removeBundle = await bundleSelf();
   const started = new Date();
@@ -666,8 +679,14 @@ async function main(): Promise<void> {
     '',
   ].join('\n');
   removeBundle();
-  const text = `${header}\n${sections.join('\n\n')}\n`;
-  if (opts.out !== '-') writeFileSync(opts.out, text);
+  let text = `${header}\n${sections.join('\n\n')}\n`;
+  if (opts.out !== '-') {
+    // The hand-written analysis below NOTES_MARKER survives a new run.
+    const previous = existsSync(opts.out) ? readFileSync(opts.out, 'utf8') : '';
+    const at = previous.indexOf(NOTES_MARKER);
+    if (at >= 0) text += `\n${previous.slice(at)}`;
+    writeFileSync(opts.out, text);
+  }
 }
 
 await main();
