@@ -98,6 +98,7 @@ export class Lease {
   private readonly controller = new AbortController();
   private timer: NodeJS.Timeout | null = null;
   private renewing: Promise<void> = Promise.resolve();
+  private renewalInFlight = false;
   private released = false;
 
   constructor(
@@ -133,7 +134,14 @@ export class Lease {
   startRenewing(everyMs: number): void {
     if (this.timer) return;
     this.timer = setInterval(() => {
-      this.renewing = this.renewing.then(() => this.renew()).catch(() => undefined);
+      // A store slower than the period must not pile renewals up behind each other.
+      if (this.renewalInFlight) return;
+      this.renewalInFlight = true;
+      this.renewing = this.renew()
+        .catch(() => undefined)
+        .finally(() => {
+          this.renewalInFlight = false;
+        });
     }, everyMs);
     this.timer.unref();
   }
