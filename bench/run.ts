@@ -495,8 +495,9 @@ async function throughput(opts: Options): Promise<void> {
       '',
       `Wallet ${server.wallet} (${fmt(warm.rows)} rows) on chains ${CHAINS.join(', ')}, ${FROM} to ${server.rangeEnd}, 1-day windows, ` +
         `${paths.length} requests of up to 1000 rows per chain; sandbox of ${fmt(opts.tx)} transactions served from memory by a separate process ` +
-        `(cache misses during measured runs: ${misses}). Defaults: requests_in_flight 8, units_in_flight 4, page size 1000, prefetch 1. ` +
-        `${opts.repeats} interleaved repetitions; median and range.`,
+        `(cache misses during measured runs: ${misses}: the exporter's speculative pages vary a little with timing). ` +
+        `Exporter defaults: requests_in_flight 8, units_in_flight 4, page size 1000, pages ahead decided by the run's request pool. ` +
+        `${opts.repeats} interleaved repetitions; median and range. requests = answered by the server in the run.`,
       '',
       '| run | rows/s (median) | range | ratio to limit (median) | target | CPU s | peak RSS MB | requests |',
       '|---|---|---|---|---|---|---|---|',

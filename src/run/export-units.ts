@@ -234,6 +234,9 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
       const rows = batch.records.map((r) => ds.toRow(r, u.target));
       await writerFor(u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
+      // Let I/O callbacks run between pages: the windows' page work otherwise chains in
+      // microtasks, and responses wait behind it with their request slots taken.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
   } catch (err) {
     const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
