@@ -21,6 +21,7 @@ import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } fr
 import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
+import { limitHeapGrowth } from './heap-growth.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
 export interface RunJobInput {
@@ -51,6 +52,7 @@ export interface RunJobInput {
  */
 export async function runJob(input: RunJobInput): Promise<RunReport> {
   const { config, logger } = input;
+  limitHeapGrowth();
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
   const started = Date.now();
   const destination = config.output.destination;
