@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/index.js';
 import { UserInputError } from '../errors.js';
@@ -22,6 +22,7 @@ import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
+import { createRunStagingDir, sweepDeadRunStagingDirs } from '../sink/staging-dir.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
 export interface RunJobInput {
@@ -101,7 +102,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
     logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
 
-    await mkdir(stagingDir, { recursive: true });
+    await sweepDeadRunStagingDirs(config.stagingDir, { logger });
+    await createRunStagingDir(config.stagingDir, runId);
     const outcomes = await exportUnits(units, {
       jobName: job.name,
       runId,

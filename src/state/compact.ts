@@ -23,7 +23,7 @@
  * never merged.
  */
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
@@ -34,6 +34,7 @@ import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { windowKey } from '../plan/index.js';
 import type { Compression } from '../sink/sink.js';
+import { createRunStagingDir, sweepDeadRunStagingDirs } from '../sink/staging-dir.js';
 import type { ObjectStore } from '../store/store.js';
 import { WindowState, type FileRecord, type WindowRecord } from './window-state.js';
 
@@ -264,8 +265,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   };
   let bytesDelta = 0;
   let filesDelta = 0;
-  const staging = join(opts.stagingDir, runId);
-  await mkdir(staging, { recursive: true });
+  await sweepDeadRunStagingDirs(opts.stagingDir, { logger: log });
+  const staging = await createRunStagingDir(opts.stagingDir, runId);
   let duck: DuckDBInstance | null = null;
   try {
     for (const [unitKey, windows] of byUnit) {

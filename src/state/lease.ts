@@ -19,12 +19,11 @@
  * Expiry compares the writer's clock with the reader's: keep clocks in sync (NTP) and the TTL
  * well above the skew. A crashed holder on another machine blocks the job for at most the TTL.
  */
-import { readFileSync, readlinkSync } from 'node:fs';
-import os from 'node:os';
 import { ExitCode, InsightExportError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
+import { isDeadHere, pidAlive, thisProcess, type ProcessIdentity } from '../process-identity.js';
 
 export interface LeaseRecord {
   /** `host:pid` of the holder, for people reading the object. */
@@ -51,7 +50,7 @@ export interface LeaseOptions {
   logger?: Logger;
   /** For tests: the clock and the identity of this process. */
   now?: () => number;
-  identity?: { host: string; pid: number; bootId: string | null };
+  identity?: ProcessIdentity;
   /** For tests: whether a pid of this machine is alive. */
   isAlive?: (pid: number) => boolean;
 }
@@ -259,8 +258,7 @@ export function takeable(held: LeaseRecord, nowMs: number, me: { host: string; b
   if (held.released) return true;
   const expires = Date.parse(held.expires_at);
   if (!Number.isFinite(expires) || nowMs >= expires) return true;
-  const sameMachine = held.host === me.host && held.boot_id !== null && held.boot_id === me.bootId;
-  return sameMachine && Number.isSafeInteger(held.pid) && held.pid > 0 && !isAlive(held.pid);
+  return isDeadHere({ host: held.host, pid: held.pid, bootId: held.boot_id }, me, isAlive);
 }
 
 export function parseLease(body: Buffer): LeaseRecord | null {
@@ -280,26 +278,6 @@ export function parseLease(body: Buffer): LeaseRecord | null {
     };
   } catch {
     return null;
-  }
-}
-
-function thisProcess(): { host: string; pid: number; bootId: string | null } {
-  let bootId: string | null = null;
-  try {
-    // Containers may share a host name and a kernel but not their pids: the pid namespace counts too.
-    bootId = `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    bootId = null; // not Linux: a crashed holder is then only recognised by expiry
-  }
-  return { host: os.hostname(), pid: process.pid, bootId };
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -10,6 +10,7 @@
  *
  * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed).
  */
+import { existsSync, readdirSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -160,6 +161,9 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
         expect(await fileDigests(out), `trial ${trial.n}: files differ from an undisturbed run`).toEqual(reference);
         // Temp files of killed uploads stay in the store's internal folder, never among the data.
         expect(listFiles(out).filter((f) => f.endsWith('.tmp') && !f.startsWith('.insight-export-tmp/'))).toEqual([]);
+        // The next run removed the staging folders the killed runs left on this machine, then its own.
+        const staging = join(base, 'staging');
+        expect(existsSync(staging) ? readdirSync(staging) : [], `trial ${trial.n}: staging folders left`).toEqual([]);
         results.push({ trial, killed, finishedFirst, visibleAfterKill, ms: Date.now() - t0 });
       }),
     ),

@@ -1,0 +1,74 @@
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../log.js';
+import { isDeadHere, pidAlive, thisProcess, type ProcessIdentity } from '../process-identity.js';
+
+/**
+ * Every run stages its files in `<staging_dir>/<run id>/` and removes the folder when it ends.
+ * A run that was killed (SIGKILL, out of memory, a lost machine) cannot: its folder records its
+ * process in `owner.json`, and later runs on the machine remove the folders whose process is gone.
+ * Folders of live runs (other jobs share the staging directory) and of other machines (a shared
+ * disk) are left alone.
+ */
+const OWNER_FILE = 'owner.json';
+
+/** Run ids of `run` (20261121T194051Z-914db8d4) and of `compact` (compact-...). */
+const RUN_DIR = /^(?:compact-)?\d{8}T\d{6}Z-[0-9a-f]{8}$/;
+
+/** A folder without its owner file (its run died right after creating it) is removed once this old. */
+const UNOWNED_MAX_AGE_MS = 24 * 3_600_000;
+
+export async function createRunStagingDir(root: string, runId: string, me: ProcessIdentity = thisProcess()): Promise<string> {
+  const dir = join(root, runId);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, OWNER_FILE), JSON.stringify({ host: me.host, pid: me.pid, boot_id: me.bootId, started_at: new Date().toISOString() }));
+  return dir;
+}
+
+export interface SweepOptions {
+  logger?: Logger | undefined;
+  /** For tests: this process, the liveness check and the clock. */
+  identity?: ProcessIdentity;
+  isAlive?: (pid: number) => boolean;
+  now?: () => number;
+}
+
+/** Removes the staging folders of runs that died on this machine; returns their names. Never throws. */
+export async function sweepDeadRunStagingDirs(root: string, opts: SweepOptions = {}): Promise<string[]> {
+  const me = opts.identity ?? thisProcess();
+  const isAlive = opts.isAlive ?? pidAlive;
+  const now = opts.now ?? Date.now;
+  let names: string[];
+  try {
+    names = (await readdir(root, { withFileTypes: true })).filter((e) => e.isDirectory() && RUN_DIR.test(e.name)).map((e) => e.name);
+  } catch {
+    return []; // no staging directory yet
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const dir = join(root, name);
+    try {
+      if (!(await ownerIsGone(dir, me, isAlive, now))) continue;
+      await rm(dir, { recursive: true, force: true });
+      removed.push(name);
+    } catch (err) {
+      opts.logger?.debug({ dir, err: (err as Error).message }, 'staging folder of an earlier run not removed');
+    }
+  }
+  if (removed.length > 0) opts.logger?.warn({ staging_dir: root, runs: removed }, 'removed the staging folders of runs that were killed');
+  return removed;
+}
+
+async function ownerIsGone(dir: string, me: ProcessIdentity, isAlive: (pid: number) => boolean, now: () => number): Promise<boolean> {
+  let owner: { host?: unknown; pid?: unknown; boot_id?: unknown } | null;
+  try {
+    owner = JSON.parse(await readFile(join(dir, OWNER_FILE), 'utf8')) as { host?: unknown; pid?: unknown; boot_id?: unknown } | null;
+  } catch {
+    owner = null; // missing, or cut short by the crash
+  }
+  if (owner === null || typeof owner !== 'object' || typeof owner.host !== 'string' || typeof owner.pid !== 'number') {
+    return now() - (await stat(dir)).mtimeMs > UNOWNED_MAX_AGE_MS;
+  }
+  const bootId = typeof owner.boot_id === 'string' ? owner.boot_id : null;
+  return isDeadHere({ host: owner.host, pid: owner.pid, bootId }, me, isAlive);
+}
