@@ -2,21 +2,15 @@
  * The client against the sandbox's injected faults, rate limit, auth and older wire types:
  * retries must deliver exactly the ground-truth rows, and give up with typed errors.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { InsightClient, type ClientOptions } from '../../src/source/client.js';
 import { HttpStatusError, RequestTimeoutError, RetriesExhaustedError } from '../../src/source/errors.js';
 import { TokenBucket } from '../../src/source/rate-limiter.js';
 import type { TransactionRecord } from '../../src/source/records.js';
+import { closeAfterEach } from '../helpers/close-after-each.js';
 
-let sandboxes: Sandbox[] = [];
-let clients: InsightClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(sandboxes.map((s) => s.close()));
-  sandboxes = [];
-  clients = [];
-});
+const { servers: sandboxes, clients } = closeAfterEach();
 
 async function setup(sb: SandboxOptions, opts: Partial<ClientOptions> = {}) {
   const sandbox = await startSandbox({ seed: 11, transactions: 3000, ...sb });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { InsightClient, type ClientOptions } from '../../src/source/client.js';
@@ -9,7 +9,8 @@ import {
   ResponseShapeError,
   RetriesExhaustedError,
 } from '../../src/source/errors.js';
-import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type FakeServer, type Handler } from './fixtures.js';
+import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
+import { closeAfterEach } from '../helpers/close-after-each.js';
 
 const okBody = () => ({ meta: wireMeta(), data: [wireTransaction(0), wireTransaction(1)] });
 
@@ -19,14 +20,7 @@ interface LogLine {
   [k: string]: unknown;
 }
 
-let servers: FakeServer[] = [];
-let clients: InsightClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  clients = [];
-});
+const { servers, clients } = closeAfterEach();
 
 async function setup(handler: Handler, opts: Partial<ClientOptions> = {}) {
   const server = await fakeServer(handler);

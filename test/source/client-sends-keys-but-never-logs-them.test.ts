@@ -1,21 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.js';
 import { InsightClient, authFromEnv } from '../../src/source/client.js';
 import { RetriesExhaustedError } from '../../src/source/errors.js';
-import { WALLET, fakeServer, sendJson, wireMeta, type FakeServer } from './fixtures.js';
+import { WALLET, fakeServer, sendJson, wireMeta } from './fixtures.js';
+import { closeAfterEach } from '../helpers/close-after-each.js';
 
 const CLIENT_ID = 'cid-7f3a9c2e51d04b8e';
 const SECRET = 'sk-live-Zq81Xw0Pp4Tt6Yy2Uu9Ii3Oo5';
 
-let servers: FakeServer[] = [];
-let clients: InsightClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  clients = [];
-});
+const { servers, clients } = closeAfterEach();
 
 function capture() {
   let text = '';

@@ -1,16 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InsightClient } from '../../src/source/client.js';
 import { PaginationLoopError } from '../../src/source/errors.js';
-import { WALLET, fakeServer, sendJson, type FakeServer } from './fixtures.js';
+import { WALLET, fakeServer, sendJson } from './fixtures.js';
+import { closeAfterEach } from '../helpers/close-after-each.js';
 
-let servers: FakeServer[] = [];
-let clients: InsightClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  clients = [];
-});
+const { servers, clients } = closeAfterEach();
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 const item = (n: number) => ({

@@ -1,16 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InsightClient } from '../../src/source/client.js';
 import { TokenBucket } from '../../src/source/rate-limiter.js';
-import { WALLET, fakeServer, sendJson, wireMeta, type FakeServer } from './fixtures.js';
+import { WALLET, fakeServer, sendJson, wireMeta } from './fixtures.js';
+import { closeAfterEach } from '../helpers/close-after-each.js';
 
-let servers: FakeServer[] = [];
-let clients: InsightClient[] = [];
-afterEach(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => s.close()));
-  servers = [];
-  clients = [];
-});
+const { servers, clients } = closeAfterEach();
 
 describe('token bucket', () => {
   it('lets a burst through, then spaces requests at the configured rate, first come first served', async () => {
