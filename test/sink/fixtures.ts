@@ -4,6 +4,7 @@
  * nulls in every nullable column, unicode and JSON-escaping characters, epoch and far-future times.
  */
 import { column, isoDate, isoTime, type Column, type Row } from '../../src/datasets/columns.js';
+import { mulberry32 } from '../helpers/prng.js';
 
 export const MAX_UINT256 = (2n ** 256n - 1n).toString();
 
@@ -39,18 +40,6 @@ export const transactionColumns: Column[] = [
   column('decode_status', 'string', 'ok | no_abi | error: ...', false),
   column('item_id', 'string', 'stable unique key', false),
 ];
-
-/** Small deterministic PRNG (mulberry32) so every run writes the same rows. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `nibbles` random lowercase hex digits after 0x, as one flat string (like JSON.parse makes). */
 function hex(rand: () => number, nibbles: number): string {
@@ -93,10 +82,10 @@ const UNICODE = [
 ];
 
 /** Wallet exports repeat a few hundred counterparties: dictionary encoding should see that. */
-const ADDRESSES = ((rand) => Array.from({ length: 300 }, () => hex(rand, 40)))(prng(1));
+const ADDRESSES = ((rand) => Array.from({ length: 300 }, () => hex(rand, 40)))(mulberry32(1));
 
 function blockHash(blockNumber: number): string {
-  return hex(prng(blockNumber), 64);
+  return hex(mulberry32(blockNumber), 64);
 }
 
 /** Row i of a deterministic transaction-like stream (about 1 KB as NDJSON). */
@@ -141,7 +130,7 @@ export function makeTransactionRow(i: number, rand: () => number): Row {
 }
 
 export function makeTransactionRows(count: number, seed = 42, start = 0): Row[] {
-  const rand = prng(seed + start);
+  const rand = mulberry32(seed + start);
   const rows: Row[] = [];
   for (let i = start; i < start + count; i++) rows.push(makeTransactionRow(i, rand));
   return rows;

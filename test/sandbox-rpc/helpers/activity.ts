@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { encodeAbiParameters, encodeFunctionData, getContractAddress, toHex, type Abi, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { mulberry32 } from '../../helpers/prng.js';
 import type { Anvil } from './anvil.js';
 
 const require = createRequire(import.meta.url);
@@ -42,18 +43,6 @@ export interface Sent {
   transfers: { token: 'erc20' | 'erc721'; from: string; to: string; amountOrId: bigint }[];
 }
 
-/** A small deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class ChainActivity {
   accounts: string[] = [];
   erc20!: string;
@@ -71,7 +60,7 @@ export class ChainActivity {
     readonly anvil: Anvil,
     seed = 7,
   ) {
-    this.random = rng(seed);
+    this.random = mulberry32(seed);
   }
 
   private pick<T>(items: readonly T[]): T {
