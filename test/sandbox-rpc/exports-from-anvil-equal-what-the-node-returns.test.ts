@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAbi, parseAbiItem, type AbiEvent } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../src/run/report.js';
 import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
 import { ChainActivity, ERC20_ARTIFACT, ERC721_ARTIFACT, type Sent } from './helpers/activity.js';
@@ -38,6 +39,16 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): P
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Runs job `name` (its targets, range, decode) on the sandbox's one chain, the job file in
+ * work/job-<name> and the export in work/<name>.
+ */
+async function exportFromSandbox(name: string, format: 'parquet' | 'ndjson', job: Record<string, unknown>): Promise<{ out: string; report: RunReport }> {
+  const out = join(work, name);
+  const report = await exportJob({ dir: join(work, `job-${name}`), destination: out, flags: { format }, job: { name, source: { base_url: sandbox.url, chains: [CHAIN] }, ...job } });
+  return { out, report };
 }
 
 beforeAll(async () => {
@@ -91,18 +102,10 @@ describe('sandbox --rpc over anvil', () => {
 
   it('exports wallet transactions that equal the node’s transactions and receipts, decoded as sent', async () => {
     const wallets = [act.accounts[0]!, act.accounts[1]!, act.accounts[4]!, act.accounts[9]!];
-    const out = join(work, 'wallets');
-    const report = await exportJob({
-      dir: join(work, 'job-wallets'),
-      destination: out,
-      flags: { format: 'parquet' },
-      job: {
-        name: 'anvil-wallets',
-        source: { base_url: sandbox.url, chains: [CHAIN] },
-        targets: wallets.map((w) => ({ wallet: w, datasets: ['transactions'] })),
-        range: { from: 0, to: head + 1, chunk: 4 },
-        decode: true,
-      },
+    const { out, report } = await exportFromSandbox('anvil-wallets', 'parquet', {
+      targets: wallets.map((w) => ({ wallet: w, datasets: ['transactions'] })),
+      range: { from: 0, to: head + 1, chunk: 4 },
+      decode: true,
     });
     expect(report.status).toBe('succeeded');
     const rows = await readTable(out, 'transactions', 'parquet');
@@ -143,17 +146,9 @@ describe('sandbox --rpc over anvil', () => {
 
   it('an incremental job (to: latest) finds the chain head through resolve and stops safety_lag blocks below it', async () => {
     const wallet = act.accounts[3]!;
-    const out = join(work, 'latest');
-    const report = await exportJob({
-      dir: join(work, 'job-latest'),
-      destination: out,
-      flags: { format: 'ndjson' },
-      job: {
-        name: 'anvil-latest',
-        source: { base_url: sandbox.url, chains: [CHAIN] },
-        targets: [{ wallet, datasets: ['transactions'] }],
-        range: { from: 0, to: 'latest', safety_lag: 3, chunk: 4 },
-      },
+    const { out, report } = await exportFromSandbox('anvil-latest', 'ndjson', {
+      targets: [{ wallet, datasets: ['transactions'] }],
+      range: { from: 0, to: 'latest', safety_lag: 3, chunk: 4 },
     });
     expect(report.status).toBe('succeeded');
     const rows = await readTable(out, 'transactions', 'ndjson');
@@ -169,18 +164,10 @@ describe('sandbox --rpc over anvil', () => {
   ];
   for (const c of eventCases) {
     it(`exports ${c.name} Transfer events that equal eth_getLogs, decoded as sent`, async () => {
-      const out = join(work, `events-${c.token}`);
-      const report = await exportJob({
-        dir: join(work, `job-${c.token}`),
-        destination: out,
-        flags: { format: 'parquet' },
-        job: {
-          name: `anvil-${c.token}-transfers`,
-          source: { base_url: sandbox.url, chains: [CHAIN] },
-          targets: [{ contract: c.contract(), events: [c.signature] }],
-          range: { from: 0, to: head + 1, chunk: 4 },
-          decode: true,
-        },
+      const { out, report } = await exportFromSandbox(`anvil-${c.token}-transfers`, 'parquet', {
+        targets: [{ contract: c.contract(), events: [c.signature] }],
+        range: { from: 0, to: head + 1, chunk: 4 },
+        decode: true,
       });
       expect(report.status).toBe('succeeded');
       const rows = await readTable(out, eventTableForSignature(c.signature), 'parquet');
