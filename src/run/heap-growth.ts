@@ -5,8 +5,8 @@ import { setFlagsFromString } from 'node:v8';
  *
  * An export keeps little alive (pages ahead, rows being encoded: ~50-70 MB) but allocates fast,
  * and V8 then lets the old generation reach ~4x that before collecting it again (`--trace-gc`
- * of a run: 250 MB of heap for 60 MB live). At 1.5x the exporter's peak RSS is ~200 MB lower
- * for ~5% more run time (bench/RESULTS.md, section 2).
+ * of a run: 250 MB of heap for 60 MB live). At 1.5x the exporter's peak RSS at 1M rows is
+ * 150-180 MB lower for 5-10% more run time (bench/RESULTS.md, "Memory").
  */
 const HEAP_GROWING_PERCENT = 50;
 
