@@ -3,14 +3,12 @@ import type {
   BlockRecord,
   DecodeResponse,
   EventRecord,
-  NftCollection,
   NftCollectionsPage,
-  NftOwner,
   ResolveData,
   ResponseMeta,
   TransactionRecord,
 } from '../source/records.js';
-import { ABI_BY_KIND, TOPIC0, decodeCallWithAbi, parseEventSignature, type BytesStyle, type ContractKind } from './abi.js';
+import { ABI_BY_KIND, TOPIC0, decodeCallWithAbi, parseEventSignature, type BytesStyle } from './abi.js';
 import {
   ChainState,
   EVENT_COLUMNS,
@@ -25,7 +23,12 @@ import {
 } from './dataset.js';
 import { SandboxHttpError, badRequest } from './errors.js';
 import { hash3 } from './prng.js';
-import { aggregate, parseListQuery, selectAll, selectPage, type ChainSource, type ListQuery, type SelectedRow } from './query.js';
+import { decodeAnswer } from './decode-answer.js';
+import { decodedStyle, listAnswer } from './list-answer.js';
+import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from './nft-collections-page.js';
+import { parseListQuery, selectAll, type ChainSource, type ListQuery, type SelectedRow } from './query.js';
+import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
+import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
 
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, WalletInfo } from './dataset.js';
 export type { ListQuery } from './query.js';
@@ -119,17 +122,11 @@ export interface SandboxData extends ReadInterfaceSource {
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage;
 }
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
-const SELECTOR_RE = /^0x[0-9a-fA-F]{8}$/;
 const NAME_RE = /^[a-z0-9-]+(\.[a-z0-9-]+)*\.eth$/i;
-const NFT_TYPES: Record<string, ContractKind> = { 'ERC-721': 'erc721', 'ERC-1155': 'erc1155' };
-const TYPE_OF_KIND: Partial<Record<ContractKind, string>> = { erc721: 'ERC-721', erc1155: 'ERC-1155' };
-const STYLES: BytesStyle[] = ['hex', 'base64', 'array'];
-const RESOLVE_LIMIT = 20;
 
-function toParams(p: URLSearchParams | string): URLSearchParams {
-  return typeof p === 'string' ? new URLSearchParams(p) : p;
+/** An NFT collection of a holder, as the collections page pages it. */
+interface HeldNftHolding extends HeldCollection {
+  holding: NftHolding;
 }
 
 class SandboxDataset extends SandboxDataImpl implements SandboxData {
@@ -259,33 +256,13 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   }
 
   private style(c: ChainState, row: number, opts: ListOptions): BytesStyle {
-    return opts.decodedVariants ? STYLES[hash3(c.key, row, 0x5717) % 3]! : 'hex';
-  }
-
-  private meta(query: ListQuery, items: number, extra: Partial<ResponseMeta>): ResponseMeta {
-    return {
-      chain_ids: this.metaChainIds(query.chainIds),
-      page: query.page,
-      limit_per_chain: query.limit,
-      total_items: items,
-      total_pages: 0,
-      ...extra,
-    };
+    return decodedStyle(c.key, row, opts);
   }
 
   walletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): ListResult<TransactionRecord> {
     const address = this.resolveWalletInput(wallet);
     const sources = this.walletSources(address, query, opts);
-    if (query.groupBy.length > 0 || query.aggregates.length > 0) {
-      const aggregations = aggregate(sources, query, TRANSACTION_COLUMNS);
-      return { meta: this.meta(query, aggregations.length, { address }), aggregations };
-    }
-    const rows = selectPage(sources, query, TRANSACTION_COLUMNS);
-    return {
-      meta: this.meta(query, rows.length, { address }),
-      data: rows.map((r) => this.txWithDecode(r, query, opts)),
-      rowKeys: rows.map((r) => r.row),
-    };
+    return listAnswer(sources, query, TRANSACTION_COLUMNS, this.metaChainIds(null), { address }, (r) => this.txWithDecode(r, query, opts));
   }
 
   allWalletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): TransactionRecord[] {
@@ -300,28 +277,17 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   }
 
   private eventsPrelude(contract: string, signature: string) {
-    if (!ADDRESS_RE.test(contract)) throw badRequest(`invalid contract address: ${contract}`);
-    return { address: contract.toLowerCase(), sig: parseEventSignature(signature) };
+    return { address: contractAddress(contract), sig: parseEventSignature(signature) };
   }
 
   contractEvents(contract: string, signature: string, query: ListQuery, opts: ListOptions = {}): ListResult<EventRecord> {
     const { address, sig } = this.eventsPrelude(contract, signature);
     const sources = this.eventSources(address, sig.topic0, query);
-    const extra = { address, signature: sig.topic0 };
-    if (query.groupBy.length > 0 || query.aggregates.length > 0) {
-      const aggregations = aggregate(sources, query, EVENT_COLUMNS);
-      return { meta: this.meta(query, aggregations.length, extra), aggregations };
-    }
-    const rows = selectPage(sources, query, EVENT_COLUMNS);
-    return {
-      meta: this.meta(query, rows.length, extra),
-      data: rows.map((r) => {
-        const rec = this.eventRecord(r.state, r.row);
-        if (query.decode) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts));
-        return rec;
-      }),
-      rowKeys: rows.map((r) => r.row),
-    };
+    return listAnswer(sources, query, EVENT_COLUMNS, this.metaChainIds(null), { address, signature: sig.topic0 }, (r) => {
+      const rec = this.eventRecord(r.state, r.row);
+      if (query.decode) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts));
+      return rec;
+    });
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {
@@ -332,70 +298,36 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   // ---------------------------------------------------------------- resolve
 
   resolve(input: string, chainIds: number[] | null = null): { meta: ResponseMeta; data: ResolveData } {
-    const states = this.states(chainIds);
-    const data: ResolveData = { type: 'unknown', blocks: [], transactions: [], events: [], address: null };
-    const text = input.trim();
-    if (/^\d+$/.test(text)) {
-      const bn = Number(text);
-      for (const c of states) {
+    return resolveAnswer(input, this.states(chainIds), this.metaChainIds(chainIds), {
+      block: (c, bn) => {
         const off = bn - c.spec.firstBlock;
-        if (off >= 0 && off <= c.headOff) data.blocks.push(this.blockRecord(c, off));
-      }
-      data.type = 'block';
-    } else if (HASH_RE.test(text)) {
-      const hash = text.toLowerCase();
-      for (const c of states) {
+        return off >= 0 && off <= c.headOff ? this.blockRecord(c, off) : null;
+      },
+      transaction: (c, hash) => {
         const row = c.rowOfHash(hash);
-        if (row >= 0) {
-          data.type = 'transaction';
-          data.transactions.push(this.transactionRecord(c, row));
-          if (c.hasLog(row)) data.events.push(this.eventRecord(c, row));
-        }
-      }
-      if (data.type === 'unknown') {
-        for (const c of states) {
-          const off = c.blockOffOfHash(hash);
-          if (off >= 0) {
-            data.type = 'block';
-            data.blocks.push(this.blockRecord(c, off));
-          }
-        }
-      }
-      if (data.type === 'unknown' && (Object.values(TOPIC0) as string[]).includes(hash)) {
-        data.type = 'event_signature';
-        data.events = this.latest(states, (c, row) => c.hasLog(row) && c.topic(row, 0) === hash).map(({ c, row }) => this.eventRecord(c, row));
-      }
-    } else if (ADDRESS_RE.test(text)) {
-      const address = text.toLowerCase();
-      data.address = address;
-      const actor = this.actorByAddress.get(address);
-      if (actor !== undefined && actor >= this.walletCount) {
-        data.type = 'contract';
-        const txs: { c: ChainState; row: number }[] = [];
-        for (const c of states) {
-          const rows = c.actorRows.subarray(c.actorOffsets[actor]!, c.actorOffsets[actor + 1]!);
-          for (let k = rows.length - 1; k >= 0 && k >= rows.length - RESOLVE_LIMIT; k--) txs.push({ c, row: rows[k]! });
-        }
-        txs.sort((a, b) => b.c.blockTimestamp(b.row) - a.c.blockTimestamp(a.row));
-        data.transactions = txs.slice(0, RESOLVE_LIMIT).map(({ c, row }) => this.transactionRecord(c, row));
-      } else {
-        data.type = 'address';
-      }
-    } else if (SELECTOR_RE.test(text)) {
-      const selector = text.toLowerCase();
-      data.type = 'function_signature';
-      data.transactions = this.latest(states, (c, row) => c.functionSelector(row) === selector).map(({ c, row }) => this.transactionRecord(c, row));
-    } else if (NAME_RE.test(text) && this.walletByName.has(text.toLowerCase())) {
-      data.type = 'address';
-      data.address = this.wallets[this.walletByName.get(text.toLowerCase())!]!.address;
-    } else {
-      throw badRequest(`cannot resolve input: ${input}`, 'expected a block number, a 0x hash, an address, a 4-byte selector or a known name');
-    }
-    const items = data.blocks.length + data.transactions.length + data.events.length + (data.address ? 1 : 0);
-    return {
-      meta: { chain_ids: this.metaChainIds(chainIds), page: 0, limit_per_chain: 0, total_items: items, total_pages: 0 },
-      data,
-    };
+        if (row < 0) return null;
+        return { transaction: this.transactionRecord(c, row), events: c.hasLog(row) ? [this.eventRecord(c, row)] : [] };
+      },
+      blockOfHash: (c, hash) => {
+        const off = c.blockOffOfHash(hash);
+        return off >= 0 ? this.blockRecord(c, off) : null;
+      },
+      eventSignature: (states, hash) =>
+        (Object.values(TOPIC0) as string[]).includes(hash)
+          ? this.latest(states, (c, row) => c.hasLog(row) && c.topic(row, 0) === hash).map(({ c, row }) => this.eventRecord(c, row))
+          : null,
+      contractTransactions: (states, address) => {
+        const actor = this.actorByAddress.get(address);
+        if (actor === undefined || actor < this.walletCount) return null;
+        const rows = newestRows(states, (c) => c.actorRows.subarray(c.actorOffsets[actor]!, c.actorOffsets[actor + 1]!), (c, row) => c.blockTimestamp(row));
+        return rows.map(({ chain, row }) => this.transactionRecord(chain, row));
+      },
+      functionSelector: (states, selector) =>
+        this.latest(states, (c, row) => c.functionSelector(row) === selector).map(({ c, row }) => this.transactionRecord(c, row)),
+      nameAddress: (text) =>
+        NAME_RE.test(text) && this.walletByName.has(text.toLowerCase()) ? this.wallets[this.walletByName.get(text.toLowerCase())!]!.address : undefined,
+      expected: 'expected a block number, a 0x hash, an address, a 4-byte selector or a known name',
+    });
   }
 
   /** Newest rows matching `pred` (at most RESOLVE_LIMIT per chain, newest first), scanning a bounded tail. */
@@ -421,29 +353,11 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
     if (!info || info.kind === 'unknown' || (chainIds !== null && !chainIds.includes(info.chainId))) {
       throw new SandboxHttpError(404, `no ABI found for contract ${contract.toLowerCase()}`);
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('decode body must be a JSON object');
-    const b = body as { transactions?: unknown; logs?: unknown };
-    const txs = b.transactions ?? [];
-    const logs = b.logs ?? [];
-    if (!Array.isArray(txs) || !Array.isArray(logs)) throw badRequest('decode body: transactions and logs must be arrays');
-    const out: DecodeResponse = { data: { transactions: [], logs: [] } };
-    txs.forEach((t: unknown, i) => {
-      const data = (t as { data?: unknown } | null)?.data;
-      if (typeof data !== 'string') throw badRequest(`decode body: transactions[${i}].data must be a hex string`);
-      const abi = ABI_BY_KIND[info.kind];
-      const d = abi ? decodeCallWithAbi(abi, data, 'hex') : null;
-      out.data.transactions.push({ data, function_name: d?.name ?? null, args: d?.args ?? [] });
+    const abi = ABI_BY_KIND[info.kind];
+    return decodeAnswer(body, {
+      call: (data) => (abi ? decodeCallWithAbi(abi, data, 'hex') : null),
+      log: (topics, data) => this.decodeLogByAbi(info.kind, topics, data, 'hex'),
     });
-    logs.forEach((l: unknown, i) => {
-      const log = l as { topics?: unknown; data?: unknown } | null;
-      if (!Array.isArray(log?.topics) || !log.topics.every((t) => typeof t === 'string') || typeof log.data !== 'string') {
-        throw badRequest(`decode body: logs[${i}] needs topics (array of hex strings) and data (hex string)`);
-      }
-      const topics = (log.topics as string[]).map((t) => t.toLowerCase());
-      const d = this.decodeLogByAbi(info.kind, topics, log.data, 'hex');
-      out.data.logs.push({ topics: log.topics as string[], data: log.data, event_name: d?.name ?? null, args: d?.args ?? [] });
-    });
-    return out;
   }
 
   // ---------------------------------------------------------------- NFT collections
@@ -466,84 +380,35 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
     return s;
   }
 
-  private owner(address: string): NftOwner {
-    const w = this.wallet(address);
-    return {
-      hash: address,
-      implementation_name: null,
-      name: null,
-      is_contract: false,
-      is_verified: false,
-      ens_domain_name: w?.name ?? null,
-      private_tags: [],
-      public_tags: [],
-      watchlist_names: [],
-      metadata: null,
-    };
-  }
-
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage {
-    if (!ADDRESS_RE.test(address)) throw badRequest(`invalid address hash: ${address}`);
-    const types = (params.types ?? []).filter((t) => t !== '');
-    for (const t of types) if (!NFT_TYPES[t] && t !== 'ERC-404') throw badRequest(`invalid type: ${t}`, 'allowed: ERC-721, ERC-404, ERC-1155');
-    const kinds = types.length === 0 ? ['erc721', 'erc1155'] : types.map((t) => NFT_TYPES[t]).filter(Boolean);
-    const c = params.chainId === undefined ? this.chainStates[0]! : this.chainState(params.chainId);
-    if (!c) throw badRequest(`unknown chain_id: ${params.chainId}`);
-    const holder = address.toLowerCase();
-    const full = this.nftHoldings(holder, c.chainId).filter((h) => kinds.includes(h.contract.kind));
-    const after = params.after?.toLowerCase();
-    const all = after ? full.filter((h) => h.contract.address > after) : full;
-    const before = full.length - all.length;
-    const page = all.slice(0, params.pageSize);
-    const stats = this.statsOf(c);
-    const items: NftCollection[] = page.map((h) => {
-      const type = TYPE_OF_KIND[h.contract.kind]!;
-      const st = stats.get(this.actorByAddress.get(h.contract.address)!);
-      const unique = h.contract.kind === 'erc721';
-      return {
-        token: {
-          circulating_market_cap: null,
-          icon_url: null,
-          name: h.contract.name,
-          decimals: null,
-          symbol: h.contract.symbol,
+    return nftCollectionsPage<ChainState, HeldNftHolding>(address, params, {
+      chain: (chainId) => (chainId === undefined ? this.chainStates[0]! : this.chainState(chainId)),
+      held: (c, holder, kinds) =>
+        this.nftHoldings(holder, c.chainId)
+          .filter((h) => kinds.includes(h.contract.kind))
+          .map((h) => ({ address: h.contract.address, kind: h.contract.kind, holding: h })),
+      collection: (c, holder, { holding: h }) => {
+        const st = this.statsOf(c).get(this.actorByAddress.get(h.contract.address)!);
+        const facts = {
           address: h.contract.address,
-          type,
+          kind: h.contract.kind,
+          name: h.contract.name,
+          symbol: h.contract.symbol,
+          decimals: null,
           holders: st ? String(st.holders) : null,
-          exchange_rate: null,
-          total_supply: st ? st.supply.toString() : null,
-        },
-        token_instances: h.tokens.map((t) => ({
-          is_unique: unique,
+          totalSupply: st ? st.supply.toString() : null,
+        };
+        const tokens = h.tokens.map((t) => ({
           id: t.id,
-          owner: unique ? this.owner(holder) : null,
-          token_type: type,
-          value: t.amount,
-          holder_address_hash: holder,
-          image_url: nftImage(c.chainId, h.contract.address, t.id),
-          animation_url: null,
-          external_app_url: null,
+          amount: t.amount,
+          imageUrl: nftImage(c.chainId, h.contract.address, t.id),
           metadata: nftMetadata(c, h.contract, t.id),
-          token: null,
-        })),
-        amount: h.tokens.reduce((a, t) => a + BigInt(t.amount), 0n).toString(),
-      };
+        }));
+        return nftCollection(facts, holder, tokens, () => nftOwner(holder, false, this.wallet(holder)?.name ?? null));
+      },
     });
-    const last = page[page.length - 1];
-    return {
-      items,
-      next_page_params:
-        all.length > params.pageSize && last
-          ? {
-              token_contract_address_hash: last.contract.address,
-              token_type: TYPE_OF_KIND[last.contract.kind]!,
-              items_count: before + page.length,
-            }
-          : null,
-    };
   }
 }
-
 
 const TRAITS = ['Red', 'Blue', 'Green', 'Gold', 'Silver', 'Black'];
 const RARITY = ['common', 'uncommon', 'rare', 'epic', 'legendary'];

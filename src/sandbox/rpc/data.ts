@@ -3,7 +3,6 @@ import type {
   DecodedEvent,
   DecodedTransaction,
   EventRecord,
-  NftCollection,
   NftCollectionsPage,
   ResolveData,
   ResponseMeta,
@@ -11,19 +10,20 @@ import type {
 } from '../../source/records.js';
 import { decodeLogWith, parseEventSignature, type BytesStyle, type ContractKind, type ParsedEventSignature } from '../abi.js';
 import type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource } from '../data.js';
+import { decodeAnswer } from '../decode-answer.js';
 import { SandboxHttpError, badRequest } from '../errors.js';
-import { hash3 } from '../prng.js';
-import { aggregate, parseListQuery, selectAll, selectPage, type ChainSource, type ListQuery, type SelectedRow } from '../query.js';
+import { decodedStyle, listAnswer } from '../list-answer.js';
+import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from '../nft-collections-page.js';
+import { parseListQuery, selectAll, type ChainSource, type ListQuery, type SelectedRow } from '../query.js';
+import { ADDRESS_RE, contractAddress, toParams } from '../request-inputs.js';
+import { RESOLVE_LIMIT, newestRows, resolveAnswer } from '../resolve-answer.js';
 import type { AbiRegistry } from './registry.js';
 import { RPC_EVENT_COLUMNS, RPC_TRANSACTION_COLUMNS, type ChainStore } from './store.js';
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-const HASH_RE = /^0x[0-9a-fA-F]{64}$/;
-const SELECTOR_RE = /^0x[0-9a-fA-F]{8}$/;
-const RESOLVE_LIMIT = 20;
-const STYLES: BytesStyle[] = ['hex', 'base64', 'array'];
-const NFT_TYPES: Record<string, ContractKind> = { 'ERC-721': 'erc721', 'ERC-1155': 'erc1155' };
-const TYPE_OF_KIND: Partial<Record<ContractKind, string>> = { erc721: 'ERC-721', erc1155: 'ERC-1155' };
+/** An NFT contract a holder has tokens of on a loaded chain: token id -> amount. */
+interface HeldTokens extends HeldCollection {
+  tokens: Map<string, bigint>;
+}
 
 /** A chain the sandbox loaded from a node. */
 export interface RpcChainInfo {
@@ -38,10 +38,6 @@ export interface RpcChainInfo {
   logCount: number;
   /** Blocks replaced because the node reorganised them. */
   reorgedBlocks: number;
-}
-
-function toParams(p: URLSearchParams | string): URLSearchParams {
-  return typeof p === 'string' ? new URLSearchParams(p) : p;
 }
 
 /**
@@ -94,19 +90,12 @@ export class RpcSandboxData implements ReadInterfaceSource {
     return chainIds.map((id) => this.store(id)).filter((s): s is ChainStore => s !== undefined);
   }
 
-  private meta(query: ListQuery, items: number, extra: Partial<ResponseMeta>): ResponseMeta {
-    return {
-      chain_ids: query.chainIds ?? this.stores.map((s) => s.chainId),
-      page: query.page,
-      limit_per_chain: query.limit,
-      total_items: items,
-      total_pages: 0,
-      ...extra,
-    };
+  private chainIds(): number[] {
+    return this.stores.map((s) => s.chainId);
   }
 
   private style(s: ChainStore, row: number, opts: ListOptions): BytesStyle {
-    return opts.decodedVariants ? STYLES[hash3(s.chainId, row, 0x5717) % 3]! : 'hex';
+    return decodedStyle(s.chainId, row, opts);
   }
 
   private walletAddress(wallet: string): string {
@@ -139,19 +128,10 @@ export class RpcSandboxData implements ReadInterfaceSource {
   walletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): ListResult<TransactionRecord> {
     const address = this.walletAddress(wallet);
     const sources = this.walletSources(address, query, opts);
-    if (query.groupBy.length > 0 || query.aggregates.length > 0) {
-      const aggregations = aggregate(sources, query, RPC_TRANSACTION_COLUMNS);
-      return { meta: this.meta(query, aggregations.length, { address }), aggregations };
-    }
-    const rows = selectPage(sources, query, RPC_TRANSACTION_COLUMNS);
-    return {
-      meta: this.meta(query, rows.length, { address }),
-      data: rows.map((r) => {
-        const tx = r.state.txs[r.row]!;
-        return query.decode ? { ...tx, decoded: this.decodeTransaction(r.state, tx, this.style(r.state, r.row, opts)) } : { ...tx };
-      }),
-      rowKeys: rows.map((r) => r.row),
-    };
+    return listAnswer(sources, query, RPC_TRANSACTION_COLUMNS, this.chainIds(), { address }, (r) => {
+      const tx = r.state.txs[r.row]!;
+      return query.decode ? { ...tx, decoded: this.decodeTransaction(r.state, tx, this.style(r.state, r.row, opts)) } : { ...tx };
+    });
   }
 
   /** Every matching row (no paging), for tests. */
@@ -161,8 +141,7 @@ export class RpcSandboxData implements ReadInterfaceSource {
   }
 
   private eventSources(contract: string, signature: string, query: ListQuery) {
-    if (!ADDRESS_RE.test(contract)) throw badRequest(`invalid contract address: ${contract}`);
-    const address = contract.toLowerCase();
+    const address = contractAddress(contract);
     const sig = parseEventSignature(signature);
     const sources: ChainSource<ChainStore>[] = this.select(query.chainIds).map((s) => ({
       chainId: s.chainId,
@@ -174,20 +153,10 @@ export class RpcSandboxData implements ReadInterfaceSource {
 
   contractEvents(contract: string, signature: string, query: ListQuery, opts: ListOptions = {}): ListResult<EventRecord> {
     const { address, sig, sources } = this.eventSources(contract, signature, query);
-    const extra = { address, signature: sig.topic0 };
-    if (query.groupBy.length > 0 || query.aggregates.length > 0) {
-      const aggregations = aggregate(sources, query, RPC_EVENT_COLUMNS);
-      return { meta: this.meta(query, aggregations.length, extra), aggregations };
-    }
-    const rows = selectPage(sources, query, RPC_EVENT_COLUMNS);
-    return {
-      meta: this.meta(query, rows.length, extra),
-      data: rows.map((r) => {
-        const log = r.state.logs[r.row]!;
-        return query.decode ? { ...log, decoded: this.decodeEvent(r.state, log, sig, this.style(r.state, r.row, opts)) } : { ...log };
-      }),
-      rowKeys: rows.map((r) => r.row),
-    };
+    return listAnswer(sources, query, RPC_EVENT_COLUMNS, this.chainIds(), { address, signature: sig.topic0 }, (r) => {
+      const log = r.state.logs[r.row]!;
+      return query.decode ? { ...log, decoded: this.decodeEvent(r.state, log, sig, this.style(r.state, r.row, opts)) } : { ...log };
+    });
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {
@@ -198,67 +167,32 @@ export class RpcSandboxData implements ReadInterfaceSource {
   // ---------------------------------------------------------------- resolve
 
   resolve(input: string, chainIds: number[] | null = null): { meta: ResponseMeta; data: ResolveData } {
-    const stores = this.select(chainIds);
-    const data: ResolveData = { type: 'unknown', blocks: [], transactions: [], events: [], address: null };
-    const text = input.trim();
-    if (/^\d+$/.test(text)) {
-      data.type = 'block';
-      for (const s of stores) {
-        const b = s.blockAt(Number(text));
-        if (b) data.blocks.push({ ...b });
-      }
-    } else if (HASH_RE.test(text)) {
-      const hash = text.toLowerCase();
-      for (const s of stores) {
+    return resolveAnswer(input, this.select(chainIds), chainIds ?? this.chainIds(), {
+      block: (s, bn) => {
+        const b = s.blockAt(bn);
+        return b ? { ...b } : null;
+      },
+      transaction: (s, hash) => {
         const row = s.txRowOfHash(hash);
-        if (row >= 0) {
-          data.type = 'transaction';
-          data.transactions.push({ ...s.txs[row]! });
-          data.events.push(...s.logsOfTx(hash).map((l) => ({ ...l })));
-        }
-      }
-      if (data.type === 'unknown') {
-        for (const s of stores) {
-          const b = s.blockOfHash(hash);
-          if (b) {
-            data.type = 'block';
-            data.blocks.push({ ...b });
-          }
-        }
-      }
-      if (data.type === 'unknown') {
+        if (row < 0) return null;
+        return { transaction: { ...s.txs[row]! }, events: s.logsOfTx(hash).map((l) => ({ ...l })) };
+      },
+      blockOfHash: (s, hash) => {
+        const b = s.blockOfHash(hash);
+        return b ? { ...b } : null;
+      },
+      eventSignature: (stores, hash) => {
         const events = this.latest(stores, (s) => s.logs, (l) => l.topics[0] === hash);
-        if (events.length > 0) {
-          data.type = 'event_signature';
-          data.events = events;
-        }
-      }
-    } else if (ADDRESS_RE.test(text)) {
-      const address = text.toLowerCase();
-      data.address = address;
-      const isContract = stores.some((s) => s.isContract(address));
-      data.type = isContract ? 'contract' : 'address';
-      if (isContract) {
-        const txs: TransactionRecord[] = [];
-        for (const s of stores) {
-          const rows = s.walletRowsOf(address);
-          for (let k = rows.length - 1; k >= 0 && k >= rows.length - RESOLVE_LIMIT; k--) txs.push({ ...s.txs[rows[k]!]! });
-        }
-        txs.sort((a, b) => b.block_timestamp - a.block_timestamp);
-        data.transactions = txs.slice(0, RESOLVE_LIMIT);
-      }
-    } else if (SELECTOR_RE.test(text)) {
-      const selector = text.toLowerCase();
-      data.type = 'function_signature';
-      data.transactions = this.latest(stores, (s) => s.txs, (t) => t.function_selector === selector);
-    } else {
-      throw badRequest(`cannot resolve input: ${input}`, 'expected a block number, a 0x hash, an address or a 4-byte selector (a chain loaded over JSON-RPC has no names)');
-    }
-    const items = data.blocks.length + data.transactions.length + data.events.length + (data.address ? 1 : 0);
-    return {
-      meta: { chain_ids: chainIds ?? this.stores.map((s) => s.chainId), page: 0, limit_per_chain: 0, total_items: items, total_pages: 0 },
-      data,
-    };
+        return events.length > 0 ? events : null;
+      },
+      contractTransactions: (stores, address) => {
+        if (!stores.some((s) => s.isContract(address))) return null;
+        const rows = newestRows(stores, (s) => s.walletRowsOf(address), (s, row) => s.txs[row]!.block_timestamp);
+        return rows.map(({ chain, row }) => ({ ...chain.txs[row]! }));
+      },
+      functionSelector: (stores, selector) => this.latest(stores, (s) => s.txs, (t) => t.function_selector === selector),
+      expected: 'expected a block number, a 0x hash, an address or a 4-byte selector (a chain loaded over JSON-RPC has no names)',
+    });
   }
 
   /** Newest rows matching `pred`, at most RESOLVE_LIMIT per chain, newest first. */
@@ -280,32 +214,13 @@ export class RpcSandboxData implements ReadInterfaceSource {
   // ---------------------------------------------------------------- decode
 
   decode(contract: string, body: unknown, chainIds: number[] | null = null): DecodeResponse {
-    if (!ADDRESS_RE.test(contract)) throw badRequest(`invalid contract address: ${contract}`);
-    const address = contract.toLowerCase();
+    const address = contractAddress(contract);
     const kind = this.kindOf(address, chainIds);
     if (!this.registry.hasAbi(address, kind)) throw new SandboxHttpError(404, `no ABI found for contract ${address}`);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('decode body must be a JSON object');
-    const b = body as { transactions?: unknown; logs?: unknown };
-    const txs = b.transactions ?? [];
-    const logs = b.logs ?? [];
-    if (!Array.isArray(txs) || !Array.isArray(logs)) throw badRequest('decode body: transactions and logs must be arrays');
-    const out: DecodeResponse = { data: { transactions: [], logs: [] } };
-    txs.forEach((t: unknown, i) => {
-      const data = (t as { data?: unknown } | null)?.data;
-      if (typeof data !== 'string') throw badRequest(`decode body: transactions[${i}].data must be a hex string`);
-      const d = this.registry.decodeCall(address, kind, data, 'hex');
-      out.data.transactions.push({ data, function_name: d?.name ?? null, args: d?.args ?? [] });
+    return decodeAnswer(body, {
+      call: (data) => this.registry.decodeCall(address, kind, data, 'hex'),
+      log: (topics, data) => this.registry.decodeLog(address, kind, topics, data, 'hex'),
     });
-    logs.forEach((l: unknown, i) => {
-      const log = l as { topics?: unknown; data?: unknown } | null;
-      if (!Array.isArray(log?.topics) || !log.topics.every((t) => typeof t === 'string') || typeof log.data !== 'string') {
-        throw badRequest(`decode body: logs[${i}] needs topics (array of hex strings) and data (hex string)`);
-      }
-      const topics = (log.topics as string[]).map((t) => t.toLowerCase());
-      const d = this.registry.decodeLog(address, kind, topics, log.data, 'hex');
-      out.data.logs.push({ topics: log.topics as string[], data: log.data, event_name: d?.name ?? null, args: d?.args ?? [] });
-    });
-    return out;
   }
 
   // ---------------------------------------------------------------- NFT collections
@@ -315,85 +230,39 @@ export class RpcSandboxData implements ReadInterfaceSource {
    * logs; token name/symbol as the contract answered them (no images or metadata: a node has none).
    */
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage {
-    if (!ADDRESS_RE.test(address)) throw badRequest(`invalid address hash: ${address}`);
-    const types = (params.types ?? []).filter((t) => t !== '');
-    for (const t of types) if (!NFT_TYPES[t] && t !== 'ERC-404') throw badRequest(`invalid type: ${t}`, 'allowed: ERC-721, ERC-404, ERC-1155');
-    const kinds = types.length === 0 ? ['erc721', 'erc1155'] : types.map((t) => NFT_TYPES[t]).filter(Boolean);
-    const s = params.chainId === undefined ? this.stores[0] : this.store(params.chainId);
-    if (!s) throw badRequest(`unknown chain_id: ${params.chainId}`);
-    const holder = address.toLowerCase();
-    const holdings = s.holdings();
-    const mine = holdings.get(holder) ?? new Map<string, Map<string, bigint>>();
-    const full = [...mine.entries()]
-      .map(([contract, tokens]) => ({ contract, kind: s.kindOf(contract), tokens }))
-      .filter((h) => h.kind !== null && kinds.includes(h.kind))
-      .sort((a, b) => (a.contract < b.contract ? -1 : 1));
-    const after = params.after?.toLowerCase();
-    const all = after ? full.filter((h) => h.contract > after) : full;
-    const before = full.length - all.length;
-    const page = all.slice(0, params.pageSize);
-    const items: NftCollection[] = page.map((h) => {
-      const type = TYPE_OF_KIND[h.kind!]!;
-      const info = s.tokenInfo.get(h.contract);
-      let holders = 0;
-      let supply = 0n;
-      for (const byContract of holdings.values()) {
-        const t = byContract.get(h.contract);
-        if (!t) continue;
-        holders++;
-        for (const a of t.values()) supply += a;
-      }
-      const unique = h.kind === 'erc721';
-      const ids = [...h.tokens.entries()].sort((a, b) => (BigInt(a[0]) < BigInt(b[0]) ? -1 : 1));
-      return {
-        token: {
-          circulating_market_cap: null,
-          icon_url: null,
+    return nftCollectionsPage<ChainStore, HeldTokens>(address, params, {
+      chain: (chainId) => (chainId === undefined ? this.stores[0] : this.store(chainId)),
+      held: (s, holder, kinds) => {
+        const mine = s.holdings().get(holder) ?? new Map<string, Map<string, bigint>>();
+        return [...mine.entries()]
+          .map(([contract, tokens]) => ({ address: contract, kind: s.kindOf(contract), tokens }))
+          .filter((h): h is HeldTokens => h.kind !== null && kinds.includes(h.kind))
+          .sort((a, b) => (a.address < b.address ? -1 : 1));
+      },
+      collection: (s, holder, h) => {
+        const info = s.tokenInfo.get(h.address);
+        let holders = 0;
+        let supply = 0n;
+        for (const byContract of s.holdings().values()) {
+          const t = byContract.get(h.address);
+          if (!t) continue;
+          holders++;
+          for (const a of t.values()) supply += a;
+        }
+        const facts = {
+          address: h.address,
+          kind: h.kind,
           name: info?.name ?? null,
-          decimals: info?.decimals === null || info?.decimals === undefined ? null : String(info.decimals),
           symbol: info?.symbol ?? null,
-          address: h.contract,
-          type,
+          decimals: info?.decimals === null || info?.decimals === undefined ? null : String(info.decimals),
           holders: String(holders),
-          exchange_rate: null,
-          total_supply: supply.toString(),
-        },
-        token_instances: ids.map(([id, amount]) => ({
-          is_unique: unique,
-          id,
-          owner: unique
-            ? {
-                hash: holder,
-                implementation_name: null,
-                name: null,
-                is_contract: s.isContract(holder),
-                is_verified: false,
-                ens_domain_name: null,
-                private_tags: [],
-                public_tags: [],
-                watchlist_names: [],
-                metadata: null,
-              }
-            : null,
-          token_type: type,
-          value: amount.toString(),
-          holder_address_hash: holder,
-          image_url: null,
-          animation_url: null,
-          external_app_url: null,
-          metadata: null,
-          token: null,
-        })),
-        amount: ids.reduce((a, [, v]) => a + v, 0n).toString(),
-      };
+          totalSupply: supply.toString(),
+        };
+        const tokens = [...h.tokens.entries()]
+          .sort((a, b) => (BigInt(a[0]) < BigInt(b[0]) ? -1 : 1))
+          .map(([id, amount]) => ({ id, amount: amount.toString(), imageUrl: null, metadata: null }));
+        return nftCollection(facts, holder, tokens, () => nftOwner(holder, s.isContract(holder), null));
+      },
     });
-    const last = page[page.length - 1];
-    return {
-      items,
-      next_page_params:
-        all.length > params.pageSize && last
-          ? { token_contract_address_hash: last.contract, token_type: TYPE_OF_KIND[last.kind!]!, items_count: before + page.length }
-          : null,
-    };
   }
 }
