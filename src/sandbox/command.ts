@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { SandboxOptionsError } from './errors.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
+import { serveUntilSignalled } from './serve-until-signalled.js';
 
 export interface SandboxArgs extends RpcSandboxArgs {
   port: number;
@@ -73,19 +74,10 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
 /** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
 export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const sandbox: Sandbox = await startSandbox(opts);
-  out.write(`url=${sandbox.url}\nexplorer_url=${sandbox.explorerUrl}\nport=${sandbox.port}\n`);
-  out.write(`# ${sandbox.data.transactionTotal} transactions, chains ${sandbox.data.chains.map((c) => c.chainId).join(',')}; ` +
-    `hot wallet ${sandbox.data.wallets[0]!.address} (${sandbox.data.wallets[0]!.name}); Ctrl-C to stop\n`);
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await sandbox.close();
+  const summary =
+    `# ${sandbox.data.transactionTotal} transactions, chains ${sandbox.data.chains.map((c) => c.chainId).join(',')}; ` +
+    `hot wallet ${sandbox.data.wallets[0]!.address} (${sandbox.data.wallets[0]!.name}); Ctrl-C to stop\n`;
+  await serveUntilSignalled(sandbox, [summary], out);
 }
 
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {

@@ -1,4 +1,5 @@
 import { createLogger } from '../../log.js';
+import { serveUntilSignalled } from '../serve-until-signalled.js';
 import type { ReceiptsMode } from './node.js';
 import { startRpcSandbox, type RpcSandbox, type RpcSandboxOptions } from './start.js';
 
@@ -25,21 +26,10 @@ export function rpcOptionsFromArgs(args: RpcSandboxArgs): Pick<RpcSandboxOptions
 export async function runRpcSandbox(opts: RpcSandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const logger = opts.logger ?? createLogger({ level: 'info' });
   const sandbox: RpcSandbox = await startRpcSandbox({ ...opts, logger });
-  out.write(`url=${sandbox.url}\nexplorer_url=${sandbox.explorerUrl}\nport=${sandbox.port}\n`);
-  for (const c of sandbox.data.chains) {
-    out.write(
+  const summary = sandbox.data.chains.map(
+    (c) =>
       `# chain ${c.chainId} from ${c.rpcUrl}: blocks ${c.firstBlock ?? '-'}..${c.headBlock ?? '-'}, ${c.transactionCount} transactions, ${c.logCount} logs; ` +
-        `following every ${opts.pollMs ?? 1000} ms; Ctrl-C to stop\n`,
-    );
-  }
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-  await sandbox.close();
+      `following every ${opts.pollMs ?? 1000} ms; Ctrl-C to stop\n`,
+  );
+  await serveUntilSignalled(sandbox, summary, out);
 }
