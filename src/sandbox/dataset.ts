@@ -778,18 +778,25 @@ export class SandboxDataImpl {
     return this.chainStates.find((c) => c.chainId === chainId);
   }
 
-  transactionRecord(c: ChainState, row: number): TransactionRecord {
+  /** The leading columns of a row's records: its chain, and the number, hash and timestamp of its block. */
+  private blockColumnsOf(c: ChainState, row: number) {
     const off = c.blockOff[row]!;
+    return {
+      chain_id: c.chainId,
+      block_number: c.spec.firstBlock + off,
+      block_hash: c.blockHashOf(off),
+      block_timestamp: c.blockTimestampOf(off),
+    };
+  }
+
+  transactionRecord(c: ChainState, row: number): TransactionRecord {
     const maxFee = c.maxFeePerGas(row);
     const maxPrio = c.maxPriorityFeePerGas(row);
     const blobPrice = c.blobGasPrice(row);
     const data = c.input(row);
     const k = c.kind[row]!;
     return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      block_timestamp: c.blockTimestampOf(off),
+      ...this.blockColumnsOf(c, row),
       hash: c.txHash(row),
       nonce: c.nonce[row]!,
       transaction_index: c.txIndex[row]!,
@@ -820,12 +827,8 @@ export class SandboxDataImpl {
   }
 
   eventRecord(c: ChainState, row: number): EventRecord {
-    const off = c.blockOff[row]!;
     return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      block_timestamp: c.blockTimestampOf(off),
+      ...this.blockColumnsOf(c, row),
       transaction_hash: c.txHash(row),
       transaction_index: c.txIndex[row]!,
       log_index: c.logIndex[row]!,

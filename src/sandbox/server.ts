@@ -190,26 +190,30 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     return null;
   }
 
-  function wireTransactions(result: ListResult<TransactionRecord>, decode: boolean): unknown[] {
+  /**
+   * Rows of a list answer as sent: chain_id a string, no `decoded` unless asked for, and with
+   * `legacyTypes` about a quarter of the rows (by chain and row) in older wire types.
+   */
+  function wireRows<T extends { chain_id: number }>(result: ListResult<T>, decode: boolean, legacy: (out: Record<string, unknown>, rec: T) => void): unknown[] {
     const rows = result.data ?? [];
     return rows.map((rec, i) => {
       const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
       if (!decode) delete out.decoded;
-      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) {
-        out.block_number = String(rec.block_number);
-        out.value = Number(rec.value);
-      }
+      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) legacy(out, rec);
       return out;
     });
   }
 
+  function wireTransactions(result: ListResult<TransactionRecord>, decode: boolean): unknown[] {
+    return wireRows(result, decode, (out, rec) => {
+      out.block_number = String(rec.block_number);
+      out.value = Number(rec.value);
+    });
+  }
+
   function wireEvents(result: ListResult<EventRecord>, decode: boolean): unknown[] {
-    const rows = result.data ?? [];
-    return rows.map((rec, i) => {
-      const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
-      if (!decode) delete out.decoded;
-      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) out.block_number = String(rec.block_number);
-      return out;
+    return wireRows(result, decode, (out, rec) => {
+      out.block_number = String(rec.block_number);
     });
   }
 
