@@ -4,10 +4,9 @@
  * exact. A lease held by a live run elsewhere blocks until it expires; a lease left by a killed
  * run on this machine is taken over at once.
  */
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
@@ -18,23 +17,14 @@ import type { ObjectStore } from '../../src/store/store.js';
 import { downloadPrefix, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { buildTestCli, duplicates, readNdjsonExport, runCli, setDigest, writeJob, type CliResult, type TestCli } from './harness.js';
+import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
 
 const sandbox = useSandbox({ latency: { fixedMs: 5, jitterMs: 10 } });
 const bucket = useTestBucket('concurrent');
 const CHAINS = [1, 8453, 42161];
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'concurrent-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('concurrent-');
 
 function job(destination: string) {
   return {
@@ -65,13 +55,13 @@ function checkPair(a: CliResult, b: CliResult): { winner: CliResult; loser: CliR
 
 describe('two runs of one job started together', () => {
   it('local directory: one exports, the other exits 75 and writes nothing', { timeout: 120_000 }, async () => {
-    const base = join(dir, 'local');
+    const base = join(work.dir, 'local');
     const jobFile = await writeJob(base, job(join(base, 'out')));
     const rounds = 2;
     for (let round = 0; round < rounds; round++) {
       // Each round starts from scratch so that both runs have everything to do.
       await rm(join(base, 'out'), { recursive: true, force: true });
-      const [a, b] = await Promise.all([0, 1].map((i) => runCli(cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)])));
+      const [a, b] = await Promise.all([0, 1].map((i) => runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)])));
       const { winner } = checkPair(a!, b!);
       const got = readNdjsonExport(join(base, 'out')).itemIds;
       expect(duplicates(got)).toEqual([]);
@@ -84,11 +74,11 @@ describe('two runs of one job started together', () => {
   });
 
   it('S3: one exports, the other exits 75 and writes nothing', { timeout: 120_000 }, async () => {
-    const base = join(dir, 's3');
+    const base = join(work.dir, 's3');
     const destination = `s3://${bucket.bucket}/together`;
     const jobFile = await writeJob(base, job(destination));
     const env = await s3TestEnv();
-    const [a, b] = await Promise.all([0, 1].map((i) => runCli(cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)], { env })));
+    const [a, b] = await Promise.all([0, 1].map((i) => runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)], { env })));
     checkPair(a!, b!);
     const local = join(base, 'download');
     await downloadPrefix(bucket.client, bucket.bucket, 'together', local);
@@ -107,7 +97,7 @@ describe('a lease someone else holds', () => {
   }
 
   it('blocks while a run on another machine holds it, and is taken over once it has expired', { timeout: 60_000 }, async () => {
-    const base = join(dir, 'remote-holder');
+    const base = join(work.dir, 'remote-holder');
     const out = join(base, 'out');
     const jobFile = await writeJob(base, job(out));
     await mkdir(out, { recursive: true });
@@ -115,7 +105,7 @@ describe('a lease someone else holds', () => {
     const now = Date.now();
     const remote = { holder: 'batch-7:41', run_id: 'remote-run', host: 'batch-7', pid: 41, boot_id: 'other', acquired_at: new Date(now).toISOString(), renewed_at: new Date(now).toISOString() };
     await writeLease(store, { ...remote, expires_at: new Date(now + 600_000).toISOString() });
-    const blocked = await runCli(cli, ['run', jobFile, '--log-level', 'error']);
+    const blocked = await runCli(work.cli, ['run', jobFile, '--log-level', 'error']);
     expect(blocked.code).toBe(ExitCode.busy);
     expect(blocked.stderr).toContain('run remote-run on batch-7:41');
     expect(blocked.stderr).toMatch(/held until .*Z/);
@@ -126,23 +116,23 @@ describe('a lease someone else holds', () => {
 
     // The remote run crashed: its lease expires and the next run takes over.
     await writeLease(store, { ...remote, expires_at: new Date(Date.now() - 1000).toISOString() });
-    const taken = await runCli(cli, ['run', jobFile, '--log-level', 'warn']);
+    const taken = await runCli(work.cli, ['run', jobFile, '--log-level', 'warn']);
     expect(taken.code, taken.stderr).toBe(0);
     expect(taken.stderr).toMatch(/taking over the lease of a run that crashed or stalled/);
     expect(setDigest(readNdjsonExport(out).itemIds)).toBe(setDigest(expectedIds()));
   });
 
   it('left by a killed run on this machine is taken over at once', { timeout: 60_000 }, async () => {
-    const base = join(dir, 'killed-holder');
+    const base = join(work.dir, 'killed-holder');
     const out = join(base, 'out');
     const jobFile = await writeJob(base, job(out));
     // Killed right after its first state write: it holds the lease (TTL 120 s) and is gone.
-    const killed = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: { INSIGHT_TEST_CRASH: 'state:1' } });
+    const killed = await runCli(work.cli, ['run', jobFile, '--log-level', 'error'], { env: { INSIGHT_TEST_CRASH: 'state:1' } });
     expect(killed.signal).toBe('SIGKILL');
     const held = parseLease(await readFile(join(out, '_state/together/lease.json')))!;
     expect(Date.parse(held.expires_at)).toBeGreaterThan(Date.now() + 60_000);
     const t0 = Date.now();
-    const next = await runCli(cli, ['run', jobFile, '--log-level', 'warn']);
+    const next = await runCli(work.cli, ['run', jobFile, '--log-level', 'warn']);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toContain(`"holder":"${held.holder}"`);
     expect(setDigest(readNdjsonExport(out).itemIds)).toBe(setDigest(expectedIds()));

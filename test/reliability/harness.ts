@@ -1,16 +1,18 @@
 /**
  * Helpers of the reliability tests: a one-file build of the CLI (with the crash points of
- * fixtures/crash-points.ts) that starts in well under a second, child runs of it, a seeded PRNG,
- * and reading an export back as item ids and file checksums.
+ * fixtures/crash-points.ts) that starts in well under a second, child runs of it, a scratch
+ * folder per test file, and reading an export back as item ids and file checksums.
  */
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { afterAll, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { listFiles } from '../helpers/export.js';
 
@@ -42,6 +44,37 @@ export async function buildTestCli(): Promise<TestCli> {
     sourcemap: false,
   });
   return { path, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * For the calling test file: the built CLI and a fresh folder under the OS temp dir (named
+ * `<tmpPrefix>…`), made before all its tests and removed after them. Use the fields inside tests/hooks:
+ *   const t = useTestCli('crash-trials-');
+ *   it('...', async () => { await runCli(t.cli, ['run', await writeJob(join(t.dir, 'a'), job)]) });
+ */
+export function useTestCli(tmpPrefix: string): { readonly cli: TestCli; readonly dir: string } {
+  let cli: TestCli | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    cli = await buildTestCli();
+    dir = await mkdtemp(join(tmpdir(), tmpPrefix));
+  });
+  afterAll(async () => {
+    await cli?.remove();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  const ready = <T>(value: T | undefined, name: string): T => {
+    if (value === undefined) throw new Error(`useTestCli(): ${name} used outside the test file's tests (it is made in beforeAll)`);
+    return value;
+  };
+  return {
+    get cli() {
+      return ready(cli, 'cli');
+    },
+    get dir() {
+      return ready(dir, 'dir');
+    },
+  };
 }
 
 export interface CliResult {
@@ -98,18 +131,6 @@ export function runCli(cli: TestCli | string, args: string[], opts: CliOptions =
     });
     opts.onSpawn?.(child);
   });
-}
-
-/** mulberry32: a small seeded PRNG for choosing crash points and delays (the seed is printed). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export async function writeJob(dir: string, job: Record<string, unknown>, name = 'job.yaml'): Promise<string> {

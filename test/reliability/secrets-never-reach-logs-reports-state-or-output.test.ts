@@ -4,30 +4,20 @@
  * (wrong API key, wrong AWS secret, service faults), plus plan / verify / resolve: neither secret
  * appears in stdout, stderr, the data files, the state, the reports or the staging folder.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { downloadPrefix, listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { buildTestCli, runCli, writeJob, type CliResult, type TestCli } from './harness.js';
+import { runCli, writeJob, useTestCli, type CliResult } from './harness.js';
 
 const CLIENT_ID = 'cid-5f2c91d7e0a84b3f9c6e2d1a';
 const SECRET_KEY = 'sk-Q8v2Lm4Xz9Rt1Wp7Hc3Jn6Bd0Kf5Gs8Ya2Ue4';
 const sandbox = useSandbox({ auth: { clientId: CLIENT_ID, secretKey: SECRET_KEY } });
 const bucket = useTestBucket('secrets');
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'secrets-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('secrets-');
 
 /** Every readable form of every file under root: raw bytes as text, gunzipped when gzip. */
 async function contents(root: string): Promise<{ file: string; text: string }[]> {
@@ -47,7 +37,7 @@ function forms(secret: string): string[] {
 it('no secret in logs, reports, state, output or staging, whether runs succeed or fail', { timeout: 180_000 }, async () => {
   const s3 = await s3TestEnv();
   const secrets = [CLIENT_ID, SECRET_KEY, s3.AWS_SECRET_ACCESS_KEY!, s3.AWS_ACCESS_KEY_ID!];
-  const base = join(dir, 'job');
+  const base = join(work.dir, 'job');
   const staging = join(base, 'staging');
   const local = join(base, 'out');
   const job = (destination: string) => ({
@@ -64,7 +54,7 @@ it('no secret in logs, reports, state, output or staging, whether runs succeed o
   const trace = ['--log-level', 'trace', '--staging-dir', staging];
   const runs: [string, CliResult][] = [];
   const run = async (name: string, args: string[], e: Record<string, string>, expectCode: number | null) => {
-    const r = await runCli(cli, args, { env: e });
+    const r = await runCli(work.cli, args, { env: e });
     if (expectCode !== null) expect(r.code, `${name}\n${r.stderr.slice(-2000)}`).toBe(expectCode);
     runs.push([name, r]);
     return r;

@@ -6,17 +6,16 @@
  * retry budget the unit fails, the run exits 1 and its report names the unit; the next run
  * completes it.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { buildTestCli, duplicates, readNdjsonExport, runCli, setDigest, writeJob, type TestCli } from './harness.js';
+import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli } from './harness.js';
 
 // 640k transactions: alice.eth alone has about 207k rows on the three chains.
 const sandbox = useSandbox({ transactions: 640_000 });
@@ -24,16 +23,7 @@ const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000);
 const CHAINS = [1, 8453, 42161];
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'service-faults-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('service-faults-');
 
 const common = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error', '--json'];
 
@@ -52,8 +42,8 @@ it('an export of 200k+ rows under 5xx, 429, resets, truncated and stalled bodies
   const expected = wallets.flatMap((w) => truthWalletTransactions(sandbox.data, w, CHAINS, { by: 'time', from, to }).map((t) => `${t.chain_id}:${t.hash}:${w}`));
   expect(expected.length).toBeGreaterThanOrEqual(200_000);
 
-  const cleanDir = join(dir, 'clean');
-  const clean = await runCli(cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
+  const cleanDir = join(work.dir, 'clean');
+  const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
   expect(clean.code, clean.stderr).toBe(0);
   const cleanReport = JSON.parse(clean.stdout) as RunReport;
 
@@ -72,8 +62,8 @@ it('an export of 200k+ rows under 5xx, 429, resets, truncated and stalled bodies
       sandbox.setFaults(mixed);
     }
   }, 5);
-  const faultyDir = join(dir, 'faulty');
-  const faulty = await runCli(cli, [
+  const faultyDir = join(work.dir, 'faulty');
+  const faulty = await runCli(work.cli, [
     'run',
     await writeJob(faultyDir, job),
     '-d',
@@ -119,7 +109,7 @@ it('an export of 200k+ rows under 5xx, 429, resets, truncated and stalled bodies
 it('past the retry budget the unit fails, the run exits 1 naming it, and the next run completes it', { timeout: 120_000 }, async () => {
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
   const alice = sandbox.data.wallet('alice.eth')!.address;
-  const base = join(dir, 'budget');
+  const base = join(work.dir, 'budget');
   const jobFile = await writeJob(base, {
     name: 'budget',
     source: { base_url: sandbox.url, chains: [1] },
@@ -132,7 +122,7 @@ it('past the retry budget the unit fails, the run exits 1 naming it, and the nex
   });
   // Every events request fails with 503: the events unit can never succeed this run.
   sandbox.setFaults({ rates: { http503: 1 }, routes: ['events'], seed: SEED });
-  const failed = await runCli(cli, ['run', jobFile, ...common(base), '--max-attempts', '3']);
+  const failed = await runCli(work.cli, ['run', jobFile, ...common(base), '--max-attempts', '3']);
   sandbox.setFaults(null);
   expect(failed.code, failed.stderr).toBe(1);
   const report = JSON.parse(failed.stdout) as RunReport;
@@ -150,7 +140,7 @@ it('past the retry budget the unit fails, the run exits 1 naming it, and the nex
   expect(before.ok).toBe(false);
   expect(before.problems.map((p) => [p.kind, p.unit, p.windows?.length])).toEqual([['missing-windows', eventUnit, 4]]);
 
-  const next = await runCli(cli, ['run', jobFile, ...common(base)]);
+  const next = await runCli(work.cli, ['run', jobFile, ...common(base)]);
   expect(next.code, next.stderr).toBe(0);
   const nextReport = JSON.parse(next.stdout) as RunReport;
   expect(nextReport.windows).toMatchObject({ planned: 4, done: 4, failed: 0 });

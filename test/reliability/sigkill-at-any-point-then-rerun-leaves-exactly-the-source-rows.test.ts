@@ -11,11 +11,10 @@
  * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed).
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
 import { countRows, verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
@@ -23,8 +22,9 @@ import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import type { ObjectStore } from '../../src/store/store.js';
 import { downloadPrefix, duckdb, listFiles, sqlString, truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { buildTestCli, duplicates, readNdjsonExport, runCli, seededRandom, setDigest, writeJob, type CliResult, type TestCli } from './harness.js';
+import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
 
 const sandbox = useSandbox({ latency: { fixedMs: 2, jitterMs: 8 } });
 const bucket = useTestBucket('crash');
@@ -33,16 +33,7 @@ const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 val
 const CHAINS = [1, 8453, 42161];
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'crash-trials-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('crash-trials-');
 
 type Kind = 'page' | 'encode' | 'upload' | 'state' | 'state-after' | 'lock' | 'time' | 'recovery' | 'force';
 type Format = 'parquet' | 'ndjson';
@@ -74,7 +65,7 @@ function job(base: string, format: Format) {
 const flags = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error', '--units-in-flight', '4'];
 
 it('SIGKILL at 22 points of runs; the next run completes with exactly the source rows', { timeout: 300_000 }, async () => {
-  const random = seededRandom(SEED);
+  const random = mulberry32(SEED);
   const alice = sandbox.data.wallet('alice.eth')!.address;
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
   const expected = [
@@ -85,10 +76,10 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
   // Undisturbed runs, one per format: how often each crash point occurs, how long a run takes, the files it writes.
   const probes = {} as Record<Format, { dir: string; ms: number; counts: Record<string, number>; files: Map<string, string> }>;
   for (const format of ['ndjson', 'parquet'] as const) {
-    const probeDir = join(dir, `probe-${format}`);
+    const probeDir = join(work.dir, `probe-${format}`);
     const probeJob = await writeJob(probeDir, job(probeDir, format));
     const countsFile = join(probeDir, 'counts.json');
-    const probe = await runCli(cli, ['run', probeJob, ...flags(probeDir)], { env: { INSIGHT_TEST_COUNTS: countsFile } });
+    const probe = await runCli(work.cli, ['run', probeJob, ...flags(probeDir)], { env: { INSIGHT_TEST_COUNTS: countsFile } });
     expect(probe.code, probe.stderr).toBe(0);
     const counts = JSON.parse(await readFile(countsFile, 'utf8')) as Record<string, number>;
     const files = await fileDigests(join(probeDir, 'out'));
@@ -121,7 +112,7 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
     trials.map((trial) =>
       limit(async () => {
         const t0 = Date.now();
-        const base = join(dir, `trial-${trial.n}`);
+        const base = join(work.dir, `trial-${trial.n}`);
         const jobFile = await writeJob(base, job(base, trial.format));
         const reference = probes[trial.format].files;
         // --force trials start from a complete export and re-export all of it.
@@ -131,7 +122,7 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
         let visibleAfterKill = 0;
         for (const crash of trial.crashes) {
           const args = ['run', jobFile, ...flags(base), ...(trial.force ? ['--force'] : [])];
-          const r: CliResult = await runCli(cli, args, {
+          const r: CliResult = await runCli(work.cli, args, {
             env: crash ? { INSIGHT_TEST_CRASH: crash } : {},
             killAfterMs: crash ? undefined : trial.delayMs,
           });
@@ -144,7 +135,7 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
           // What a reader sees right after the crash: only whole files.
           visibleAfterKill += await everyVisibleFileIsWhole(join(base, 'out'));
         }
-        const next = await runCli(cli, ['run', jobFile, ...flags(base)]);
+        const next = await runCli(work.cli, ['run', jobFile, ...flags(base)]);
         expect(next.code, `trial ${trial.n} (${trial.kind} ${trial.crashes.join(' then ')}): next run\n${next.stderr}`).toBe(0);
 
         const out = join(base, 'out');
@@ -203,7 +194,7 @@ async function fileDigests(out: string): Promise<Map<string, string>> {
 }
 
 it('S3 destination: SIGKILL mid-upload, around state writes and at random moments; the next run is exact, no partial object', { timeout: 180_000 }, async () => {
-  const random = seededRandom(SEED + 1);
+  const random = mulberry32(SEED + 1);
   const env = await s3TestEnv();
   const alice = sandbox.data.wallet('alice.eth')!.address;
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
@@ -213,9 +204,9 @@ it('S3 destination: SIGKILL mid-upload, around state writes and at random moment
   ];
   const s3Job = (base: string, prefix: string) => ({ ...job(base, 'ndjson'), output: { format: 'ndjson', destination: `s3://${bucket.bucket}/${prefix}` } });
 
-  const probeBase = join(dir, 's3-probe');
+  const probeBase = join(work.dir, 's3-probe');
   const countsFile = join(probeBase, 'counts.json');
-  const probe = await runCli(cli, ['run', await writeJob(probeBase, s3Job(probeBase, 'probe')), ...flags(probeBase)], { env: { ...env, INSIGHT_TEST_COUNTS: countsFile } });
+  const probe = await runCli(work.cli, ['run', await writeJob(probeBase, s3Job(probeBase, 'probe')), ...flags(probeBase)], { env: { ...env, INSIGHT_TEST_COUNTS: countsFile } });
   expect(probe.code, probe.stderr).toBe(0);
   const counts = JSON.parse(await readFile(countsFile, 'utf8')) as Record<string, number>;
   const reference = await objectDigests(bucket.store('probe'));
@@ -224,10 +215,10 @@ it('S3 destination: SIGKILL mid-upload, around state writes and at random moment
   let killed = 0;
   let checkedWhole = 0;
   for (const [i, crash] of crashes.entries()) {
-    const base = join(dir, `s3-trial-${i}`);
+    const base = join(work.dir, `s3-trial-${i}`);
     const prefix = `trial-${i}`;
     const jobFile = await writeJob(base, s3Job(base, prefix));
-    const r = await runCli(cli, ['run', jobFile, ...flags(base)], {
+    const r = await runCli(work.cli, ['run', jobFile, ...flags(base)], {
       env: crash ? { ...env, INSIGHT_TEST_CRASH: crash } : env,
       killAfterMs: crash ? undefined : Math.round(300 + random() * probe.ms * 0.8),
     });
@@ -240,7 +231,7 @@ it('S3 destination: SIGKILL mid-upload, around state writes and at random moment
       await expect(countRows(store, o.key), o.key).resolves.toBeGreaterThanOrEqual(0);
       checkedWhole++;
     }
-    const next = await runCli(cli, ['run', jobFile, ...flags(base)], { env });
+    const next = await runCli(work.cli, ['run', jobFile, ...flags(base)], { env });
     expect(next.code, `S3 trial ${i} (${crash || 'timed'}): ${next.stderr}`).toBe(0);
     expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
     const local = join(base, 'download');

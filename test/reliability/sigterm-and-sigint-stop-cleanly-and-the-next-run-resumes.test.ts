@@ -5,11 +5,10 @@
  * what is missing and the result is exact. A second signal ends the run at once, and the next
  * run still recovers.
  */
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
@@ -18,22 +17,13 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { buildTestCli, duplicates, readNdjsonExport, runCli, setDigest, writeJob, type TestCli } from './harness.js';
+import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli } from './harness.js';
 
 // Slow pages so that a run lasts a few seconds and a signal lands in the middle of it.
 const sandbox = useSandbox({ latency: { fixedMs: 40, jitterMs: 40 } });
 const CHAINS = [1, 8453, 42161];
 
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'sigterm-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('sigterm-');
 
 /** Number of completed markers under the job's state (0 while none or no folder yet). */
 async function completedMarkers(out: string): Promise<number> {
@@ -65,7 +55,7 @@ const cases: { name: string; signals: NodeJS.Signals[] }[] = [
 ];
 
 it.each(cases)('$name: exit 130, consistent state, the next run completes exactly', { timeout: 120_000 }, async ({ name, signals }) => {
-  const base = join(dir, name.replace(/\W+/g, '-'));
+  const base = join(work.dir, name.replace(/\W+/g, '-'));
   const out = join(base, 'out');
   const alice = sandbox.data.wallet('alice.eth')!.address;
   const jobFile = await writeJob(base, {
@@ -76,7 +66,7 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
     output: { format: 'ndjson', destination: out },
   });
   const flags = ['--log-level', 'warn', '--units-in-flight', '2', '--staging-dir', join(base, 'staging')];
-  const stopped = await runCli(cli, ['run', jobFile, ...flags], { onSpawn: signalWhenProgressed(out, 3, signals) });
+  const stopped = await runCli(work.cli, ['run', jobFile, ...flags], { onSpawn: signalWhenProgressed(out, 3, signals) });
   const graceful = signals.length === 1;
   if (graceful || stopped.signal === null) expect(stopped.code, stopped.stderr).toBe(ExitCode.interrupted);
   // A second signal after the run already ended its work meets the default handler: killed by it (the shell's 130 too).
@@ -105,7 +95,7 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
   }
   expect(midway.windows.missing).toBeGreaterThan(0);
 
-  const next = await runCli(cli, ['run', jobFile, ...flags, '--json']);
+  const next = await runCli(work.cli, ['run', jobFile, ...flags, '--json']);
   expect(next.code, next.stderr).toBe(0);
   const nextReport = JSON.parse(next.stdout) as RunReport;
   expect(nextReport.windows.planned).toBe(midway.windows.missing);

@@ -4,31 +4,21 @@
  * missing files, files whose size or row count differs from the record, overlapping windows,
  * files no window lists, unfinished commits, and a unit that lags behind its chain on `to: latest`.
  */
-import { copyFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { windowKey } from '../../src/plan/index.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import type { WindowRecord } from '../../src/state/window-state.js';
 import { exportJob, listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { buildTestCli, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli, writeJob, useTestCli } from './harness.js';
 
 const sandbox = useSandbox({});
 const bucket = useTestBucket('verify');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-let cli: TestCli;
-let dir: string;
-beforeAll(async () => {
-  cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'verify-'));
-});
-afterAll(async () => {
-  await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
-});
+const work = useTestCli('verify-');
 
 function job(format: 'parquet' | 'ndjson', destination: string) {
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
@@ -46,8 +36,8 @@ function job(format: 'parquet' | 'ndjson', destination: string) {
 
 async function verify(jobFile: string, env: Record<string, string> = {}): Promise<{ code: number | null; report: VerifyReport; text: string }> {
   const [json, text] = await Promise.all([
-    runCli(cli, ['verify', jobFile, '--json', '--log-level', 'error'], { env }),
-    runCli(cli, ['verify', jobFile, '--log-level', 'error'], { env }),
+    runCli(work.cli, ['verify', jobFile, '--json', '--log-level', 'error'], { env }),
+    runCli(work.cli, ['verify', jobFile, '--log-level', 'error'], { env }),
   ]);
   expect(json.stderr).toBe('');
   expect(text.code).toBe(json.code);
@@ -61,7 +51,7 @@ async function markers(out: string): Promise<{ key: string; record: WindowRecord
 
 describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', (format) => {
   it('complete: exit 0; each kind of damage: exit 1 naming it exactly', { timeout: 120_000 }, async () => {
-    const base = join(dir, format);
+    const base = join(work.dir, format);
     const out = join(base, 'out');
     const jobFile = await writeJob(base, job(format, out));
     const report = await exportJob({ job: job(format, out), dir: base, jobFileName: 'run.yaml', destination: out });
@@ -122,11 +112,11 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
 });
 
 it('S3: a complete export verifies (row counts read through the store); a deleted object is named', { timeout: 120_000 }, async () => {
-  const base = join(dir, 's3');
+  const base = join(work.dir, 's3');
   const destination = `s3://${bucket.bucket}/proof`;
   const env = await s3TestEnv();
   const jobFile = await writeJob(base, job('parquet', destination));
-  const run = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env });
+  const run = await runCli(work.cli, ['run', jobFile, '--log-level', 'error'], { env });
   expect(run.code, run.stderr).toBe(0);
   const ok = await verify(jobFile, env);
   expect(ok.code).toBe(0);
@@ -141,7 +131,7 @@ it('S3: a complete export verifies (row counts read through the store); a delete
 });
 
 it('to: latest: a unit behind the other units of its chain shows its missing windows', { timeout: 120_000 }, async () => {
-  const base = join(dir, 'latest');
+  const base = join(work.dir, 'latest');
   const out = join(base, 'out');
   const chain = sandbox.data.chain(1)!;
   const spec = {
@@ -168,7 +158,7 @@ it('to: latest: a unit behind the other units of its chain shows its missing win
 });
 
 async function downloadState(store: import('../../src/store/store.js').ObjectStore): Promise<string> {
-  const local = join(dir, `state-${Date.now()}`);
+  const local = join(work.dir, `state-${Date.now()}`);
   for await (const o of store.list('_state/proof/completed/')) {
     const got = await store.get(o.key);
     const file = join(local, o.key);
