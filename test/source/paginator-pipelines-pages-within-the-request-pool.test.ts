@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pageWindow, type PagedBatch, type RequestPool } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
-
-interface Rec {
-  chain: number;
-  block: number;
-  id: string;
-}
+import { blockWindowOptions, type Rec } from './paginator-fixtures.js';
 
 function makeRows(chain: number, blocks: number, perBlock: number, first = 1000): Rec[] {
   const rows: Rec[] = [];
@@ -54,22 +49,7 @@ function countingPool(room: number) {
 }
 
 function options(src: ReturnType<typeof slowSource>, pool: RequestPool | undefined, limit: number, maxPage: number, end: number) {
-  return {
-    chainIds: [1],
-    start: 1000,
-    end,
-    lowerFilter: 'filter_block_number_gte',
-    upperFilter: 'filter_block_number_lt',
-    baseFilters: {},
-    limit,
-    maxPage,
-    prefetch: Number.POSITIVE_INFINITY,
-    ...(pool ? { pool } : {}),
-    fetch: (chains: number[], filters: Filters, page: number) => src.fetch(chains, filters, page, limit),
-    chainId: (r: Rec) => r.chain,
-    axisValue: (r: Rec) => r.block,
-    itemId: (r: Rec) => r.id,
-  };
+  return blockWindowOptions(src.fetch, { chainIds: [1], start: 1000, end, limit, maxPage, prefetch: Number.POSITIVE_INFINITY, ...(pool ? { pool } : {}) });
 }
 
 async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pageWindow, WindowTooDenseError, type PagedBatch } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
-
-interface Rec {
-  chain: number;
-  block: number;
-  id: string;
-}
+import { blockWindowOptions, type Rec } from './paginator-fixtures.js';
 
 /**
  * A fake list endpoint with the contract's semantics: rows per chain sorted by block, the window
@@ -52,21 +47,7 @@ async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; 
 }
 
 function options(src: ReturnType<typeof fakeSource>, chainIds: number[], limit: number, maxPage: number, start = 1000, end = 10_000) {
-  return {
-    chainIds,
-    start,
-    end,
-    lowerFilter: 'filter_block_number_gte',
-    upperFilter: 'filter_block_number_lt',
-    baseFilters: {},
-    limit,
-    maxPage,
-    prefetch: 2,
-    fetch: (chains: number[], filters: Filters, page: number) => src.fetch(chains, filters, page, limit),
-    chainId: (r: Rec) => r.chain,
-    axisValue: (r: Rec) => r.block,
-    itemId: (r: Rec) => r.id,
-  };
+  return blockWindowOptions(src.fetch, { chainIds, start, end, limit, maxPage, prefetch: 2 });
 }
 
 describe('pageWindow', () => {
