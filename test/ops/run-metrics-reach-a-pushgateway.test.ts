@@ -7,13 +7,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { RunReport } from '../../src/run/report.js';
+import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { baseEnv, runCli } from './helpers.js';
 
@@ -24,17 +24,6 @@ let dir: string;
 let gateway: ChildProcess | null = null;
 let gatewayUrl: string;
 let jobFile: string;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 /** Samples of one metric family from the gateway's /metrics: labels -> value. */
 async function scrape(name: string): Promise<{ labels: Record<string, string>; value: number }[]> {

@@ -17,6 +17,7 @@ import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { S3Store } from '../../src/store/s3.js';
 import { downloadPrefix, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
 
@@ -207,15 +208,3 @@ it('a bucket that does not exist: a clear error naming it, exit 1', { timeout: 6
   expect(r.stderr).toMatch(/does not exist/);
   console.log(`[s3] missing bucket -> exit ${r.code}: ${errorLine(r.stderr)}`);
 });
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}

@@ -4,10 +4,10 @@
  * (exit 2) and an unreachable node a typed failure (exit 1) naming the URL.
  */
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { useAnvil } from './helpers/anvil.js';
 
 const cli = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
@@ -21,14 +21,6 @@ function run(args: string[]) {
   child.stderr.on('data', (d) => (stderr += d));
   const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return { child, exit, out: () => stdout, err: () => stderr };
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((resolve) => srv.close(() => resolve()));
-  return port;
 }
 
 async function blockType(url: string, n: number): Promise<unknown[]> {
