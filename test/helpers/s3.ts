@@ -19,8 +19,9 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { afterAll, beforeAll, inject } from 'vitest';
+import { inject } from 'vitest';
 import { S3Store, type S3StoreOptions } from '../../src/store/s3.js';
+import { useForFile } from './use-for-file.js';
 
 export interface S3TestConfig {
   endpoint: string;
@@ -119,21 +120,7 @@ export async function createTestBucket(prefix: string): Promise<TestBucket> {
 
 /** createTestBucket in beforeAll, cleanup in afterAll; the returned handle works inside tests. */
 export function useTestBucket(prefix: string): TestBucket {
-  let current: TestBucket | undefined;
-  beforeAll(async () => {
-    current = await createTestBucket(prefix);
-  });
-  afterAll(async () => {
-    await current?.cleanup();
-    current = undefined;
-  });
-  return new Proxy({} as TestBucket, {
-    get(_t, prop) {
-      if (!current) throw new Error(`useTestBucket(): bucket.${String(prop)} used outside the test file's tests (it is created in beforeAll)`);
-      const v = (current as unknown as Record<PropertyKey, unknown>)[prop];
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
-    },
-  });
+  return useForFile('useTestBucket(): bucket', () => createTestBucket(prefix), (bucket) => bucket.cleanup());
 }
 
 async function emptyBucket(client: S3Client, bucket: string): Promise<void> {

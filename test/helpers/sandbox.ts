@@ -1,5 +1,5 @@
-import { afterAll, beforeAll } from 'vitest';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { useForFile } from './use-for-file.js';
 
 /**
  * Starts a sandbox for the calling test file (beforeAll) and closes it afterwards (afterAll).
@@ -8,21 +8,7 @@ import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandb
  *   it('...', async () => { await fetch(`${sandbox.url}/resolve/1`) });
  */
 export function useSandbox(opts: SandboxOptions = {}): Sandbox {
-  let current: Sandbox | undefined;
-  beforeAll(async () => {
-    current = await startSandbox(opts);
-  });
-  afterAll(async () => {
-    await current?.close();
-    current = undefined;
-  });
-  return new Proxy({} as Sandbox, {
-    get(_target, prop) {
-      if (!current) throw new Error(`useSandbox(): sandbox.${String(prop)} used outside the test file's tests (it starts in beforeAll)`);
-      const value = (current as unknown as Record<PropertyKey, unknown>)[prop];
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current) : value;
-    },
-  });
+  return useForFile('useSandbox(): sandbox', () => startSandbox(opts), (sandbox) => sandbox.close());
 }
 
 /** GET a sandbox URL and parse the JSON body (any status). */

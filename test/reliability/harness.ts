@@ -12,9 +12,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { afterAll, beforeAll } from 'vitest';
 import { stringify } from 'yaml';
 import { listFiles } from '../helpers/export.js';
+import { useForFile } from '../helpers/use-for-file.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -53,28 +53,14 @@ export async function buildTestCli(): Promise<TestCli> {
  *   it('...', async () => { await runCli(t.cli, ['run', await writeJob(join(t.dir, 'a'), job)]) });
  */
 export function useTestCli(tmpPrefix: string): { readonly cli: TestCli; readonly dir: string } {
-  let cli: TestCli | undefined;
-  let dir: string | undefined;
-  beforeAll(async () => {
-    cli = await buildTestCli();
-    dir = await mkdtemp(join(tmpdir(), tmpPrefix));
-  });
-  afterAll(async () => {
-    await cli?.remove();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
-  const ready = <T>(value: T | undefined, name: string): T => {
-    if (value === undefined) throw new Error(`useTestCli(): ${name} used outside the test file's tests (it is made in beforeAll)`);
-    return value;
-  };
-  return {
-    get cli() {
-      return ready(cli, 'cli');
+  return useForFile(
+    'useTestCli()',
+    async () => ({ cli: await buildTestCli(), dir: await mkdtemp(join(tmpdir(), tmpPrefix)) }),
+    async ({ cli, dir }) => {
+      await cli.remove();
+      await rm(dir, { recursive: true, force: true });
     },
-    get dir() {
-      return ready(dir, 'dir');
-    },
-  };
+  );
 }
 
 export interface CliResult {

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { useForFile } from '../../helpers/use-for-file.js';
 
 const ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
 
@@ -94,19 +94,5 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
 
 /** Starts anvil for the calling test file (beforeAll) and stops it afterwards; the handle forwards to it. */
 export function useAnvil(opts: AnvilOptions = {}): Anvil {
-  let current: Anvil | undefined;
-  beforeAll(async () => {
-    current = await startAnvil(opts);
-  });
-  afterAll(async () => {
-    await current?.close();
-    current = undefined;
-  });
-  return new Proxy({} as Anvil, {
-    get(_t, prop) {
-      if (!current) throw new Error(`useAnvil(): anvil.${String(prop)} used before beforeAll started it`);
-      const v = (current as unknown as Record<PropertyKey, unknown>)[prop];
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(current) : v;
-    },
-  });
+  return useForFile('useAnvil(): anvil', () => startAnvil(opts), (anvil) => anvil.close());
 }
