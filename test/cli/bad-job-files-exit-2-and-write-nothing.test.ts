@@ -7,8 +7,8 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../src/cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli-in-process.js';
 
 const ALICE = '0x344940aef33a4e9915b793dfe282f3727eff9869';
 
@@ -164,26 +164,6 @@ const CASES: Case[] = [
     message: [/--max-rows-per-file/, /whole number/],
   },
 ];
-
-async function runCli(argv: string[]): Promise<{ code: number; stderr: string; stdout: string }> {
-  let stderr = '';
-  let stdout = '';
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(argv);
-    return { code, stderr, stdout };
-  } finally {
-    err.mockRestore();
-    out.mockRestore();
-  }
-}
 
 function contents(dir: string): string[] {
   return existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String) : [];

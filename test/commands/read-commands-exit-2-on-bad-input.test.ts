@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useSandbox } from '../helpers/sandbox.js';
 import { tempDir } from '../datasets/export-helpers.js';
-import { runCli } from './cli-runner.js';
+import { runCli } from '../helpers/cli-in-process.js';
 
 const sandbox = useSandbox({ seed: 42 });
 const source = () => ['--base-url', sandbox.url, '--log-level', 'silent'];

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../datasets/export-helpers.js';
-import { runCli } from './cli-runner.js';
+import { runCli } from '../helpers/cli-in-process.js';
 
 const job = (aggregate: string) => `name: agg
 source: { base_url: sandbox, chains: [1] }
