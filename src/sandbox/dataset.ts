@@ -778,25 +778,18 @@ export class SandboxDataImpl {
     return this.chainStates.find((c) => c.chainId === chainId);
   }
 
-  /** The leading columns of a row's records: its chain, and the number, hash and timestamp of its block. */
-  private blockColumnsOf(c: ChainState, row: number) {
-    const off = c.blockOff[row]!;
-    return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      block_timestamp: c.blockTimestampOf(off),
-    };
-  }
-
   transactionRecord(c: ChainState, row: number): TransactionRecord {
+    const off = c.blockOff[row]!;
     const maxFee = c.maxFeePerGas(row);
     const maxPrio = c.maxPriorityFeePerGas(row);
     const blobPrice = c.blobGasPrice(row);
     const data = c.input(row);
     const k = c.kind[row]!;
     return {
-      ...this.blockColumnsOf(c, row),
+      chain_id: c.chainId,
+      block_number: c.spec.firstBlock + off,
+      block_hash: c.blockHashOf(off),
+      block_timestamp: c.blockTimestampOf(off),
       hash: c.txHash(row),
       nonce: c.nonce[row]!,
       transaction_index: c.txIndex[row]!,
@@ -827,8 +820,12 @@ export class SandboxDataImpl {
   }
 
   eventRecord(c: ChainState, row: number): EventRecord {
+    const off = c.blockOff[row]!;
     return {
-      ...this.blockColumnsOf(c, row),
+      chain_id: c.chainId,
+      block_number: c.spec.firstBlock + off,
+      block_hash: c.blockHashOf(off),
+      block_timestamp: c.blockTimestampOf(off),
       transaction_hash: c.txHash(row),
       transaction_index: c.txIndex[row]!,
       log_index: c.logIndex[row]!,
