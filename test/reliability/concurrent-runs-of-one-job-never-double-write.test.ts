@@ -14,32 +14,18 @@ import { leaseKey, parseLease } from '../../src/state/lease.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { downloadPrefix, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { downloadPrefix } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
+import { aliceTransactionIds, aliceTransactionsJob, duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
 
 const sandbox = useSandbox({ latency: { fixedMs: 5, jitterMs: 10 } });
 const bucket = useTestBucket('concurrent');
-const CHAINS = [1, 8453, 42161];
-const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
 const work = useTestCli('concurrent-');
 
-function job(destination: string) {
-  return {
-    name: 'together',
-    source: { base_url: sandbox.url, chains: CHAINS },
-    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
-    range: { from: '2024-02-01', to: '2024-02-05', chunk: '12h' },
-    output: { format: 'ndjson', destination },
-  };
-}
-
-function expectedIds(): string[] {
-  const alice = sandbox.data.wallet('alice.eth')!.address;
-  return truthWalletTransactions(sandbox.data, alice, CHAINS, RANGE).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
-}
+const job = (destination: string) => aliceTransactionsJob(sandbox, 'together', '12h', destination);
+const expectedIds = () => aliceTransactionIds(sandbox);
 
 function checkPair(a: CliResult, b: CliResult): { winner: CliResult; loser: CliResult } {
   const codes = [a.code, b.code].sort();

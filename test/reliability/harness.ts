@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { stringify } from 'yaml';
-import { listFiles } from '../helpers/export.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useForFile } from '../helpers/use-for-file.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -61,6 +62,26 @@ export function useTestCli(tmpPrefix: string): { readonly cli: TestCli; readonly
       await rm(dir, { recursive: true, force: true });
     },
   );
+}
+
+const ALICE_CHAINS = [1, 8453, 42161];
+
+/** A job for the export several reliability tests run: alice.eth's transactions on three chains, 2024-02-01 to 2024-02-05, as NDJSON. */
+export function aliceTransactionsJob(sandbox: Sandbox, name: string, chunk: string, destination: string): Record<string, unknown> {
+  return {
+    name,
+    source: { base_url: sandbox.url, chains: ALICE_CHAINS },
+    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
+    range: { from: '2024-02-01', to: '2024-02-05', chunk },
+    output: { format: 'ndjson', destination },
+  };
+}
+
+/** item_id of every row that aliceTransactionsJob's export must hold, from the sandbox's ground truth. */
+export function aliceTransactionIds(sandbox: Sandbox): string[] {
+  const alice = sandbox.data.wallet('alice.eth')!.address;
+  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
+  return truthWalletTransactions(sandbox.data, alice, ALICE_CHAINS, range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
 }
 
 export interface CliResult {

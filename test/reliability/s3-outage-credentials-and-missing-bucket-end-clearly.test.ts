@@ -16,10 +16,10 @@ import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { S3Store } from '../../src/store/s3.js';
-import { downloadPrefix, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { downloadPrefix } from '../helpers/export.js';
 import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
+import { aliceTransactionIds, aliceTransactionsJob, buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
 
 const exec = promisify(execFile);
 const SCRIPT = join(REPO, 'scripts/s3/radosgw.sh');
@@ -27,7 +27,6 @@ const KEY = 'reliabilitykey';
 const SECRET = 'reliabilitysecret000000000000000000000000';
 const BUCKET = 'outage';
 const sandbox = useSandbox({ latency: { fixedMs: 15, jitterMs: 15 } });
-const CHAINS = [1, 8453, 42161];
 
 let cli: TestCli;
 let dir: string;
@@ -67,22 +66,8 @@ const env = (over: Record<string, string> = {}) => ({
   ...over,
 });
 
-function job(destination: string) {
-  return {
-    name: 's3faults',
-    source: { base_url: sandbox.url, chains: CHAINS },
-    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
-    range: { from: '2024-02-01', to: '2024-02-05', chunk: '3h' },
-    output: { format: 'ndjson', destination },
-  };
-}
-
-function expectedIds(): string[] {
-  const alice = sandbox.data.wallet('alice.eth')!.address;
-  return truthWalletTransactions(sandbox.data, alice, CHAINS, { by: 'time', from: unixDay('2024-02-01'), to: unixDay('2024-02-05') }).map(
-    (t) => `${t.chain_id}:${t.hash}:${alice}`,
-  );
-}
+const job = (destination: string) => aliceTransactionsJob(sandbox, 's3faults', '3h', destination);
+const expectedIds = () => aliceTransactionIds(sandbox);
 
 async function countKeys(prefix: string): Promise<number> {
   const page = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
