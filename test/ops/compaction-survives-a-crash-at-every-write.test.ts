@@ -4,24 +4,20 @@
  * its 1st, 2nd, ... write, then the next run's recovery and a second compaction must give exactly
  * the source's rows, files that the state lists one to one, and a destination `verify` accepts.
  */
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { resolveConfig } from '../../src/config/index.js';
-import { loadJob } from '../../src/job/index.js';
 import type { Job } from '../../src/job/schema.js';
 import { silentLogger } from '../../src/log.js';
-import { runJob } from '../../src/run/run-job.js';
 import { compactJob, type CompactOptions } from '../../src/state/compact.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { listKeys } from './helpers.js';
+import { listKeys, runJobAgainst, writeAndLoadJob } from './helpers.js';
 
 const sandbox = useSandbox();
 let dir: string;
@@ -64,20 +60,15 @@ function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writ
 async function exportFixture(format: 'parquet' | 'ndjson'): Promise<void> {
   const root = join(dir, `pristine-${format}`);
   const jobFile = join(dir, `compact-${format}.yaml`);
-  await writeFile(
-    jobFile,
-    stringify({
-      name: `compact-${format}`,
-      source: { base_url: 'sandbox', chains: [1, 8453] },
-      targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
-      // 6-hour windows: four small files per unit and day, as frequent incremental runs leave.
-      range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
-      output: { format, destination: root },
-    }),
-  );
-  const job = await loadJob(jobFile);
-  const config = resolveConfig({ job, cliFlags: { baseUrl: sandbox.url }, env: {}, configFile: null, require: ['source', 'destination'] });
-  const report = await runJob({ job, config, logger: silentLogger });
+  const job = await writeAndLoadJob(jobFile, {
+    name: `compact-${format}`,
+    source: { base_url: 'sandbox', chains: [1, 8453] },
+    targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
+    // 6-hour windows: four small files per unit and day, as frequent incremental runs leave.
+    range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
+    output: { format, destination: root },
+  });
+  const report = await runJobAgainst(job, sandbox.url);
   expect(report.status).toBe('succeeded');
   pristine[format] = { root, job, ids: (await itemIds(root, format)).sort() };
 }
@@ -156,8 +147,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
 
     // A forced re-export over merged windows replaces them like any others: still exact.
     const { job } = pristine[format];
-    const config = resolveConfig({ job, cliFlags: { baseUrl: sandbox.url, destination: root }, env: {}, configFile: null, require: ['source', 'destination'] });
-    const forced = await runJob({ job, config, logger: silentLogger, force: true });
+    const forced = await runJobAgainst(job, sandbox.url, { cliFlags: { destination: root }, force: true });
     expect(forced.status).toBe('succeeded');
     await expectExact(root, format);
   }, 60_000);

@@ -3,24 +3,20 @@
  * executes the statements as printed, and the views return exactly the source's rows, with the
  * column model's types, partition pruning by chain_id/date and exact uint256 strings.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
-import { resolveConfig } from '../../src/config/index.js';
 import { eventsDataset } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { loadJob } from '../../src/job/index.js';
-import { silentLogger } from '../../src/log.js';
-import { runJob } from '../../src/run/run-job.js';
 import { TargetFactory } from '../../src/run/targets.js';
 import { unitSpecs } from '../../src/plan/plan.js';
 import { duckdbType } from '../../src/sink/column-types.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { baseEnv, runCli } from './helpers.js';
+import { baseEnv, runCli, runJobAgainst, writeAndLoadJob } from './helpers.js';
 
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 const CHAINS = [1, 8453];
@@ -65,19 +61,14 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
     jobFile = join(dir, format, 'ddl-job.yaml');
     await rm(join(dir, format), { recursive: true, force: true });
     await mkdir(join(dir, format), { recursive: true });
-    await writeFile(
-      jobFile,
-      stringify({
-        name: `ddl-${format}`,
-        source: { base_url: 'sandbox', chains: CHAINS },
-        targets: [{ wallet, datasets: ['transactions'] }, ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: [TRANSFER] }))],
-        range: { from: '2024-02-01', to: '2024-02-04', chunk: '1d' },
-        output: { format, destination: out },
-      }),
-    );
-    const job = await loadJob(jobFile);
-    const config = resolveConfig({ job, cliFlags: { baseUrl: sandbox.url }, env: {}, configFile: null, require: ['source', 'destination'] });
-    const report = await runJob({ job, config, logger: silentLogger });
+    const job = await writeAndLoadJob(jobFile, {
+      name: `ddl-${format}`,
+      source: { base_url: 'sandbox', chains: CHAINS },
+      targets: [{ wallet, datasets: ['transactions'] }, ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: [TRANSFER] }))],
+      range: { from: '2024-02-01', to: '2024-02-04', chunk: '1d' },
+      output: { format, destination: out },
+    });
+    const report = await runJobAgainst(job, sandbox.url);
     expect(report.status).toBe('succeeded');
 
     const res = await runCli(['ddl', jobFile, '--dialect', 'duckdb'], baseEnv());

@@ -1,12 +1,20 @@
 /**
  * Helpers of the ops tests: run the CLI as a child process (the way a scheduler runs a worker),
- * and read an exported destination back.
+ * run a job in-process against the sandbox, and read an exported destination back.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { stringify } from 'yaml';
+import { resolveConfig, type CliFlags } from '../../src/config/index.js';
+import { loadJob } from '../../src/job/index.js';
+import type { Job } from '../../src/job/schema.js';
+import { silentLogger } from '../../src/log.js';
+import type { RunReport } from '../../src/run/report.js';
+import { runJob } from '../../src/run/run-job.js';
 import type { ObjectStore } from '../../src/store/store.js';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,6 +52,18 @@ export function runCli(args: string[], env: Record<string, string>, opts: { onSp
 }
 
 /** Every key under a prefix of a store. */
+/** Writes `spec` to `file` as YAML and loads it as a job. */
+export async function writeAndLoadJob(file: string, spec: Record<string, unknown>): Promise<Job> {
+  await writeFile(file, stringify(spec));
+  return loadJob(file);
+}
+
+/** Runs a job in-process (silent) against the sandbox at `baseUrl`, as `--base-url` would, with more CLI flags if given. */
+export function runJobAgainst(job: Job, baseUrl: string, opts: { cliFlags?: CliFlags; force?: boolean } = {}): Promise<RunReport> {
+  const config = resolveConfig({ job, cliFlags: { baseUrl, ...opts.cliFlags }, env: {}, configFile: null, require: ['source', 'destination'] });
+  return runJob({ job, config, logger: silentLogger, force: opts.force });
+}
+
 export async function listKeys(store: ObjectStore, prefix = ''): Promise<string[]> {
   const keys: string[] = [];
   for await (const o of store.list(prefix)) keys.push(o.key);
