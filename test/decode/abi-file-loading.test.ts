@@ -1,9 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { AbiFileError, loadAbiFile } from '../../src/decode/abi-file.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const ERC20_ABI = [
   {
@@ -28,16 +28,10 @@ const ERC20_ABI = [
   },
 ];
 
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'decode-abi-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = useTempDir('decode-abi-');
 
 async function file(name: string, content: unknown): Promise<string> {
-  const path = join(dir, name);
+  const path = join(tmp.dir, name);
   await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return path;
 }
@@ -89,7 +83,7 @@ describe('loadAbiFile', () => {
   });
 
   it('names a missing file', async () => {
-    const err = await loadError(join(dir, 'nope.json'));
+    const err = await loadError(join(tmp.dir, 'nope.json'));
     expect(err.shortMessage).toContain('does not exist');
   });
 

@@ -27,17 +27,12 @@ import { LocalStore } from '../../src/store/local.js';
 import { exportJob, listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { duplicates } from './harness.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({});
 const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000);
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'fuzz-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = useTempDir('fuzz-');
 
 // ------------------------------------------------------------------ values and mutations
 
@@ -253,7 +248,7 @@ describe('fuzzed job files', () => {
     const codes = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(jobCase, async (c) => {
-        const root = join(dir, `job-${cases++}`);
+        const root = join(tmp.dir, `job-${cases++}`);
         await mkdir(root, { recursive: true });
         const job = baseJob();
         for (const m of c.mutations) {
@@ -280,7 +275,7 @@ describe('fuzzed job files', () => {
           }
         }
         onlyUnder(root, ['job.yaml', 'job.json', 'out', 'staging']);
-        onlyUnder(dir, [...Array.from({ length: cases }, (_, i) => `job-${i}`)]);
+        onlyUnder(tmp.dir, [...Array.from({ length: cases }, (_, i) => `job-${i}`)]);
       }),
       { seed: SEED, numRuns: 150 },
     );
@@ -325,7 +320,7 @@ describe('fuzzed CLI flags', () => {
     const codes = new Map<number, number>();
     await fc.assert(
       fc.asyncProperty(flagCase, async (c) => {
-        const root = join(dir, `flags-${cases++}`);
+        const root = join(tmp.dir, `flags-${cases++}`);
         await mkdir(root, { recursive: true });
         const good = join(root, 'job.yaml');
         await writeFile(good, stringify(baseJob()));
@@ -469,7 +464,7 @@ describe('fuzzed service responses', () => {
     try {
       await fc.assert(
         fc.asyncProperty(responseCase, async (c) => {
-          const root = join(dir, `resp-${cases++}`);
+          const root = join(tmp.dir, `resp-${cases++}`);
           const out = join(root, 'out');
           current = c;
           served = new Set();

@@ -1,22 +1,15 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { acquireLease, leaseKey, LeaseHeldError, LeaseLostError, parseLease, type Lease, type LeaseOptions } from '../../src/state/lease.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { useTestBucket } from '../helpers/s3.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const bucket = useTestBucket('lease');
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'lease-test-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = useTempDir('lease-test-');
 
 /** A run on another machine: its pid cannot be checked, only its lease's expiry counts. */
 const remote = (n: number): LeaseOptions['identity'] => ({ host: `worker-${n}`, pid: 1000 + n, bootId: `boot-${n}` });
@@ -24,7 +17,7 @@ const here = { host: 'this-host', bootId: 'this-boot' };
 
 let seq = 0;
 const stores: [string, () => ObjectStore][] = [
-  ['local directory', () => new LocalStore(join(dir, `s${seq++}`))],
+  ['local directory', () => new LocalStore(join(tmp.dir, `s${seq++}`))],
   ['S3 (radosgw)', () => bucket.store(`p${seq++}`)],
 ];
 
@@ -109,7 +102,7 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
 });
 
 it('a run that cannot renew (store unreachable) stops writing before its lease expires', async () => {
-  const store = new LocalStore(join(dir, 'unreachable'));
+  const store = new LocalStore(join(tmp.dir, 'unreachable'));
   let clock = 1_000_000;
   const lease = await acquireLease(store, 'job-e', { runId: 'r', identity: remote(1), ttlMs: 10_000, renewEveryMs: 3_600_000, now: () => clock });
   const put = store.put.bind(store);

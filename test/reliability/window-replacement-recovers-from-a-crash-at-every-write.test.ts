@@ -4,22 +4,15 @@
  * run's cleanPending: completed windows never overlap, every listed file exists, no data file is
  * left that no window lists, and a second attempt ends with exactly the new export.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore, PutOptions } from '../../src/store/store.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const UNIT = 'transactions/0xabc/1/block';
-let dir: string;
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'replace-crash-'));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const tmp = useTempDir('replace-crash-');
 
 class Crash extends Error {}
 
@@ -132,7 +125,7 @@ async function invariants(store: ObjectStore): Promise<{ intervals: [number, num
 describe.each(scenarios)('$name', (s) => {
   it('a crash before or after any write recovers to a consistent state, and a retry completes', async () => {
     // Count the writes of an undisturbed commit.
-    const probe = crashingStore(await setUp(join(dir, `${s.name.length}-probe`), s), Number.MAX_SAFE_INTEGER, false);
+    const probe = crashingStore(await setUp(join(tmp.dir, `${s.name.length}-probe`), s), Number.MAX_SAFE_INTEGER, false);
     await commit(probe, s, 'new-run');
     const writes = probe.ops;
     const done = await invariants(probe);
@@ -143,7 +136,7 @@ describe.each(scenarios)('$name', (s) => {
     for (let k = 0; k < writes; k++) {
       for (const after of [false, true]) {
         trials++;
-        const root = join(dir, `${s.name.length}-${k}-${after}`);
+        const root = join(tmp.dir, `${s.name.length}-${k}-${after}`);
         const store = await setUp(root, s);
         await expect(commit(crashingStore(store, k, after), s, 'new-run')).rejects.toBeInstanceOf(Crash);
         // The next run: recovery first.
