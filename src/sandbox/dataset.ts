@@ -778,6 +778,8 @@ export class SandboxDataImpl {
     return this.chainStates.find((c) => c.chainId === chainId);
   }
 
+  // Each record kind is one literal with its block columns written out: spreading a shared
+  // block-columns object into it made building a record 6x slower on Node 20.
   transactionRecord(c: ChainState, row: number): TransactionRecord {
     const off = c.blockOff[row]!;
     const maxFee = c.maxFeePerGas(row);
