@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { link, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { readFileSync, readlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
+import { silentLogger, type Logger } from '../log.js';
 import { StoreError, PreconditionFailedError } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
@@ -18,7 +19,18 @@ export interface LocalStoreOptions {
   lockTimeoutMs?: number;
   /** A lock file older than this is taken to be left by a crashed process and removed (default 60 s). */
   staleLockMs?: number;
+  /**
+   * A temp file or lock draft not modified for this long was left by a killed process and is
+   * removed (default 24 h). Keep it far above lockTimeoutMs: a finished temp file waits for its lock.
+   */
+  abandonedTempMs?: number;
+  /** Gets one warning line (folder and count) when abandoned temp files were removed. */
+  logger?: Logger | undefined;
 }
+
+/** Temp files (`<pid>-<hex>.tmp`) and lock drafts (`locks/<sha1>.lock.<pid>-<hex>`) of LocalStore. */
+const TEMP_FILE = /\.tmp$/;
+const LOCK_DRAFT = /^[0-9a-f]{40}\.lock\.\d+-[0-9a-f]+$/;
 
 /**
  * A local directory as an object store. Keys map to files below `rootDir`.
@@ -36,6 +48,9 @@ export interface LocalStoreOptions {
  *   `staleLockMs` (its holder crashed) is broken. Writers that bypass LocalStore are not covered.
  * - A local directory cannot hold both a file "a" and a file "a/b"; S3 can. Such a put fails
  *   with a StoreError.
+ * - A process killed mid-write leaves its temp file behind: the first write of each instance removes
+ *   temp files and lock drafts not modified for `abandonedTempMs` (24 h; by age, not pid, as the
+ *   folder may be shared by several machines). A file being written keeps a fresh mtime.
  */
 export class LocalStore implements ObjectStore {
   readonly location: string;
@@ -43,6 +58,10 @@ export class LocalStore implements ObjectStore {
   private readonly tmpDir: string;
   private readonly lockTimeoutMs: number;
   private readonly staleLockMs: number;
+  private readonly abandonedTempMs: number;
+  private readonly log: Logger;
+  /** The sweep of abandoned temp files, started by the first newTempPath of this instance. */
+  private sweep: Promise<void> | undefined;
   /** MD5s of files this process wrote or read, valid while the file's stat is unchanged. */
   private readonly etagCache = new Map<string, { sig: string; etag: string }>();
 
@@ -52,6 +71,8 @@ export class LocalStore implements ObjectStore {
     this.tmpDir = path.join(this.rootDir, LOCAL_INTERNAL_DIR);
     this.lockTimeoutMs = opts.lockTimeoutMs ?? 30_000;
     this.staleLockMs = opts.staleLockMs ?? 60_000;
+    this.abandonedTempMs = opts.abandonedTempMs ?? 24 * 3_600_000;
+    this.log = opts.logger ?? silentLogger;
   }
 
   async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
@@ -190,7 +211,39 @@ export class LocalStore implements ObjectStore {
 
   private async newTempPath(): Promise<string> {
     await mkdir(this.tmpDir, { recursive: true });
+    await (this.sweep ??= this.sweepAbandonedTemps().catch(() => undefined));
     return path.join(this.tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
+  }
+
+  /**
+   * Removes temp files and lock drafts older than abandonedTempMs. Never throws: a file that is
+   * gone meanwhile (another process swept it) or cannot be removed is left to a later run.
+   */
+  private async sweepAbandonedTemps(): Promise<void> {
+    const lockDir = path.join(this.tmpDir, 'locks');
+    const candidates = [
+      ...(await namesIn(this.tmpDir)).filter((n) => TEMP_FILE.test(n)).map((n) => path.join(this.tmpDir, n)),
+      ...(await namesIn(lockDir)).filter((n) => LOCK_DRAFT.test(n)).map((n) => path.join(lockDir, n)),
+    ];
+    const cutoff = Date.now() - this.abandonedTempMs;
+    const limit = pLimit(8);
+    const removed = await Promise.all(
+      candidates.map((file) =>
+        limit(async () => {
+          try {
+            const st = await lstat(file);
+            if (!st.isFile() || st.mtimeMs >= cutoff) return false;
+            await unlink(file);
+            return true;
+          } catch (err) {
+            if (!isErrno(err, 'ENOENT')) this.log.debug({ file, code: (err as NodeJS.ErrnoException)?.code }, 'abandoned temp file not removed');
+            return false;
+          }
+        }),
+      ),
+    );
+    const count = removed.filter(Boolean).length;
+    if (count > 0) this.log.warn({ folder: this.tmpDir, files: count }, 'removed temp files of killed writers');
   }
 
   /** Moves a finished temp file to its key, honouring the write conditions. */
@@ -414,6 +467,11 @@ function statSignature(st: Stats): string {
 
 function isErrno(err: unknown, code: string): boolean {
   return (err as NodeJS.ErrnoException | undefined)?.code === code;
+}
+
+/** Entry names of a folder; none when it cannot be read. */
+async function namesIn(dir: string): Promise<string[]> {
+  return readdir(dir).catch(() => []);
 }
 
 async function exists(p: string): Promise<boolean> {
