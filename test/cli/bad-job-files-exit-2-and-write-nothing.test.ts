@@ -4,19 +4,15 @@
  * data file, no state, not even the folder — including mistakes only found while running (a
  * name that does not resolve).
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-in-process.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const ALICE = '0x344940aef33a4e9915b793dfe282f3727eff9869';
 
-let work: string;
-beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'cli-bad-jobs-'));
-});
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const tmp = useTempDir('cli-bad-jobs-');
 
 /** A valid job (the sandbox, one wallet, one day) writing to `dest`; cases change one thing. */
 function validJob(dest: string): string {
@@ -175,7 +171,7 @@ describe('insight-export run with a bad job', () => {
   });
 
   it('the valid job the cases are derived from runs and writes (so "nothing written" below means something)', async () => {
-    const dir = join(work, 'valid');
+    const dir = join(tmp.dir, 'valid');
     const dest = join(dir, 'out');
     const file = join(dir, 'job.yaml');
     rmSync(dir, { recursive: true, force: true });
@@ -189,7 +185,7 @@ describe('insight-export run with a bad job', () => {
   });
 
   it.each(CASES)('$name: exit 2, a located message, nothing at the destination', async (c) => {
-    const dir = join(work, c.name.replace(/\W+/g, '-'));
+    const dir = join(tmp.dir, c.name.replace(/\W+/g, '-'));
     const dest = join(dir, 'out');
     await import('node:fs/promises').then((fs) => fs.mkdir(dir, { recursive: true }));
     const file = c.job ? join(dir, 'job.yaml') : join(dir, 'missing.yaml');

@@ -1,5 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Row } from '../../src/datasets/columns.js';
@@ -12,6 +11,7 @@ import {
   type FileWriterOptions,
 } from '../../src/sink/index.js';
 import { makeTransactionRows, transactionColumns } from './fixtures.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const KINDS: { label: string; opts: Pick<FileWriterOptions, 'format' | 'engine' | 'compression'> }[] = [
   { label: 'NDJSON.gz', opts: { format: 'ndjson', compression: 'gzip' } },
@@ -21,18 +21,16 @@ const KINDS: { label: string; opts: Pick<FileWriterOptions, 'format' | 'engine' 
 ];
 
 const rows = makeTransactionRows(3000);
-let root: string;
+const tmp = useTempDir('sink-cleanup-');
 let stagingDir: string;
 let n = 0;
 
 beforeEach(() => {
-  root ??= mkdtempSync(join(tmpdir(), 'sink-cleanup-'));
-  stagingDir = join(root, `case-${n++}`);
+  stagingDir = join(tmp.dir, `case-${n++}`);
 });
 
 afterAll(async () => {
   await closeDuckDB();
-  rmSync(root, { recursive: true, force: true });
 });
 
 const listStaging = () => {
@@ -108,7 +106,7 @@ describe.each(KINDS)('$label', ({ opts }) => {
 
   it('a staging directory that cannot be created fails with a typed error', async () => {
     // A regular file where the staging directory should be.
-    stagingDir = join(root, `not-a-dir-${n}`);
+    stagingDir = join(tmp.dir, `not-a-dir-${n}`);
     writeFileSync(stagingDir, 'x');
     const err = await create().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FileWriteError);

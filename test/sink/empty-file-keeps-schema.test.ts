@@ -1,21 +1,19 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDuckDB, createFileWriter, parquetColumnTypes, type FinishedFile, type ParquetEngine } from '../../src/sink/index.js';
 import { transactionColumns } from './fixtures.js';
 import { duckdbParquetSchema, readWithDuckDB, readWithHyparquet, readWithParquetWasm, readWithPyarrow, type PyarrowFile } from './readers.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 /** A window with no rows still produces a file: a valid, empty file that carries the schema. */
-let stagingDir: string;
+const tmp = useTempDir('sink-empty-');
 const parquet = new Map<ParquetEngine, FinishedFile>();
 let pyarrow: Record<string, PyarrowFile>;
 
 beforeAll(async () => {
-  stagingDir = mkdtempSync(join(tmpdir(), 'sink-empty-'));
   for (const engine of ['duckdb', 'hyparquet'] as const) {
-    const writer = await createFileWriter({ format: 'parquet', engine, columns: transactionColumns, stagingDir });
+    const writer = await createFileWriter({ format: 'parquet', engine, columns: transactionColumns, stagingDir: tmp.dir });
     await writer.write([]);
     parquet.set(engine, await writer.finish());
   }
@@ -24,7 +22,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await closeDuckDB();
-  rmSync(stagingDir, { recursive: true, force: true });
 });
 
 describe.each(['duckdb', 'hyparquet'] as const)('empty Parquet file (%s engine)', (engine) => {
@@ -58,7 +55,7 @@ describe.each(['duckdb', 'hyparquet'] as const)('empty Parquet file (%s engine)'
 describe('empty NDJSON file', () => {
   it('is an empty (valid) gzip stream or an empty file', async () => {
     for (const compression of ['gzip', 'none'] as const) {
-      const writer = await createFileWriter({ format: 'ndjson', compression, columns: transactionColumns, stagingDir });
+      const writer = await createFileWriter({ format: 'ndjson', compression, columns: transactionColumns, stagingDir: tmp.dir });
       const file = await writer.finish();
       expect(file.rows).toBe(0);
       const bytes = readFileSync(file.path);

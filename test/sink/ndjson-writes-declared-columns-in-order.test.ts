@@ -1,24 +1,22 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createFileWriter, type Compression, type FinishedFile } from '../../src/sink/index.js';
 import { edgeColumns, edgeRows, makeTransactionRows, transactionColumns } from './fixtures.js';
 import { canonicalInput, expectedMicros, readNdjsonLines, readNdjsonWithDuckDB } from './readers.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-let stagingDir: string;
+const tmp = useTempDir('sink-ndjson-');
 const tx = makeTransactionRows(1500);
 const files = new Map<string, FinishedFile>();
 
 async function writeNdjson(name: string, compression: Compression, columns = transactionColumns, rows = tx, level?: number) {
-  const writer = await createFileWriter({ format: 'ndjson', compression, columns, stagingDir, compressionLevel: level });
+  const writer = await createFileWriter({ format: 'ndjson', compression, columns, stagingDir: tmp.dir, compressionLevel: level });
   for (let at = 0; at < rows.length; at += 400) await writer.write(rows.slice(at, at + 400));
   files.set(name, await writer.finish());
 }
 
 beforeAll(async () => {
-  stagingDir = mkdtempSync(join(tmpdir(), 'sink-ndjson-'));
   await writeNdjson('gzip', 'gzip');
   await writeNdjson('none', 'none');
   await writeNdjson('gzip level 1', 'gzip', transactionColumns, tx, 1);
@@ -27,7 +25,6 @@ beforeAll(async () => {
   await writeNdjson('extra keys', 'none', edgeColumns, edgeRows.map((r) => ({ ...r, not_a_column: 'x', __proto_like: 1 })));
 });
 
-afterAll(() => rmSync(stagingDir, { recursive: true, force: true }));
 
 describe('NDJSON writer', () => {
   it('names files by compression and reports rows and exact bytes', () => {
@@ -95,6 +92,6 @@ describe('NDJSON writer', () => {
   });
 
   it('leaves only the finished files in the staging directory', () => {
-    expect(readdirSync(stagingDir).sort()).toEqual([...files.values()].map((f) => f.path.slice(stagingDir.length + 1)).sort());
+    expect(readdirSync(tmp.dir).sort()).toEqual([...files.values()].map((f) => f.path.slice(tmp.dir.length + 1)).sort());
   });
 });

@@ -1,6 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Column, Row } from '../../src/datasets/columns.js';
 import { closeDuckDB, createFileWriter, parquetColumnTypes, type Compression, type FinishedFile, type ParquetEngine } from '../../src/sink/index.js';
@@ -15,6 +12,7 @@ import {
   type CanonRow,
   type PyarrowFile,
 } from './readers.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const ENGINES: ParquetEngine[] = ['duckdb', 'hyparquet'];
 const COMPRESSIONS: Compression[] = ['zstd', 'snappy', 'gzip', 'none'];
@@ -55,16 +53,15 @@ const EXPECTED_TYPES: Record<Column['type'], { physical: string; logical: RegExp
   date: { physical: 'INT32', logical: /^Date$/, converted: 'DATE', arrow: 'date32[day]' },
 };
 
-let stagingDir: string;
+const tmp = useTempDir('sink-round-trip-');
 const written: Written[] = [];
 let pyarrow: Record<string, PyarrowFile>;
 
 beforeAll(async () => {
-  stagingDir = mkdtempSync(join(tmpdir(), 'sink-round-trip-'));
   for (const set of DATA_SETS) {
     for (const engine of ENGINES) {
       for (const compression of COMPRESSIONS) {
-        const writer = await createFileWriter({ format: 'parquet', engine, compression, columns: set.columns, stagingDir, rowGroupSize: ROW_GROUP_SIZE });
+        const writer = await createFileWriter({ format: 'parquet', engine, compression, columns: set.columns, stagingDir: tmp.dir, rowGroupSize: ROW_GROUP_SIZE });
         // Pages of uneven sizes, so row groups and pages do not line up.
         for (let at = 0; at < set.rows.length; at += 333) await writer.write(set.rows.slice(at, at + 333));
         written.push({ set, engine, compression, file: await writer.finish() });
@@ -76,7 +73,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await closeDuckDB();
-  rmSync(stagingDir, { recursive: true, force: true });
 });
 
 function expectSameRows(actual: CanonRow[], set: DataSet): void {
@@ -98,7 +94,7 @@ describe.each(DATA_SETS.map((s) => s.name))('%s', (setName) => {
       expect(w.file.rows).toBe(w.set.rows.length);
       expect(w.file.bytes).toBeGreaterThan(0);
       expect(w.file.extension).toBe('.parquet');
-      expect(w.file.path.startsWith(stagingDir)).toBe(true);
+      expect(w.file.path.startsWith(tmp.dir)).toBe(true);
     });
 
     it('reads back every value identically with DuckDB', async () => {

@@ -1,16 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
 import { column, type Row } from '../../src/datasets/columns.js';
 import { closeDuckDB, createFileWriter } from '../../src/sink/index.js';
 import { ROW_GROUP_BYTES } from '../../src/sink/parquet-duckdb.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-const stagingDir = mkdtempSync(join(tmpdir(), 'sink-row-groups-'));
+const tmp = useTempDir('sink-row-groups-');
 afterAll(async () => {
   await closeDuckDB();
-  rmSync(stagingDir, { recursive: true, force: true });
 });
 
 const columns = [column('id', 'int64', '', false), column('payload', 'string', '')];
@@ -40,7 +37,7 @@ describe.each(['duckdb', 'hyparquet'] as const)('Parquet %s engine', (engine) =>
       [wide, (g: number) => g >= Math.ceil(wide.length / maxGroupRows)],
       [narrow, (g: number) => g === 1],
     ] as const) {
-      const writer = await createFileWriter({ format: 'parquet', engine, columns, stagingDir, rowGroupSize: 50_000 });
+      const writer = await createFileWriter({ format: 'parquet', engine, columns, stagingDir: tmp.dir, rowGroupSize: 50_000 });
       for (let at = 0; at < rows.length; at += 500) await writer.write(rows.slice(at, at + 500));
       const file = await writer.finish();
       const got = await rowGroups(file.path);
@@ -54,7 +51,7 @@ describe.each(['duckdb', 'hyparquet'] as const)('Parquet %s engine', (engine) =>
 describe('Parquet duckdb engine, a single huge row', () => {
   it('converts a row longer than the JSON reader\'s maximum_object_size (16 MB, which only sizes its buffers)', async () => {
     const huge = `0x${'ab'.repeat(12 * 1024 * 1024)}`; // 24 MB of hex calldata
-    const writer = await createFileWriter({ format: 'parquet', engine: 'duckdb', columns, stagingDir });
+    const writer = await createFileWriter({ format: 'parquet', engine: 'duckdb', columns, stagingDir: tmp.dir });
     await writer.write([{ id: 1, payload: 'small' }, { id: 2, payload: huge }, { id: 3, payload: null }]);
     const file = await writer.finish();
     const got = await rowGroups(file.path);

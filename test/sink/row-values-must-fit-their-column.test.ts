@@ -1,15 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { column, type ColumnType, type RowValue } from '../../src/datasets/columns.js';
 import { closeDuckDB, createFileWriter, InvalidRowValueError, type FileWriterOptions } from '../../src/sink/index.js';
 import { MAX_UINT256 } from './fixtures.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-const stagingDir = mkdtempSync(join(tmpdir(), 'sink-values-'));
+const tmp = useTempDir('sink-values-');
 afterAll(async () => {
   await closeDuckDB();
-  rmSync(stagingDir, { recursive: true, force: true });
 });
 
 const KINDS: Pick<FileWriterOptions, 'format' | 'engine'>[] = [
@@ -63,7 +60,7 @@ const GOOD: [ColumnType, RowValue][] = [
 
 describe.each(KINDS)('$format $engine', (kind) => {
   it.each(BAD)('rejects %s value %j with InvalidRowValueError', async (type, value) => {
-    const writer = await createFileWriter({ ...kind, columns: [column('v', type, '')], stagingDir });
+    const writer = await createFileWriter({ ...kind, columns: [column('v', type, '')], stagingDir: tmp.dir });
     const err = await writer.write([{ v: value as RowValue }]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidRowValueError);
     expect((err as InvalidRowValueError).column).toBe('v');
@@ -72,7 +69,7 @@ describe.each(KINDS)('$format $engine', (kind) => {
   });
 
   it.each(GOOD)('accepts %s value %j', async (type, value) => {
-    const writer = await createFileWriter({ ...kind, columns: [column('v', type, '')], stagingDir });
+    const writer = await createFileWriter({ ...kind, columns: [column('v', type, '')], stagingDir: tmp.dir });
     await writer.write([{ v: value }]);
     const file = await writer.finish();
     expect(file.rows).toBe(1);
