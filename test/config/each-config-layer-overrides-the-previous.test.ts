@@ -1,20 +1,23 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, ConfigFileError, PACKAGED_CONFIG_FILE, resolveConfig } from '../../src/config/resolve.js';
 import { parseJob } from '../../src/job/load.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'config-test-'));
+const tmp = useTempDir('config-test-');
 function file(name: string, text: string): string {
-  const p = path.join(dir, name);
+  const p = path.join(tmp.dir, name);
   writeFileSync(p, text);
   return p;
 }
 
-const CONFIG = file(
-  'config.yaml',
-  `source:
+let CONFIG: string;
+beforeAll(() => {
+  CONFIG = file(
+    'config.yaml',
+    `source:
   base_url: http://127.0.0.1:1/from-config
 concurrency:
   requests_in_flight: 2
@@ -28,7 +31,8 @@ output:
 staging_dir: /tmp/from-config
 log_level: warn
 `,
-);
+  );
+});
 
 const ENV = {
   INSIGHT_BASE_URL: 'http://127.0.0.1:3/from-env',

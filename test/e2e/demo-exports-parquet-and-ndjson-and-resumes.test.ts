@@ -4,31 +4,28 @@
  * resumes (exports nothing) and prints the same summary. Run as a user would, in its own process.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { buildSandboxData } from '../../src/sandbox/index.js';
 import { listFiles, readTable, truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../..');
 const TSX = join(REPO, 'node_modules/.bin/tsx');
 
-let cwd: string;
+const tmp = useTempDir('demo-');
 let first: { stdout: string; stderr: string };
 let second: { stdout: string; stderr: string };
 
 beforeAll(async () => {
-  cwd = mkdtempSync(join(tmpdir(), 'demo-'));
-  const opts = { cwd, env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' }, timeout: 120_000 };
+  const opts = { cwd: tmp.dir, env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' }, timeout: 120_000 };
   first = await run(TSX, [join(REPO, 'src/demo.ts')], opts);
   second = await run(TSX, [join(REPO, 'src/demo.ts')], opts);
 }, 240_000);
 
-afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
 /** The part of the output that describes the files (not the run). */
 function summaryOf(stdout: string): string {
@@ -36,7 +33,7 @@ function summaryOf(stdout: string): string {
 }
 
 it('writes Parquet and NDJSON.gz under ./out of the working directory, 24 files each, with state', () => {
-  const files = listFiles(join(cwd, 'out'));
+  const files = listFiles(join(tmp.dir, 'out'));
   expect(files.filter((f) => f.startsWith('parquet/') && f.endsWith('.parquet'))).toHaveLength(24);
   expect(files.filter((f) => f.startsWith('ndjson/') && f.endsWith('.ndjson.gz'))).toHaveLength(24);
   expect(files.some((f) => f.startsWith('parquet/_state/demo/completed/'))).toBe(true);
@@ -54,7 +51,7 @@ it("the output holds exactly the sandbox's rows for the demo job, in both format
     .flatMap((c) => truthContractEvents(data, c.address, 'Transfer(address indexed from, address indexed to, uint256 value)', [c.chainId], range))
     .map((e) => `${e.chain_id}:${e.transaction_hash}:${e.log_index}`);
   for (const [format, dir] of [['parquet', 'parquet'], ['ndjson', 'ndjson']] as const) {
-    const root = join(cwd, 'out', dir);
+    const root = join(tmp.dir, 'out', dir);
     expect((await readTable(root, 'transactions', format)).map((r) => r.item_id).sort()).toEqual(txIds.sort());
     expect((await readTable(root, eventTableForSignature('Transfer(address indexed from, address indexed to, uint256 value)'), format)).map((r) => r.item_id).sort()).toEqual(evIds.sort());
   }

@@ -3,11 +3,9 @@
  * the rows the sandbox holds for the job's query — count, item_id set, exact sums, every row field
  * by field and the Hive partition of every file — for local Parquet, local NDJSON.gz and S3.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventRecord, TransactionRecord } from '../../src/source/records.js';
 import {
   downloadPrefix,
@@ -27,6 +25,7 @@ import {
 } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const bucket = useTestBucket('e2e-rows');
@@ -36,18 +35,16 @@ const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 val
 const EVENTS_TABLE = eventTableForSignature(TRANSFER);
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
-let work: string;
+const tmp = useTempDir('e2e-rows-');
 let s3Env: Record<string, string>;
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'e2e-rows-'));
   s3Env = await s3TestEnv();
   // The S3 client takes credentials from the AWS default chain, as in production.
   process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
   process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
 });
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function alice() {
   return sandbox.data.wallet('alice.eth')!;
@@ -160,7 +157,7 @@ describe.each(CASES)('a run to $name', (c) => {
   let root: string;
 
   beforeAll(async () => {
-    const dir = join(work, c.name.replace(/[^a-z0-9]+/gi, '-'));
+    const dir = join(tmp.dir, c.name.replace(/[^a-z0-9]+/gi, '-'));
     const prefix = `runs/${c.name.replace(/[^a-z0-9]+/gi, '-')}`;
     const destination = c.destination === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${prefix}`;
     const report = await exportJob({

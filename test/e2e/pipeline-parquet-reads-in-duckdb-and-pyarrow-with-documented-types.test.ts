@@ -5,10 +5,8 @@
  * both engines' files hold the same rows.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Column } from '../../src/datasets/columns.js';
 import { eventsDataset, eventTableForSignature } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
@@ -18,6 +16,7 @@ import { createTransactionDecoder } from '../../src/decode/transaction-decoder.j
 import { parquetColumnTypes, type ParquetColumnType } from '../../src/sink/index.js';
 import { describeColumns, duckdb, exportJob, listFiles, readTable, tableSource, truthContractEvents, truthWalletTransactions, unixDay, type CanonRow } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { readWithPyarrow, type PyarrowFile } from '../sink/readers.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
@@ -47,15 +46,14 @@ function modelColumns(table: (typeof TABLES)[number]): Column[] {
   return eventsDataset.columns({ kind: 'contract', address: '0x', signature, decode: true, decoder: createEventDecoder(signature, { preferService: true }) });
 }
 
-let work: string;
+const tmp = useTempDir('e2e-engines-');
 const roots: Record<string, string> = {};
 let pyarrow: Record<string, PyarrowFile>;
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'e2e-engines-'));
   const tokens = sandbox.data.contracts.filter((c) => c.symbol === 'SUSD');
   for (const engine of ENGINES) {
-    const dir = join(work, engine);
+    const dir = join(tmp.dir, engine);
     const report = await exportJob({
       job: {
         name: 'engines',
@@ -79,7 +77,6 @@ beforeAll(async () => {
   pyarrow = readWithPyarrow(files);
 });
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function parquetFiles(engine: string, table: string): string[] {
   return listFiles(roots[engine]!)

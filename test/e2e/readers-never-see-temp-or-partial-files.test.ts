@@ -4,22 +4,18 @@
  * into) never match `**\/*.parquet` or `**\/*.ndjson.gz`, every file a reader's glob finds is
  * complete, and nothing but empty folders is left in the temp folder after the run.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { duckdb, exportJob, listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const TMP = '.insight-export-tmp';
 
-let work: string;
-beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'e2e-readers-'));
-});
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const tmp = useTempDir('e2e-readers-');
 
 function tempFolderFiles(root: string): string[] {
   try {
@@ -35,7 +31,7 @@ describe.each([
   { format: 'parquet' as const, ext: 'parquet', reader: 'read_parquet' },
   { format: 'ndjson' as const, ext: 'ndjson.gz', reader: 'read_json' },
 ])('$format output read during the run', ({ format, ext, reader }) => {
-  const root = () => join(work, format, 'out');
+  const root = () => join(tmp.dir, format, 'out');
   const seenTemp = new Set<string>();
   const globbed = new Set<string>();
   const badGlobs: string[] = [];
@@ -76,7 +72,7 @@ describe.each([
         ],
         range: { from: '2024-02-01', to: '2024-02-05', chunk: '6h' },
       },
-      dir: join(work, format),
+      dir: join(tmp.dir, format),
       sandbox,
       destination: root(),
       flags: { format },

@@ -3,8 +3,7 @@
  * forward requests and writes only the new windows, and the whole output is still exactly the
  * sandbox's rows. Local directory and S3 (state lives at the destination in both).
  */
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { eventTableForSignature } from '../../src/datasets/events.js';
@@ -24,6 +23,7 @@ import {
 } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const bucket = useTestBucket('e2e-rerun');
@@ -34,12 +34,11 @@ const DAY1 = unixDay('2024-02-01');
 const DAY3 = unixDay('2024-02-03');
 const DAY5 = unixDay('2024-02-05');
 
-let work: string;
+const tmp = useTempDir('e2e-rerun-');
 let proxy: RecordingProxy;
 let s3Env: Record<string, string>;
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'e2e-rerun-'));
   proxy = await startRecordingProxy(sandbox.url);
   s3Env = await s3TestEnv();
   process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
@@ -48,7 +47,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await proxy?.close();
-  rmSync(work, { recursive: true, force: true });
 });
 
 function susd(chainId: number) {
@@ -88,7 +86,7 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
   let destination: string;
 
   beforeAll(() => {
-    dir = join(work, kind);
+    dir = join(tmp.dir, kind);
     destination = kind === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${prefix}`;
   });
 

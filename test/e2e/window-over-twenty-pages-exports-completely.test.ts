@@ -3,20 +3,15 @@
  * completely: every row once, none lost at the split, none duplicated — also when the service
  * itself repeats self-transfers (its UNION ALL duplicate).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { expectedTransactionRow, exportJob, readTable, truthWalletTransactions, type CanonRow } from '../helpers/export.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const PAGE_CAP_ROWS = 21 * 1000; // pages 0..20 of 1000 rows
 
-let work: string;
-beforeAll(() => {
-  work = mkdtempSync(join(tmpdir(), 'e2e-page-cap-'));
-});
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+const tmp = useTempDir('e2e-page-cap-');
 
 describe.each([
   { name: 'plain service', duplicateSelfTransfers: false },
@@ -38,7 +33,7 @@ describe.each([
     expected = truthWalletTransactions(sandbox.data, alice.address, [1], range).map((t) => expectedTransactionRow(t, alice.address));
     const query = sandbox.data.parseTransactionsQuery(`chain_id=1&filter_block_number_gte=${range.from}&filter_block_number_lt=${range.to}`);
     served = sandbox.data.allWalletTransactions(alice.address, query, { duplicateSelfTransfers }).length;
-    const dir = join(work, name.replace(/\W+/g, '-'));
+    const dir = join(tmp.dir, name.replace(/\W+/g, '-'));
     report = await exportJob({
       job: {
         name: 'page-cap',

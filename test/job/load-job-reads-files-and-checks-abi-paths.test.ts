@@ -1,14 +1,16 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { JobFileError } from '../../src/job/errors.js';
 import { loadJob } from '../../src/job/load.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'load-job-'));
-mkdirSync(path.join(dir, 'abi'));
-writeFileSync(path.join(dir, 'abi', 'ok.json'), JSON.stringify([{ type: 'event', name: 'X', inputs: [] }]));
-writeFileSync(path.join(dir, 'abi', 'bad.json'), '{ not json');
+const tmp = useTempDir('load-job-');
+beforeAll(() => {
+  mkdirSync(path.join(tmp.dir, 'abi'));
+  writeFileSync(path.join(tmp.dir, 'abi', 'ok.json'), JSON.stringify([{ type: 'event', name: 'X', inputs: [] }]));
+  writeFileSync(path.join(tmp.dir, 'abi', 'bad.json'), '{ not json');
+});
 
 function jobText(abi: string) {
   return `name: l
@@ -33,21 +35,21 @@ async function loadFailure(file: string): Promise<JobFileError> {
 
 describe('loadJob', () => {
   it('loads a job and resolves its ABI path next to the job file', async () => {
-    const f = path.join(dir, 'ok.yaml');
+    const f = path.join(tmp.dir, 'ok.yaml');
     writeFileSync(f, jobText('./abi/ok.json'));
     const job = await loadJob(f);
     expect(job.jobFile).toBe(f);
-    expect(job.targets[0]!.kind === 'contract' && job.targets[0]!.abi).toBe(path.join(dir, 'abi', 'ok.json'));
+    expect(job.targets[0]!.kind === 'contract' && job.targets[0]!.abi).toBe(path.join(tmp.dir, 'abi', 'ok.json'));
   });
 
   it('reports a missing or unreadable ABI file at the abi field', async () => {
-    const missing = path.join(dir, 'missing.yaml');
+    const missing = path.join(tmp.dir, 'missing.yaml');
     writeFileSync(missing, jobText('./abi/nope.json'));
     const e1 = await loadFailure(missing);
     expect([e1.line, e1.column, e1.field]).toEqual([6, 10, 'targets[0].abi']);
     expect(e1.message).toMatch(/cannot be read/);
 
-    const bad = path.join(dir, 'bad.yaml');
+    const bad = path.join(tmp.dir, 'bad.yaml');
     writeFileSync(bad, jobText('./abi/bad.json'));
     const e2 = await loadFailure(bad);
     expect(e2.line).toBe(6);
@@ -55,7 +57,7 @@ describe('loadJob', () => {
   });
 
   it('reports a job file that does not exist', async () => {
-    const e = await loadFailure(path.join(dir, 'absent.yaml'));
+    const e = await loadFailure(path.join(tmp.dir, 'absent.yaml'));
     expect(e.message).toMatch(/absent\.yaml:1:1 no such file/);
   });
 });

@@ -4,8 +4,7 @@
  * its 1st, 2nd, ... write, then the next run's recovery and a second compaction must give exactly
  * the source's rows, files that the state lists one to one, and a destination `verify` accepts.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +16,11 @@ import { WindowState, type WindowRecord } from '../../src/state/window-state.js'
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { listKeys, runJobAgainst, writeAndLoadJob } from './helpers.js';
 
 const sandbox = useSandbox();
-let dir: string;
+const tmp = useTempDir('ops-compact-');
 let db: DuckDBInstance;
 const pristine: Record<'parquet' | 'ndjson', { root: string; job: Job; ids: string[] }> = {} as never;
 
@@ -58,8 +58,8 @@ function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writ
 }
 
 async function exportFixture(format: 'parquet' | 'ndjson'): Promise<void> {
-  const root = join(dir, `pristine-${format}`);
-  const jobFile = join(dir, `compact-${format}.yaml`);
+  const root = join(tmp.dir, `pristine-${format}`);
+  const jobFile = join(tmp.dir, `compact-${format}.yaml`);
   const job = await writeAndLoadJob(jobFile, {
     name: `compact-${format}`,
     source: { base_url: 'sandbox', chains: [1, 8453] },
@@ -93,7 +93,7 @@ async function records(store: ObjectStore, jobName: string): Promise<WindowRecor
 }
 
 function options(store: ObjectStore, jobName: string, extra: Partial<CompactOptions> = {}): CompactOptions {
-  return { store, jobName, targetBytes: 64_000_000, maxRows: 1_000_000, stagingDir: join(dir, 'staging'), logger: silentLogger, ...extra };
+  return { store, jobName, targetBytes: 64_000_000, maxRows: 1_000_000, stagingDir: join(tmp.dir, 'staging'), logger: silentLogger, ...extra };
 }
 
 /** Rows exactly once, every data file listed by exactly one window, windows not overlapping, verify clean. */
@@ -112,7 +112,6 @@ async function expectExact(root: string, format: 'parquet' | 'ndjson', verify = 
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ops-compact-'));
   db = await DuckDBInstance.create(':memory:', { threads: '1' });
   await exportFixture('parquet');
   await exportFixture('ndjson');
@@ -120,12 +119,11 @@ beforeAll(async () => {
 
 afterAll(async () => {
   db?.closeSync();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (format) => {
   it('merges the closed days of each unit into one file per day and keeps the newest day as it is', async () => {
-    const root = join(dir, `full-${format}`);
+    const root = join(tmp.dir, `full-${format}`);
     await cp(pristine[format].root, root, { recursive: true });
     const store = new LocalStore(root);
     const before = await records(store, pristine[format].job.name);
@@ -154,7 +152,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
 
   it('after a crash at any write, nothing is missing, and recovery plus a second compaction are exact', async () => {
     // How many writes an uninterrupted compaction makes.
-    const probeRoot = join(dir, `probe-${format}`);
+    const probeRoot = join(tmp.dir, `probe-${format}`);
     await cp(pristine[format].root, probeRoot, { recursive: true });
     const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER);
     await compactJob(options(probe, pristine[format].job.name));
@@ -163,7 +161,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     const finalFiles = (await listKeys(new LocalStore(probeRoot))).filter((k) => !k.startsWith('_state/')).sort();
 
     for (let writes = 0; writes < total; writes++) {
-      const root = join(dir, `crash-${format}-${writes}`);
+      const root = join(tmp.dir, `crash-${format}-${writes}`);
       await cp(pristine[format].root, root, { recursive: true });
       const local = new LocalStore(root);
       await expect(compactJob(options(crashingStore(local, writes), pristine[format].job.name))).rejects.toThrow(Crash);
@@ -185,7 +183,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
   }, 180_000);
 
   it('--older-than and dry runs: only days that ended long enough ago; a dry run writes nothing', async () => {
-    const root = join(dir, `older-${format}`);
+    const root = join(tmp.dir, `older-${format}`);
     await cp(pristine[format].root, root, { recursive: true });
     const store = new LocalStore(root);
     const keysBefore = await listKeys(store);

@@ -4,11 +4,10 @@
  * string type, the Hive partition columns, the table prefix; layouts a warehouse cannot read are
  * refused with a typed error, and the CLI exits 2 on them.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { ColumnType } from '../../src/datasets/columns.js';
 import { loadJob } from '../../src/job/index.js';
@@ -16,15 +15,15 @@ import { DEFAULT_PARTITIONING } from '../../src/job/partitioning.js';
 import { exportLayout, generateDdl, UnsupportedLayoutError, type Dialect, type TableSpec } from '../../src/warehouse/ddl.js';
 import { jobTables } from '../../src/warehouse/tables.js';
 import { baseEnv, runCli } from './helpers.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-let dir: string;
+const tmp = useTempDir('ops-ddl-dialects-');
 let jobFile: string;
 let tables: TableSpec[];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ops-ddl-dialects-'));
-  jobFile = join(dir, 'job.yaml');
+  jobFile = join(tmp.dir, 'job.yaml');
   await writeFile(
     jobFile,
     stringify({
@@ -39,9 +38,6 @@ beforeAll(async () => {
     }),
   );
   tables = await jobTables(await loadJob(jobFile));
-});
-afterAll(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 /** What each dialect must call each column type (independent of src/warehouse's tables). */
@@ -154,7 +150,7 @@ describe('layouts', () => {
   });
 
   it('the CLI exits 2 for a warehouse over a local directory and for a non-Hive layout', async () => {
-    const local = await runCli(['ddl', jobFile, '--dialect', 'athena', '--destination', join(dir, 'out')], baseEnv());
+    const local = await runCli(['ddl', jobFile, '--dialect', 'athena', '--destination', join(tmp.dir, 'out')], baseEnv());
     expect(local.code).toBe(2);
     expect(local.stderr).toMatch(/athena reads object storage/);
     const layout = await runCli(['ddl', jobFile, '--dialect', 'duckdb', '--partitioning', '{dataset}/{date}'], baseEnv());

@@ -3,8 +3,7 @@
  * executes the statements as printed, and the views return exactly the source's rows, with the
  * column model's types, partition pruning by chain_id/date and exact uint256 strings.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { eventTableForSignature } from '../../src/datasets/events.js';
@@ -16,6 +15,7 @@ import { TargetFactory } from '../../src/run/targets.js';
 import { unitSpecs } from '../../src/plan/plan.js';
 import { duckdbType } from '../../src/sink/column-types.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { baseEnv, runCli, runJobAgainst, writeAndLoadJob } from './helpers.js';
 
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
@@ -24,16 +24,14 @@ const FROM = Date.parse('2024-02-01T00:00:00Z') / 1000;
 const TO = Date.parse('2024-02-04T00:00:00Z') / 1000;
 
 const sandbox = useSandbox();
-let dir: string;
+const tmp = useTempDir('ops-ddl-');
 let db: DuckDBInstance;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ops-ddl-'));
   db = await DuckDBInstance.create(':memory:', { threads: '1' });
 });
 afterAll(async () => {
   db?.closeSync();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function rows(conn: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
@@ -57,10 +55,10 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
 
   beforeAll(async () => {
     const { wallet, tokens } = truth();
-    out = join(dir, format, 'out');
-    jobFile = join(dir, format, 'ddl-job.yaml');
-    await rm(join(dir, format), { recursive: true, force: true });
-    await mkdir(join(dir, format), { recursive: true });
+    out = join(tmp.dir, format, 'out');
+    jobFile = join(tmp.dir, format, 'ddl-job.yaml');
+    await rm(join(tmp.dir, format), { recursive: true, force: true });
+    await mkdir(join(tmp.dir, format), { recursive: true });
     const job = await writeAndLoadJob(jobFile, {
       name: `ddl-${format}`,
       source: { base_url: 'sandbox', chains: CHAINS },

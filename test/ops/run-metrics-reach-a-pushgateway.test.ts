@@ -6,8 +6,7 @@
  * the URL's password never reaches the logs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,12 +14,13 @@ import { stringify } from 'yaml';
 import type { RunReport } from '../../src/run/report.js';
 import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { baseEnv, runCli } from './helpers.js';
 
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 const CHAINS = [1, 8453, 42161];
 const sandbox = useSandbox();
-let dir: string;
+const tmp = useTempDir('ops-metrics-');
 let gateway: ChildProcess | null = null;
 let gatewayUrl: string;
 let jobFile: string;
@@ -44,7 +44,6 @@ function value(samples: { labels: Record<string, string>; value: number }[], wan
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'ops-metrics-'));
   const port = await freePort();
   gatewayUrl = `http://127.0.0.1:${port}`;
   gateway = spawn('prometheus-pushgateway', [`--web.listen-address=127.0.0.1:${port}`], { stdio: 'ignore' });
@@ -61,7 +60,7 @@ beforeAll(async () => {
   }
   const wallet = sandbox.data.wallets[0]!.address;
   const token = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!;
-  jobFile = join(dir, 'metrics.yaml');
+  jobFile = join(tmp.dir, 'metrics.yaml');
   await writeFile(
     jobFile,
     stringify({
@@ -76,7 +75,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   gateway?.kill('SIGTERM');
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 function run(args: string[]) {
@@ -87,7 +85,7 @@ describe('run metrics', () => {
   let report: RunReport;
 
   it('a run pushes its figures; they equal the report, whose per-chain and per-dataset rows equal the source', async () => {
-    const res = await run(['--destination', join(dir, 'out'), '--pushgateway', gatewayUrl]);
+    const res = await run(['--destination', join(tmp.dir, 'out'), '--pushgateway', gatewayUrl]);
     expect(res.code, res.stderr).toBe(0);
     report = JSON.parse(res.stdout) as RunReport;
 
@@ -127,7 +125,7 @@ describe('run metrics', () => {
   it('a failed run reports failure and keeps the time of the last success', async () => {
     sandbox.setFaults({ rates: { http500: 1 } });
     try {
-      const res = await run(['--destination', join(dir, 'out-failing'), '--pushgateway', gatewayUrl, '--max-attempts', '1']);
+      const res = await run(['--destination', join(tmp.dir, 'out-failing'), '--pushgateway', gatewayUrl, '--max-attempts', '1']);
       expect(res.code).toBe(1);
       const failed = JSON.parse(res.stdout) as RunReport;
       expect(failed.status).toBe('failed');
@@ -143,7 +141,7 @@ describe('run metrics', () => {
   });
 
   it('shards push to their own groups', async () => {
-    const out = join(dir, 'out-sharded');
+    const out = join(tmp.dir, 'out-sharded');
     const reports: RunReport[] = [];
     for (const shard of ['0/2', '1/2']) {
       const res = await run(['--destination', out, '--pushgateway', gatewayUrl, '--shard', shard]);
@@ -158,7 +156,7 @@ describe('run metrics', () => {
 
   it('an unreachable gateway is logged, not fatal, and its password is never printed', async () => {
     const closed = await freePort();
-    const res = await run(['--destination', join(dir, 'out-unreachable'), '--pushgateway', `http://metrics:s3cr3t-pw@127.0.0.1:${closed}`]);
+    const res = await run(['--destination', join(tmp.dir, 'out-unreachable'), '--pushgateway', `http://metrics:s3cr3t-pw@127.0.0.1:${closed}`]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/run metrics not pushed/);
     expect(res.stderr).toContain(`127.0.0.1:${closed}`);
@@ -166,7 +164,7 @@ describe('run metrics', () => {
   });
 
   it('a URL that is not http(s) is bad input (exit 2) before anything is exported', async () => {
-    const res = await run(['--destination', join(dir, 'out-bad'), '--pushgateway', 'ftp://gateway']);
+    const res = await run(['--destination', join(tmp.dir, 'out-bad'), '--pushgateway', 'ftp://gateway']);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/must be http or https/);
   });

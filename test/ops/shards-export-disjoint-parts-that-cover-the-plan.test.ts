@@ -4,8 +4,7 @@
  * S3 server (radosgw). Together they must export exactly the unsharded plan: every window once,
  * each unit by one shard only, every source row once, and state that a later run reads as complete.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -15,6 +14,7 @@ import type { RunReport } from '../../src/run/report.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { createTestBucket, s3TestEnv, type TestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { baseEnv, listKeys, readNdjson, runCli, type CliResult } from './helpers.js';
 
 const SHARDS = 3;
@@ -25,7 +25,7 @@ const PREFIX = 'exports/sharded';
 
 const sandbox = useSandbox();
 let bucket: TestBucket;
-let dir: string;
+const tmp = useTempDir('ops-shards-');
 let jobFile: string;
 let plan: Plan;
 let results: CliResult[];
@@ -36,11 +36,10 @@ const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 val
 
 beforeAll(async () => {
   bucket = await createTestBucket('ops-shards');
-  dir = await mkdtemp(join(tmpdir(), 'ops-shards-'));
   wallets = sandbox.data.wallets.slice(0, 4).map((w) => w.address);
   tokens = sandbox.data.contracts.filter((c) => c.kind === 'erc20' && c.symbol === 'SUSD').map((c) => ({ chainId: c.chainId, address: c.address }));
   expect(tokens.length).toBe(CHAINS.length);
-  jobFile = join(dir, 'sharded.yaml');
+  jobFile = join(tmp.dir, 'sharded.yaml');
   await writeFile(
     jobFile,
     stringify({
@@ -56,14 +55,13 @@ beforeAll(async () => {
   );
   plan = await planJob(await loadJob(jobFile), { completed: () => [] });
 
-  const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(dir, 'staging') });
+  const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging') });
   const args = (i: number) => ['run', jobFile, '--shard', `${i}/${SHARDS}`, '--json', '--base-url', sandbox.url, '--destination', `s3://${bucket.bucket}/${PREFIX}`];
   results = await Promise.all(Array.from({ length: SHARDS }, (_, i) => runCli(args(i), env)));
 }, 180_000);
 
 afterAll(async () => {
   await bucket?.cleanup();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 function reportOf(r: CliResult): RunReport {
@@ -153,7 +151,7 @@ describe('sharded run: N workers at once against one sandbox and S3', () => {
     const store = bucket.store(PREFIX);
     const before = new Map<string, string>();
     for await (const o of store.list('')) if (!o.key.startsWith('_state/')) before.set(o.key, o.etag);
-    const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(dir, 'staging2') });
+    const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging2') });
     const again = await Promise.all(
       Array.from({ length: SHARDS }, (_, i) =>
         runCli(['run', jobFile, '--shard', `${i}/${SHARDS}`, '--json', '--base-url', sandbox.url, '--destination', `s3://${bucket.bucket}/${PREFIX}`], env),

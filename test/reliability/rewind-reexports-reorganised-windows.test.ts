@@ -7,8 +7,7 @@
  * block-windowed job is refused (exit 2).
  */
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -19,11 +18,12 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { buildTestCli, duplicates, runCli, writeJob, type TestCli } from './harness.js';
 
 const sandbox = useSandbox({});
 let cli: TestCli;
-let dir: string;
+const tmp = useTempDir('rewind-');
 let proxy: Server;
 let proxyUrl: string;
 /** Blocks from here on are "reorganised" by the proxy (null: the source as it is). */
@@ -41,7 +41,6 @@ function reorganise(rows: TransactionRecord[]): TransactionRecord[] {
 
 beforeAll(async () => {
   cli = await buildTestCli();
-  dir = await mkdtemp(join(tmpdir(), 'rewind-'));
   // A proxy in front of the sandbox that rewrites list pages as the reorganised chain would answer.
   proxy = createServer(async (req, res) => {
     const upstream = await fetch(`${sandbox.url}${req.url!.replace(/^\/insights\/v1/, '')}`, { headers: { accept: 'application/json' } });
@@ -61,13 +60,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await new Promise((r) => proxy?.close(r));
   await cli?.remove();
-  await rm(dir, { recursive: true, force: true });
 });
 
 it('--rewind replaces the reorganised windows; a plain run does not', { timeout: 120_000 }, async () => {
   const chain = sandbox.data.chain(1)!;
   const alice = sandbox.data.wallet('alice.eth')!.address;
-  const base = join(dir, 'job');
+  const base = join(tmp.dir, 'job');
   const out = join(base, 'out');
   const chunk = 2000;
   const lag = 10;

@@ -6,8 +6,6 @@
  * working store exports exactly the source's rows.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -19,6 +17,7 @@ import { S3Store } from '../../src/store/s3.js';
 import { downloadPrefix } from '../helpers/export.js';
 import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { aliceTransactionIds, aliceTransactionsJob, buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
 
 const exec = promisify(execFile);
@@ -29,14 +28,13 @@ const BUCKET = 'outage';
 const sandbox = useSandbox({ latency: { fixedMs: 15, jitterMs: 15 } });
 
 let cli: TestCli;
-let dir: string;
+const tmp = useTempDir('s3-faults-');
 let cluster: string;
 let endpoint: string;
 let client: S3Client;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 's3-faults-'));
-  cluster = join(dir, 'cluster');
+  cluster = join(tmp.dir, 'cluster');
   const port = await freePort();
   const [built] = await Promise.all([
     buildTestCli(),
@@ -55,7 +53,6 @@ afterAll(async () => {
   client?.destroy();
   await cli?.remove();
   if (cluster) await exec('bash', [SCRIPT, 'stop', cluster]).catch(() => undefined);
-  await rm(dir, { recursive: true, force: true });
 });
 
 const env = (over: Record<string, string> = {}) => ({
@@ -78,7 +75,7 @@ async function countKeys(prefix: string): Promise<number> {
 async function nextRunIsExact(jobFile: string, prefix: string): Promise<number> {
   const next = await runCli(cli, ['run', jobFile, '--log-level', 'error', '--json'], { env: env() });
   expect(next.code, next.stderr).toBe(0);
-  const local = join(dir, `download-${prefix}-${Date.now()}`);
+  const local = join(tmp.dir, `download-${prefix}-${Date.now()}`);
   await downloadPrefix(client, BUCKET, prefix, local);
   const got = readNdjsonExport(local).itemIds;
   expect(duplicates(got)).toEqual([]);
@@ -101,7 +98,7 @@ function clearError(stderr: string): void {
 const errorLine = (stderr: string) => /^error: .*$/m.exec(stderr)?.[0] ?? stderr.split('\n')[0];
 
 it('the gateway stops and comes back in the middle of a run: units fail clearly, exit 1, the next run completes', { timeout: 180_000 }, async () => {
-  const base = join(dir, 'outage');
+  const base = join(tmp.dir, 'outage');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
   let downAt = 0;
   let upAt = 0;
@@ -151,7 +148,7 @@ it('the gateway stops and comes back in the middle of a run: units fail clearly,
 });
 
 it('wrong credentials: a clear access error, exit 1, nothing written; the next run completes', { timeout: 60_000 }, async () => {
-  const base = join(dir, 'creds');
+  const base = join(tmp.dir, 'creds');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/creds`));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-0000000000000000000000000' }) });
   expect(r.code).toBe(1);
@@ -169,7 +166,7 @@ it('wrong credentials: a clear access error, exit 1, nothing written; the next r
 
 it('a user without permission on the bucket: a clear access error, exit 1, nothing written', { timeout: 60_000 }, async () => {
   await exec('radosgw-admin', ['-c', join(cluster, 'ceph.conf'), '-n', 'client.admin', 'user', 'create', '--uid', 'intruder', '--display-name', 'intruder', '--access-key', 'intruderkey', '--secret', 'intrudersecret0000000000000000000000000']);
-  const base = join(dir, 'perm');
+  const base = join(tmp.dir, 'perm');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/perm`));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
     env: env({ AWS_ACCESS_KEY_ID: 'intruderkey', AWS_SECRET_ACCESS_KEY: 'intrudersecret0000000000000000000000000' }),
@@ -184,7 +181,7 @@ it('a user without permission on the bucket: a clear access error, exit 1, nothi
 });
 
 it('a bucket that does not exist: a clear error naming it, exit 1', { timeout: 60_000 }, async () => {
-  const base = join(dir, 'nobucket');
+  const base = join(tmp.dir, 'nobucket');
   const jobFile = await writeJob(base, job('s3://no-such-bucket-here/x'));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env() });
   expect(r.code).toBe(1);

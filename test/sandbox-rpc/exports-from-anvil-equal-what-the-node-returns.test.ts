@@ -7,15 +7,14 @@
  * and log (viem's own decoding of eth_getBlockByNumber / eth_getTransactionReceipt / eth_getLogs),
  * and the decoded columns equal what the test sent.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAbi, parseAbiItem, type AbiEvent } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 import { ChainActivity, ERC20_ARTIFACT, ERC721_ARTIFACT, type Sent } from './helpers/activity.js';
 import { useAnvil } from './helpers/anvil.js';
 import { NodeTruth, expectedBlockRecord, expectedEventRow, expectedTransactionRow } from './helpers/node-truth.js';
@@ -30,7 +29,7 @@ let act: ChainActivity;
 let sandbox: RpcSandbox;
 let truth: NodeTruth;
 let head: number;
-let work: string;
+const tmp = useTempDir('sandbox-rpc-e2e-');
 const sentByHash = new Map<string, Sent>();
 
 async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -43,16 +42,15 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): P
 
 /**
  * Runs job `name` (its targets, range, decode) on the sandbox's one chain, the job file in
- * work/job-<name> and the export in work/<name>.
+ * tmp.dir/job-<name> and the export in tmp.dir/<name>.
  */
 async function exportFromSandbox(name: string, format: 'parquet' | 'ndjson', job: Record<string, unknown>): Promise<{ out: string; report: RunReport }> {
-  const out = join(work, name);
-  const report = await exportJob({ dir: join(work, `job-${name}`), destination: out, flags: { format }, job: { name, source: { base_url: sandbox.url, chains: [CHAIN] }, ...job } });
+  const out = join(tmp.dir, name);
+  const report = await exportJob({ dir: join(tmp.dir, `job-${name}`), destination: out, flags: { format }, job: { name, source: { base_url: sandbox.url, chains: [CHAIN] }, ...job } });
   return { out, report };
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'sandbox-rpc-e2e-'));
   act = new ChainActivity(anvil, 11);
   await act.init();
   await act.deploy();
@@ -74,7 +72,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await sandbox?.close();
-  rmSync(work, { recursive: true, force: true });
 });
 
 describe('sandbox --rpc over anvil', () => {

@@ -1,19 +1,17 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { column } from '../../src/datasets/columns.js';
 import { ExitCode, UserInputError } from '../../src/errors.js';
 import { createFileWriter, duckdbType, fileExtension, UnsupportedOutputError, type FileWriterOptions } from '../../src/sink/index.js';
 import { transactionColumns } from './fixtures.js';
+import { useTempDir } from '../helpers/temp-dir.js';
 
-const stagingDir = mkdtempSync(join(tmpdir(), 'sink-options-'));
-afterAll(() => rmSync(stagingDir, { recursive: true, force: true }));
+const tmp = useTempDir('sink-options-');
 
-const base: FileWriterOptions = { format: 'parquet', columns: transactionColumns, stagingDir };
+const base = (): FileWriterOptions => ({ format: 'parquet', columns: transactionColumns, stagingDir: tmp.dir });
 
 async function rejection(opts: Partial<FileWriterOptions> | Record<string, unknown>): Promise<UnsupportedOutputError> {
-  const err = await createFileWriter({ ...base, ...opts } as FileWriterOptions).catch((e: unknown) => e);
+  const err = await createFileWriter({ ...base(), ...opts } as FileWriterOptions).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(UnsupportedOutputError);
   expect(err).toBeInstanceOf(UserInputError);
   expect((err as UserInputError).exitCode).toBe(ExitCode.badInput);
@@ -43,7 +41,7 @@ describe('createFileWriter options', () => {
   });
 
   it('rejects before creating anything', () => {
-    expect(readdirSync(stagingDir)).toEqual([]);
+    expect(readdirSync(tmp.dir)).toEqual([]);
   });
 
   it.each([
@@ -72,12 +70,12 @@ describe('createFileWriter options', () => {
       { format: 'parquet', engine: 'hyparquet', compression: 'none' },
     ];
     for (const combo of combos) {
-      const writer = await createFileWriter({ ...base, ...combo });
+      const writer = await createFileWriter({ ...base(), ...combo });
       const file = await writer.finish();
       expect(file.extension).toBe(fileExtension(combo.format!, combo.compression));
       await writer.abort();
     }
-    expect(readdirSync(stagingDir)).toEqual([]);
+    expect(readdirSync(tmp.dir)).toEqual([]);
   });
 
   it('maps column types to DuckDB types for the DDL generator', () => {
