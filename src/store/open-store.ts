@@ -34,7 +34,7 @@ const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
  */
 export function openStore(destination: string | StoreDestination, opts: OpenStoreOptions = {}): ObjectStore {
   const dest = typeof destination === 'string' ? parseStoreDestination(destination, opts.cwd ?? process.cwd()) : destination;
-  if (dest.kind === 'local') return new LocalStore(dest.path, opts.local);
+  if (dest.kind === 'local') return new LocalStore(dest.path, { logger: opts.logger, ...opts.local });
   const s3 = opts.s3 ?? {};
   return new S3Store({
     ...opts.s3Tuning,
