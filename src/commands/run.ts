@@ -77,7 +77,8 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
           );
         }
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
-        setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
+        const succeeded = report.status === 'succeeded' && report.report_error === undefined;
+        setExit(succeeded ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
@@ -91,7 +92,7 @@ function summary(r: RunReport): string {
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
     `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete`,
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
-    `  report: ${r.report_key ?? '-'}`,
+    r.report_error === undefined ? `  report: ${r.report_key ?? '-'}` : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   return `${lines.join('\n')}\n`;

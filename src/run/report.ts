@@ -30,6 +30,8 @@ export interface RunReport {
   /** The windows of this run by chain id. */
   by_chain: Record<string, RunFigures>;
   report_key?: string;
+  /** Why the report could not be written to the destination (it is then only printed): the run fails. */
+  report_error?: string;
 }
 
 /** What the windows of one dataset or one chain did in a run. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/index.js';
-import { UserInputError } from '../errors.js';
+import { errorMessage, UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import { planJob, type ChainHead, type Plan, type WorkUnit } from '../plan/index.js';
@@ -144,7 +144,13 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       shard: shard ? shardLabel(shard) : null,
     });
     const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
-    report.report_key = await state.writeReport(runId, report, lastRun);
+    try {
+      report.report_key = await state.writeReport(runId, report, lastRun);
+    } catch (err) {
+      // The windows are committed (or not) on their own; only the record of this run is missing, so the caller still gets it.
+      report.report_error = errorMessage(err);
+      logger.error({ err: report.report_error }, 'run report not written to the destination');
+    }
     return report;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
