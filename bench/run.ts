@@ -11,6 +11,8 @@
  *            --formats <duckdb,hyparquet,ndjson: the outputs to run; default all>
  *            --units-in-flight <n: override the exporter's units_in_flight in every run>
  *            --node-flags "<flags for the exporter children, e.g. --max-semi-space-size=32>"
+ *            --malloc <tuned | default: exporter children with the container image's glibc malloc
+ *                      settings (src/run/malloc-tuning.ts; default tuned) or without them>
  *            --out <results file; default bench/RESULTS.md, "-" = stdout only>
  *
  * The read interface is served by bench/page-server.ts in its own process: the seeded sandbox,
@@ -38,6 +40,7 @@ import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/run/run-job.js';
+import { MALLOC_TUNING } from '../src/run/malloc-tuning.js';
 import { InsightClient } from '../src/source/client.js';
 import { closeDuckDB } from '../src/sink/index.js';
 
@@ -293,7 +296,7 @@ function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
     execFile(
       process.execPath,
       [...nodeArgs, childScript, '--child', JSON.stringify(spec)],
-      { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8' },
+      { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8', env: spec.kind === 'export' ? CHILD_ENV : process.env },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`${spec.label}: ${err.message}\n${stderr}`));
         const line = stdout.trim().split('\n').pop()!;
@@ -401,6 +404,8 @@ interface Options {
   unitsInFlight?: number;
   /** Extra node flags for the exporter children, e.g. "--max-semi-space-size=32". */
   nodeFlags: string[];
+  /** Whether exporter children get MALLOC_TUNING in their environment, as the container image sets it. */
+  malloc: 'tuned' | 'default';
   tx: number;
   rssRows: number[];
   repeats: number;
@@ -419,6 +424,7 @@ function parseOptions(argv: string[]): Options {
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
     ...(get('units-in-flight') ? { unitsInFlight: Number(get('units-in-flight')) } : {}),
     nodeFlags: get('node-flags')?.split(' ').filter(Boolean) ?? [],
+    malloc: get('malloc') === 'default' ? 'default' : 'tuned',
     tx: Number(get('tx') ?? 1_000_000),
     rssRows: (get('rss-rows') ?? '1000000,5000000').split(',').map(Number),
     repeats: Number(get('repeats') ?? 3),
@@ -448,6 +454,7 @@ const ALL_FORMATS: Format[] = [
 let FORMATS = ALL_FORMATS;
 let UNITS: number | undefined;
 let NODE_FLAGS: string[] = [];
+let CHILD_ENV: NodeJS.ProcessEnv = process.env;
 const TARGET_RATIO: Record<string, number> = { 'Parquet, DuckDB engine (default)': 0.4, 'NDJSON.gz': 0.5 };
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';
@@ -661,6 +668,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(argv);
   UNITS = opts.unitsInFlight;
   NODE_FLAGS = opts.nodeFlags;
+  CHILD_ENV = opts.malloc === 'tuned' ? { ...process.env, ...MALLOC_TUNING } : process.env;
   FORMATS = ALL_FORMATS.filter((f) => opts.formats.includes(f.key));
   const removeBundle = await bundleSelf();
   const started = new Date();
@@ -676,6 +684,7 @@ async function main(): Promise<void> {
     `Written by \`npm run bench -- ${argv.join(' ')}\` (bench/run.ts) on ${started.toISOString()}, ${((performance.now() - t0) / 60_000).toFixed(1)} min.`,
     '',
     `- Machine: ${machine()}`,
+    `- Exporter processes: ${opts.malloc === 'tuned' ? `${Object.entries(MALLOC_TUNING).map(([k, v]) => `${k}=${v}`).join(' ')} in their environment, as the container image sets them (src/run/malloc-tuning.ts)` : 'the inherited environment, without the container image\'s malloc settings (--malloc default)'}${NODE_FLAGS.length > 0 ? `; node flags ${NODE_FLAGS.join(' ')}` : ''}`,
     `- Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} (other processes share these cores: wall-clock figures are noisy, ratios within one repetition less so)`,
     '',
   ].join('\n');

@@ -22,6 +22,7 @@ import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
+import { adviseMallocTuning } from './malloc-tuning.js';
 import { createRunStagingDir, sweepDeadRunStagingDirs } from '../sink/staging-dir.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
@@ -54,6 +55,7 @@ export interface RunJobInput {
 export async function runJob(input: RunJobInput): Promise<RunReport> {
   const { config, logger } = input;
   limitHeapGrowth();
+  if (config.output.format === 'parquet' && config.output.parquetEngine === 'duckdb') adviseMallocTuning(logger);
   const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
   const started = Date.now();
   const destination = config.output.destination;

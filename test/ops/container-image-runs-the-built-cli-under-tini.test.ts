@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { RunReport } from '../../src/run/report.js';
+import { MALLOC_TUNING } from '../../src/run/malloc-tuning.js';
 import { LocalStore } from '../../src/store/local.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { baseEnv, listKeys, REPO } from './helpers.js';
@@ -65,6 +66,14 @@ describe('Dockerfile and .dockerignore', () => {
     expect(entrypoints).toHaveLength(1);
     const entry = JSON.parse(entrypoints[0]!.slice('ENTRYPOINT'.length)) as string[];
     expect(entry).toEqual(['/usr/bin/tini', '--', 'insight-export']);
+
+    // The malloc settings the DuckDB engine's memory figures assume (src/run/malloc-tuning.ts).
+    const env = new Map(
+      final.lines
+        .filter((l) => l.startsWith('ENV '))
+        .flatMap((l) => [...l.slice(4).matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!] as const)),
+    );
+    for (const [name, value] of Object.entries(MALLOC_TUNING)) expect(env.get(name), name).toBe(value);
   });
 
   it('.dockerignore leaves out local builds and dependencies but not what the image copies', async () => {
