@@ -1,0 +1,29 @@
+/**
+ * Transaction rows of the sandbox's hot wallet as the exporter builds them (JSON.parse ->
+ * normalise -> toRow with decoding), for the measurements of one sink stage in isolation.
+ */
+import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
+import { normaliseListResponse } from '../src/source/normalise.js';
+import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
+import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
+import type { Column, Row } from '../src/datasets/columns.js';
+import type { TransactionRecord } from '../src/source/records.js';
+
+/** Up to `pages` pages of 1000 rows per chain (3 chains) from a sandbox of 300,000 transactions. */
+export async function sandboxTransactionRows(pages = 20): Promise<{ rows: Row[]; columns: Column[] }> {
+  const data = buildSandboxData({ transactions: 300_000 });
+  const server = await serveReadInterface(data, { port: 0 });
+  const wallet = data.wallets[0]!.address;
+  const bodies: string[] = [];
+  try {
+    for (let page = 0; page < pages; page++) {
+      const res = await fetch(`${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`);
+      bodies.push(await res.text());
+    }
+  } finally {
+    await server.close();
+  }
+  const records = bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data) as TransactionRecord[];
+  const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+  return { rows: records.map((r) => transactionsDataset.toRow(r, target)), columns: transactionsDataset.columns(target) };
+}
