@@ -5,7 +5,8 @@ import type { Logger } from '../log.js';
  * libuv thread pool; by default each of those threads gets its own malloc arena, and glibc raises
  * its mmap threshold after the first large frees, so the memory of finished conversions stays with
  * the process. Two arenas and a fixed 128 KiB mmap threshold give most of it back: peak RSS of the
- * DuckDB engine at 1M rows ~445 -> ~400 MB, at 5M 468 -> 415 MB, same throughput (bench/RESULTS.md).
+ * DuckDB engine at 1M rows 439-451 -> 394-431 MB, at 5M 468 -> 415-427 MB, throughput unchanged
+ * within noise (bench/RESULTS.md).
  * glibc reads them once at process start, so they must come from the environment: the container
  * image sets them, and the bench runs the exporter with them.
  */
@@ -20,7 +21,7 @@ export function missingMallocTuning(env: NodeJS.ProcessEnv = process.env, platfo
   return Object.keys(MALLOC_TUNING).filter((name) => env[name] === undefined);
 }
 
-/** Says once, at info level, how to lower the DuckDB engine's memory when the environment does not. */
+/** One info line naming the settings the environment lacks, with their values (nothing when none is missing). */
 export function adviseMallocTuning(logger: Logger, env: NodeJS.ProcessEnv = process.env): void {
   const missing = missingMallocTuning(env);
   if (missing.length === 0) return;
