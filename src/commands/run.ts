@@ -77,8 +77,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
           );
         }
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
-        const succeeded = report.status === 'succeeded' && report.report_error === undefined;
-        setExit(succeeded ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
+        setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

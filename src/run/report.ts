@@ -30,7 +30,7 @@ export interface RunReport {
   /** The windows of this run by chain id. */
   by_chain: Record<string, RunFigures>;
   report_key?: string;
-  /** Why the report could not be written to the destination (it is then only printed): the run fails. */
+  /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
 }
 

@@ -150,7 +150,9 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       report.report_key = await state.writeReport(runId, report, lastRun);
     } catch (err) {
       // The windows are committed (or not) on their own; only the record of this run is missing, so the caller still gets it.
+      // A run whose record is missing did not succeed: exit code and pushed metrics say failed.
       report.report_error = errorMessage(err);
+      if (report.status === 'succeeded') report.status = 'failed';
       logger.error({ err: report.report_error }, 'run report not written to the destination');
     }
     return report;

@@ -1,7 +1,7 @@
 /**
  * A run whose report cannot be written to the destination (the store refuses the write) still
  * gives the report to whoever ran it: printed with --json, named as not written in the summary,
- * and the exit code is 1, so a scheduler sees that the run's record is missing. The exported
+ * with status "failed" and exit code 1, so a scheduler sees that the run's record is missing. The exported
  * windows themselves are committed and the next run, with the store writable again, has nothing
  * left to export and writes its report.
  */
@@ -51,8 +51,10 @@ describe('a run report the destination refuses', () => {
     const failed = await runCli(['run', job, '--json']);
     expect(failed.code).toBe(1);
     const report = JSON.parse(failed.stdout) as RunReport;
-    expect(report.status).toBe('succeeded');
+    // Every window is exported; only the run's record is missing, and that fails the run.
+    expect(report.status).toBe('failed');
     expect(report.windows.done).toBe(2);
+    expect(report.failed).toEqual([]);
     expect(report.rows).toBeGreaterThan(0);
     expect(report.report_key).toBeUndefined();
     expect(report.report_error).toMatch(/report-test\/reports/);
