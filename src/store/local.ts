@@ -1,8 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
-import { readFileSync, readlinkSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
@@ -10,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '../log.js';
+import { pidAlive, thisProcess } from '../process-identity.js';
 import { StoreError, PreconditionFailedError } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
@@ -428,14 +427,11 @@ export class LocalStore implements ObjectStore {
   }
 }
 
-/** Host, boot and pid namespace of this process: a lock's pid is only checked by a process of the same. */
-const LOCK_OWNER = (() => {
-  try {
-    return `${os.hostname()} ${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;
-  } catch {
-    return null; // not Linux: locks of crashed processes are broken when stale only
-  }
-})();
+/**
+ * Host, boot and pid namespace of this process: a lock's pid is only checked by a process of the
+ * same. null where they cannot be read (not Linux): locks of crashed processes are then broken when stale only.
+ */
+const LOCK_OWNER = ((me) => (me.bootId === null ? null : `${me.host} ${me.bootId}`))(thisProcess());
 
 /** True when the lock file names a process of this machine (same boot and pid namespace) that has exited. */
 async function lockHolderIsGone(lockFile: string): Promise<boolean> {
@@ -443,13 +439,7 @@ async function lockHolderIsGone(lockFile: string): Promise<boolean> {
   const text = await readFile(lockFile, 'utf8').catch(() => '');
   const [pidLine, owner] = text.split('\n');
   const pid = Number(pidLine);
-  if (owner !== LOCK_OWNER || !Number.isSafeInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
+  return owner === LOCK_OWNER && Number.isSafeInteger(pid) && pid > 0 && !pidAlive(pid);
 }
 
 function md5(data: Buffer): string {
