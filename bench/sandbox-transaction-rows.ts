@@ -1,6 +1,6 @@
 /**
- * Transaction rows of the sandbox's hot wallet as the exporter builds them (JSON.parse ->
- * normalise -> toRow with decoding), for the measurements of one sink stage in isolation.
+ * Pages and rows of the sandbox's hot wallet as the exporter gets and builds them (JSON.parse ->
+ * normalise -> toRow with decoding), for the measurements of one stage in isolation.
  */
 import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
 import { normaliseListResponse } from '../src/source/normalise.js';
@@ -9,20 +9,31 @@ import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import type { Column, Row } from '../src/datasets/columns.js';
 import type { TransactionRecord } from '../src/source/records.js';
 
-/** Up to `pages` pages of 1000 rows per chain (3 chains) from a sandbox of 300,000 transactions. */
-export async function sandboxTransactionRows(pages = 20): Promise<{ rows: Row[]; columns: Column[] }> {
-  const data = buildSandboxData({ transactions: 300_000 });
+/**
+ * Response bodies of up to `pages` pages of 1000 rows per chain (3 chains, sorted by block, decoded)
+ * of the first wallet of a sandbox of `transactions`; stops after the first page without rows.
+ */
+export async function sandboxPageBodies(transactions = 300_000, pages = 20): Promise<{ wallet: string; bodies: string[] }> {
+  const data = buildSandboxData({ transactions });
   const server = await serveReadInterface(data, { port: 0 });
   const wallet = data.wallets[0]!.address;
   const bodies: string[] = [];
   try {
     for (let page = 0; page < pages; page++) {
       const res = await fetch(`${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`);
-      bodies.push(await res.text());
+      const text = await res.text();
+      bodies.push(text);
+      if (!text.includes('"hash"')) break;
     }
   } finally {
     await server.close();
   }
+  return { wallet, bodies };
+}
+
+/** The rows the exporter builds from those pages (sandbox of 300,000 transactions), and their columns. */
+export async function sandboxTransactionRows(pages = 20): Promise<{ rows: Row[]; columns: Column[] }> {
+  const { wallet, bodies } = await sandboxPageBodies(300_000, pages);
   const records = bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data) as TransactionRecord[];
   const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
   return { rows: records.map((r) => transactionsDataset.toRow(r, target)), columns: transactionsDataset.columns(target) };

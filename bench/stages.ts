@@ -8,7 +8,6 @@
  * -> partition routing -> NDJSON encode -> gzip level 6 / level 1 of the encoded text.
  */
 import { gzipSync } from 'node:zlib';
-import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
 import { normaliseListResponse } from '../src/source/normalise.js';
 import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
@@ -16,19 +15,9 @@ import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-va
 import { isoDate, type Row } from '../src/datasets/columns.js';
 import { renderPartition } from '../src/job/partitioning.js';
 import type { TransactionRecord } from '../src/source/records.js';
+import { sandboxPageBodies } from './sandbox-transaction-rows.js';
 
-const transactions = Number(process.argv[2] ?? 300_000);
-const data = buildSandboxData({ transactions });
-const server = await serveReadInterface(data, { port: 0 });
-const wallet = data.wallets[0]!.address;
-const bodies: string[] = [];
-for (let page = 0; page < 20; page++) {
-  const res = await fetch(`${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`);
-  const text = await res.text();
-  bodies.push(text);
-  if (!text.includes('"hash"')) break;
-}
-await server.close();
+const { wallet, bodies } = await sandboxPageBodies(Number(process.argv[2] ?? 300_000));
 
 function time<T>(label: string, rowsPerRun: number, fn: () => T): T {
   let best = Infinity;
