@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { acquireLease, leaseKey, LeaseHeldError, LeaseLostError, parseLease, type Lease, type LeaseOptions } from '../../src/state/lease.js';
+import { PreconditionFailedError, StoreUnavailableError } from '../../src/store/errors.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { useTestBucket } from '../helpers/s3.js';
@@ -88,8 +89,10 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     const later = parseLease((await store.get(leaseKey('job-d')))!.body)!;
     expect(Date.parse(later.expires_at)).toBeGreaterThan(Date.parse(first.expires_at));
     expect(() => lease.assertHeld()).not.toThrow();
-    // Another writer replaces the object (an operator, or a run that judged it expired).
-    await store.put(leaseKey('job-d'), JSON.stringify({ ...later, run_id: 'usurper' }));
+    // Another run that judged the lease expired takes it over as acquireLease does: If-Match on
+    // the ETag it read. (An unconditional PUT would not do: radosgw lets a conditional PUT that
+    // races with it win and still answers 200 to both, so a usurper's plain write can vanish.)
+    await usurp(store, leaseKey('job-d'), { ...later, run_id: 'usurper' });
     // The next renewal finds the usurper; on a loaded S3 server one write can take longer than the period.
     const deadline = Date.now() + 5_000;
     while (!lease.lost.aborted && Date.now() < deadline) await sleep(25);
@@ -100,6 +103,20 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     expect(parseLease((await store.get(leaseKey('job-d')))!.body)!.run_id).toBe('usurper');
   });
 });
+
+/** Replaces the lease object with a compare-and-swap, reading again when a renewal got in first. */
+async function usurp(store: ObjectStore, key: string, record: object): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const current = (await store.get(key))!;
+    try {
+      await store.put(key, JSON.stringify(record), { ifMatch: current.etag });
+      return;
+    } catch (err) {
+      if (!(err instanceof PreconditionFailedError) && !(err instanceof StoreUnavailableError)) throw err;
+    }
+  }
+  throw new Error(`could not take over ${key} in 100 attempts`);
+}
 
 it('a run that cannot renew (store unreachable) stops writing before its lease expires', async () => {
   const store = new LocalStore(join(tmp.dir, 'unreachable'));
