@@ -83,9 +83,10 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
 
   it('renews itself while held and stops the run when another run takes it over', async () => {
     const store = makeStore();
-    const lease = await acquireLease(store, 'job-d', { runId: 'renewing', identity: remote(1), ttlMs: 400, renewEveryMs: 50 });
+    // A TTL that a loaded CI machine's pauses cannot eat (assertHeld wants a tenth of it left).
+    const lease = await acquireLease(store, 'job-d', { runId: 'renewing', identity: remote(1), ttlMs: 2_000, renewEveryMs: 100 });
     const first = parseLease((await store.get(leaseKey('job-d')))!.body)!;
-    await sleep(700); // longer than the TTL: only renewals keep it
+    await sleep(2_500); // longer than the TTL: only renewals keep it
     const later = parseLease((await store.get(leaseKey('job-d')))!.body)!;
     expect(Date.parse(later.expires_at)).toBeGreaterThan(Date.parse(first.expires_at));
     expect(() => lease.assertHeld()).not.toThrow();
