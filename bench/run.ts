@@ -14,6 +14,8 @@
  *            --malloc <tuned | default: exporter children with the container image's glibc malloc
  *                      settings (src/run/malloc-tuning.ts; default tuned) or without them>
  *            --out <results file; default bench/RESULTS.md, "-" = stdout only>
+ *            --model-workers <e.g. 0,1,2: also run the page-work model (bench/page-work-model.ts)
+ *                      with its page work on the main thread (0) or in that many worker threads>
  *
  * The read interface is served by bench/page-server.ts in its own process: the seeded sandbox,
  * rendered once per distinct request and then answered from memory. One warm-up export records
@@ -40,9 +42,11 @@ import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { createLogger } from '../src/log.js';
 import { runJob } from '../src/run/run-job.js';
+import { limitHeapGrowth } from '../src/run/heap-growth.js';
 import { MALLOC_TUNING } from '../src/run/malloc-tuning.js';
 import { InsightClient } from '../src/source/client.js';
 import { closeDuckDB } from '../src/sink/index.js';
+import { runModel, servePageWorkIfWorker, type ModelSpec } from './page-work-model.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
@@ -101,7 +105,7 @@ interface LimitSpec {
   concurrency: number;
 }
 
-type ChildSpec = ExportSpec | LimitSpec;
+type ChildSpec = ExportSpec | LimitSpec | ModelSpec;
 
 interface ChildResult {
   label: string;
@@ -214,6 +218,15 @@ async function childLimit(spec: LimitSpec): Promise<ChildResult> {
   const result = finish(spec.label, rows, paths.length, t0, cpu0);
   await agent.close();
   return result;
+}
+
+/** The exporter's page work on or off the main thread, without the pipeline (bench/page-work-model.ts). */
+async function childModel(spec: ModelSpec): Promise<ChildResult> {
+  limitHeapGrowth(); // as runJob does
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const { rows, requests } = await runModel(spec, childScript);
+  return finish(spec.label, rows, requests, t0, cpu0);
 }
 
 async function childExport(spec: ExportSpec): Promise<ChildResult> {
@@ -411,6 +424,8 @@ interface Options {
   repeats: number;
   profile: boolean;
   out: string;
+  /** Worker-thread counts of the page-work model to run beside the exporter (bench/page-work-model.ts). */
+  modelWorkers: number[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -430,6 +445,7 @@ function parseOptions(argv: string[]): Options {
     repeats: Number(get('repeats') ?? 3),
     profile: argv.includes('--profile'),
     out: get('out') ?? join(REPO, 'bench/RESULTS.md'),
+    modelWorkers: get('model-workers')?.split(',').map(Number) ?? [],
   };
 }
 
@@ -493,6 +509,13 @@ async function throughput(opts: Options): Promise<void> {
         results.set(f.label, [...(results.get(f.label) ?? []), res]);
         ratios.set(f.label, [...(ratios.get(f.label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
         console.error(`  [${r + 1}/${opts.repeats}] ${f.label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
+      }
+      for (const workers of opts.modelWorkers) {
+        const label = workers === 0 ? 'model: NDJSON.gz page work on the main thread' : `model: NDJSON.gz page work in ${workers} worker thread${workers > 1 ? 's' : ''}`;
+        const res = await inChild({ kind: 'model', label, origin: server.origin, pathsFile, concurrency, wallet: server.wallet, workers }, false);
+        results.set(label, [...(results.get(label) ?? []), res]);
+        ratios.set(label, [...(ratios.get(label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
+        console.error(`  [${r + 1}/${opts.repeats}] ${label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
       }
     }
     rmSync(work, { recursive: true, force: true });
@@ -659,9 +682,10 @@ async function rateLimit(opts: Options): Promise<void> {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  if (servePageWorkIfWorker()) return;
   if (argv[0] === '--child') {
     const spec = JSON.parse(argv[1]!) as ChildSpec;
-    const result = spec.kind === 'limit' ? await childLimit(spec) : await childExport(spec);
+    const result = spec.kind === 'limit' ? await childLimit(spec) : spec.kind === 'model' ? await childModel(spec) : await childExport(spec);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }

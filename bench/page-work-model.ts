@@ -1,0 +1,158 @@
+/**
+ * A model of the exporter with its per-page work (JSON.parse -> normalise -> toRow with decoding
+ * -> NDJSON encode -> gzip level 3) moved off the main thread into worker threads, to measure
+ * what that design could reach on this machine before building it into the pipeline.
+ *
+ * The main thread does what the limit does (the same requests, the same concurrency, an undici
+ * pool) but hands each response's bytes to a worker (transferred, not copied) and waits for its
+ * row count before that request slot goes on, as the paginator needs each page's count. With
+ * 0 workers the same work runs on the main thread, which checks that the model costs what the
+ * exporter costs. No pagination, state, files or uploads: an upper bound of the design.
+ *
+ *   npm run bench -- --only throughput --formats ndjson --model-workers 0,1,2
+ */
+import { readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Worker, isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
+import { Agent } from 'undici';
+import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
+import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
+import { createNdjsonEncoder } from '../src/sink/row-values.js';
+import { TextFileStream } from '../src/sink/staging.js';
+import { normaliseListResponse } from '../src/source/normalise.js';
+import type { TransactionRecord } from '../src/source/records.js';
+
+export interface ModelSpec {
+  kind: 'model';
+  label: string;
+  origin: string;
+  pathsFile: string;
+  concurrency: number;
+  wallet: string;
+  workers: number;
+}
+
+interface PageWorkData {
+  kind: 'page-work';
+  wallet: string;
+}
+
+interface PageWork {
+  process(body: Uint8Array): Promise<number>;
+  /** Ends the gzip file and removes it. */
+  end(): Promise<void>;
+}
+
+/** One page's work, as the exporter's NDJSON.gz writer does it (into a staging file of its own). */
+function pageWork(wallet: string): PageWork {
+  const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+  const encode = createNdjsonEncoder(transactionsDataset.columns(target));
+  const path = join(tmpdir(), `insight-bench-model-${process.pid}-${threadId}.ndjson.gz`);
+  const file = new TextFileStream(path, 3);
+  let rowsInFile = 0;
+  return {
+    async process(body) {
+      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+      const records = normaliseListResponse(JSON.parse(text), 'model', 'transactions', false).data as TransactionRecord[];
+      const rows = records.map((r) => transactionsDataset.toRow(r, target));
+      await file.write(encode(rows, rowsInFile));
+      rowsInFile += rows.length;
+      return rows.length;
+    },
+    async end() {
+      await file.end();
+      await rm(path, { force: true });
+    },
+  };
+}
+
+type ToWorker = { id: number; body: Uint8Array } | { id: number; end: true };
+
+/** True when this thread is a model worker (and serves pages until told to end). */
+export function servePageWorkIfWorker(): boolean {
+  if (isMainThread || (workerData as PageWorkData | undefined)?.kind !== 'page-work') return false;
+  const work = pageWork((workerData as PageWorkData).wallet);
+  parentPort!.on('message', (msg: ToWorker) => {
+    const done = 'end' in msg ? work.end().then(() => 0) : work.process(msg.body);
+    void done.then((rows) => parentPort!.postMessage({ id: msg.id, rows }));
+  });
+  return true;
+}
+
+interface PagePool {
+  process(body: Buffer): Promise<number>;
+  close(): Promise<void>;
+}
+
+function workerPool(script: string, wallet: string, n: number): PagePool {
+  const workers = Array.from({ length: n }, () => new Worker(script, { workerData: { kind: 'page-work', wallet } satisfies PageWorkData }));
+  const load = workers.map(() => 0);
+  const waiting = new Map<number, (rows: number) => void>();
+  let nextId = 0;
+  for (const w of workers) w.on('message', (m: { id: number; rows: number }) => waiting.get(m.id)!(m.rows));
+  return {
+    process(body) {
+      const i = load.indexOf(Math.min(...load));
+      const id = nextId++;
+      load[i]!++;
+      // Buffer.concat of a large response owns its ArrayBuffer: transferring it moves it, no copy.
+      // A small one may sit in Node's shared pool, which must not be transferred: copy those.
+      const owned = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength;
+      const bytes = owned ? new Uint8Array(body.buffer, 0, body.byteLength) : new Uint8Array(body);
+      return new Promise((resolve) => {
+        waiting.set(id, (rows) => {
+          waiting.delete(id);
+          load[i]!--;
+          resolve(rows);
+        });
+        workers[i]!.postMessage({ id, body: bytes }, [bytes.buffer as ArrayBuffer]);
+      });
+    },
+    async close() {
+      await Promise.all(
+        workers.map(async (w) => {
+          const id = nextId++;
+          const ended = new Promise<void>((resolve) => waiting.set(id, () => resolve()));
+          w.postMessage({ id, end: true } satisfies ToWorker);
+          await ended;
+          await w.terminate();
+        }),
+      );
+    },
+  };
+}
+
+/** Rows, requests and the time of the model run (the caller turns them into a ChildResult). */
+export async function runModel(spec: ModelSpec, script: string): Promise<{ rows: number; requests: number }> {
+  const paths = JSON.parse(readFileSync(spec.pathsFile, 'utf8')) as string[];
+  const agent = new Agent({ connections: spec.concurrency });
+  const headers = { accept: 'application/json', 'user-agent': 'insight-export-bench' };
+  const onMain = spec.workers > 0 ? null : pageWork(spec.wallet);
+  const pool: PagePool = onMain ? { process: (body) => onMain.process(body), close: () => onMain.end() } : workerPool(script, spec.wallet, spec.workers);
+  let next = 0;
+  let rows = 0;
+  const slot = async () => {
+    while (next < paths.length) {
+      const path = paths[next++]!;
+      const res = await agent.request({ origin: spec.origin, path, method: 'GET', headers });
+      const chunks: Buffer[] = [];
+      let received = 0;
+      for await (const chunk of res.body) {
+        chunks.push(chunk as Buffer);
+        received += (chunk as Buffer).length;
+      }
+      if (res.statusCode !== 200) throw new Error(`model: HTTP ${res.statusCode} for ${path}`);
+      const pageRows = await pool.process(Buffer.concat(chunks, received));
+      rows += pageRows;
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: spec.concurrency }, slot));
+  } finally {
+    await pool.close();
+    await agent.close();
+  }
+  return { rows, requests: paths.length };
+}
