@@ -11,18 +11,17 @@
  *
  *   npm run bench -- --only throughput --formats ndjson --model-workers 0,1,2
  */
-import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
-import { Agent } from 'undici';
 import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
 import { TextFileStream } from '../src/sink/staging.js';
 import { normaliseListResponse } from '../src/source/normalise.js';
 import type { TransactionRecord } from '../src/source/records.js';
+import { replayRequests } from './replay-requests.js';
 
 export interface ModelSpec {
   kind: 'model';
@@ -124,35 +123,13 @@ function workerPool(script: string, wallet: string, n: number): PagePool {
   };
 }
 
-/** Rows, requests and the time of the model run (the caller turns them into a ChildResult). */
+/** Rows and requests of the model run (the caller times it and turns it into a ChildResult). */
 export async function runModel(spec: ModelSpec, script: string): Promise<{ rows: number; requests: number }> {
-  const paths = JSON.parse(readFileSync(spec.pathsFile, 'utf8')) as string[];
-  const agent = new Agent({ connections: spec.concurrency });
-  const headers = { accept: 'application/json', 'user-agent': 'insight-export-bench' };
   const onMain = spec.workers > 0 ? null : pageWork(spec.wallet);
   const pool: PagePool = onMain ? { process: (body) => onMain.process(body), close: () => onMain.end() } : workerPool(script, spec.wallet, spec.workers);
-  let next = 0;
-  let rows = 0;
-  const slot = async () => {
-    while (next < paths.length) {
-      const path = paths[next++]!;
-      const res = await agent.request({ origin: spec.origin, path, method: 'GET', headers });
-      const chunks: Buffer[] = [];
-      let received = 0;
-      for await (const chunk of res.body) {
-        chunks.push(chunk as Buffer);
-        received += (chunk as Buffer).length;
-      }
-      if (res.statusCode !== 200) throw new Error(`model: HTTP ${res.statusCode} for ${path}`);
-      const pageRows = await pool.process(Buffer.concat(chunks, received));
-      rows += pageRows;
-    }
-  };
   try {
-    await Promise.all(Array.from({ length: spec.concurrency }, slot));
+    return await replayRequests(spec.origin, spec.pathsFile, spec.concurrency, (body) => pool.process(body));
   } finally {
     await pool.close();
-    await agent.close();
   }
-  return { rows, requests: paths.length };
 }

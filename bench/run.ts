@@ -37,7 +37,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { Agent } from 'undici';
 import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { createLogger } from '../src/log.js';
@@ -47,6 +46,7 @@ import { MALLOC_TUNING } from '../src/run/malloc-tuning.js';
 import { InsightClient } from '../src/source/client.js';
 import { closeDuckDB } from '../src/sink/index.js';
 import { runModel, servePageWorkIfWorker, type ModelSpec } from './page-work-model.js';
+import { replayRequests } from './replay-requests.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
@@ -192,32 +192,13 @@ function finish(label: string, rows: number, requests: number, t0: number, cpu0:
 
 /** The limit: the same requests, the same concurrency, an undici pool, JSON.parse and nothing else. */
 async function childLimit(spec: LimitSpec): Promise<ChildResult> {
-  const paths = JSON.parse(readFileSync(spec.pathsFile, 'utf8')) as string[];
-  const agent = new Agent({ connections: spec.concurrency });
-  const headers = { accept: 'application/json', 'user-agent': 'insight-export-bench' };
-  let next = 0;
-  let rows = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const worker = async () => {
-    while (next < paths.length) {
-      const path = paths[next++]!;
-      const res = await agent.request({ origin: spec.origin, path, method: 'GET', headers });
-      const chunks: Buffer[] = [];
-      let received = 0;
-      for await (const chunk of res.body) {
-        chunks.push(chunk as Buffer);
-        received += (chunk as Buffer).length;
-      }
-      if (res.statusCode !== 200) throw new Error(`limit: HTTP ${res.statusCode} for ${path}`);
-      const json = JSON.parse(Buffer.concat(chunks, received).toString('utf8')) as { data: unknown[] };
-      rows += json.data.length;
-    }
-  };
-  await Promise.all(Array.from({ length: spec.concurrency }, worker));
-  const result = finish(spec.label, rows, paths.length, t0, cpu0);
-  await agent.close();
-  return result;
+  const { rows, requests } = await replayRequests(spec.origin, spec.pathsFile, spec.concurrency, (body) => {
+    const json = JSON.parse(body.toString('utf8')) as { data: unknown[] };
+    return json.data.length;
+  });
+  return finish(spec.label, rows, requests, t0, cpu0);
 }
 
 /** The exporter's page work on or off the main thread, without the pipeline (bench/page-work-model.ts). */
