@@ -88,11 +88,23 @@ interface PagePool {
 function workerPool(script: string, wallet: string, n: number): PagePool {
   const workers = Array.from({ length: n }, () => new Worker(script, { workerData: { kind: 'page-work', wallet } satisfies PageWorkData }));
   const load = workers.map(() => 0);
-  const waiting = new Map<number, (rows: number) => void>();
+  const waiting = new Map<number, { resolve: (rows: number) => void; reject: (err: unknown) => void }>();
+  const exited = new Set<Worker>();
+  let failure: unknown;
   let nextId = 0;
-  for (const w of workers) w.on('message', (m: { id: number; rows: number }) => waiting.get(m.id)!(m.rows));
+  for (const w of workers) {
+    w.on('message', (m: { id: number; rows: number }) => waiting.get(m.id)!.resolve(m.rows));
+    // A page the work throws on ends the worker: fail the measurement rather than wait forever.
+    w.on('error', (err) => {
+      failure ??= err;
+      for (const { reject } of waiting.values()) reject(err);
+      waiting.clear();
+    });
+    w.on('exit', () => exited.add(w));
+  }
   return {
     process(body) {
+      if (failure !== undefined) return Promise.reject(failure);
       const i = load.indexOf(Math.min(...load));
       const id = nextId++;
       load[i]!++;
@@ -100,22 +112,24 @@ function workerPool(script: string, wallet: string, n: number): PagePool {
       // A small one may sit in Node's shared pool, which must not be transferred: copy those.
       const owned = body.byteOffset === 0 && body.buffer.byteLength === body.byteLength;
       const bytes = owned ? new Uint8Array(body.buffer, 0, body.byteLength) : new Uint8Array(body);
-      return new Promise((resolve) => {
-        waiting.set(id, (rows) => {
+      return new Promise((resolve, reject) => {
+        const resolveRows = (rows: number) => {
           waiting.delete(id);
           load[i]!--;
           resolve(rows);
-        });
+        };
+        waiting.set(id, { resolve: resolveRows, reject });
         workers[i]!.postMessage({ id, body: bytes }, [bytes.buffer as ArrayBuffer]);
       });
     },
     async close() {
       await Promise.all(
         workers.map(async (w) => {
+          if (exited.has(w)) return;
           const id = nextId++;
-          const ended = new Promise<void>((resolve) => waiting.set(id, () => resolve()));
+          const ended = new Promise<void>((resolve, reject) => waiting.set(id, { resolve: () => resolve(), reject }));
           w.postMessage({ id, end: true } satisfies ToWorker);
-          await ended;
+          await ended.catch(() => undefined);
           await w.terminate();
         }),
       );

@@ -679,10 +679,14 @@ async function main(): Promise<void> {
   const started = new Date();
   const loadBefore = load();
   const t0 = performance.now();
-  if (opts.only.has('throughput')) await throughput(opts);
-  if (opts.only.has('rss')) await rss(opts);
-  if (opts.only.has('latency')) await latency(opts);
-  if (opts.only.has('ratelimit')) await rateLimit(opts);
+  try {
+    if (opts.only.has('throughput')) await throughput(opts);
+    if (opts.only.has('rss')) await rss(opts);
+    if (opts.only.has('latency')) await latency(opts);
+    if (opts.only.has('ratelimit')) await rateLimit(opts);
+  } finally {
+    removeBundle();
+  }
   const header = [
     '# Benchmark results',
     '',
@@ -693,7 +697,6 @@ async function main(): Promise<void> {
     `- Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} (other processes share these cores: wall-clock figures are noisy, ratios within one repetition less so)`,
     '',
   ].join('\n');
-  removeBundle();
   let text = `${header}\n${sections.join('\n\n')}\n`;
   if (opts.out !== '-') {
     // The hand-written analysis below NOTES_MARKER survives a new run.
