@@ -113,6 +113,7 @@ async function usurp(store: ObjectStore, key: string, record: object): Promise<v
       await store.put(key, JSON.stringify(record), { ifMatch: current.etag });
       return;
     } catch (err) {
+      // A renewal got in first: 412, or radosgw's 500 for a lost race once the SDK's retries are spent.
       if (!(err instanceof PreconditionFailedError) && !(err instanceof StoreUnavailableError)) throw err;
     }
   }
