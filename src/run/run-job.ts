@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ResolvedConfig } from '../config/index.js';
 import { errorMessage, UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
@@ -23,7 +22,7 @@ import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { adviseMallocTuning } from './malloc-tuning.js';
-import { createRunStagingDir, sweepDeadRunStagingDirs } from '../sink/staging-dir.js';
+import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
 export interface RunJobInput {
@@ -67,7 +66,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
   const store = openStore(destination, { s3: config.s3, logger });
   const shard = input.shard ?? null;
-  const stagingDir = join(config.stagingDir, runId);
+  const stagingDir = runStagingDir(config.stagingDir, runId);
   let lease: Lease | null = null;
   let source: SourceSession | null = null;
   try {
@@ -104,8 +103,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
     logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
 
-    await sweepDeadRunStagingDirs(config.stagingDir, { logger });
-    await createRunStagingDir(config.stagingDir, runId);
+    await openRunStagingDir(config.stagingDir, runId, logger);
     const outcomes = await exportUnits(units, {
       jobName: job.name,
       runId,

@@ -18,8 +18,19 @@ const RUN_DIR = /^(?:compact-)?\d{8}T\d{6}Z-[0-9a-f]{8}$/;
 /** A folder without its owner file (its run died right after creating it) is removed once this old. */
 const UNOWNED_MAX_AGE_MS = 24 * 3_600_000;
 
+/** The staging folder of run `runId` under the staging directory `root`. */
+export function runStagingDir(root: string, runId: string): string {
+  return join(root, runId);
+}
+
+/** What a run or a compaction does first: removes the folders of killed runs, then creates its own. Returns its path. */
+export async function openRunStagingDir(root: string, runId: string, logger: Logger | undefined): Promise<string> {
+  await sweepDeadRunStagingDirs(root, { logger });
+  return createRunStagingDir(root, runId);
+}
+
 export async function createRunStagingDir(root: string, runId: string, me: ProcessIdentity = thisProcess()): Promise<string> {
-  const dir = join(root, runId);
+  const dir = runStagingDir(root, runId);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, OWNER_FILE), JSON.stringify({ host: me.host, pid: me.pid, boot_id: me.bootId, started_at: new Date().toISOString() }));
   return dir;

@@ -34,7 +34,7 @@ import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { windowKey } from '../plan/index.js';
 import type { Compression } from '../sink/sink.js';
-import { createRunStagingDir, sweepDeadRunStagingDirs } from '../sink/staging-dir.js';
+import { openRunStagingDir } from '../sink/staging-dir.js';
 import type { ObjectStore } from '../store/store.js';
 import { WindowState, type FileRecord, type WindowRecord } from './window-state.js';
 
@@ -265,8 +265,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   };
   let bytesDelta = 0;
   let filesDelta = 0;
-  await sweepDeadRunStagingDirs(opts.stagingDir, { logger: log });
-  const staging = await createRunStagingDir(opts.stagingDir, runId);
+  const staging = await openRunStagingDir(opts.stagingDir, runId, log);
   let duck: DuckDBInstance | null = null;
   try {
     for (const [unitKey, windows] of byUnit) {
