@@ -15,13 +15,11 @@ import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, threadId, workerData } from 'node:worker_threads';
-import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
-import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
+import { transactionsDataset } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
 import { TextFileStream } from '../src/sink/staging.js';
-import { normaliseListResponse } from '../src/source/normalise.js';
-import type { TransactionRecord } from '../src/source/records.js';
 import { replayRequests } from './replay-requests.js';
+import { decodingWalletTarget, pageRows } from './sandbox-transaction-rows.js';
 
 export interface ModelSpec {
   kind: 'model';
@@ -46,16 +44,14 @@ interface PageWork {
 
 /** One page's work, as the exporter's NDJSON.gz writer does it (into a staging file of its own). */
 function pageWork(wallet: string): PageWork {
-  const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+  const target = decodingWalletTarget(wallet);
   const encode = createNdjsonEncoder(transactionsDataset.columns(target));
   const path = join(tmpdir(), `insight-bench-model-${process.pid}-${threadId}.ndjson.gz`);
   const file = new TextFileStream(path, 3);
   let rowsInFile = 0;
   return {
     async process(body) {
-      const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-      const records = normaliseListResponse(JSON.parse(text), 'model', 'transactions', false).data as TransactionRecord[];
-      const rows = records.map((r) => transactionsDataset.toRow(r, target));
+      const rows = pageRows(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'), target);
       await file.write(encode(rows, rowsInFile));
       rowsInFile += rows.length;
       return rows.length;

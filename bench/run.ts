@@ -475,6 +475,12 @@ async function throughput(opts: Options): Promise<void> {
     const ratios = new Map<string, number[]>();
     const sent = new Map<string, number[]>();
     let misses = 0;
+    /** Keeps a run with its ratio to the limit of the same repetition, and prints it. */
+    const keep = (res: ChildResult, limit: ChildResult, r: number) => {
+      results.set(res.label, [...(results.get(res.label) ?? []), res]);
+      ratios.set(res.label, [...(ratios.get(res.label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
+      console.error(`  [${r + 1}/${opts.repeats}] ${res.label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
+    };
     for (let r = 0; r < opts.repeats; r++) {
       await server.get('/_bench/reset');
       const limit = await inChild(limitSpec, false);
@@ -487,16 +493,11 @@ async function throughput(opts: Options): Promise<void> {
         const stats = await server.get<ServerStats>('/_bench/stats');
         misses += stats.misses;
         sent.set(f.label, [...(sent.get(f.label) ?? []), stats.requests]);
-        results.set(f.label, [...(results.get(f.label) ?? []), res]);
-        ratios.set(f.label, [...(ratios.get(f.label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
-        console.error(`  [${r + 1}/${opts.repeats}] ${f.label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
+        keep(res, limit, r);
       }
       for (const workers of opts.modelWorkers) {
         const label = workers === 0 ? 'model: NDJSON.gz page work on the main thread' : `model: NDJSON.gz page work in ${workers} worker thread${workers > 1 ? 's' : ''}`;
-        const res = await inChild({ kind: 'model', label, origin: server.origin, pathsFile, concurrency, wallet: server.wallet, workers }, false);
-        results.set(label, [...(results.get(label) ?? []), res]);
-        ratios.set(label, [...(ratios.get(label) ?? []), res.rowsPerSec / limit.rowsPerSec]);
-        console.error(`  [${r + 1}/${opts.repeats}] ${label}: ${fmt(res.rowsPerSec)} rows/s, ratio ${(res.rowsPerSec / limit.rowsPerSec).toFixed(2)}`);
+        keep(await inChild({ kind: 'model', label, origin: server.origin, pathsFile, concurrency, wallet: server.wallet, workers }, false), limit, r);
       }
     }
     rmSync(work, { recursive: true, force: true });

@@ -31,10 +31,20 @@ export async function sandboxPageBodies(transactions = 300_000, pages = 20): Pro
   return { wallet, bodies };
 }
 
+/** A wallet as a target of the transactions dataset with decoding on (built-in ABIs), as a job with `decode: true` makes it. */
+export function decodingWalletTarget(wallet: string): WalletTarget {
+  return { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+}
+
+/** The exporter's rows of one response body: JSON.parse -> normalise -> toRow. */
+export function pageRows(body: string, target: WalletTarget): Row[] {
+  const records = normaliseListResponse(JSON.parse(body), 'bench', 'transactions', false).data as TransactionRecord[];
+  return records.map((r) => transactionsDataset.toRow(r, target));
+}
+
 /** The rows the exporter builds from those pages (sandbox of 300,000 transactions), and their columns. */
 export async function sandboxTransactionRows(pages = 20): Promise<{ rows: Row[]; columns: Column[] }> {
   const { wallet, bodies } = await sandboxPageBodies(300_000, pages);
-  const records = bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data) as TransactionRecord[];
-  const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
-  return { rows: records.map((r) => transactionsDataset.toRow(r, target)), columns: transactionsDataset.columns(target) };
+  const target = decodingWalletTarget(wallet);
+  return { rows: bodies.flatMap((b) => pageRows(b, target)), columns: transactionsDataset.columns(target) };
 }

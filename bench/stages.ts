@@ -10,12 +10,11 @@
 import { gzipSync } from 'node:zlib';
 import { normaliseListResponse } from '../src/source/normalise.js';
 import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
-import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
 import { isoDate, type Row } from '../src/datasets/columns.js';
 import { renderPartition } from '../src/job/partitioning.js';
 import type { TransactionRecord } from '../src/source/records.js';
-import { sandboxPageBodies } from './sandbox-transaction-rows.js';
+import { decodingWalletTarget, sandboxPageBodies } from './sandbox-transaction-rows.js';
 
 const { wallet, bodies } = await sandboxPageBodies(Number(process.argv[2] ?? 300_000));
 
@@ -41,7 +40,7 @@ perRow('JSON.parse (the limit)', () => bodies.map((b) => JSON.parse(b)));
 const records = perRow('JSON.parse + normalise', () =>
   bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data),
 ) as TransactionRecord[];
-const target: WalletTarget = { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
+const target = decodingWalletTarget(wallet);
 const plain: WalletTarget = { ...target, decoder: undefined };
 perRow('toRow without decoder', () => records.map((r) => transactionsDataset.toRow(r, plain)));
 const rows = perRow('toRow with decoder', () => records.map((r) => transactionsDataset.toRow(r, target))) as Row[];
