@@ -54,19 +54,15 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Bytes in any shape the service was seen to send, as lowercase 0x hex; null when not bytes. */
+/**
+ * Bytes in any shape the service was seen to send, as lowercase 0x hex; null when not bytes.
+ * Base64 text can itself begin with "0x" or "0X" (bytes 0xd0-0xd3 then 0x1_ or 0x7_, e.g.
+ * "0XAAAA==" for 0xd1700000): a "0x" string is hex when its body is all hex digits (and then
+ * must be whole bytes), base64 only when it cannot be hex at all, so malformed hex is never read
+ * again as base64 of another length.
+ */
 export function bytesToHex(value: unknown): string | null {
-  if (typeof value === 'string') {
-    if (value.startsWith('0x') || value.startsWith('0X')) {
-      const body = value.slice(2);
-      return body.length % 2 === 0 && HEX_BODY_RE.test(body) ? `0x${body.toLowerCase()}` : null;
-    }
-    const padded = value.endsWith('=');
-    if (BASE64_RE.test(value) && (padded ? value.length % 4 === 0 : value.length % 4 !== 1)) {
-      return `0x${Buffer.from(value, 'base64').toString('hex')}`;
-    }
-    return null;
-  }
+  if (typeof value === 'string') return looksHex(value) ? hexText(value) : base64Text(value);
   if (value instanceof Uint8Array) {
     return `0x${Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('hex')}`;
   }
@@ -76,6 +72,21 @@ export function bytesToHex(value: unknown): string | null {
   }
   if (isRecord(value) && value.type === 'Buffer' && Array.isArray(value.data)) return bytesToHex(value.data);
   return null;
+}
+
+function looksHex(value: string): boolean {
+  return (value.startsWith('0x') || value.startsWith('0X')) && HEX_BODY_RE.test(value.slice(2));
+}
+
+function hexText(value: string): string | null {
+  const body = value.slice(2);
+  return body.length % 2 === 0 ? `0x${body.toLowerCase()}` : null;
+}
+
+function base64Text(value: string): string | null {
+  const padded = value.endsWith('=');
+  if (!BASE64_RE.test(value) || (padded ? value.length % 4 !== 0 : value.length % 4 === 1)) return null;
+  return `0x${Buffer.from(value, 'base64').toString('hex')}`;
 }
 
 function intNormaliser(bits: number, signed: boolean, type: string): Normaliser {

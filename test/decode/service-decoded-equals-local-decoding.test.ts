@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
+import { bytesToHex } from '../../src/decode/normalise.js';
 import { ADDRESSES, UINT256_MAX, encodeLog, locallyUndecodable, serviceDecoded, sig, SIGS } from './fixtures.js';
 
 const address = fc.constantFrom(...ADDRESSES).chain((a) =>
@@ -58,6 +59,23 @@ describe("the service's decoded values normalise to exactly the locally decoded 
       );
     });
   }
+
+  it('base64 text that begins with "0x" or "0X" is read as base64 where hex cannot be meant', () => {
+    // Found by the property above (seed -1465808115): bytes4 0xd1700000 is "0XAAAA==" in base64.
+    const parsed = sig('complex');
+    const values = [`0x${'00'.repeat(32)}`, '', { maker: ADDRESSES[0], amount: 0n, tick: 0, extra: '0x' }, '', '0x', false, 0n, '0xd1700000', []];
+    const record = encodeLog(parsed.abi, values);
+    const local = createEventDecoder(parsed, { preferService: false }).decode(record);
+    expect(local.status).toBe('ok');
+    const broken = locallyUndecodable(parsed.abi, record);
+    expect(createEventDecoder(parsed, { preferService: true }).decode({ ...broken, decoded: serviceDecoded(parsed.abi, values, 874) })).toEqual(local);
+    expect(bytesToHex('0XAAAA==')).toBe('0xd1700000');
+    expect(bytesToHex('0xq8')).toBe('0xd31abc');
+    // Text that is valid hex stays hex, even where base64 would give another length.
+    expect(bytesToHex('0xAA')).toBe('0xaa');
+    expect(bytesToHex('0x0102')).toBe('0x0102');
+    expect(bytesToHex('0x12345')).toBeNull();
+  });
 
   it('the service path is taken when present and valid (preferService), local first otherwise', () => {
     const parsed = sig('erc20Transfer');
