@@ -29,7 +29,8 @@ export function shuffleTies<K>(rows: number[], keyOf: (row: number) => K, rank: 
 /**
  * A misbehaving server: with probability `rate` (drawn from `draw`) a page after the first starts
  * k rows early, at rows of blocks before the block its first row is in (rows an earlier page
- * carried), and holds only its first limit - k own rows. Returns null when the page is served as is.
+ * carried), and holds only its first limit - k own rows (at least one, unless limit is 1).
+ * Returns null when the page is served as is.
  */
 export function repeatEarlierRows<K>(
   rows: readonly number[],
@@ -45,6 +46,6 @@ export function repeatEarlierRows<K>(
   while (earlier > 0 && blockOf(rows[earlier - 1]!) === block) earlier--;
   if (earlier === 0) return null;
   const width = end - skip;
-  const k = 1 + (mix32(draw) % Math.min(earlier, width));
+  const k = 1 + (mix32(draw) % Math.min(earlier, Math.max(1, width - 1)));
   return [...rows.slice(earlier - k, earlier), ...rows.slice(skip, skip + width - k)];
 }
