@@ -363,7 +363,7 @@ function predicate<S>(filters: Filter[], catalog: ColumnCatalog<S>): ((state: S,
 }
 
 /** Walks every matching row of a source in the query's order; stop by returning false. */
-export function walk<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalog<S>, visit: (row: number) => boolean): void {
+function walk<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalog<S>, visit: (row: number) => boolean): void {
   const { lo, hi, residual } = narrow(source, query.filters, catalog);
   const pred = predicate(residual, catalog);
   const desc = query.sortBy !== null && query.sortOrder === 'desc';
@@ -383,13 +383,17 @@ export function walk<S>(source: ChainSource<S>, query: ListQuery, catalog: Colum
  */
 export function orderedRows<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalog<S>, need: number, engine: EngineOptions = {}): number[] {
   const out: number[] = [];
+  if (need <= 0) return out;
   if (!engine.unstableOrder) {
-    if (need > 0) walk(source, query, catalog, (row) => out.push(row) < need);
+    walk(source, query, catalog, (row) => out.push(row) < need);
     return out;
   }
   const rank = (row: number) => hash3(engine.requestKey ?? 0, source.chainId, row);
   if (query.sortBy === null) {
-    walk(source, query, catalog, (row) => out.push(row) > 0);
+    walk(source, query, catalog, (row) => {
+      out.push(row);
+      return true;
+    });
     return shuffled(out, rank);
   }
   const spec = catalog[query.sortBy]!;
@@ -408,7 +412,8 @@ export function orderedRows<S>(source: ChainSource<S>, query: ListQuery, catalog
 
 /**
  * Rows of one page: for each requested chain (in order), rows [page*limit, (page+1)*limit) of that
- * chain's filtered, sorted rows (`limit` applies per chain).
+ * chain's filtered, sorted rows (`limit` applies per chain), in the request's order (`engine`),
+ * some pages served early with `repeatEarlierRows`.
  */
 export function selectPage<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): SelectedRow<S>[] {
   const out: SelectedRow<S>[] = [];
@@ -481,7 +486,8 @@ function less(a: CellValue, b: CellValue): boolean {
 
 /**
  * group_by / aggregate: one row per distinct group key (all matching rows of all requested chains),
- * ordered by the group keys, then paged with limit/page over those rows.
+ * ordered by the group keys (with `unstableOrder` and no sort_by: in no order), then paged with
+ * limit/page over those rows.
  */
 export function aggregate<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): Record<string, AggregationValue>[] {
   const groups = new Map<string, { keys: AggregationValue[]; accs: Accumulator[] }>();
