@@ -64,7 +64,10 @@ export interface SandboxOptions {
   unstableOrder?: boolean;
   /** The indexer's limit and page: default limit 5, no cap on either; limit <= 0 means no LIMIT, page < 0 no OFFSET. */
   indexerLimits?: boolean;
-  /** Rate (0..1) of list pages after the first that start early, repeating rows an earlier page carried in earlier blocks. */
+  /**
+   * Rate (0..1) of list pages after the first that start early, repeating rows an earlier page
+   * carried in earlier blocks (pages of the plain query: with `walletUnion` the wallet route repeats rows its own way).
+   */
   repeatEarlierRows?: number;
   /** Rate (0..1) of list answers that are HTTP 200 with an `{"error": ...}` body. */
   okErrorBody?: number;

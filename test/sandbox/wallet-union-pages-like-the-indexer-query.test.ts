@@ -76,6 +76,21 @@ describe('walletUnion: the wallet route as the indexer UNION ALL query', () => {
     });
   });
 
+  it('group_by alone: the distinct keys of the union rows (each half LIMIT 2l OFFSET p*l), then the outer LIMIT l OFFSET p*l', async () => {
+    await withSandbox({ walletUnion: true }, async (s) => {
+      const alice = s.data.wallets[0]!.address;
+      const truth = s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }));
+      const [limit, page] = [10, 1];
+      const halfBlocks = (side: 'from_address' | 'to_address') =>
+        truth.filter((t) => t[side] === alice).slice(page * limit, page * limit + 2 * limit).map((t) => t.block_number);
+      const distinct = [...new Set([...halfBlocks('from_address'), ...halfBlocks('to_address')])].sort((a, b) => a - b);
+      expect(distinct.length).toBeGreaterThan(2 * limit);
+      const { status, body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&group_by=block_number&limit=${limit}&page=${page}`);
+      expect(status).toBe(200);
+      expect(body.aggregations).toEqual(distinct.slice(page * limit, (page + 1) * limit).map((block_number) => ({ block_number })));
+    });
+  });
+
   it('a client paging by offset until a short page loses and duplicates rows; with the knob off it gets every row once', async () => {
     const limit = 40; // 721 rows: 19 pages, within the contract's page cap
     // Eight runs of the same paging: the half order is drawn per request, so each run sees other pages.
