@@ -3,6 +3,7 @@ import { SandboxOptionsError } from './errors.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
 import { serveUntilSignalled } from './serve-until-signalled.js';
+import { SANDBOX_PROFILES, type SandboxProfile } from './profiles.js';
 
 export interface SandboxArgs extends RpcSandboxArgs {
   port: number;
@@ -28,6 +29,10 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'duplicate-self-transfers': boolean;
   'legacy-types': boolean;
   'decoded-variants': boolean;
+  'go-values'?: boolean | undefined;
+  'go-aggregations'?: boolean | undefined;
+  'rich-contract'?: boolean | undefined;
+  profile?: string | undefined;
 }
 
 const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
@@ -59,7 +64,15 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     duplicateSelfTransfers: args['duplicate-self-transfers'],
     legacyTypes: args['legacy-types'],
     decodedVariants: args['decoded-variants'],
+    richContract: args['rich-contract'] === true,
+    goValues: args['go-values'] === true,
+    goAggregations: args['go-aggregations'] === true,
   };
+  if (args.profile !== undefined) {
+    const profile = SANDBOX_PROFILES[args.profile as SandboxProfile];
+    if (!profile) throw new SandboxOptionsError(`unknown --profile ${args.profile}`, { hint: `profiles: contract (default), ${Object.keys(SANDBOX_PROFILES).join(', ')}` });
+    for (const [key, value] of Object.entries(profile)) (opts as Record<string, unknown>)[key] ||= value;
+  }
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
   if (Object.keys(rates).length > 0) {
@@ -108,6 +121,10 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('duplicate-self-transfers', { type: 'boolean', default: false, describe: 'Return self-transfers twice (real UNION ALL behaviour)' })
       .option('legacy-types', { type: 'boolean', default: false, describe: 'Some rows use older wire types' })
       .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' })
+      .option('go-values', { type: 'boolean', default: false, describe: 'Decoded values as the open-source indexer writes them (base64, number arrays, bare big numbers, failed-decode shape)' })
+      .option('go-aggregations', { type: 'boolean', default: false, describe: 'Aggregations as the open-source indexer sends them (RFC 3339, quoted UInt256, zero row, wallet UNION halves)' })
+      .option('rich-contract', { type: 'boolean', default: false, describe: 'Add a contract whose calls and logs carry tuples, arrays, bytes and negative ints' })
+      .option('profile', { type: 'string', describe: 'A set of knobs: "indexer" = every behaviour of the open-source indexer' })
       .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
       .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
       .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { EventRecord, TransactionRecord } from '../source/records.js';
 import { buildSandboxData, type ListResult, type ReadInterfaceSource, type SandboxData } from './data.js';
 import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
+import { jsonText } from './go-values.js';
 import { Rng, hash3 } from './prng.js';
 import { parseChainIds } from './query.js';
 
@@ -49,6 +50,20 @@ export interface SandboxOptions {
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
   decodedVariants?: boolean;
+  /**
+   * Decoded values as the open-source indexer serialises them: base64 bytes, bytesN as number
+   * arrays, big ints in tuples and fixed arrays as bare JSON numbers, events decoded without
+   * decode=true, `{"name":""}` when decoding fails (src/sandbox/go-values.ts).
+   */
+  goValues?: boolean;
+  /**
+   * Aggregations as the open-source indexer sends them: RFC 3339 times, quoted UInt256, groups
+   * in no order, one row of zeros for an ungrouped aggregate over no rows, and on the wallet
+   * route one row per UNION half (aggregate only) or a 500 (group_by with aggregate).
+   */
+  goAggregations?: boolean;
+  /** Build the data set with the `rich` contract (tuple, array, bytes, negative-int arguments). */
+  richContract?: boolean;
 }
 
 export interface SandboxStats {
@@ -116,7 +131,7 @@ function validateOptions(opts: SandboxOptions): void {
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   validateOptions(opts);
-  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions });
+  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions, richContract: opts.richContract });
   return serveReadInterface(data, opts);
 }
 
@@ -129,7 +144,12 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const prefix = normalisePrefix(opts.pathPrefix ?? '/insights/v1');
   const explorerPrefix = normalisePrefix(opts.explorerPrefix ?? '/api/v2');
   const nftPageSize = opts.nftPageSize ?? 50;
-  const listOpts = { duplicateSelfTransfers: opts.duplicateSelfTransfers, decodedVariants: opts.decodedVariants };
+  const listOpts = {
+    duplicateSelfTransfers: opts.duplicateSelfTransfers,
+    decodedVariants: opts.decodedVariants,
+    goValues: opts.goValues,
+    goAggregations: opts.goAggregations,
+  };
 
   let faults: FaultOptions | null = null;
   let faultRng = new Rng(1, 0xfa);
@@ -250,7 +270,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       case 'events': {
         const query = data.parseEventsQuery(q);
         const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts);
-        return { status: 200, body: listBody(result, wireEvents(result, query.decode)) };
+        return { status: 200, body: listBody(result, wireEvents(result, query.decode || opts.goValues === true)) };
       }
       case 'resolve': {
         const r = data.resolve(m.params[0]!, parseChainIds(q));
@@ -286,7 +306,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   }
 
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
+    const text = jsonText(body, opts.goValues === true);
     countStatus(status);
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
     res.end(text);
@@ -402,7 +422,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       }
     }
     if (fault === 'truncate' || fault === 'stall') {
-      const buf = Buffer.from(JSON.stringify(body));
+      const buf = Buffer.from(jsonText(body, opts.goValues === true));
       countStatus(status);
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': buf.length });
       const part = buf.subarray(0, Math.max(1, Math.floor(buf.length / 2)));
