@@ -12,7 +12,7 @@ import { createTransactionDecoder } from '../../src/decode/transaction-decoder.j
 import { ERC1155_ABI, RICH_ABI } from '../../src/sandbox/abi.js';
 import { goDecodedEvent, goDecodedTransaction, jsonText } from '../../src/sandbox/go-values.js';
 import type { DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../../src/source/records.js';
-import { ADDRESSES, encodeLog } from './fixtures.js';
+import { ADDRESSES, encodeLog, locallyUndecodable } from './fixtures.js';
 
 /** What the client hands the decoder: the indexer's JSON text parsed with JSON.parse. */
 const wire = <T>(value: T): T => JSON.parse(jsonText({ value }, true)).value as T;
@@ -144,6 +144,17 @@ describe('events: the indexer encodings give the canonical arg columns', () => {
       arg_0: expected.arg_level, arg_1: expected.arg_drift, arg_2: expected.arg_code, arg_3: expected.arg_flag, arg_4: expected.arg_data,
       arg_5: expected.arg_ref, arg_6: JSON.stringify([BIG.toString(), '0x0a0b']), arg_7: expected.arg_pair, arg_8: expected.arg_big, decode_status: 'ok',
     });
+  });
+
+  it('unnamed tuple components "field0" are read from the service when its values are exact', () => {
+    const unnamed = 'Small((uint256, bytes) t)';
+    const item = parseAbiItem(`event ${unnamed}`) as AbiEvent;
+    const small = encodeLog(item, [[5n, '0x0a0b']] as unknown as unknown[]);
+    const decoded = wire(goDecodedEvent(item, small.topics, small.data));
+    expect(decoded.non_indexed_params).toEqual({ t: { field0: 5, field1: 'Cgs=' } });
+    // only the service's values can be read: the record's data is not hex
+    const record = { ...locallyUndecodable(item, small), decoded } as EventRecord;
+    expect(createEventDecoder(parseEventSignature(unnamed)).decode(record).values).toEqual({ arg_t: JSON.stringify(['5', '0x0a0b']), decode_status: 'ok' });
   });
 
   it('a failed decode ({"name":""}) is undecoded: decoded locally from the topics and data', () => {
