@@ -1,10 +1,11 @@
-import { decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import { decodeAbiParameters, decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { column, type Column, type RowValue } from '../datasets/columns.js';
 import type { TransactionRecord } from '../source/records.js';
 import { isSupportedType } from './abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
+import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
 import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './normalise.js';
 
 export interface TransactionDecoder {
@@ -44,6 +45,10 @@ interface KnownFunction {
   abi: AbiFunction;
   /** True when no input has a name (a types-only signature): names then come from the service's keys. */
   unnamed: boolean;
+  /** 0x + 4 bytes, lowercase. */
+  selector: string;
+  /** Word layout when every input is one static word (the fast path), else null. */
+  layout: StaticLayout | null;
 }
 
 type Decoded = { name: string; signature: string | null; inputs: string };
@@ -70,8 +75,13 @@ function knownFunction(fn: AbiFunction): KnownFunction | null {
     normalisers: fn.inputs.map(compileJsonNormaliser),
     abi: fn,
     unnamed: fn.inputs.length > 0 && fn.inputs.every((p) => !p.name),
+    selector: toFunctionSelector(formatAbiItem(fn)),
+    layout: staticLayout({ type: 'event', name: fn.name, inputs: fn.inputs.map((p) => ({ ...p, indexed: false })) } as AbiEvent),
   };
 }
+
+const DECIMAL_RE = /^-?\d+$/;
+const LEADING_ZEROS_RE = /^(-?)0+(?=\d)/;
 
 /**
  * Loose equality of a value the service sent with the canonical value of the calldata: integers
@@ -83,8 +93,12 @@ function looselyEqual(sent: unknown, canonical: JsonValue): boolean {
   if (typeof sent === 'string') {
     if (sent === canonical) return true;
     if (typeof canonical !== 'string') return false;
-    if (/^-?\d+$/.test(sent) && /^-?\d+$/.test(canonical)) return BigInt(sent) === BigInt(canonical);
-    return bytesToHex(sent) === canonical.toLowerCase();
+    // Canonical integers are decimal without leading zeros; addresses and bytes 0x hex.
+    if (!canonical.startsWith('0x')) return DECIMAL_RE.test(sent) && sent.replace(LEADING_ZEROS_RE, '$1') === canonical;
+    // Hex or base64 of the same bytes (checked by length first: this runs per key and argument).
+    const bytes = (canonical.length - 2) / 2;
+    if (sent.length !== canonical.length && sent.length !== 4 * Math.ceil(bytes / 3) && sent.length !== Math.ceil((bytes * 4) / 3)) return false;
+    return bytesToHex(sent) === canonical;
   }
   if (typeof sent === 'boolean' || sent === null) return sent === canonical;
   if (Array.isArray(sent)) {
@@ -196,18 +210,24 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
   function namedByService(fn: KnownFunction, inputs: Record<string, unknown>, data: string): Attempt {
     const keys = Object.keys(inputs).sort();
     if (keys.length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the signature' };
-    let args: readonly unknown[];
-    try {
-      args = decodeFunctionData({ abi: [fn.abi], data: data as Hex }).args ?? [];
-    } catch {
-      return { reason: 'calldata does not match the service signature' };
-    }
-    const values = new Array<JsonValue>(args.length);
-    try {
-      for (let i = 0; i < args.length; i++) values[i] = (fn.normalisers[i] as (v: unknown) => JsonValue)(args[i]);
-    } catch (err) {
-      if (err instanceof DecodeValueError) return { reason: err.reason };
-      throw err;
+    if (data.slice(0, 10).toLowerCase() !== fn.selector) return { reason: 'calldata does not match the service signature' };
+    const argsData = `0x${data.slice(10)}`;
+    let values = fn.layout ? (decodeStaticWords(fn.layout, [fn.selector], argsData) as JsonValue[] | null) : null;
+    if (!values) {
+      let args: readonly unknown[];
+      try {
+        // viem checksums every address (a keccak each): only for what the word reader cannot do.
+        args = decodeAbiParameters(fn.inputs, argsData as Hex);
+      } catch {
+        return { reason: 'calldata does not match the service signature' };
+      }
+      values = new Array<JsonValue>(args.length);
+      try {
+        for (let i = 0; i < args.length; i++) values[i] = (fn.normalisers[i] as (v: unknown) => JsonValue)(args[i]);
+      } catch (err) {
+        if (err instanceof DecodeValueError) return { reason: err.reason };
+        throw err;
+      }
     }
     const names = new Array<string | undefined>(values.length);
     for (const key of keys) {
