@@ -5,6 +5,15 @@
  * - Columns: item_id, chain_id, the window bounds, then one column per group expression and one
  *   per aggregate expression, named by the alias or a sanitised expression, typed from the
  *   expression (count -> int64, sum/min/max -> the type of their column, avg -> decimal text).
+ * - Values: numbers or decimal strings (the open-source indexer quotes UInt256 results), times
+ *   as unix seconds, SQL datetimes or RFC 3339 strings; the rows of a window are written sorted
+ *   by their group values, whatever order the service sent them in.
+ * - Empty windows: a window without rows has no row, grouped or not. The open-source indexer
+ *   answers an ungrouped aggregate over no rows with one row of zeros; every ungrouped query
+ *   therefore also asks for `count() AS <ROW_COUNT_KEY>` and a row counting 0 is dropped.
+ * - Wallet route: an ungrouped answer of more than one row is the open-source indexer's
+ *   from/to UNION ALL (one row per half, self-transfers in both) and a 500 to a grouped
+ *   aggregate its failed GROUP BY around that UNION: both end in AggregateWalletUnionError.
  * - Paging: aggregation rows are ordered by the group keys, not by block, so the cursor split of
  *   pageWindow cannot apply. Pages go up to MAX_PAGE_AGGREGATED (500); when a window still has a
  *   full page there, it is halved on the window axis and each half exported on its own (rows
@@ -13,6 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
+import { HttpStatusError, RetriesExhaustedError } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
 import type { ParsedEventSignature } from '../decode/signature.js';
 import type { InsightClient } from '../source/client.js';
@@ -76,6 +86,17 @@ export class AggregateExpressionError extends UserInputError {
 export class AggregateValueError extends InsightExportError {
   override name = 'AggregateValueError';
 }
+
+/**
+ * The wallet route answered an aggregate the way the open-source indexer's UNION ALL of a from-
+ * and a to-query does: it cannot be turned into the wallet's numbers exactly.
+ */
+export class AggregateWalletUnionError extends InsightExportError {
+  override name = 'AggregateWalletUnionError';
+}
+
+/** Alias of the row count every ungrouped query also asks for (to recognise an empty window). */
+export const ROW_COUNT_KEY = 'insight_export_rows';
 
 /** The window cannot be halved further and still has more rows than the page cap allows. */
 export class AggregateWindowTooDenseError extends InsightExportError {
@@ -317,7 +338,12 @@ function cell(value: unknown, type: ColumnType, fail: () => Error): RowValue {
   switch (type) {
     case 'int64':
     case 'int32': {
-      const n = typeof value === 'string' && DECIMAL_RE.test(value.trim()) ? Number(value.trim()) : value;
+      let n = value;
+      if (typeof value === 'string') {
+        const text = value.trim();
+        const time = SQL_TIME_RE.exec(text); // block_timestamp as a DateTime (RFC 3339 or SQL text)
+        n = DECIMAL_RE.test(text) ? Number(text) : time ? Date.parse(`${time[1]}T${time[2]}Z`) / 1000 : value;
+      }
       if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw fail();
       return n;
     }
@@ -354,8 +380,16 @@ function lookup(values: AggregationRow, key: string): unknown {
   return undefined;
 }
 
+/** The group values of a row as written (one form whatever the service's wire types). */
+function groupCells(r: AggregateRecord, target: AggregateTarget): RowValue[] {
+  return target.groupBy.map((g) => {
+    const value = lookup(r.values, g.key);
+    return cell(value, g.type, () => valueError(target, g.name, g.type, value));
+  });
+}
+
 function itemId(r: AggregateRecord, target: AggregateTarget): string {
-  const groups = target.groupBy.map((g) => lookup(r.values, g.key) ?? null);
+  const groups = groupCells(r, target);
   return sha256(JSON.stringify([target.queryKey, r.chain_id, r.window_start, r.window_end, groups])).slice(0, 32);
 }
 
@@ -373,17 +407,53 @@ async function fetchPage(
   page: number,
 ): Promise<AggregationRow[]> {
   const bounds = BLOCK_WINDOW_FILTERS[axis];
+  const grouped = target.groupBy.length > 0;
   const q: ListQuery = {
     chainIds: [chainId],
     filters: { ...filters, [bounds.gte]: window.start, [bounds.lt]: window.end },
     groupBy: target.groupBy.map((g) => g.expression),
-    aggregate: target.aggregates.map((a) => a.expression),
+    aggregate: [...target.aggregates.map((a) => a.expression), ...(grouped ? [] : [`count() AS ${ROW_COUNT_KEY}`])],
     limit,
     page,
   };
   const s = target.source;
-  const res = s.kind === 'wallet' ? await client.walletTransactions(s.address, q) : await client.contractEvents(s.address, s.signature.human, q);
-  return res.aggregations ?? [];
+  if (s.kind === 'contract') return (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [];
+  let rows: AggregationRow[];
+  try {
+    rows = (await client.walletTransactions(s.address, q)).aggregations ?? [];
+  } catch (err) {
+    const cause = err instanceof RetriesExhaustedError ? err.lastCause : err;
+    if (grouped && target.aggregates.length > 0 && cause instanceof HttpStatusError && cause.status === 500) {
+      throw new AggregateWalletUnionError('The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)', {
+        details: `wallet ${s.address}, chain ${chainId}, group_by ${(q.groupBy ?? []).join(', ')} (query ${target.queryKey})`,
+        hint: 'The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: export the transactions dataset and aggregate it in the warehouse, or aggregate a contract\'s events instead.',
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  if (!grouped && page === 0 && rows.length > 1) {
+    throw new AggregateWalletUnionError(`The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`, {
+      details: `wallet ${s.address}, chain ${chainId}, window [${window.start}, ${window.end}) (query ${target.queryKey})`,
+      hint: 'The open-source indexer aggregates the wallet\'s outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: export the transactions dataset and aggregate it in the warehouse.',
+    });
+  }
+  return rows;
+}
+
+/** Sort order of rows by their group values (numbers numerically, decimal strings by value). */
+function compareCells(a: RowValue, b: RowValue): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const x = String(a);
+  const y = String(b);
+  if (DECIMAL_RE.test(x) && DECIMAL_RE.test(y)) {
+    const d = BigInt(x) - BigInt(y);
+    return d < 0n ? -1 : d > 0n ? 1 : 0;
+  }
+  return x < y ? -1 : 1;
 }
 
 /** UTC time of the window start: on the block axis, the start block's timestamp (asked once). */
@@ -436,19 +506,28 @@ async function* aggregateWindow(
       return;
     }
   }
-  let time: number | undefined;
-  const records = async (rows: AggregationRow[]): Promise<AggregateRecord[]> => {
-    if (rows.length === 0) return [];
-    time ??= await windowStartTime(client, chainId, req.axis, start);
-    return rows.map((values) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time!, values }));
-  };
-  yield await records(first);
-  if (first.length < req.limit) return;
-  for (let page = 1; page <= target.maxPage; page++) {
-    const rows = await get(page);
-    yield await records(rows);
-    if (rows.length < req.limit) return;
+  // The whole window first: its rows are written in the order of their group values.
+  const rows = [...first];
+  for (let page = 1; first.length >= req.limit && page <= target.maxPage; page++) {
+    const more = await get(page);
+    rows.push(...more);
+    if (more.length < req.limit) break;
   }
+  const kept = target.groupBy.length > 0 ? rows : rows.filter((r) => Number(lookup(r, ROW_COUNT_KEY) ?? 1) !== 0);
+  if (kept.length === 0) return;
+  const time = await windowStartTime(client, chainId, req.axis, start);
+  const keyed = kept.map((values) => ({
+    values,
+    keys: target.groupBy.map((g) => cell(lookup(values, g.key), g.type, () => valueError(target, g.name, g.type, lookup(values, g.key)))),
+  }));
+  keyed.sort((x, y) => {
+    for (let i = 0; i < x.keys.length; i++) {
+      const c = compareCells(x.keys[i]!, y.keys[i]!);
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+  yield keyed.map(({ values }) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time, values }));
 }
 
 export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord> = {

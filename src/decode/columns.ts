@@ -41,7 +41,8 @@ export function argColumnType(param: AbiParameter): ColumnType {
   const info = typeInfo(param);
   switch (info.kind) {
     case 'int':
-      return 'uint256';
+      // uint256 columns hold 0..2^256-1; a signed int is an exact decimal string that may be negative.
+      return info.signed ? 'string' : 'uint256';
     case 'bool':
       return 'bool';
     case 'array':

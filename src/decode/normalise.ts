@@ -237,7 +237,8 @@ function tupleNormaliser(components: readonly AbiParameter[]): Normaliser {
       parts = tuple;
     } else if (isRecord(tuple)) {
       parts = components.map((c, i) => {
-        const part = lookupParam(tuple, c.name, i);
+        // Unnamed components: by position, or `field<i>` as the open-source indexer names them.
+        const part = lookupParam(tuple, c.name, i) ?? (c.name ? undefined : tuple[`field${i}`]);
         if (part === undefined) throw new DecodeValueError('missing tuple component', `${path}.${c.name ?? i}`, value);
         return part;
       });

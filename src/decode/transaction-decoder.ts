@@ -1,10 +1,11 @@
-import { decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import { decodeAbiParameters, decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { column, type Column, type RowValue } from '../datasets/columns.js';
 import type { TransactionRecord } from '../source/records.js';
 import { isSupportedType } from './abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
+import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
 import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './normalise.js';
 
 export interface TransactionDecoder {
@@ -42,6 +43,12 @@ interface KnownFunction {
   keys: string[];
   normalisers: ((value: unknown) => JsonValue)[];
   abi: AbiFunction;
+  /** True when no input has a name (a types-only signature): names then come from the service's keys. */
+  unnamed: boolean;
+  /** 0x + 4 bytes, lowercase. */
+  selector: string;
+  /** Word layout when every input is one static word (the fast path), else null. */
+  layout: StaticLayout | null;
 }
 
 type Decoded = { name: string; signature: string | null; inputs: string };
@@ -67,14 +74,53 @@ function knownFunction(fn: AbiFunction): KnownFunction | null {
     keys: inputKeys(fn.inputs),
     normalisers: fn.inputs.map(compileJsonNormaliser),
     abi: fn,
+    unnamed: fn.inputs.length > 0 && fn.inputs.every((p) => !p.name),
+    selector: toFunctionSelector(formatAbiItem(fn)),
+    layout: staticLayout({ type: 'event', name: fn.name, inputs: fn.inputs.map((p) => ({ ...p, indexed: false })) } as AbiEvent),
   };
+}
+
+const DECIMAL_RE = /^-?\d+$/;
+const LEADING_ZEROS_RE = /^(-?)0+(?=\d)/;
+
+/**
+ * Loose equality of a value the service sent with the canonical value of the calldata: integers
+ * compared as doubles (a bare JSON number beyond 2^53 arrived rounded), bytes in any of the
+ * service's shapes, tuples by position. Only used to tell which input a service key names.
+ */
+function looselyEqual(sent: unknown, canonical: JsonValue): boolean {
+  if (typeof sent === 'number') return (typeof canonical === 'string' || typeof canonical === 'number') && Number(canonical) === sent;
+  if (typeof sent === 'string') {
+    if (sent === canonical) return true;
+    if (typeof canonical !== 'string') return false;
+    // Canonical integers are decimal without leading zeros; addresses and bytes 0x hex.
+    if (!canonical.startsWith('0x')) return DECIMAL_RE.test(sent) && sent.replace(LEADING_ZEROS_RE, '$1') === canonical;
+    // Hex or base64 of the same bytes (checked by length first: this runs per key and argument).
+    const bytes = (canonical.length - 2) / 2;
+    if (sent.length !== canonical.length && sent.length !== 4 * Math.ceil(bytes / 3) && sent.length !== Math.ceil((bytes * 4) / 3)) return false;
+    return bytesToHex(sent) === canonical;
+  }
+  if (typeof sent === 'boolean' || sent === null) return sent === canonical;
+  if (Array.isArray(sent)) {
+    if (typeof canonical === 'string') return bytesToHex(sent) === canonical;
+    return Array.isArray(canonical) && canonical.length === sent.length && sent.every((x, i) => looselyEqual(x, canonical[i] as JsonValue));
+  }
+  if (isObject(sent)) {
+    const parts = Object.values(sent);
+    const want = Array.isArray(canonical) ? canonical : isObject(canonical) ? Object.values(canonical) : null;
+    return want !== null && want.length === parts.length && parts.every((x, i) => looselyEqual(x, want[i] as JsonValue));
+  }
+  return false;
 }
 
 /** Best effort when no types are known: hex lowercased, integers as decimal strings, bytes as hex. */
 function genericJson(value: unknown): JsonValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') return value.toString();
-  if (typeof value === 'number') return Number.isInteger(value) ? BigInt(value).toString() : value;
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value)) throw new DecodeValueError('number beyond 2^53 (precision lost)', 'inputs', value);
+    return Number.isInteger(value) ? BigInt(value).toString() : value;
+  }
   if (typeof value === 'boolean') return value;
   if (typeof value === 'string') return /^0x[0-9a-fA-F]*$/.test(value) ? value.toLowerCase() : value;
   if (value instanceof Uint8Array) return bytesToHex(value);
@@ -116,9 +162,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
       known = null;
       try {
         const item = parseAbiItem(`function ${signature.trim().replace(/^function\s+/, '')}`);
-        if (item.type === 'function') {
-          known = bySignature.get(formatAbiItem(item)) ?? (item.inputs.every((p) => p.name) ? knownFunction(item) : null);
-        }
+        if (item.type === 'function') known = bySignature.get(formatAbiItem(item)) ?? knownFunction(item);
       } catch {
         known = null;
       }
@@ -156,14 +200,65 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     return formatted;
   }
 
+  /**
+   * A call the service decoded with a function known only by its types (its `signature` is
+   * types-only): the values come from the calldata, decoded with those types; the service's
+   * keys only name them. Each key (in sorted order, so the service's key order does not matter)
+   * names the first free input its value equals; a key whose value equals inputs of different
+   * values is an error rather than a guess.
+   */
+  function namedByService(fn: KnownFunction, inputs: Record<string, unknown>, data: string): Attempt {
+    const keys = Object.keys(inputs).sort();
+    if (keys.length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the signature' };
+    if (data.slice(0, 10).toLowerCase() !== fn.selector) return { reason: 'calldata does not match the service signature' };
+    const argsData = `0x${data.slice(10)}`;
+    let values = fn.layout ? (decodeStaticWords(fn.layout, [fn.selector], argsData) as JsonValue[] | null) : null;
+    if (!values) {
+      let args: readonly unknown[];
+      try {
+        // viem checksums every address (a keccak each): only for what the word reader cannot do.
+        args = decodeAbiParameters(fn.inputs, argsData as Hex);
+      } catch {
+        return { reason: 'calldata does not match the service signature' };
+      }
+      values = new Array<JsonValue>(args.length);
+      try {
+        for (let i = 0; i < args.length; i++) values[i] = (fn.normalisers[i] as (v: unknown) => JsonValue)(args[i]);
+      } catch (err) {
+        if (err instanceof DecodeValueError) return { reason: err.reason };
+        throw err;
+      }
+    }
+    const names = new Array<string | undefined>(values.length);
+    for (const key of keys) {
+      let at = -1;
+      for (let j = 0; j < values.length; j++) {
+        if (names[j] !== undefined || !looselyEqual(inputs[key], values[j] as JsonValue)) continue;
+        if (at < 0) at = j;
+        else if (JSON.stringify(values[j]) !== JSON.stringify(values[at])) return { reason: `service input ${JSON.stringify(key)} matches more than one argument` };
+      }
+      if (at < 0) return { reason: 'service decoded inputs do not match the calldata' };
+      names[at] = key;
+    }
+    const out: Record<string, JsonValue> = {};
+    for (let j = 0; j < values.length; j++) out[names[j] as string] = values[j] as JsonValue;
+    return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
+  }
+
   function fromService(record: TransactionRecord, known: KnownFunction | undefined): Attempt {
     const decoded = record.decoded;
     if (!decoded || typeof decoded.name !== 'string' || decoded.name === '' || !isObject(decoded.inputs)) return null;
     const inputs = decoded.inputs;
     const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
+    if (fn && fn.unnamed) return namedByService(fn, inputs, record.data || '0x');
     if (!fn) {
       const signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? formatServiceSignature(decoded.signature) : null;
-      return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
+      try {
+        return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
+      } catch (err) {
+        if (err instanceof DecodeValueError) return { reason: err.reason };
+        throw err;
+      }
     }
     let count = 0;
     for (const key in inputs) if (Object.hasOwn(inputs, key)) count++;

@@ -1,6 +1,8 @@
 import {
   decodeAbiParameters,
   decodeFunctionData,
+  encodeAbiParameters,
+  encodeFunctionData,
   parseAbi,
   parseAbiItem,
   toEventSelector,
@@ -14,8 +16,11 @@ import {
 import { badRequest } from './errors.js';
 import { uint256Hex } from './prng.js';
 
-/** Token standards of the sandbox contracts; `unknown` has no ABI in the registry. */
-export type ContractKind = 'erc20' | 'erc721' | 'erc1155' | 'unknown';
+/**
+ * Token standards of the sandbox contracts; `unknown` has no ABI in the registry; `rich` (only
+ * with the `richContract` build option) takes and emits tuples, arrays, bytes and negative ints.
+ */
+export type ContractKind = 'erc20' | 'erc721' | 'erc1155' | 'unknown' | 'rich';
 
 /** What a generated transaction does (stored per row as a small integer). */
 export const TxKind = {
@@ -28,6 +33,7 @@ export const TxKind = {
   unknownPoke: 6,
   deploy: 7,
   createOther: 8,
+  richSettle: 9,
 } as const;
 export type TxKind = (typeof TxKind)[keyof typeof TxKind];
 
@@ -52,11 +58,20 @@ export const UNKNOWN_ABI = parseAbi([
   'event SandboxPing(uint256 indexed round, bytes32 tag)',
 ]);
 
+/** The `rich` contract: every value encoding the real indexer varies on (tuples, fixed and dynamic arrays, bytes, bytesN, negative and > 2^53 ints). */
+export const RICH_ABI = parseAbi([
+  'function settle((address account, int256 delta, uint256[2] limits, bytes memo) order, bytes32[] refs, int64 shift, bytes4 tag)',
+  'event Settled(address indexed account, int256 indexed delta, bytes8 indexed code, (uint256 amount, int128 change, bytes3 flags, bytes note) info, uint256[2] window, bytes payload, int32 skew)',
+]);
+export const RICH_EVENT_SIGNATURE =
+  'Settled(address indexed account, int256 indexed delta, bytes8 indexed code, (uint256 amount, int128 change, bytes3 flags, bytes note) info, uint256[2] window, bytes payload, int32 skew)';
+
 export const ABI_BY_KIND: Record<ContractKind, Abi | null> = {
   erc20: ERC20_ABI,
   erc721: ERC721_ABI,
   erc1155: ERC1155_ABI,
   unknown: null,
+  rich: RICH_ABI,
 };
 
 export const SELECTOR = {
@@ -68,6 +83,7 @@ export const SELECTOR = {
     'function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes data)',
   ),
   poke: toFunctionSelector('function poke(uint256 round, bytes32 tag)'),
+  settle: toFunctionSelector(RICH_ABI[0]),
 } as const;
 
 export const TOPIC0 = {
@@ -75,6 +91,7 @@ export const TOPIC0 = {
   Approval: toEventSelector('Approval(address,address,uint256)'),
   TransferSingle: toEventSelector('TransferSingle(address,address,address,uint256,uint256)'),
   SandboxPing: toEventSelector('SandboxPing(uint256,bytes32)'),
+  Settled: toEventSelector(RICH_ABI[1]),
 } as const;
 
 /** Canonical (types-only) signatures, as sent in `decoded.signature`. */
@@ -88,7 +105,48 @@ export const CANONICAL = {
   Approval: 'Approval(address,address,uint256)',
   TransferSingle: 'TransferSingle(address,address,address,uint256,uint256)',
   SandboxPing: 'SandboxPing(uint256,bytes32)',
+  settle: 'settle((address,int256,uint256[2],bytes),bytes32[],int64,bytes4)',
+  Settled: 'Settled(address,int256,bytes8,(uint256,int128,bytes3,bytes),uint256[2],bytes,int32)',
 } as const;
+
+/** Arguments of one `rich` call and its `Settled` log (derived per row by the data set). */
+export interface RichArgs {
+  account: string;
+  delta: bigint;
+  limits: [bigint, bigint];
+  memo: string;
+  refs: string[];
+  shift: bigint;
+  tag: string;
+  code: string;
+  info: { amount: bigint; change: bigint; flags: string; note: string };
+  window: [bigint, bigint];
+  payload: string;
+  skew: number;
+}
+
+export function encodeSettle(a: RichArgs): string {
+  return encodeFunctionData({
+    abi: RICH_ABI,
+    functionName: 'settle',
+    args: [{ account: a.account as Hex, delta: a.delta, limits: a.limits, memo: a.memo as Hex }, a.refs as Hex[], a.shift, a.tag as Hex],
+  });
+}
+
+const SETTLED_DATA = (RICH_ABI[1].inputs as readonly AbiParameter[]).filter((p) => !(p as { indexed?: boolean }).indexed);
+
+export function settledTopics(a: RichArgs): string[] {
+  return [TOPIC0.Settled, addressTopic(a.account), '0x' + uint256Hex(BigInt.asUintN(256, a.delta)), a.code.padEnd(66, '0')];
+}
+
+export function settledData(a: RichArgs): string {
+  return encodeAbiParameters(SETTLED_DATA, [
+    { amount: a.info.amount, change: a.info.change, flags: a.info.flags as Hex, note: a.info.note as Hex },
+    a.window,
+    a.payload as Hex,
+    a.skew,
+  ]);
+}
 
 // ---- fast encoders for the fixed argument shapes we generate (checked against viem in tests) ----
 

@@ -41,6 +41,10 @@ export interface ListOptions extends EngineOptions {
   walletUnion?: boolean | undefined;
   /** Render some decoded bytes values as base64 or number arrays (deterministic per row). */
   decodedVariants?: boolean | undefined;
+  /** Decoded values as the open-source indexer serialises them (see go-values.ts). */
+  goValues?: boolean | undefined;
+  /** Aggregation rows as the open-source indexer sends them (see go-aggregations.ts). */
+  goAggregations?: boolean | undefined;
 }
 
 /**
@@ -247,6 +251,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
         if (kind === 'erc20') eventSlot = topic0 === TOPIC0.Transfer ? 0 : topic0 === TOPIC0.Approval ? 1 : -1;
         else if (kind === 'erc721') eventSlot = topic0 === TOPIC0.Transfer ? 0 : -1;
         else if (kind === 'erc1155') eventSlot = topic0 === TOPIC0.TransferSingle ? 0 : -1;
+        else if (kind === 'rich') eventSlot = topic0 === TOPIC0.Settled ? 0 : -1;
         else eventSlot = topic0 === TOPIC0.SandboxPing ? 0 : -1;
       }
       const key = slot === undefined || eventSlot < 0 ? -1 : slot * 2 + eventSlot;
@@ -275,7 +280,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
 
   private txWithDecode(r: SelectedRow<ChainState>, query: ListQuery, opts: ListOptions): TransactionRecord {
     const rec = this.transactionRecord(r.state, r.row);
-    if (query.decode) rec.decoded = this.decodeTransaction(r.state, r.row, this.style(r.state, r.row, opts));
+    if (query.decode) rec.decoded = this.decodeTransaction(r.state, r.row, this.style(r.state, r.row, opts), opts.goValues);
     return rec;
   }
 
@@ -288,7 +293,8 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
     const sources = this.eventSources(address, sig.topic0, query);
     return listAnswer(sources, query, EVENT_COLUMNS, this.metaChainIds(null), { address, signature: sig.topic0 }, (r) => {
       const rec = this.eventRecord(r.state, r.row);
-      if (query.decode) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts));
+      // The open-source indexer decodes events with the signature whether or not decode=true.
+      if (query.decode || opts.goValues) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts), opts.goValues);
       return rec;
     }, opts);
   }

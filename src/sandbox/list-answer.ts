@@ -1,6 +1,7 @@
 import type { ResponseMeta } from '../source/records.js';
 import type { BytesStyle } from './abi.js';
 import type { ListOptions, ListResult } from './data.js';
+import { goAggregationRows } from './go-aggregations.js';
 import { hash3 } from './prng.js';
 import { aggregate, selectPage, type ChainSource, type ColumnCatalog, type ListQuery, type SelectedRow } from './query.js';
 import { walletUnionAggregations, walletUnionRows } from './wallet-union.js';
@@ -25,7 +26,8 @@ export function listAnswer<S, T>(
 ): ListResult<T> {
   const union = opts.walletUnion === true && sources.every((s) => s.side !== undefined);
   if (query.groupBy.length > 0 || query.aggregates.length > 0) {
-    const aggregations = union ? walletUnionAggregations(sources, query, catalog, opts) : aggregate(sources, query, catalog, opts);
+    let aggregations = union ? walletUnionAggregations(sources, query, catalog, opts) : aggregate(sources, query, catalog, opts);
+    if (opts.goAggregations) aggregations = goAggregationRows(aggregations, query, catalog as ColumnCatalog<unknown>, 1);
     return { meta: listMeta(query, chainIds, aggregations.length, extra), aggregations };
   }
   const rows = union ? walletUnionRows(sources, query, catalog, opts) : selectPage(sources, query, catalog, opts);

@@ -5,7 +5,13 @@ import type { SandboxOptions } from './server.js';
 export type ProfileOptions = Omit<SandboxOptions, 'profile' | 'data' | 'seed' | 'transactions' | 'host' | 'port'>;
 
 /** Every behaviour of the open-source indexer's API that the sandbox reproduces. */
-const INDEXER: ProfileOptions = { walletUnion: true, unstableOrder: true, indexerLimits: true };
+const INDEXER: ProfileOptions = {
+  walletUnion: true,
+  unstableOrder: true,
+  indexerLimits: true,
+  goValues: true,
+  goAggregations: true,
+};
 
 /**
  * Named sets of defaults for the sandbox's options (`--profile`). `contract` is the read

@@ -5,6 +5,7 @@ import { buildSandboxData, type ListResult, type ReadInterfaceSource, type Sandb
 import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
 import { okMisbehaviour, type OkMisbehaviour } from './ok-misbehaviour.js';
 import { SANDBOX_PROFILE_NAMES, withProfile, type SandboxProfile } from './profiles.js';
+import { jsonText } from './go-values.js';
 import { Rng, hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 
@@ -77,6 +78,20 @@ export interface SandboxOptions {
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
   decodedVariants?: boolean;
+  /**
+   * Decoded values as the open-source indexer serialises them: base64 bytes, bytesN as number
+   * arrays, big ints in tuples and fixed arrays as bare JSON numbers, events decoded without
+   * decode=true, `{"name":""}` when decoding fails (src/sandbox/go-values.ts).
+   */
+  goValues?: boolean;
+  /**
+   * Aggregations as the open-source indexer sends them: RFC 3339 times, quoted UInt256, groups
+   * in no order, one row of zeros for an ungrouped aggregate over no rows, and on the wallet
+   * route one row per UNION half (aggregate only) or a 500 (group_by with aggregate).
+   */
+  goAggregations?: boolean;
+  /** Build the data set with the `rich` contract (tuple, array, bytes, negative-int arguments). */
+  richContract?: boolean;
 }
 
 export interface SandboxStats {
@@ -155,7 +170,7 @@ function validateOptions(opts: SandboxOptions): void {
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   validateOptions(opts);
   opts = withProfile(opts);
-  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions });
+  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions, richContract: opts.richContract });
   return serveReadInterface(data, opts);
 }
 
@@ -179,6 +194,8 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     walletUnion: opts.walletUnion,
     unstableOrder: opts.unstableOrder,
     repeatEarlierRows: opts.repeatEarlierRows,
+    goValues: opts.goValues,
+    goAggregations: opts.goAggregations,
     requestKey,
   });
 
@@ -311,7 +328,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
         const query = data.parseEventsQuery(q, paging);
         return listAnswer(!isAggregated(query), (key) => {
           const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts(key));
-          return listBody(result, wireEvents(result, query.decode));
+          return listBody(result, wireEvents(result, query.decode || opts.goValues === true));
         });
       }
       case 'resolve': {
@@ -348,7 +365,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   }
 
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
+    const text = jsonText(body, opts.goValues === true);
     countStatus(status);
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
     res.end(text);
@@ -464,7 +481,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       }
     }
     if (fault === 'truncate' || fault === 'stall') {
-      const buf = Buffer.from(JSON.stringify(body));
+      const buf = Buffer.from(jsonText(body, opts.goValues === true));
       countStatus(status);
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': buf.length });
       const part = buf.subarray(0, Math.max(1, Math.floor(buf.length / 2)));

@@ -16,7 +16,7 @@ describe('arg columns', () => {
       ['arg_note', 'string'],
       ['arg_payload', 'string'],
       ['arg_is_partial', 'bool'],
-      ['arg_delta', 'uint256'],
+      ['arg_delta', 'string'], // signed: may be negative
       ['arg_selector', 'string'],
       ['arg_flags', 'json'],
     ]);

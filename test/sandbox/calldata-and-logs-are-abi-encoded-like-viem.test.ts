@@ -7,12 +7,13 @@ import {
   SELECTOR,
   TOPIC0,
   UNKNOWN_ABI,
+  RICH_ABI,
   buildSandboxData,
   type ContractKind,
 } from '../../src/sandbox/index.js';
 
 const data = buildSandboxData({ seed: 3, transactions: 4_000 });
-const ABIS: Record<ContractKind, Abi> = { erc20: ERC20_ABI, erc721: ERC721_ABI, erc1155: ERC1155_ABI, unknown: UNKNOWN_ABI };
+const ABIS: Record<ContractKind, Abi> = { erc20: ERC20_ABI, erc721: ERC721_ABI, erc1155: ERC1155_ABI, unknown: UNKNOWN_ABI, rich: RICH_ABI };
 
 /** Ground-truth args as viem wants them: uint -> bigint, the rest as given. */
 function toViemArgs(abi: Abi, name: string, args: Record<string, string>): unknown[] {

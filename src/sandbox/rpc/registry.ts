@@ -11,7 +11,7 @@ import {
 import { SandboxOptionsError } from '../errors.js';
 
 /** The standard token ABIs (EIP-20, EIP-721, EIP-1155): the registry's built-in knowledge. */
-export const STANDARD_ABIS: Record<Exclude<ContractKind, 'unknown'>, Abi> = {
+export const STANDARD_ABIS: Record<Exclude<ContractKind, 'unknown' | 'rich'>, Abi> = {
   erc20: parseAbi([
     'function transfer(address to, uint256 value) returns (bool)',
     'function transferFrom(address from, address to, uint256 value) returns (bool)',
@@ -91,7 +91,7 @@ export class AbiRegistry {
   /** ABIs for a contract, most specific first; `kind` is the standard its logs show (null: none yet). */
   candidates(address: string, kind: ContractKind | null): Abi[] {
     const own = this.bound.get(address.toLowerCase()) ?? [];
-    const standard = kind && kind !== 'unknown' ? [STANDARD_ABIS[kind]] : STANDARD_ORDER;
+    const standard = kind && kind !== 'unknown' && kind !== 'rich' ? [STANDARD_ABIS[kind]] : STANDARD_ORDER;
     return [...own, ...this.unbound, ...standard];
   }
 
