@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { SandboxOptionsError } from './errors.js';
+import { SANDBOX_PROFILE_NAMES, type SandboxProfile } from './profiles.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
 import { serveUntilSignalled } from './serve-until-signalled.js';
@@ -28,6 +29,13 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'duplicate-self-transfers': boolean;
   'legacy-types': boolean;
   'decoded-variants': boolean;
+  profile?: SandboxProfile | undefined;
+  'wallet-union'?: boolean | undefined;
+  'unstable-order'?: boolean | undefined;
+  'indexer-limits'?: boolean | undefined;
+  'repeat-earlier-rows'?: number | undefined;
+  'ok-error-body'?: number | undefined;
+  'ok-without-data'?: number | undefined;
 }
 
 const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
@@ -59,6 +67,14 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     duplicateSelfTransfers: args['duplicate-self-transfers'],
     legacyTypes: args['legacy-types'],
     decodedVariants: args['decoded-variants'],
+    // Unset (undefined) unless given, so that the profile's defaults stand.
+    profile: args.profile,
+    walletUnion: args['wallet-union'],
+    unstableOrder: args['unstable-order'],
+    indexerLimits: args['indexer-limits'],
+    repeatEarlierRows: args['repeat-earlier-rows'],
+    okErrorBody: args['ok-error-body'],
+    okWithoutData: args['ok-without-data'],
   };
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
@@ -108,6 +124,17 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('duplicate-self-transfers', { type: 'boolean', default: false, describe: 'Return self-transfers twice (real UNION ALL behaviour)' })
       .option('legacy-types', { type: 'boolean', default: false, describe: 'Some rows use older wire types' })
       .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' })
+      .option('profile', {
+        type: 'string',
+        choices: SANDBOX_PROFILE_NAMES,
+        describe: 'Defaults for the flags below: contract (the documented interface, default), indexer (what the real indexer does), hostile (indexer + misbehaving server); flags given still win',
+      })
+      .option('wallet-union', { type: 'boolean', describe: "Wallet route as the indexer's UNION ALL query: offset applied twice, no global order, self-transfers twice" })
+      .option('unstable-order', { type: 'boolean', describe: 'Rows tied on the sort key in a new order per request; without sort_by no order at all' })
+      .option('indexer-limits', { type: 'boolean', describe: "The indexer's limit and page: default limit 5, no cap on limit or page" })
+      .option('repeat-earlier-rows', { type: 'number', describe: 'Rate (0..1) of pages that start early, repeating rows an earlier page carried in earlier blocks' })
+      .option('ok-error-body', { type: 'number', describe: 'Rate (0..1) of list answers that are HTTP 200 with an {"error"} body' })
+      .option('ok-without-data', { type: 'number', describe: 'Rate (0..1) of row answers that are HTTP 200 with data null or missing' })
       .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
       .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
       .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })

@@ -26,7 +26,7 @@ import { hash3 } from './prng.js';
 import { decodeAnswer } from './decode-answer.js';
 import { decodedStyle, listAnswer } from './list-answer.js';
 import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from './nft-collections-page.js';
-import { parseListQuery, selectAll, type ChainSource, type ListQuery, type SelectedRow } from './query.js';
+import { parseListQuery, selectAll, type ChainSource, type EngineOptions, type ListQuery, type PagingRules, type SelectedRow } from './query.js';
 import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
 
@@ -34,9 +34,11 @@ export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, WalletInfo } fro
 export type { ListQuery } from './query.js';
 
 /** Options of the list queries that change what the (simulated) service sends. */
-export interface ListOptions {
-  /** Return a self-transfer twice, as the real UNION ALL query did. */
+export interface ListOptions extends EngineOptions {
+  /** Return a self-transfer twice (adjacent, paging otherwise exact): the part of `walletUnion` a client sees on every page. */
   duplicateSelfTransfers?: boolean | undefined;
+  /** Answer the wallet route with the indexer's UNION ALL query (src/sandbox/wallet-union.ts). */
+  walletUnion?: boolean | undefined;
   /** Render some decoded bytes values as base64 or number arrays (deterministic per row). */
   decodedVariants?: boolean | undefined;
 }
@@ -84,8 +86,8 @@ export interface NftPageParams {
  * seeded data set (SandboxData) and by the data loaded from a JSON-RPC node (src/sandbox/rpc).
  */
 export interface ReadInterfaceSource {
-  parseTransactionsQuery(params: URLSearchParams | string): ListQuery;
-  parseEventsQuery(params: URLSearchParams | string): ListQuery;
+  parseTransactionsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery;
+  parseEventsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery;
   walletTransactions(wallet: string, query: ListQuery, opts?: ListOptions): ListResult<TransactionRecord>;
   contractEvents(contract: string, signature: string, query: ListQuery, opts?: ListOptions): ListResult<EventRecord>;
   resolve(input: string, chainIds?: number[] | null): { meta: ResponseMeta; data: ResolveData };
@@ -109,8 +111,8 @@ export interface SandboxData extends ReadInterfaceSource {
   block(chainId: number, blockNumber: number): BlockRecord | null;
   transactionArgs(chainId: number, hash: string): EncodedArgs | null;
   logArgs(chainId: number, transactionHash: string): EncodedArgs | null;
-  parseTransactionsQuery(params: URLSearchParams | string): ListQuery;
-  parseEventsQuery(params: URLSearchParams | string): ListQuery;
+  parseTransactionsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery;
+  parseEventsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery;
   walletTransactions(wallet: string, query: ListQuery, opts?: ListOptions): ListResult<TransactionRecord>;
   /** Every matching row (no paging, per-chain order), for tests. */
   allWalletTransactions(wallet: string, query: ListQuery, opts?: ListOptions): TransactionRecord[];
@@ -201,11 +203,11 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
     return r ? this.logArgsAt(r.c, r.row) : null;
   }
 
-  parseTransactionsQuery(params: URLSearchParams | string): ListQuery {
-    return parseListQuery(toParams(params), TRANSACTION_COLUMNS);
+  parseTransactionsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery {
+    return parseListQuery(toParams(params), TRANSACTION_COLUMNS, rules);
   }
-  parseEventsQuery(params: URLSearchParams | string): ListQuery {
-    return parseListQuery(toParams(params), EVENT_COLUMNS);
+  parseEventsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery {
+    return parseListQuery(toParams(params), EVENT_COLUMNS, rules);
   }
 
   private states(chainIds: number[] | null): ChainState[] {
@@ -231,6 +233,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
       state: c,
       rows: actor === undefined ? new Uint32Array(0) : c.actorRows.subarray(c.actorOffsets[actor]!, c.actorOffsets[actor + 1]!),
       duplicate: opts.duplicateSelfTransfers ? (row: number) => c.from[row] === c.to[row] : undefined,
+      side: { from: (row: number) => c.from[row] === actor, to: (row: number) => c.to[row] === actor },
     }));
   }
 
@@ -262,7 +265,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   walletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): ListResult<TransactionRecord> {
     const address = this.resolveWalletInput(wallet);
     const sources = this.walletSources(address, query, opts);
-    return listAnswer(sources, query, TRANSACTION_COLUMNS, this.metaChainIds(null), { address }, (r) => this.txWithDecode(r, query, opts));
+    return listAnswer(sources, query, TRANSACTION_COLUMNS, this.metaChainIds(null), { address }, (r) => this.txWithDecode(r, query, opts), opts);
   }
 
   allWalletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): TransactionRecord[] {
@@ -287,7 +290,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
       const rec = this.eventRecord(r.state, r.row);
       if (query.decode) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts));
       return rec;
-    });
+    }, opts);
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {

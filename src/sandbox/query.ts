@@ -1,5 +1,7 @@
 import { isoDate } from '../datasets/columns.js';
+import { hash3 } from './prng.js';
 import { badRequest } from './errors.js';
+import { repeatEarlierRows, shuffleTies, shuffled } from './request-order.js';
 
 /**
  * Query model of the list operations (wallet transactions, contract events) and the engine that
@@ -61,6 +63,32 @@ export const MAX_PAGE = 20;
 export const MAX_PAGE_AGGREGATE = 500;
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
+
+/** How `limit` and `page` are read: the contract's defaults and caps, or the indexer's. */
+export interface PagingRules {
+  defaultLimit: number;
+  /** null: no cap. */
+  maxLimit: number | null;
+  maxPage: number | null;
+  maxPageAggregate: number | null;
+  /**
+   * The indexer's reading: any integer; limit 0 is the default, a negative limit drops the LIMIT
+   * clause and a negative page the OFFSET (its query builder tests `limit > 0`, `page >= 0`).
+   */
+  signed: boolean;
+}
+
+export const CONTRACT_PAGING: PagingRules = { defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT, maxPage: MAX_PAGE, maxPageAggregate: MAX_PAGE_AGGREGATE, signed: false };
+export const INDEXER_PAGING: PagingRules = { defaultLimit: 5, maxLimit: null, maxPage: null, maxPageAggregate: null, signed: true };
+
+/**
+ * Rows [skip, end) of an ordered result under `LIMIT width OFFSET page*limit` (width defaults to
+ * limit); without a positive limit there is no LIMIT clause, without a non-negative page no OFFSET.
+ */
+export function pageBounds(limit: number, page: number, width = limit): { skip: number; end: number } {
+  const skip = page >= 0 && limit > 0 ? page * limit : 0;
+  return { skip, end: limit > 0 ? skip + width : Infinity };
+}
 
 const OP_SUFFIXES: [string, FilterOp][] = [
   ['_gte', 'gte'],
@@ -145,8 +173,13 @@ function parseAggregate(expr: string, catalog: ColumnCatalog<unknown>): Aggregat
   return { key: alias ?? body, fn, column };
 }
 
+function parseSigned(name: string, raw: string): number {
+  if (!/^[+-]?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`invalid ${name}: ${raw}`, `${name} must be an integer`);
+  return Number(raw);
+}
+
 /** Parse the query string of a list operation against the dataset's column catalog. */
-export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalog<S>): ListQuery {
+export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalog<S>, rules: PagingRules = CONTRACT_PAGING): ListQuery {
   const chainIds = parseChainIds(params);
   const filters: Filter[] = [];
   for (const [key, raw] of params) {
@@ -180,14 +213,21 @@ export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalo
   const groupBy = params.getAll('group_by').filter((g) => g.trim() !== '').map((g) => parseGroupBy(g, catalog as ColumnCatalog<unknown>));
   const aggregates = params.getAll('aggregate').filter((a) => a.trim() !== '').map((a) => parseAggregate(a, catalog as ColumnCatalog<unknown>));
   const limitRaw = params.get('limit');
-  const limit = limitRaw === null || limitRaw === '' ? DEFAULT_LIMIT : parseInteger('limit', limitRaw, 1, MAX_LIMIT);
-  const maxPage = groupBy.length > 0 || aggregates.length > 0 ? MAX_PAGE_AGGREGATE : MAX_PAGE;
   const pageRaw = params.get('page');
+  const aggregated = groupBy.length > 0 || aggregates.length > 0;
+  let limit = rules.defaultLimit;
   let page = 0;
-  if (pageRaw !== null && pageRaw !== '') {
-    if (!/^\d+$/.test(pageRaw)) throw badRequest(`invalid page: ${pageRaw}`);
-    page = Number(pageRaw);
-    if (page > maxPage) throw badRequest(`page ${page} is past the maximum page ${maxPage}`, 'narrow the range (filters) instead of paging further');
+  if (rules.signed) {
+    if (limitRaw !== null && limitRaw !== '') limit = parseSigned('limit', limitRaw) || rules.defaultLimit;
+    if (pageRaw !== null && pageRaw !== '') page = parseSigned('page', pageRaw);
+  } else {
+    if (limitRaw !== null && limitRaw !== '') limit = parseInteger('limit', limitRaw, 1, rules.maxLimit ?? Number.MAX_SAFE_INTEGER);
+    const maxPage = aggregated ? rules.maxPageAggregate : rules.maxPage;
+    if (pageRaw !== null && pageRaw !== '') {
+      if (!/^\d+$/.test(pageRaw)) throw badRequest(`invalid page: ${pageRaw}`);
+      page = Number(pageRaw);
+      if (maxPage !== null && page > maxPage) throw badRequest(`page ${page} is past the maximum page ${maxPage}`, 'narrow the range (filters) instead of paging further');
+    }
   }
   const decodeRaw = (params.get('decode') ?? '').toLowerCase();
   if (!['', 'true', 'false', '1', '0'].includes(decodeRaw)) throw badRequest(`invalid decode: ${decodeRaw}`);
@@ -220,6 +260,18 @@ export interface ChainSource<S> {
   rows: ArrayLike<number>;
   /** Rows the source returns twice (the UNION ALL self-transfer duplicate). */
   duplicate?: ((row: number) => boolean) | undefined;
+  /** Wallet sources: whether the wallet is the row's sender / recipient (the halves of the indexer's UNION ALL). */
+  side?: { from: (row: number) => boolean; to: (row: number) => boolean } | undefined;
+}
+
+/** What varies per request: set by the server for each list request. */
+export interface EngineOptions {
+  /** Identifies the request (the server's request counter mixed with its seed). */
+  requestKey?: number | undefined;
+  /** Rows with equal sort keys in an order that changes per request; without sort_by, no order at all. */
+  unstableOrder?: boolean | undefined;
+  /** Rate (0..1) of pages served from an earlier offset, repeating rows of earlier blocks. */
+  repeatEarlierRows?: number | undefined;
 }
 
 export interface SelectedRow<S> {
@@ -325,28 +377,61 @@ function walk<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalo
 }
 
 /**
- * Rows of one page: for each requested chain (in order), rows [page*limit, (page+1)*limit) of that
- * chain's filtered, sorted rows (`limit` applies per chain).
+ * The first `need` matching rows of a source in the order one request sees them. With
+ * `unstableOrder` rows tied on the sort key are shuffled per request (the whole tie group at the
+ * cut is read, so the cut falls where a fresh query would put it), and without sort_by every row.
  */
-export function selectPage<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>): SelectedRow<S>[] {
+export function orderedRows<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalog<S>, need: number, engine: EngineOptions = {}): number[] {
+  const out: number[] = [];
+  if (need <= 0) return out;
+  if (!engine.unstableOrder) {
+    walk(source, query, catalog, (row) => out.push(row) < need);
+    return out;
+  }
+  const rank = (row: number) => hash3(engine.requestKey ?? 0, source.chainId, row);
+  if (query.sortBy === null) {
+    walk(source, query, catalog, (row) => {
+      out.push(row);
+      return true;
+    });
+    return shuffled(out, rank);
+  }
+  const spec = catalog[query.sortBy]!;
+  const keyOf = (row: number) => spec.get(source.state, row);
+  let cut: CellValue | undefined;
+  walk(source, query, catalog, (row) => {
+    if (out.length >= need) {
+      if (cut === undefined) cut = keyOf(out[need - 1]!);
+      if (keyOf(row) !== cut) return false;
+    }
+    out.push(row);
+    return true;
+  });
+  return shuffleTies(out, keyOf, rank);
+}
+
+/**
+ * Rows of one page: for each requested chain (in order), rows [page*limit, (page+1)*limit) of that
+ * chain's filtered, sorted rows (`limit` applies per chain), in the request's order (`engine`),
+ * some pages served early with `repeatEarlierRows`.
+ */
+export function selectPage<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): SelectedRow<S>[] {
   const out: SelectedRow<S>[] = [];
-  const skip = query.page * query.limit;
-  const end = skip + query.limit;
+  const { skip, end } = pageBounds(query.limit, query.page);
+  const plain = !engine.unstableOrder && !engine.repeatEarlierRows;
   for (const source of sources) {
     const { lo, hi, residual } = narrow(source, query.filters, catalog);
     const desc = query.sortBy !== null && query.sortOrder === 'desc';
-    if (residual.length === 0 && !source.duplicate) {
+    if (plain && residual.length === 0 && !source.duplicate) {
       for (let k = skip; k < Math.min(end, hi - lo); k++) {
         out.push({ chainId: source.chainId, state: source.state, row: source.rows[desc ? hi - 1 - k : lo + k]! });
       }
       continue;
     }
-    let seen = 0;
-    walk(source, query, catalog, (row) => {
-      if (seen >= skip) out.push({ chainId: source.chainId, state: source.state, row });
-      seen++;
-      return seen < end;
-    });
+    const rows = orderedRows(source, query, catalog, end, engine);
+    const blockOf = (row: number) => catalog.block_number!.get(source.state, row);
+    const page = repeatEarlierRows(rows, skip, end, blockOf, engine.repeatEarlierRows ?? 0, hash3(engine.requestKey ?? 0, source.chainId, 0x4e9)) ?? rows.slice(skip, end);
+    for (const row of page) out.push({ chainId: source.chainId, state: source.state, row });
   }
   return out;
 }
@@ -401,9 +486,10 @@ function less(a: CellValue, b: CellValue): boolean {
 
 /**
  * group_by / aggregate: one row per distinct group key (all matching rows of all requested chains),
- * ordered by the group keys, then paged with limit/page over those rows.
+ * ordered by the group keys (with `unstableOrder` and no sort_by: in no order), then paged with
+ * limit/page over those rows.
  */
-export function aggregate<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>): Record<string, AggregationValue>[] {
+export function aggregate<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): Record<string, AggregationValue>[] {
   const groups = new Map<string, { keys: AggregationValue[]; accs: Accumulator[] }>();
   const groupSpecs = query.groupBy.map((g) => catalog[g.column]!);
   const aggSpecs = query.aggregates.map((a) => (a.column === null ? null : catalog[a.column]!));
@@ -471,5 +557,8 @@ export function aggregate<S>(sources: ChainSource<S>[], query: ListQuery, catalo
     });
     return out;
   });
-  return rows.slice(query.page * query.limit, (query.page + 1) * query.limit);
+  // GROUP BY without ORDER BY has no order.
+  const ordered = engine.unstableOrder && query.sortBy === null ? shuffled(rows, (_, i) => hash3(engine.requestKey ?? 0, i, 0x6b)) : rows;
+  const { skip, end } = pageBounds(query.limit, query.page);
+  return ordered.slice(skip, end);
 }

@@ -3,8 +3,10 @@ import type { Socket } from 'node:net';
 import type { EventRecord, TransactionRecord } from '../source/records.js';
 import { buildSandboxData, type ListResult, type ReadInterfaceSource, type SandboxData } from './data.js';
 import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
+import { okMisbehaviour, type OkMisbehaviour } from './ok-misbehaviour.js';
+import { SANDBOX_PROFILE_NAMES, withProfile, type SandboxProfile } from './profiles.js';
 import { Rng, hash3 } from './prng.js';
-import { parseChainIds } from './query.js';
+import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -43,8 +45,34 @@ export interface SandboxOptions {
   nftPageSize?: number;
   /** When set, requests without a matching x-client-id or x-secret-key get 401. */
   auth?: { clientId?: string; secretKey?: string };
-  /** Return self-transfers twice on the wallet route (the real service's UNION ALL duplicate). */
+  /**
+   * Named defaults for the behaviour options below (src/sandbox/profiles.ts): 'contract' (the
+   * default), 'indexer' (every behaviour of the real indexer), 'hostile' (indexer + misbehaviours).
+   * Options set explicitly override the profile's.
+   */
+  profile?: SandboxProfile;
+  /** Return self-transfers twice on the wallet route, adjacent, paging otherwise exact (a part of `walletUnion`). */
   duplicateSelfTransfers?: boolean;
+  /**
+   * The wallet route as the indexer's UNION ALL query: from- and to-halves each `LIMIT 2*limit
+   * OFFSET page*limit`, the union `LIMIT limit OFFSET page*limit` without ORDER BY, the halves in
+   * an order drawn per request; group_by with aggregates (or aggregates with sort_by) a 500,
+   * aggregates alone one row per half.
+   */
+  walletUnion?: boolean;
+  /** Rows tied on the sort key come in a new order on each request; without sort_by (rows or groups), no order at all. */
+  unstableOrder?: boolean;
+  /** The indexer's limit and page: default limit 5, no cap on either; limit <= 0 means no LIMIT, page < 0 no OFFSET. */
+  indexerLimits?: boolean;
+  /**
+   * Rate (0..1) of list pages after the first that start early, repeating rows an earlier page
+   * carried in earlier blocks (pages of the plain query: with `walletUnion` the wallet route repeats rows its own way).
+   */
+  repeatEarlierRows?: number;
+  /** Rate (0..1) of list answers that are HTTP 200 with an `{"error": ...}` body. */
+  okErrorBody?: number;
+  /** Rate (0..1) of list answers asked for rows that are HTTP 200 with `data: null` or without `data`. */
+  okWithoutData?: number;
   /** Some rows use the older wire types: block_number as a string, value as a number. */
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
@@ -92,6 +120,10 @@ interface Matched {
   params: string[];
 }
 
+function isAggregated(q: { groupBy: unknown[]; aggregates: unknown[] }): boolean {
+  return q.groupBy.length > 0 || q.aggregates.length > 0;
+}
+
 function normalisePrefix(p: string): string {
   const s = p.startsWith('/') ? p : `/${p}`;
   return s.endsWith('/') ? s.slice(0, -1) : s;
@@ -99,6 +131,12 @@ function normalisePrefix(p: string): string {
 
 function validateOptions(opts: SandboxOptions): void {
   const rateOk = (r: number | undefined) => r === undefined || (Number.isFinite(r) && r >= 0 && r <= 1);
+  if (opts.profile !== undefined && !SANDBOX_PROFILE_NAMES.includes(opts.profile)) {
+    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(opts.profile)}`, { hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}` });
+  }
+  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData'] as const) {
+    if (!rateOk(opts[key])) throw new SandboxOptionsError(`invalid ${key} ${opts[key]}`, { hint: 'a rate is a number in 0..1' });
+  }
   if (opts.faults) {
     for (const [k, v] of Object.entries(opts.faults.rates)) {
       if (!FAULT_ORDER.includes(k as FaultKind) || !rateOk(v)) {
@@ -116,6 +154,7 @@ function validateOptions(opts: SandboxOptions): void {
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   validateOptions(opts);
+  opts = withProfile(opts);
   const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions });
   return serveReadInterface(data, opts);
 }
@@ -126,10 +165,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
  */
 export async function serveReadInterface<D extends ReadInterfaceSource>(data: D, opts: SandboxOptions = {}): Promise<SandboxServer<D>> {
   validateOptions(opts);
+  opts = withProfile(opts);
   const prefix = normalisePrefix(opts.pathPrefix ?? '/insights/v1');
   const explorerPrefix = normalisePrefix(opts.explorerPrefix ?? '/api/v2');
   const nftPageSize = opts.nftPageSize ?? 50;
-  const listOpts = { duplicateSelfTransfers: opts.duplicateSelfTransfers, decodedVariants: opts.decodedVariants };
+  const paging = opts.indexerLimits ? INDEXER_PAGING : CONTRACT_PAGING;
+  const seed = opts.seed ?? 42;
+  // Whatever varies per list request derives from this counter, so a run of requests is reproducible.
+  let listRequests = 0;
+  const listOpts = (requestKey: number) => ({
+    duplicateSelfTransfers: opts.duplicateSelfTransfers,
+    decodedVariants: opts.decodedVariants,
+    walletUnion: opts.walletUnion,
+    unstableOrder: opts.unstableOrder,
+    repeatEarlierRows: opts.repeatEarlierRows,
+    requestKey,
+  });
 
   let faults: FaultOptions | null = null;
   let faultRng = new Rng(1, 0xfa);
@@ -239,18 +290,29 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     }
   }
 
+  /** A list answer, or with the `ok*` rates a misbehaving 200 instead of it. */
+  function listAnswer(rowsAsked: boolean, answer: (requestKey: number) => unknown): { status: number; body: unknown } {
+    const requestKey = hash3(seed, ++listRequests, 0x4e9);
+    const mis: OkMisbehaviour | null = okMisbehaviour(requestKey, rowsAsked, opts);
+    return { status: 200, body: mis ? mis(() => answer(requestKey)) : answer(requestKey) };
+  }
+
   async function handle(m: Matched, url: URL, req: IncomingMessage): Promise<{ status: number; body: unknown }> {
     const q = url.searchParams;
     switch (m.route) {
       case 'transactions': {
-        const query = data.parseTransactionsQuery(q);
-        const result = data.walletTransactions(m.params[0]!, query, listOpts);
-        return { status: 200, body: listBody(result, wireTransactions(result, query.decode)) };
+        const query = data.parseTransactionsQuery(q, paging);
+        return listAnswer(!isAggregated(query), (key) => {
+          const result = data.walletTransactions(m.params[0]!, query, listOpts(key));
+          return listBody(result, wireTransactions(result, query.decode));
+        });
       }
       case 'events': {
-        const query = data.parseEventsQuery(q);
-        const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts);
-        return { status: 200, body: listBody(result, wireEvents(result, query.decode)) };
+        const query = data.parseEventsQuery(q, paging);
+        return listAnswer(!isAggregated(query), (key) => {
+          const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts(key));
+          return listBody(result, wireEvents(result, query.decode));
+        });
       }
       case 'resolve': {
         const r = data.resolve(m.params[0]!, parseChainIds(q));

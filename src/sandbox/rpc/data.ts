@@ -14,7 +14,7 @@ import { decodeAnswer } from '../decode-answer.js';
 import { SandboxHttpError, badRequest } from '../errors.js';
 import { decodedStyle, listAnswer } from '../list-answer.js';
 import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from '../nft-collections-page.js';
-import { parseListQuery, selectAll, type ChainSource, type ListQuery, type SelectedRow } from '../query.js';
+import { parseListQuery, selectAll, type ChainSource, type ListQuery, type PagingRules, type SelectedRow } from '../query.js';
 import { ADDRESS_RE, contractAddress, toParams } from '../request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from '../resolve-answer.js';
 import type { AbiRegistry } from './registry.js';
@@ -78,11 +78,11 @@ export class RpcSandboxData implements ReadInterfaceSource {
     return null;
   }
 
-  parseTransactionsQuery(params: URLSearchParams | string): ListQuery {
-    return parseListQuery(toParams(params), RPC_TRANSACTION_COLUMNS);
+  parseTransactionsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery {
+    return parseListQuery(toParams(params), RPC_TRANSACTION_COLUMNS, rules);
   }
-  parseEventsQuery(params: URLSearchParams | string): ListQuery {
-    return parseListQuery(toParams(params), RPC_EVENT_COLUMNS);
+  parseEventsQuery(params: URLSearchParams | string, rules?: PagingRules): ListQuery {
+    return parseListQuery(toParams(params), RPC_EVENT_COLUMNS, rules);
   }
 
   private select(chainIds: number[] | null): ChainStore[] {
@@ -109,6 +109,7 @@ export class RpcSandboxData implements ReadInterfaceSource {
       state: s,
       rows: s.walletRowsOf(address),
       duplicate: opts.duplicateSelfTransfers ? (row: number) => s.txs[row]!.from_address === s.txs[row]!.to_address : undefined,
+      side: { from: (row: number) => s.txs[row]!.from_address === address, to: (row: number) => s.txs[row]!.to_address === address },
     }));
   }
 
@@ -131,7 +132,7 @@ export class RpcSandboxData implements ReadInterfaceSource {
     return listAnswer(sources, query, RPC_TRANSACTION_COLUMNS, this.chainIds(), { address }, (r) => {
       const tx = r.state.txs[r.row]!;
       return query.decode ? { ...tx, decoded: this.decodeTransaction(r.state, tx, this.style(r.state, r.row, opts)) } : { ...tx };
-    });
+    }, opts);
   }
 
   /** Every matching row (no paging), for tests. */
@@ -156,7 +157,7 @@ export class RpcSandboxData implements ReadInterfaceSource {
     return listAnswer(sources, query, RPC_EVENT_COLUMNS, this.chainIds(), { address, signature: sig.topic0 }, (r) => {
       const log = r.state.logs[r.row]!;
       return query.decode ? { ...log, decoded: this.decodeEvent(r.state, log, sig, this.style(r.state, r.row, opts)) } : { ...log };
-    });
+    }, opts);
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {

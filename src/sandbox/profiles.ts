@@ -1,0 +1,32 @@
+import { SandboxOptionsError } from './errors.js';
+import type { SandboxOptions } from './server.js';
+
+/** Options a profile may set: the behaviour knobs, not where or over what the server runs. */
+export type ProfileOptions = Omit<SandboxOptions, 'profile' | 'data' | 'seed' | 'transactions' | 'host' | 'port'>;
+
+/** Every behaviour of the open-source indexer's API that the sandbox reproduces. */
+const INDEXER: ProfileOptions = { walletUnion: true, unstableOrder: true, indexerLimits: true };
+
+/**
+ * Named sets of defaults for the sandbox's options (`--profile`). `contract` is the read
+ * interface as documented; `indexer` adds what the real indexer's code does; `hostile` adds what
+ * misbehaving servers of the interface were seen to do.
+ */
+export const SANDBOX_PROFILES = {
+  contract: {},
+  indexer: INDEXER,
+  hostile: { ...INDEXER, repeatEarlierRows: 0.1, okErrorBody: 0.05, okWithoutData: 0.05 },
+} satisfies Record<string, ProfileOptions>;
+
+export type SandboxProfile = keyof typeof SANDBOX_PROFILES;
+export const SANDBOX_PROFILE_NAMES = Object.keys(SANDBOX_PROFILES) as SandboxProfile[];
+
+/** `opts` over the defaults of its profile: options set (not undefined) win. */
+export function withProfile(opts: SandboxOptions): SandboxOptions {
+  const name = opts.profile ?? 'contract';
+  if (!Object.hasOwn(SANDBOX_PROFILES, name)) {
+    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(name)}`, { hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}` });
+  }
+  const set = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
+  return { ...SANDBOX_PROFILES[name], ...set };
+}

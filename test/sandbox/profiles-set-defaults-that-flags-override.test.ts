@@ -1,0 +1,64 @@
+import yargs, { type Argv } from 'yargs';
+import { describe, expect, it } from 'vitest';
+import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
+import { SANDBOX_PROFILES, SandboxOptionsError, listQuery, startSandbox, withProfile, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { getJson } from '../helpers/sandbox.js';
+
+async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
+  const s = await startSandbox({ transactions: 6_000, seed: 21, ...opts });
+  try {
+    return await fn(s);
+  } finally {
+    await s.close();
+  }
+}
+
+function cliOptions(argv: string[]): SandboxOptions {
+  const parsed = (sandboxCommand.builder as (y: Argv) => Argv)(yargs(argv)).parseSync() as unknown as SandboxArgs;
+  return withProfile(sandboxOptionsFromArgs(parsed, {}));
+}
+
+describe('sandbox profiles', () => {
+  it('indexer turns on every behaviour of the real indexer; hostile adds the misbehaviours; contract none', () => {
+    expect(withProfile({ profile: 'indexer' })).toMatchObject({ walletUnion: true, unstableOrder: true, indexerLimits: true });
+    const hostile = withProfile({ profile: 'hostile' });
+    expect(hostile).toMatchObject(SANDBOX_PROFILES.indexer);
+    for (const rate of [hostile.repeatEarlierRows, hostile.okErrorBody, hostile.okWithoutData]) expect(rate).toBeGreaterThan(0);
+    expect(withProfile({ seed: 3 })).toEqual({ seed: 3 });
+  });
+
+  it('options set explicitly win over the profile, unset ones do not', () => {
+    expect(withProfile({ profile: 'indexer', walletUnion: false, unstableOrder: undefined })).toMatchObject({ walletUnion: false, unstableOrder: true });
+    expect(() => withProfile({ profile: 'nope' as never })).toThrow(SandboxOptionsError);
+  });
+
+  it('the CLI: --profile indexer sets the defaults, a flag given overrides one, flags not given leave them', () => {
+    expect(cliOptions(['--profile', 'indexer'])).toMatchObject({ walletUnion: true, unstableOrder: true, indexerLimits: true });
+    expect(cliOptions(['--profile', 'indexer', '--no-wallet-union'])).toMatchObject({ walletUnion: false, unstableOrder: true, indexerLimits: true });
+    const plain = cliOptions(['--ok-error-body', '0.2', '--unstable-order']);
+    expect(plain).toMatchObject({ okErrorBody: 0.2, unstableOrder: true });
+    expect(plain.walletUnion).toBeUndefined();
+  });
+
+  it('a rate outside 0..1 or an unknown profile is a typed bad-input error', async () => {
+    await expect(startSandbox({ transactions: 500, okWithoutData: 1.5 })).rejects.toThrow(SandboxOptionsError);
+    await expect(startSandbox({ transactions: 500, profile: 'real' as never })).rejects.toThrow(SandboxOptionsError);
+  });
+
+  it('a server started with the indexer profile answers like the indexer: default limit 5, the union on the wallet route', async () => {
+    await withSandbox({ profile: 'indexer' }, async (s) => {
+      const alice = s.data.wallets[0]!.address;
+      const truth = s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }));
+      const halves = [truth.filter((t) => t.from_address === alice), truth.filter((t) => t.to_address === alice)];
+      const answers = new Set<string>();
+      for (let i = 0; i < 8; i++) {
+        const { body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number`);
+        expect(body.data).toHaveLength(5);
+        answers.add(JSON.stringify(body.data.map((r: any) => r.block_number)));
+      }
+      // page 0: the first five rows of whichever half the union put first (by block: rows tied on block_number may swap)
+      const firstFive = (h: typeof truth) => JSON.stringify(h.slice(0, 5).map((t) => t.block_number));
+      expect(answers).toEqual(new Set(halves.map(firstFive)));
+    });
+  });
+});
