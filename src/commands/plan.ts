@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, planJob, type Plan } from '../plan/index.js';
+import { estimateRequests, fixedToMayPassHead, planJob, type Plan } from '../plan/index.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
@@ -27,7 +27,9 @@ export const planCommand: CommandModule<object, PlanArgs> = {
   handler: async (args) => {
     const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
     const shard = resolveShard(args.shard);
-    const needsSource = loaded.range?.to === 'latest' || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+    const range = loaded.range;
+    const needsSource =
+      range?.to === 'latest' || (range != null && fixedToMayPassHead(range, Date.now() / 1000)) || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
     const source = needsSource ? await openSource(config, logger) : null;
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
@@ -52,6 +54,9 @@ export const planCommand: CommandModule<object, PlanArgs> = {
 
 function render(plan: Plan, minimumRequests: number, shard: string | null): string {
   const lines = [`job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`];
+  for (const c of plan.clamped) {
+    lines.push(`  chain ${c.chainId}: range.to ${c.to} is past the head minus the safety lag: exported up to ${c.end} (exclusive) now, the rest by later runs`);
+  }
   for (const c of plan.coverage) {
     const todo = c.todo.map((i) => `[${i.start}, ${i.end})`).join(' ') || 'nothing (complete)';
     lines.push(`  ${c.unitKey}: to export ${todo}; done ${c.done.length} interval(s)`);

@@ -14,11 +14,10 @@
  * - Wallet route: an ungrouped answer of more than one row is the open-source indexer's
  *   from/to UNION ALL (one row per half, self-transfers in both) and a 500 to a grouped
  *   aggregate its failed GROUP BY around that UNION: both end in AggregateWalletUnionError.
- * - Paging: aggregation rows are ordered by the group keys, not by block, so the cursor split of
- *   pageWindow cannot apply. Pages go up to MAX_PAGE_AGGREGATED (500); when a window still has a
- *   full page there, it is halved on the window axis and each half exported on its own (rows
- *   then carry the half's bounds). Nothing is written before a window is known to fit, and no
- *   window is ever truncated.
+ * - Paging: groups come in no order a cursor could follow (GROUP BY without sort_by has none), so
+ *   only page 0 is asked for and an answer proves its window only when it holds fewer groups than
+ *   the limit. A full answer is never written: the window is halved on the window axis and each
+ *   half exported on its own (rows then carry the half's bounds). No window is ever truncated.
  */
 import { createHash } from 'node:crypto';
 import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
@@ -27,7 +26,7 @@ import { snakeCase } from '../decode/columns.js';
 import type { ParsedEventSignature } from '../decode/signature.js';
 import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
-import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
+import type { Filters, ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from './columns.js';
 import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowRequest } from './dataset.js';
@@ -63,8 +62,6 @@ export interface AggregateTarget {
   columns: Column[];
   /** Identity of the query (source, filters, expressions): part of every item_id. */
   queryKey: string;
-  /** Last page asked for before a window is halved; the service's cap unless a test lowers it. */
-  maxPage: number;
 }
 
 /** One aggregation row with the (sub-)window it was computed over. */
@@ -254,7 +251,6 @@ export interface AggregateSpec {
   /** For messages: the job file, and the target the expressions are applied to (`targets[1]`). */
   jobFile?: string;
   targetLabel?: string;
-  maxPage?: number;
 }
 
 /**
@@ -307,7 +303,6 @@ export function createAggregateTarget(spec: AggregateSpec): AggregateTarget {
     aggregates,
     columns,
     queryKey: sha256(JSON.stringify(identity)).slice(0, 16),
-    maxPage: spec.maxPage ?? MAX_PAGE_AGGREGATED,
   };
 }
 
@@ -404,7 +399,6 @@ async function fetchPage(
   window: { start: number; end: number },
   filters: Filters,
   limit: number,
-  page: number,
 ): Promise<AggregationRow[]> {
   const bounds = BLOCK_WINDOW_FILTERS[axis];
   const grouped = target.groupBy.length > 0;
@@ -414,7 +408,7 @@ async function fetchPage(
     groupBy: target.groupBy.map((g) => g.expression),
     aggregate: [...target.aggregates.map((a) => a.expression), ...(grouped ? [] : [`count() AS ${ROW_COUNT_KEY}`])],
     limit,
-    page,
+    page: 0,
   };
   const s = target.source;
   if (s.kind === 'contract') return (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [];
@@ -432,7 +426,7 @@ async function fetchPage(
     }
     throw err;
   }
-  if (!grouped && page === 0 && rows.length > 1) {
+  if (!grouped && rows.length > 1) {
     throw new AggregateWalletUnionError(`The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`, {
       details: `wallet ${s.address}, chain ${chainId}, window [${window.start}, ${window.end}) (query ${target.queryKey})`,
       hint: 'The open-source indexer aggregates the wallet\'s outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: export the transactions dataset and aggregate it in the warehouse.',
@@ -471,9 +465,8 @@ async function windowStartTime(client: InsightClient, chainId: number, axis: Win
 }
 
 /**
- * The aggregation rows of [start, end) on one chain, in order; each yielded list is one page.
- * The last allowed page is asked for before anything is yielded when a window has more than one
- * page: when it is full too, the window is halved instead.
+ * The aggregation rows of [start, end) on one chain, in window order: one request when it holds
+ * fewer groups than the limit, else the two halves of the window, each on its own.
  */
 async function* aggregateWindow(
   client: InsightClient,
@@ -483,36 +476,21 @@ async function* aggregateWindow(
   start: number,
   end: number,
 ): AsyncGenerator<AggregateRecord[]> {
-  const check = () => {
-    if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
-  };
-  const get = (page: number) => {
-    check();
-    return fetchPage(client, target, chainId, req.axis, { start, end }, req.filters, req.limit, page);
-  };
-  const first = await get(0);
-  if (first.length >= req.limit) {
-    const last = target.maxPage > 0 ? await get(target.maxPage) : first;
-    if (last.length >= req.limit) {
-      if (end - start <= 1) {
-        throw new AggregateWindowTooDenseError(`More than ${(target.maxPage + 1) * req.limit} aggregation rows in one ${req.axis === 'block' ? 'block' : 'second'} on chain ${chainId}`, {
-          details: `window [${start}, ${end}) of query ${target.queryKey}`,
-          hint: 'Group by fewer or coarser columns, or narrow the job with filters.',
-        });
-      }
-      const mid = start + Math.floor((end - start) / 2);
-      yield* aggregateWindow(client, target, chainId, req, start, mid);
-      yield* aggregateWindow(client, target, chainId, req, mid, end);
-      return;
+  if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
+  const rows = await fetchPage(client, target, chainId, req.axis, { start, end }, req.filters, req.limit);
+  if (rows.length >= req.limit) {
+    if (end - start <= 1) {
+      throw new AggregateWindowTooDenseError(`${req.limit} or more aggregation rows in one ${req.axis === 'block' ? 'block' : 'second'} on chain ${chainId}`, {
+        details: `window [${start}, ${end}) of query ${target.queryKey}`,
+        hint: 'Group by fewer or coarser columns, or narrow the job with filters.',
+      });
     }
+    const mid = start + Math.floor((end - start) / 2);
+    yield* aggregateWindow(client, target, chainId, req, start, mid);
+    yield* aggregateWindow(client, target, chainId, req, mid, end);
+    return;
   }
-  // The whole window first: its rows are written in the order of their group values.
-  const rows = [...first];
-  for (let page = 1; first.length >= req.limit && page <= target.maxPage; page++) {
-    const more = await get(page);
-    rows.push(...more);
-    if (more.length < req.limit) break;
-  }
+  // Written in the order of their group values, whatever order the service sent them in.
   const kept = target.groupBy.length > 0 ? rows : rows.filter((r) => Number(lookup(r, ROW_COUNT_KEY) ?? 1) !== 0);
   if (kept.length === 0) return;
   const time = await windowStartTime(client, chainId, req.axis, start);

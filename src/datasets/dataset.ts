@@ -1,7 +1,7 @@
 import { isoTime, type Column, type Row } from './columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
-import type { ChainDone, PagedBatch } from '../source/paginator.js';
+import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';
 
 export type DatasetName = 'transactions' | 'events' | 'aggregates' | 'nft_holdings';
 
@@ -14,12 +14,11 @@ export interface RecordPosition {
   block_timestamp: number;
 }
 
-/** The part of a request a dataset needs from the paginator for one page. */
+/** The part of a request a dataset needs from the paginator for one slice (always page 0). */
 export interface PageRequest {
   chainIds: number[];
-  /** Window bounds plus the job's own filters, already as filter_* names. */
+  /** Slice bounds plus the job's own filters, already as filter_* names. */
   filters: NonNullable<ListQuery['filters']>;
-  page: number;
   limit: number;
 }
 
@@ -51,6 +50,11 @@ export interface ListDataset<Target, Rec> {
   readonly sortKey: readonly string[];
   /** Filter names bounding a window on each axis. */
   readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
+  /**
+   * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
+   * row, down to one that holds at most two rows (see blockSliceAxes). Needed without streamWindow.
+   */
+  sliceAxes?(axis: WindowAxis): SliceAxis<Rec>[];
   /** Short stable name of the target used in file names and state keys. */
   targetKey(target: Target): string;
   fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
@@ -61,7 +65,7 @@ export interface ListDataset<Target, Rec> {
   /**
    * For datasets that are not paged by block (aggregates: pages of groups, halved at the page cap;
    * NFT holdings: next_page_params): streams one window. Without it, the window is paged by
-   * pageWindow (block order, cursor split at the page cap).
+   * pageWindow (slices over sliceAxes, block order).
    */
   streamWindow?(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<PagedBatch<Rec> | ChainDone>;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
@@ -84,7 +88,20 @@ export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string 
   time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
 };
 
-/** The list query of one page: always sorted by block number, ascending (paging relies on it). */
+/**
+ * Slice axes of a block-based dataset: the window's axis (block_timestamp for time windows), then
+ * block_number, then the row's position in its block (`inner`), where one value holds at most two
+ * rows (a wallet's self-transfer comes back once as sender and once as receiver).
+ */
+export function blockSliceAxes<Rec extends RecordPosition>(axis: WindowAxis, inner: SliceAxis<Rec>): SliceAxis<Rec>[] {
+  const block: SliceAxis<Rec> = { field: 'block_number', value: (r) => r.block_number };
+  return axis === 'time' ? [{ field: 'block_timestamp', value: (r) => r.block_timestamp }, block, inner] : [block, inner];
+}
+
+/**
+ * The list query of one slice: always page 0 (paging never trusts OFFSET), sorted by block
+ * number so that a well-behaved service sends rows in the order they are written.
+ */
 export function pageQuery(req: PageRequest, decode: boolean): ListQuery {
   return {
     chainIds: req.chainIds,
@@ -93,7 +110,7 @@ export function pageQuery(req: PageRequest, decode: boolean): ListQuery {
     sortOrder: 'asc',
     decode,
     limit: req.limit,
-    page: req.page,
+    page: 0,
   };
 }
 

@@ -1,5 +1,5 @@
 import { column, type Column, type Row } from './columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockValues, pageQuery, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import { createHash } from 'node:crypto';
 import type { Abi } from 'viem';
@@ -63,6 +63,7 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord> = {
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
   sortKey: ['chain_id', 'block_number', 'log_index'],
   windowFilters: BLOCK_WINDOW_FILTERS,
+  sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
   async fetchPage(client, target, req) {
     const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode));

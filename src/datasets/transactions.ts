@@ -1,5 +1,5 @@
 import { column, type Column, type Row } from './columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockTime, pageQuery, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
 
@@ -58,6 +58,7 @@ export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> =
   },
   sortKey: ['chain_id', 'block_number', 'transaction_index'],
   windowFilters: BLOCK_WINDOW_FILTERS,
+  sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),
   targetKey: (target) => target.address,
   async fetchPage(client, target, req) {
     const response = await client.walletTransactions(target.address, pageQuery(req, target.decode));

@@ -80,8 +80,13 @@ export interface ChainHead {
 export interface PlanOptions {
   /** Completed intervals of a unit (from state); any order, overlaps allowed. */
   completed: (unitKey: string) => Interval[];
-  /** Chain head, asked once per chain, only when range.to is latest. */
+  /**
+   * Chain head, asked once per chain, when range.to is latest or a fixed `to` may lie past it
+   * (see fixedToMayPassHead).
+   */
   latest?: (chainId: number) => Promise<ChainHead>;
+  /** Clamp a fixed `to` to the head minus the safety lag, like latest (default true; verify plans the whole range). */
+  clampFixedTo?: boolean;
   /** Unix seconds "now" for snapshot datasets (default: the clock). */
   now?: () => number;
 }
@@ -89,10 +94,30 @@ export interface PlanOptions {
 export interface Plan {
   jobName: string;
   axis: Axis | null;
-  /** Heads used for `to: latest`, by chain id. */
+  /** Heads used for `to: latest` or to check a fixed `to`, by chain id. */
   heads: Record<number, ChainHead>;
+  /**
+   * Chains whose fixed `to` lies past the head minus the safety lag: this plan ends their range
+   * at `end` (exclusive), exactly as `to: latest` would; later runs export the rest.
+   */
+  clamped: { chainId: number; to: number; end: number }[];
   units: WorkUnit[];
   coverage: UnitCoverage[];
+}
+
+/**
+ * How far behind the clock an indexer's head may be: a time range that ends earlier than this
+ * before now (minus the safety lag) is taken as past the head without asking for it.
+ */
+const HEAD_BEHIND_CLOCK = 7 * 86_400;
+
+/**
+ * Whether a fixed `to` may lie past the newest exportable point (head minus safety lag), so
+ * that the head must be asked for. Block numbers have no clock to compare with: always.
+ */
+export function fixedToMayPassHead(range: NonNullable<Job['range']>, now: number): boolean {
+  if (range.to === 'latest') return false;
+  return range.by === 'block' || range.to > now - range.safety_lag - HEAD_BEHIND_CLOCK;
 }
 
 /** The planner could not do its part (e.g. no chain head for `to: latest`). */
@@ -200,27 +225,40 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     return p;
   };
 
+  const now = Math.floor((opts.now ?? (() => Date.now() / 1000))());
+  const clamped = new Map<number, { chainId: number; to: number; end: number }>();
+  /** Head minus the lag: the end (exclusive) of what is exportable on a chain. */
+  const exportableEnd = async (chainId: number): Promise<number> => {
+    const head = await headOf(chainId);
+    const h = range!.by === 'block' ? head.block : head.time;
+    if (h === undefined || !Number.isSafeInteger(h)) {
+      throw new PlanError(`No ${range!.by === 'block' ? 'head block number' : 'head block time'} for chain ${chainId}`, {
+        details: `job ${job.name}: range.to is ${range!.to === 'latest' ? 'latest' : range!.to}, by ${range!.by}`,
+      });
+    }
+    return h - range!.safety_lag + 1;
+  };
+
   /** The range [from, end) on a chain, or null when nothing is exportable yet. */
   const rangeOn = async (chainId: number): Promise<Interval | null> => {
     if (!range) return null;
     let end: number;
     if (range.to === 'latest') {
-      const head = await headOf(chainId);
-      const h = range.by === 'block' ? head.block : head.time;
-      if (h === undefined || !Number.isSafeInteger(h)) {
-        throw new PlanError(`No ${range.by === 'block' ? 'head block number' : 'head block time'} for chain ${chainId}`, {
-          details: `job ${job.name}: range.to is latest, by ${range.by}`,
-        });
-      }
-      // The head minus the lag is the newest exportable point; the range end is exclusive.
-      end = h - range.safety_lag + 1;
+      end = await exportableEnd(chainId);
     } else {
       end = range.to;
+      // A fixed `to` past the head would commit windows the chain has not finished: clamp it like latest.
+      if (opts.latest && opts.clampFixedTo !== false && fixedToMayPassHead(range, now)) {
+        const exportable = await exportableEnd(chainId);
+        if (exportable < end) {
+          end = exportable;
+          clamped.set(chainId, { chainId, to: range.to, end });
+        }
+      }
     }
     return end > range.from ? { start: range.from, end } : null;
   };
 
-  const now = Math.floor((opts.now ?? (() => Date.now() / 1000))());
   const units: WorkUnit[] = [];
   const coverage: UnitCoverage[] = [];
   for (const spec of unitSpecs(job)) {
@@ -247,7 +285,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
       }
     }
   }
-  return { jobName: job.name, axis: range?.by ?? null, heads, units, coverage };
+  return { jobName: job.name, axis: range?.by ?? null, heads, clamped: [...clamped.values()].sort((a, b) => a.chainId - b.chainId), units, coverage };
 }
 
 /**

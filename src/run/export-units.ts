@@ -3,10 +3,11 @@ import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
+import type { Row } from '../datasets/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
-import { MAX_LIMIT, MAX_PAGE } from '../source/query.js';
-import { pageWindow, type RequestPool } from '../source/paginator.js';
+import { MAX_LIMIT } from '../source/query.js';
+import { newPagingStats, pageWindow, TARGET_FILL, type RequestPool } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
@@ -46,6 +47,10 @@ export interface ExportOptions {
   output: OutputSettings;
   stagingDir: string;
   unitsInFlight: number;
+  /**
+   * Rows aimed at per request (default: what the largest limit allows). The limit sent is above
+   * it, so that an answer proves its slice (fewer rows than the limit) while carrying about this many.
+   */
   pageSize?: number;
   /** Cap on pages requested ahead per window (default: none; the run's RunRequestPool decides). */
   prefetch?: number;
@@ -86,6 +91,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
   const limit = pLimit(Math.max(1, opts.unitsInFlight));
   const outcomes: UnitOutcome[] = [];
   const pool = new RunRequestPool(opts.client.maxInFlight);
+  const densities = new Map<string, Map<number, number>>();
   await Promise.all(
     groups.map((group) =>
       limit(async () => {
@@ -93,17 +99,32 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
           for (const u of group) outcomes.push(outcome(u, 'abandoned', 0, [], 'not started: interrupted'));
           return;
         }
-        outcomes.push(...(await exportGroup(group, opts, pool)));
+        // Rows per axis unit of each chain, carried from window to window of the same target.
+        const key = targetKey(group[0]!);
+        let density = densities.get(key);
+        if (!density) densities.set(key, (density = new Map()));
+        outcomes.push(...(await exportGroup(group, opts, pool, density)));
       }),
     ),
   );
   return outcomes;
 }
 
+/** What units of one target (any window, any chain) share. */
+function targetKey(u: ExportUnit): string {
+  return [u.dataset.name, u.dataset.targetKey(u.target), u.axis, JSON.stringify(u.filters)].join('|');
+}
+
+/** The limit sent and the rows aimed at per request, for a page size (rows per request wanted). */
+export function sliceSizes(pageSize: number | undefined): { limit: number; target: number } {
+  const limit = Math.min(MAX_LIMIT, Math.ceil((pageSize ?? MAX_LIMIT) / TARGET_FILL));
+  return { limit, target: Math.min(pageSize ?? MAX_LIMIT, Math.floor(limit * TARGET_FILL)) };
+}
+
 function groupByWindow(units: ExportUnit[]): ExportUnit[][] {
   const groups = new Map<string, ExportUnit[]>();
   for (const u of units) {
-    const key = [u.dataset.name, u.dataset.targetKey(u.target), u.axis, u.start, u.end, JSON.stringify(u.filters)].join('|');
+    const key = [targetKey(u), u.start, u.end].join('|');
     let g = groups.get(key);
     if (!g) groups.set(key, (g = []));
     g.push(u);
@@ -156,7 +177,7 @@ class RunRequestPool implements RequestPool {
   }
 }
 
-async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRequestPool): Promise<UnitOutcome[]> {
+async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRequestPool, density: Map<number, number>): Promise<UnitOutcome[]> {
   const first = group[0]!;
   const ds = first.dataset;
   const byChain = new Map(group.map((u) => [u.chainId, u]));
@@ -189,7 +210,8 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
 
   pool.windows++;
   try {
-    const windowFilters = ds.windowFilters[first.axis];
+    const sizes = sliceSizes(opts.pageSize);
+    const stats = newPagingStats();
     const pages = ds.streamWindow
       ? ds.streamWindow(opts.client, first.target, {
           chainIds: group.map((u) => u.chainId),
@@ -197,33 +219,37 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
           start: first.start,
           end: first.end,
           filters: first.filters,
-          limit: opts.pageSize ?? MAX_LIMIT,
+          limit: sizes.limit,
           signal: opts.signal,
         })
       : pageWindow({
-      chainIds: group.map((u) => u.chainId),
-      start: first.start,
-      end: first.end,
-      lowerFilter: windowFilters.gte,
-      upperFilter: windowFilters.lt,
-      baseFilters: first.filters,
-      limit: opts.pageSize ?? MAX_LIMIT,
-      maxPage: MAX_PAGE,
-      prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
-      pool,
-      fetch: (chainIds, filters, page) => {
-        if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-        return ds.fetchPage(opts.client, first.target, { chainIds, filters, page, limit: opts.pageSize ?? MAX_LIMIT });
-      },
-      chainId: (r) => ds.chainId(r),
-      axisValue: first.axis === 'block' ? (r) => ds.position(r).block_number : (r) => ds.position(r).block_timestamp,
-      itemId: (r) => ds.itemId(r, first.target),
-      onSplit: (chainId, cursor) => log.debug({ chainId, cursor }, 'window split at the page cap'),
-    });
+          chainIds: group.map((u) => u.chainId),
+          start: first.start,
+          end: first.end,
+          axes: ds.sliceAxes!(first.axis),
+          baseFilters: first.filters,
+          limit: sizes.limit,
+          target: sizes.target,
+          prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
+          pool,
+          density,
+          stats,
+          fetch: (chainIds, filters) => {
+            if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
+            return ds.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
+          },
+          chainId: (r) => ds.chainId(r),
+          itemId: (r) => ds.itemId(r, first.target),
+          onSplit: (chainId, slice) => log.debug({ chainId, slice }, 'slice came back full: split'),
+        });
+    // Whatever the source streams, a window never writes an item_id twice.
+    const written = new Map<number, Set<string>>();
+    let repeated = 0;
     for await (const batch of pages) {
       if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted');
       const u = byChain.get(batch.chainId)!;
       if ('done' in batch) {
+        written.delete(u.chainId);
         const files = await writerFor(u).finish();
         const rows = files.reduce((n, f) => n + f.rows, 0);
         await commitWindow(u, files, rows, opts);
@@ -231,12 +257,26 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
         opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
         continue;
       }
-      const rows = batch.records.map((r) => ds.toRow(r, u.target));
+      let ids = written.get(u.chainId);
+      if (!ids) written.set(u.chainId, (ids = new Set()));
+      const rows: Row[] = [];
+      for (const r of batch.records) {
+        const id = ds.itemId(r, u.target);
+        if (ids.has(id)) {
+          repeated++;
+          continue;
+        }
+        ids.add(id);
+        rows.push(ds.toRow(r, u.target));
+      }
       await writerFor(u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
       // Let I/O callbacks run between pages: the windows' page work otherwise chains in
       // microtasks, and responses wait behind it with their request slots taken.
       await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (repeated + stats.outsideSlice + stats.repeated > 0) {
+      log.warn({ repeatedAcrossSlices: repeated, outsideSlice: stats.outsideSlice, repeatedInSlice: stats.repeated }, 'the service sent rows twice or outside the slice asked for; dropped');
     }
   } catch (err) {
     const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;

@@ -25,6 +25,11 @@ export interface RunReport {
   failed: { unit: string; window: [number, number]; error: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
+  /**
+   * Chains whose fixed range.to lies past the head minus the safety lag: this run exported up to
+   * `end` (exclusive) only, like `to: latest`; later runs export the rest.
+   */
+  range_clamped: { chain_id: number; to: number; end: number }[];
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /** The windows of this run by chain id. */
@@ -80,6 +85,7 @@ export function buildReport(r: ReportInput): RunReport {
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
     shard: r.shard ?? null,
+    range_clamped: (r.plan.clamped ?? []).map((c) => ({ chain_id: c.chainId, to: c.to, end: c.end })),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
   };

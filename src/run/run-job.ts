@@ -99,6 +99,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       shard,
     );
     input.onPlan?.(plan);
+    for (const c of plan.clamped) logger.warn({ chainId: c.chainId, to: c.to, end: c.end }, 'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs');
     const factory = new TargetFactory(job);
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
     logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');

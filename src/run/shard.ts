@@ -110,6 +110,6 @@ export function planForShard(plan: Plan, shard: Shard | null): Plan {
  */
 export function shardOwnsUnit(shard: Shard | null, unitKey: string): boolean {
   if (!shard) return true;
-  const probe: Plan = { jobName: '', axis: null, heads: {}, units: [], coverage: [{ unitKey } as UnitCoverage] };
+  const probe: Plan = { jobName: '', axis: null, heads: {}, clamped: [], units: [], coverage: [{ unitKey } as UnitCoverage] };
   return selectShard(probe, shard.index, shard.count).coverage.length === 1;
 }

@@ -1,4 +1,4 @@
-import { compress, init } from '@bokuweb/zstd-wasm';
+import { compress, decompress, init } from '@bokuweb/zstd-wasm';
 
 /**
  * ZSTD for the pure-JS Parquet engine. Node 20's zlib has no zstd; @bokuweb/zstd-wasm ships
@@ -18,4 +18,9 @@ export function loadZstd(): Promise<void> {
 /** Synchronous, as hyparquet-writer's compressors are; call loadZstd() first. */
 export function zstdCompress(input: Uint8Array, level = 3): Uint8Array {
   return compress(input, level);
+}
+
+/** Synchronous, as hyparquet's decompressors are; call loadZstd() first. */
+export function zstdDecompress(input: Uint8Array, outputLength: number): Uint8Array {
+  return decompress(input, { defaultHeapSize: Math.max(outputLength, 1024) });
 }

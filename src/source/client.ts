@@ -42,6 +42,7 @@ import {
 } from './normalise.js';
 import {
   HttpStatusError,
+  NotAPageError,
   NetworkError,
   PaginationLoopError,
   RequestTimeoutError,
@@ -200,7 +201,7 @@ export class InsightClient {
   async walletTransactions(wallet: string, q: ListQuery): Promise<ListResponse<TransactionRecord>> {
     return this.call(async () => {
       const path = walletTransactionsPath(wallet, q);
-      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET');
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', undefined, listPageCheck(q));
       return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -209,7 +210,7 @@ export class InsightClient {
   async contractEvents(contract: string, signature: string, q: ListQuery): Promise<ListResponse<EventRecord>> {
     return this.call(async () => {
       const path = contractEventsPath(contract, signature, q);
-      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET');
+      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', undefined, listPageCheck(q));
       return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -292,6 +293,8 @@ export class InsightClient {
     path: string,
     method: 'GET' | 'POST',
     body?: string,
+    /** Throws (a retryable error) when a 2xx body is not what was asked for. */
+    check?: (json: unknown, url: string) => void,
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
@@ -302,6 +305,7 @@ export class InsightClient {
       let error: Error;
       try {
         const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body);
+        check?.(json, url);
         return { json, url };
       } catch (err) {
         if (!(err instanceof Error)) throw err;
@@ -471,25 +475,48 @@ function toNetworkError(url: string, err: unknown, timeoutMs: number): Error {
   return new NetworkError(url, code, err);
 }
 
-/** `{"error": "..."}`, or the older `{code, message, support_id}`; plain text is used as is. */
+/** The message of an error body: `{"error": "..."}`, `{"error": {message}}` or the older `{code, message, support_id}`. */
+function errorMessageOfJson(o: Record<string, unknown>): { message: string | undefined; supportId: string | undefined } | undefined {
+  const supportId = typeof o.support_id === 'string' ? o.support_id : undefined;
+  if (typeof o.error === 'string') return { message: o.error, supportId };
+  if (o.error && typeof o.error === 'object' && typeof (o.error as Record<string, unknown>).message === 'string') {
+    return { message: (o.error as Record<string, string>).message, supportId };
+  }
+  if (typeof o.message === 'string') {
+    return { message: o.code !== undefined ? `${o.message} (code ${String(o.code)})` : o.message, supportId };
+  }
+  return undefined;
+}
+
+/** An error body's message; plain text is used as is. */
 function errorMessageOf(text: string): { message: string | undefined; supportId: string | undefined } {
   const trimmed = text.trim();
   if (trimmed === '') return { message: undefined, supportId: undefined };
   try {
     const json = JSON.parse(trimmed) as unknown;
     if (json && typeof json === 'object') {
-      const o = json as Record<string, unknown>;
-      const supportId = typeof o.support_id === 'string' ? o.support_id : undefined;
-      if (typeof o.error === 'string') return { message: o.error, supportId };
-      if (o.error && typeof o.error === 'object' && typeof (o.error as Record<string, unknown>).message === 'string') {
-        return { message: (o.error as Record<string, string>).message, supportId };
-      }
-      if (typeof o.message === 'string') {
-        return { message: o.code !== undefined ? `${o.message} (code ${String(o.code)})` : o.message, supportId };
-      }
+      const found = errorMessageOfJson(json as Record<string, unknown>);
+      if (found) return found;
     }
   } catch {
     // not JSON: fall through to the text
   }
   return { message: trimmed.length > 300 ? `${trimmed.slice(0, 297)}...` : trimmed, supportId: undefined };
+}
+
+/**
+ * A list answer must be a page: not an error body (whatever its status), and with `data` an
+ * array when records were asked for (the indexer always sends one, `[]` when empty).
+ */
+function listPageCheck(q: ListQuery): (json: unknown, url: string) => void {
+  const aggregated = isAggregateQuery(q);
+  return (json, url) => {
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) return; // the normaliser names the shape
+    const o = json as Record<string, unknown>;
+    const rows = aggregated ? (o.aggregations ?? o.data) : o.data;
+    if (Array.isArray(rows)) return;
+    if (o.error !== undefined && o.error !== null) throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message ?? JSON.stringify(o.error).slice(0, 300));
+    if (o.meta === undefined && typeof o.message === 'string') throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message);
+    if (!aggregated) throw new NotAPageError(url, `no rows (data is ${o.data === null ? 'null' : 'missing'})`, undefined);
+  };
 }

@@ -37,6 +37,25 @@ export class ResponseShapeError extends InsightExportError {
   }
 }
 
+/**
+ * A 2xx whose body is not a page: an `{"error"}` body, or `data` missing or null where rows were
+ * asked for. The service failed behind a success status: transient, retried like a 5xx, never
+ * taken for an empty page.
+ */
+export class NotAPageError extends InsightExportError {
+  override name = 'NotAPageError';
+  readonly url: string;
+  readonly serverMessage: string | undefined;
+  constructor(url: string, what: string, serverMessage: string | undefined) {
+    super(`The read interface answered a success with ${what}${serverMessage ? `: ${serverMessage}` : ''}`, {
+      details: url,
+      hint: 'The service failed behind a 2xx status; usually transient. If it persists, report the message to the service.',
+    });
+    this.url = url;
+    this.serverMessage = serverMessage;
+  }
+}
+
 /** A non-2xx answer. `serverMessage` is the `{"error"}` text (or the older `{code, message}`). */
 export class HttpStatusError extends InsightExportError {
   override name = 'HttpStatusError';

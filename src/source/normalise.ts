@@ -417,9 +417,9 @@ export function normaliseListResponse(
     return { meta, data: [], aggregations: rows };
   }
 
-  if (rawData === undefined) return fail(url, '$', -1, 'data', 'expected an array of records, got missing');
-  if (rawData !== null && !Array.isArray(rawData)) return fail(url, '$', -1, 'data', `expected an array, got ${describe(rawData)}`);
-  const raw = rawData ?? [];
+  // Never an empty page: the client retries a 2xx without rows (see listPageCheck) before this.
+  if (!Array.isArray(rawData)) return fail(url, '$', -1, 'data', `expected an array of records, got ${rawData === undefined ? 'missing' : describe(rawData)}`);
+  const raw = rawData;
   const n = raw.length;
   let aggregations: AggregationRow[] | null = null;
   if (Array.isArray(rawAgg)) aggregations = aggregationRows(rawAgg, url, '$.aggregations');

@@ -2,56 +2,86 @@ import { InsightExportError } from '../errors.js';
 import type { Filters } from './query.js';
 
 /**
- * Pages one window [start, end) of a list operation, for one or more chains at once.
+ * Pages one window [start, end) of a list operation, for one or more chains, without trusting the
+ * service's order, its OFFSET or a full page.
  *
- * - Rows come sorted by block_number ascending; a page shorter than `limit` (per chain) ends a chain.
- * - The service refuses pages past `maxPage`. When a chain still has full pages there, its window is
- *   split at the cursor: the rest [cursor, end) is paged again from page 0, where cursor is the
- *   axis value (block number or timestamp) of the last row received. Rows at the cursor value that
- *   were already emitted are recognised by item id and skipped, so nothing is lost or repeated.
- * - Duplicates the service itself sends (a wallet's self-transfer returned twice) are dropped by item id.
- * - Several chains share a request while they all still have rows; once the page cap splits a
- *   chain's window, that chain continues alone from its own cursor.
+ * - Only page 0 is ever asked for. A request covers a slice: a box over an ordered list of axes
+ *   (the window's axis, then finer ones: block_number, transaction_index or log_index), sent as
+ *   filter_<axis>_gte / _lt. A slice is proven complete for a chain only when that chain got fewer
+ *   rows than `limit` (raw rows, before de-duplication).
+ * - A chain whose answer is full is split on its own: the first axis of the slice wider than one
+ *   value is cut into pieces of about `target` rows, sized from the rows that full answer carried
+ *   (their quantiles) and beyond them from the chain's density (rows per axis unit, learnt from
+ *   proven pieces and remembered across windows in `density`). Pieces are requested
+ *   concurrently within the request pool. A slice one value wide on every axis that is still
+ *   full cannot be split: SliceTooDenseError.
+ * - Rows outside the slice they were asked for are dropped (they belong to another slice) and
+ *   counted; rows repeated within a slice are dropped. Pieces are disjoint, so no row is emitted
+ *   twice, and rows are yielded in slice order, sorted by the axes (block order).
+ * - Chains share the first request of a window while none is known to be dense; a chain that
+ *   needs splitting continues alone.
  */
 export interface WindowPagerOptions<Rec> {
   chainIds: number[];
   start: number;
   /** Exclusive. */
   end: number;
-  /** Filter names for the window bounds on the chosen axis. */
-  lowerFilter: string;
-  upperFilter: string;
-  /** The job's own filters, sent with every page. */
+  /** The window's axis first, then finer ones; each bounded by filter_<field>_gte / _lt. */
+  axes: readonly SliceAxis<Rec>[];
+  /** The job's own filters, sent with every request (bounds on an axis are folded into the slice). */
   baseFilters: Filters;
+  /** The `limit` sent: an answer with fewer rows than this for a chain proves its slice. */
   limit: number;
-  maxPage: number;
+  /** Rows aimed at per request when a slice is cut (below `limit`, so that pieces come back short). */
+  target?: number;
   /**
-   * Most pages to keep requested ahead of the one being consumed (pipelining; Infinity = no cap
-   * of its own). Beyond the next page, how many are requested is also bounded by `pool` and by an
-   * estimate of the pages the window still holds (see pagesAhead), so speculation past a
-   * window's end costs about one request.
+   * Most requests one window keeps in flight beyond the one it waits for (Infinity = no cap of
+   * its own; the pool decides).
    */
   prefetch: number;
   /** Request slots shared by the windows of a run; without it, `prefetch` alone decides. */
   pool?: RequestPool;
-  fetch(chainIds: number[], filters: Filters, page: number): Promise<Rec[]>;
+  /** Rows per unit of the window's axis, by chain: read at the start, updated at the end of a window. */
+  density?: Map<number, number>;
+  /** Counters, added to (for logs, reports and the bench). */
+  stats?: PagingStats;
+  fetch(chainIds: number[], filters: Filters): Promise<Rec[]>;
   chainId(rec: Rec): number;
-  axisValue(rec: Rec): number;
   itemId(rec: Rec): string;
-  /** Called whenever a chain's window is split at the page cap (for logs and reports). */
-  onSplit?(chainId: number, cursor: number): void;
+  /** Called whenever a chain's slice came back full and is split (for logs). */
+  onSplit?(chainId: number, slice: string): void;
+}
+
+export interface SliceAxis<Rec> {
+  /** Column name: the slice is sent as filter_<field>_gte / filter_<field>_lt. */
+  field: string;
+  value(rec: Rec): number;
+}
+
+export interface PagingStats {
+  requests: number;
+  /** Answers that were full for a chain, whose slice was then split. */
+  splits: number;
+  /** Rows an answer carried outside the slice asked for (dropped). */
+  outsideSlice: number;
+  /** Rows repeated within one answer's slice (dropped). */
+  repeated: number;
+}
+
+export function newPagingStats(): PagingStats {
+  return { requests: 0, splits: 0, outsideSlice: 0, repeated: 0 };
 }
 
 /**
- * Pages requested but not yet consumed, counted over every window of a run, so that windows
- * that cannot use their share (a split, a window's end) leave it to the others.
+ * Requests sent but not yet consumed, counted over every window of a run, so that windows that
+ * cannot use their share leave it to the others.
  */
 export interface RequestPool {
-  /** One more speculative page, if the run has room for `rowsPerRequest` more rows ahead. */
+  /** One more speculative request, if the run has room for `rowsPerRequest` more rows ahead. */
   tryTake(rowsPerRequest: number): boolean;
-  /** A page that must be requested anyway (the next one after a full page, a sequence's first). */
+  /** A request that must be sent anyway (the one a window waits for). */
   take(): void;
-  /** A page consumed or abandoned. */
+  /** A request consumed or abandoned. */
   give(): void;
 }
 
@@ -66,176 +96,408 @@ export interface ChainDone {
   done: true;
 }
 
-export class WindowTooDenseError extends InsightExportError {
-  override name = 'WindowTooDenseError';
-  constructor(chainId: number, axisValue: number, rows: number) {
-    super(`More than ${rows} rows share one cursor value on chain ${chainId}`, {
-      details: `axis value ${axisValue}: the window cannot be split further without losing rows`,
-      hint: 'Narrow the job with filters (for example filter_transaction_index_*), or export by block numbers instead of time.',
+/** A slice one value wide on every axis still holds a full answer: it cannot be split. */
+export class SliceTooDenseError extends InsightExportError {
+  override name = 'SliceTooDenseError';
+  constructor(chainId: number, slice: string, limit: number) {
+    super(`More than ${limit - 1} rows share one position on chain ${chainId}`, {
+      details: `slice ${slice} came back full (limit ${limit}) and has no axis left to split`,
+      hint: 'A position holds at most 2 rows (a self-transfer): raise the page size above 2, or report the service answer.',
     });
   }
 }
 
-/** Tracks the rows already emitted at the current cursor value, per chain. */
-class ChainCursor {
-  lastAxis = Number.NEGATIVE_INFINITY;
-  idsAtLast = new Set<string>();
-  emitted = 0;
-  /** Rows received and the highest axis value seen: the window's density, for prefetching. */
-  received = 0;
-  seenAxis = Number.NEGATIVE_INFINITY;
-  constructor(
-    readonly chainId: number,
-    public lower: number,
-  ) {}
+/** A full answer with no row inside its slice: the service ignores the slice's filters. */
+export class SliceIgnoredError extends InsightExportError {
+  override name = 'SliceIgnoredError';
+  constructor(chainId: number, slice: string) {
+    super(`The service answered a full page with no row inside the slice asked for on chain ${chainId}`, {
+      details: `slice ${slice}`,
+      hint: 'The service does not apply the range filters; check the base URL points at the read interface.',
+    });
+  }
+}
 
-  observe<Rec>(records: Rec[], axisValue: (r: Rec) => number): void {
-    this.received += records.length;
-    if (records.length > 0) this.seenAxis = Math.max(this.seenAxis, axisValue(records[records.length - 1]!));
+export class UnrequestedChainError extends InsightExportError {
+  override name = 'UnrequestedChainError';
+  constructor(chainId: number, asked: number[]) {
+    super('The service returned a row of a chain that was not requested', {
+      details: `chain ${chainId} in a request for chains ${asked.join(',')}`,
+    });
+  }
+}
+
+/** Share of `limit` aimed at per piece when no target is given. */
+export const TARGET_FILL = 0.7;
+/** Weight of the newest proven piece in a chain's density. */
+const DENSITY_WEIGHT = 0.5;
+
+/** A box over the axes: [lo[i], hi[i]) on axis i; hi may be Infinity (unbounded above). */
+interface Box {
+  lo: number[];
+  hi: number[];
+}
+
+interface Sent<Rec> {
+  box: Box;
+  chains: number[];
+  answer: Promise<Rec[]>;
+}
+
+/** Everything one window's chains share: options, the in-flight count, what to send. */
+class WindowPager<Rec> {
+  readonly target: number;
+  /** Filters the job sends besides the slice's bounds (its bounds on an axis folded into the box). */
+  readonly baseFilters: Filters;
+  readonly window: Box;
+  inFlight = 0;
+  private readonly stats: PagingStats;
+
+  constructor(readonly opts: WindowPagerOptions<Rec>) {
+    if (!Number.isInteger(opts.limit) || opts.limit < 2) {
+      throw new InsightExportError(`A page size of ${opts.limit} cannot prove a slice`, {
+        details: 'one position (block, transaction_index / log_index) can hold 2 rows',
+        hint: 'Use a page size of at least 2.',
+      });
+    }
+    this.target = Math.max(1, Math.min(opts.limit - 1, Math.floor(opts.target ?? opts.limit * TARGET_FILL)));
+    this.stats = opts.stats ?? newPagingStats();
+    const { box, rest } = boxFromFilters(opts.axes, opts.baseFilters, opts.start, opts.end);
+    this.window = box;
+    this.baseFilters = rest;
   }
 
-  /** Filters out rows already seen; updates the cursor. */
-  accept<Rec>(records: Rec[], axisValue: (r: Rec) => number, itemId: (r: Rec) => string): Rec[] {
-    const out: Rec[] = [];
-    for (const rec of records) {
-      const axis = axisValue(rec);
-      const id = itemId(rec);
-      if (axis === this.lastAxis) {
-        if (this.idsAtLast.has(id)) continue;
-      } else if (axis > this.lastAxis) {
-        this.lastAxis = axis;
-        this.idsAtLast.clear();
-      }
-      this.idsAtLast.add(id);
-      out.push(rec);
+  empty(box: Box): boolean {
+    return box.lo.some((lo, i) => lo >= box.hi[i]!);
+  }
+
+  /** Sends a request for `box`; `needed` is the one the window waits for, others are speculation. */
+  send(box: Box, chains: number[], needed: boolean): Sent<Rec> | null {
+    const pool = this.opts.pool;
+    if (!needed) {
+      if (this.inFlight >= this.opts.prefetch) return null;
+      if (pool && !pool.tryTake(this.opts.limit * chains.length)) return null;
+    } else {
+      pool?.take();
     }
-    this.emitted += out.length;
+    this.inFlight++;
+    this.stats.requests++;
+    const answer = this.opts.fetch(chains, this.filters(box));
+    answer.catch(() => undefined); // an abandoned request must not become an unhandled rejection
+    return { box, chains, answer };
+  }
+
+  /** Waits for an answer; its slot is given back whatever happens. */
+  async receive(sent: Sent<Rec>): Promise<Rec[]> {
+    try {
+      return await sent.answer;
+    } finally {
+      this.release();
+    }
+  }
+
+  release(): void {
+    this.inFlight--;
+    this.opts.pool?.give();
+  }
+
+  filters(box: Box): Filters {
+    const f: Filters = { ...this.baseFilters };
+    this.opts.axes.forEach((axis, i) => {
+      // The window's axis is always bounded; finer axes only once the slice narrows them.
+      if (i === 0 || box.lo[i]! > 0) f[`filter_${axis.field}_gte`] = box.lo[i]!;
+      if (i === 0 || box.hi[i]! !== Number.POSITIVE_INFINITY) f[`filter_${axis.field}_lt`] = box.hi[i]!;
+    });
+    return f;
+  }
+
+  describe(box: Box): string {
+    return this.opts.axes.map((a, i) => `${a.field} [${box.lo[i]}, ${box.hi[i] === Number.POSITIVE_INFINITY ? '∞' : box.hi[i]})`).join(' × ');
+  }
+
+  /** The rows of `chainId` in an answer, checked against the chains that request asked for. */
+  rowsOf(sent: Sent<Rec>, rows: Rec[], chainId: number): Rec[] {
+    const out: Rec[] = [];
+    for (const r of rows) {
+      const c = this.opts.chainId(r);
+      if (c === chainId) out.push(r);
+      else if (!sent.chains.includes(c)) throw new UnrequestedChainError(c, sent.chains);
+    }
     return out;
+  }
+
+  /** Rows of an answer inside `box` (the others belong to other slices). */
+  inside(box: Box, rows: Rec[]): Rec[] {
+    const axes = this.opts.axes;
+    return rows.filter((r) => {
+      for (let i = 0; i < axes.length; i++) {
+        const v = axes[i]!.value(r);
+        if (!(v >= box.lo[i]! && v < box.hi[i]!)) return false;
+      }
+      return true;
+    });
+  }
+
+  /** Rows inside `box`, each once, sorted by the axes: what a proven slice yields. */
+  accept(box: Box, rows: Rec[]): Rec[] {
+    const axes = this.opts.axes;
+    const inside = this.inside(box, rows);
+    this.stats.outsideSlice += rows.length - inside.length;
+    const seen = new Set<string>();
+    const unique: Rec[] = [];
+    for (const r of inside) {
+      const id = this.opts.itemId(r);
+      if (seen.has(id)) {
+        this.stats.repeated++;
+        continue;
+      }
+      seen.add(id);
+      unique.push(r);
+    }
+    if (!sortedByAxes(unique, axes)) unique.sort((a, b) => compareByAxes(a, b, axes));
+    return unique;
+  }
+
+  split(chainId: number, box: Box): void {
+    this.stats.splits++;
+    this.opts.onSplit?.(chainId, this.describe(box));
+  }
+}
+
+function compareByAxes<Rec>(a: Rec, b: Rec, axes: readonly SliceAxis<Rec>[]): number {
+  for (const axis of axes) {
+    const d = axis.value(a) - axis.value(b);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+function sortedByAxes<Rec>(rows: Rec[], axes: readonly SliceAxis<Rec>[]): boolean {
+  for (let i = 1; i < rows.length; i++) if (compareByAxes(rows[i - 1]!, rows[i]!, axes) > 0) return false;
+  return true;
+}
+
+/**
+ * The window's box, with the job's own bounds on any axis folded in (so that a slice never
+ * overrides them), and the job's other filters.
+ */
+function boxFromFilters<Rec>(axes: readonly SliceAxis<Rec>[], filters: Filters, start: number, end: number): { box: Box; rest: Filters } {
+  const rest: Filters = { ...filters };
+  const lo: number[] = [];
+  const hi: number[] = [];
+  axes.forEach((axis, i) => {
+    let l = i === 0 ? start : 0;
+    let h = i === 0 ? end : Number.POSITIVE_INFINITY;
+    const take = (suffix: string): number | undefined => {
+      const name = `filter_${axis.field}${suffix}`;
+      if (!Object.hasOwn(rest, name)) return undefined;
+      const v = Number(rest[name]);
+      delete rest[name];
+      return v;
+    };
+    const eq = take('');
+    const gte = take('_gte');
+    const gt = take('_gt');
+    const lte = take('_lte');
+    const lt = take('_lt');
+    if (eq !== undefined) {
+      l = Math.max(l, eq);
+      h = Math.min(h, eq + 1);
+    }
+    if (gte !== undefined) l = Math.max(l, gte);
+    if (gt !== undefined) l = Math.max(l, gt + 1);
+    if (lte !== undefined) h = Math.min(h, lte + 1);
+    if (lt !== undefined) h = Math.min(h, lt);
+    lo.push(l);
+    hi.push(h);
+  });
+  return { box: { lo, hi }, rest };
+}
+
+function withAxis(box: Box, axis: number, lo: number, hi: number): Box {
+  const b: Box = { lo: [...box.lo], hi: [...box.hi] };
+  b.lo[axis] = lo;
+  b.hi[axis] = hi;
+  return b;
+}
+
+/** What is known of a slice's rows on one axis when it is cut. */
+interface Knowledge {
+  /** Axis values of the rows a full answer carried inside the slice, ascending. */
+  sample: number[];
+  /** Rows per axis unit (0: unknown). */
+  density: number;
+}
+
+/**
+ * Cuts [lo, hi) of one axis into pieces of about `target` rows: by the sample's quantiles while
+ * it lasts, then by density; the rest in one piece when the density is unknown or the axis is
+ * unbounded. Never returns the whole of a slice that came back full.
+ */
+class Cutter {
+  private x: number;
+  private k = 0;
+  constructor(
+    private readonly lo: number,
+    private readonly hi: number,
+    private readonly known: Knowledge,
+    private readonly target: number,
+    private readonly wasFull: boolean,
+  ) {
+    this.x = lo;
+  }
+
+  done(): boolean {
+    return this.x >= this.hi;
+  }
+
+  /** Gives back a piece that could not be sent: the next one starts at `lo` again. */
+  unget(lo: number): void {
+    this.x = lo;
+    this.k = 0;
+  }
+
+  /** Density from proven pieces (replaces the estimate the cut started with). */
+  learn(density: number): void {
+    this.known.density = density;
+  }
+
+  next(): [number, number] {
+    const { sample } = this.known;
+    const x = this.x;
+    while (this.k < sample.length && sample[this.k]! < x) this.k++;
+    let cut: number;
+    if (this.k < sample.length) {
+      const j = this.k + this.target;
+      if (j < sample.length) {
+        cut = sample[j]!;
+        if (cut <= x) cut = x + 1; // more than `target` rows at x: a piece one value wide
+      } else {
+        // The sample ends inside this piece: extend it by the density for what is left of the target.
+        const left = this.target - (sample.length - this.k);
+        const beyond = this.known.density > 0 && this.hi !== Number.POSITIVE_INFINITY ? Math.floor(left / this.known.density) : 0;
+        cut = sample[sample.length - 1]! + 1 + beyond;
+      }
+    } else if (this.known.density > 0 && this.hi !== Number.POSITIVE_INFINITY) {
+      cut = x + Math.max(1, Math.floor(this.target / this.known.density));
+    } else {
+      cut = this.hi;
+    }
+    cut = Math.min(this.hi, Math.max(x + 1, cut));
+    if (this.wasFull && x === this.lo && cut >= this.hi) {
+      // The whole slice again would come back full again: halve it (the sample said nothing useful).
+      cut = this.hi === Number.POSITIVE_INFINITY ? x + 1 : x + Math.max(1, Math.floor((this.hi - x) / 2));
+    }
+    this.x = cut;
+    return [x, cut];
   }
 }
 
 /**
- * How many pages beyond the current one a sequence could use: at most `prefetch`, and the pages
- * the window probably still holds (rows received so far per axis unit times what is left of
- * the window, plus one page). At least one: a full page means there may be more.
+ * Every row of `box` on one chain, in order: cuts the box on `axis` and pages the pieces
+ * concurrently; a piece that comes back full is cut again (on the same axis while it is wider
+ * than one value, else on the next).
  */
-function pagesAhead<Rec>(opts: WindowPagerOptions<Rec>, full: ChainCursor[]): number {
-  let estimate = 1;
-  for (const c of full) {
-    const span = c.seenAxis - opts.start + 1;
-    const left = opts.end - c.seenAxis;
-    const rows = span > 0 && c.received > 0 ? (c.received / span) * left : Number.POSITIVE_INFINITY;
-    estimate = Math.max(estimate, Math.ceil(rows / opts.limit) + 1);
+async function* cutAndPage<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, axis: number, known: Knowledge, wasFull: boolean): AsyncGenerator<Rec[]> {
+  const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target, wasFull);
+  const queue: Sent<Rec>[] = [];
+  /** Sends pieces while there is room; the first of an empty queue is the one waited for. */
+  const fill = () => {
+    while (!cutter.done()) {
+      const [lo, hi] = cutter.next();
+      const sent = w.send(withAxis(box, axis, lo, hi), [chainId], queue.length === 0);
+      if (!sent) {
+        cutter.unget(lo);
+        return;
+      }
+      queue.push(sent);
+    }
+  };
+  let density = known.density;
+  const learn = (rows: number, width: number, full: boolean) => {
+    if (!Number.isFinite(width)) return;
+    const seen = rows / width;
+    if (full) density = Math.max(density, seen);
+    else density = density > 0 ? (1 - DENSITY_WEIGHT) * density + DENSITY_WEIGHT * seen : seen;
+    cutter.learn(density);
+  };
+  try {
+    fill();
+    while (queue.length > 0) {
+      const head = queue.shift()!;
+      const rows = w.rowsOf(head, await w.receive(head), chainId);
+      const width = head.box.hi[axis]! - head.box.lo[axis]!;
+      if (rows.length < w.opts.limit) {
+        const accepted = w.accept(head.box, rows);
+        learn(accepted.length, width, false);
+        fill();
+        if (accepted.length > 0) yield accepted;
+      } else {
+        learn(rows.length, width, true);
+        fill();
+        yield* splitFull(w, chainId, head.box, rows, density);
+      }
+      fill();
+    }
+  } finally {
+    // Requests sent but never consumed (a failure, the consumer stopped) free their slots.
+    for (let i = queue.length; i > 0; i--) w.release();
   }
-  return Math.max(1, Math.min(opts.prefetch, estimate));
+}
+
+/** A slice that came back full for a chain: cut it on its first axis wider than one value. */
+async function* splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, rows: Rec[], density: number): AsyncGenerator<Rec[]> {
+  w.split(chainId, box);
+  const axis = box.lo.findIndex((lo, i) => box.hi[i]! - lo > 1);
+  if (axis < 0) throw new SliceTooDenseError(chainId, w.describe(box), w.opts.limit);
+  const inside = w.inside(box, rows);
+  if (inside.length === 0) throw new SliceIgnoredError(chainId, w.describe(box));
+  const value = w.opts.axes[axis]!.value;
+  const sample = inside.map((r) => value(r)).sort((a, b) => a - b);
+  const lo = box.lo[axis]!;
+  // The sample spans [lo, its last value]: the slice is at least that dense.
+  const sampled = Number.isFinite(box.hi[axis]!) ? sample.length / (sample[sample.length - 1]! - lo + 1) : 0;
+  const known: Knowledge = { sample, density: axis === 0 ? Math.max(density, sampled) : sampled };
+  yield* cutAndPage(w, chainId, box, axis, known, true);
 }
 
 export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
-  const cursors = new Map(opts.chainIds.map((id) => [id, new ChainCursor(id, opts.start)]));
-  const shared = [...opts.chainIds];
-  // Phase 1: all chains in one request sequence, while none has been split.
-  const leftovers = yield* pageSequence(opts, shared, opts.start, cursors);
-  // Phase 2: every chain that hit the page cap continues alone from its cursor.
-  const queue = [...leftovers];
-  while (queue.length > 0) {
-    const chainId = queue.shift()!;
-    const cursor = cursors.get(chainId)!;
-    const again = yield* pageSequence(opts, [chainId], cursor.lower, cursors);
-    queue.push(...again);
+  const w = new WindowPager(opts);
+  const box = w.window;
+  const width = box.hi[0]! - box.lo[0]!;
+  if (w.empty(box)) {
+    for (const chainId of opts.chainIds) yield { chainId, done: true };
+    return;
   }
-}
+  // Chains known to be dense are cut from the start; the others share the first request.
+  const dense = opts.chainIds.filter((c) => (opts.density?.get(c) ?? 0) * width > w.target);
+  const shared = opts.chainIds.filter((c) => !dense.includes(c));
+  const alone: { chainId: number; rows: Rec[] | null }[] = dense.map((chainId) => ({ chainId, rows: null }));
 
-/**
- * Pages [lower, end) for the given chains from page 0. Returns the chains that reached the page
- * cap with full pages (their cursor.lower moved to the split point).
- */
-async function* pageSequence<Rec>(
-  opts: WindowPagerOptions<Rec>,
-  chainIds: number[],
-  lower: number,
-  cursors: Map<number, ChainCursor>,
-): AsyncGenerator<PagedBatch<Rec> | ChainDone, number[]> {
-  let active = [...chainIds];
-  const startLower = new Map(active.map((id) => [id, cursors.get(id)!.lastAxis]));
-  const filters: Filters = { ...opts.baseFilters, [opts.lowerFilter]: lower, [opts.upperFilter]: opts.end };
-  const inFlight = new Map<number, Promise<Rec[]>>();
-  const pool = opts.pool;
-  /** Requests `page` unless it is past the cap or already requested; false when the pool has no room. */
-  const request = (page: number, chains: number[], speculative: boolean): boolean => {
-    if (page > opts.maxPage || inFlight.has(page)) return true;
-    if (pool) {
-      if (!speculative) pool.take();
-      else if (!pool.tryTake(opts.limit * chains.length)) return false;
-    }
-    const p = opts.fetch(chains, filters, page);
-    p.catch(() => undefined); // an abandoned prefetch must not become an unhandled rejection
-    inFlight.set(page, p);
-    return true;
-  };
-  /** Pages page+1 .. page+ahead; the first `needed` of them are needed anyway, the others are speculation. */
-  const requestAhead = (page: number, chains: number[], ahead: number, needed: number) => {
-    for (let k = 1; k <= ahead; k++) if (!request(page + k, chains, k > needed)) break;
-  };
-
-  try {
-    // A sequence after a split knows the window's density: start its pipeline at once.
-    const known = active.map((id) => cursors.get(id)!);
-    request(0, active, false);
-    if (known.every((c) => c.received > 0)) requestAhead(0, active, pagesAhead(opts, known), 0);
-
-    for (let page = 0; ; page++) {
-      request(page, active, false);
-      const records = await inFlight.get(page)!;
-      inFlight.delete(page);
-      pool?.give();
-
-      const byChain = new Map<number, Rec[]>();
-      for (const id of active) byChain.set(id, []);
-      for (const rec of records) {
-        const list = byChain.get(opts.chainId(rec));
-        if (list === undefined) {
-          throw new InsightExportError('The service returned a row of a chain that was not requested', {
-            details: `chain ${opts.chainId(rec)} in a request for chains ${active.join(',')}`,
-          });
-        }
-        list.push(rec);
-      }
-      const stillFull = active.filter((id) => byChain.get(id)!.length >= opts.limit);
-      for (const id of active) cursors.get(id)!.observe(byChain.get(id)!, opts.axisValue);
-      if (stillFull.length > 0 && page < opts.maxPage) {
-        // Pipelining: ask for the following pages while this one is written.
-        requestAhead(page, stillFull, pagesAhead(opts, stillFull.map((id) => cursors.get(id)!)), 0);
-      }
-      for (const id of active) {
-        const cursor = cursors.get(id)!;
-        const accepted = cursor.accept(byChain.get(id)!, opts.axisValue, opts.itemId);
-        if (accepted.length > 0) yield { chainId: id, records: accepted };
-      }
-      for (const id of active) {
-        if (byChain.get(id)!.length < opts.limit) yield { chainId: id, done: true };
-      }
-      if (stillFull.length === 0) return [];
-      if (page >= opts.maxPage) {
-        // Split at the cursor: the rest of the window is paged again from page 0.
-        const split: number[] = [];
-        for (const id of stillFull) {
-          const cursor = cursors.get(id)!;
-          if (cursor.lastAxis <= startLower.get(id)! || cursor.lastAxis === lower) {
-            throw new WindowTooDenseError(id, cursor.lastAxis, (opts.maxPage + 1) * opts.limit);
-          }
-          cursor.lower = cursor.lastAxis;
-          opts.onSplit?.(id, cursor.lower);
-          split.push(id);
-        }
-        return split;
-      }
-      if (stillFull.length !== active.length) {
-        // Chains that ended drop out; requests already in flight for them are harmless (short pages).
-        active = stillFull;
+  if (shared.length > 0) {
+    const sent = w.send(box, shared, true)!;
+    const rows = await w.receive(sent);
+    for (const chainId of shared) {
+      const mine = w.rowsOf(sent, rows, chainId);
+      if (mine.length < opts.limit) {
+        const accepted = w.accept(box, mine);
+        if (accepted.length > 0) yield { chainId, records: accepted };
+        opts.density?.set(chainId, accepted.length / width);
+        yield { chainId, done: true };
+      } else {
+        alone.push({ chainId, rows: mine });
       }
     }
-  } finally {
-    // Pages requested but never consumed (a chain ended, a split, a failure) free their slots.
-    if (pool) for (let i = inFlight.size; i > 0; i--) pool.give();
+  }
+  for (const { chainId, rows } of alone) {
+    const density = opts.density?.get(chainId) ?? 0;
+    const pieces = rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
+    let emitted = 0;
+    for await (const records of pieces) {
+      emitted += records.length;
+      yield { chainId, records };
+    }
+    opts.density?.set(chainId, emitted / width);
+    yield { chainId, done: true };
   }
 }

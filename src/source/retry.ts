@@ -1,5 +1,5 @@
 /** Which failures are worth another attempt, and how long to wait before it. */
-import { HttpStatusError, NetworkError, RequestTimeoutError, ResponseShapeError } from './errors.js';
+import { HttpStatusError, NetworkError, NotAPageError, RequestTimeoutError, ResponseShapeError } from './errors.js';
 
 export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
 
@@ -19,7 +19,7 @@ const PERMANENT_NETWORK_CODES: ReadonlySet<string> = new Set([
 
 export function isRetryable(err: unknown): boolean {
   if (err instanceof HttpStatusError) return RETRYABLE_STATUSES.has(err.status);
-  if (err instanceof RequestTimeoutError) return true;
+  if (err instanceof RequestTimeoutError || err instanceof NotAPageError) return true;
   if (err instanceof ResponseShapeError) return err.problem !== 'shape';
   if (err instanceof NetworkError) return err.code === undefined || !PERMANENT_NETWORK_CODES.has(err.code);
   return false;

@@ -4,7 +4,8 @@
  * - every window the job plans is covered by completed windows: no gaps (and says which windows
  *   are missing), no two completed windows of a unit overlap (rows would be there twice);
  * - every file a completed window lists exists, has the recorded size and (unless `quick`) the
- *   recorded row count, read from the file itself (Parquet footer, NDJSON lines);
+ *   recorded row count, read from the file itself (its item_id column), and no item_id twice in
+ *   a file or in a window;
  * - no data file of the job's targets is left that no completed window lists (what a crashed run
  *   uploaded: a reader would see its rows), no pending commit is left, and who holds the lease.
  *
@@ -12,10 +13,17 @@
  * (no service is asked for the head): a unit behind the others on its chain shows its missing
  * windows. Snapshot units (nft_holdings) are checked for their files only.
  */
-import { createGunzip } from 'node:zlib';
+import { createGunzip, gunzipSync } from 'node:zlib';
+import { loadZstd, zstdDecompress } from '../sink/zstd.js';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
-import { parquetMetadata } from 'hyparquet';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { errorMessage } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, type Interval } from '../plan/index.js';
@@ -31,6 +39,7 @@ export type VerifyProblemKind =
   | 'missing-file'
   | 'size-mismatch'
   | 'row-count-mismatch'
+  | 'duplicate-rows'
   | 'unreadable-file'
   | 'unreferenced-file'
   | 'pending-commit';
@@ -62,7 +71,8 @@ export interface VerifyReport {
   units: UnitSummary[];
   windows: { planned: number; completed: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
-  rows: { recorded: number; counted: number | null };
+  /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
+  rows: { recorded: number; counted: number | null; distinct: number | null };
   lease: (LeaseRecord & { active: boolean }) | null;
   /** State objects of units the job no longer has (an older version of the job): informational. */
   other_units: string[];
@@ -100,6 +110,8 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const lag = job.range?.safety_lag ?? 0;
   const plan = await planJob(job, {
     completed: () => [],
+    // The whole fixed range is expected: windows a run left for later (past the head) are missing until exported.
+    clampFixedTo: false,
     latest: async (chainId): Promise<ChainHead> => {
       // The head that makes the planned range end exactly at the chain's newest exported point.
       const f = frontier.get(chainId);
@@ -202,31 +214,55 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const limit = pLimit(opts.concurrency ?? 8);
   let counted = 0;
+  let distinct = 0;
   let checkedRows = 0;
+  // Window by window: the item_ids of one window are held while its files are read.
   await Promise.all(
-    [...listed].map(([key, want]) =>
+    records.map((rec) =>
       limit(async () => {
-        const where = { unit: want.rec.unit_key, window: [want.rec.start, want.rec.end] as [number, number], key };
-        const info = await store.head(key);
-        if (!info) {
-          problems.push({ kind: 'missing-file', ...where, message: `file listed by window [${want.rec.start}, ${want.rec.end}) is missing` });
-          return;
+        const window = [rec.start, rec.end] as [number, number];
+        const ids = new Set<string>();
+        let windowRows = 0;
+        for (const f of rec.files) {
+          const key = f.key;
+          const where = { unit: rec.unit_key, window, key };
+          const info = await store.head(key);
+          if (!info) {
+            problems.push({ kind: 'missing-file', ...where, message: `file listed by window [${rec.start}, ${rec.end}) is missing` });
+            continue;
+          }
+          if (info.size !== f.bytes) {
+            problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${f.bytes}` });
+          }
+          if (opts.quick) continue;
+          let fileIds: string[];
+          try {
+            fileIds = await readItemIds(store, key);
+          } catch (err) {
+            problems.push({ kind: 'unreadable-file', ...where, message: `rows cannot be counted: ${errorMessage(err).split('\n')[0]}` });
+            continue;
+          }
+          const rows = fileIds.length;
+          checkedRows++;
+          counted += rows;
+          windowRows += rows;
+          if (rows !== f.rows) {
+            problems.push({ kind: 'row-count-mismatch', ...where, message: `file holds ${rows} rows, the window records ${f.rows}` });
+          }
+          const inFile = new Set(fileIds).size;
+          if (inFile !== rows) {
+            problems.push({ kind: 'duplicate-rows', ...where, message: `file holds ${rows} rows but ${inFile} distinct item_ids: ${rows - inFile} row(s) twice` });
+          }
+          for (const id of fileIds) ids.add(id);
         }
-        if (info.size !== want.bytes) {
-          problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${want.bytes}` });
-        }
-        if (opts.quick) return;
-        let rows: number;
-        try {
-          rows = await countRows(store, key);
-        } catch (err) {
-          problems.push({ kind: 'unreadable-file', ...where, message: `rows cannot be counted: ${errorMessage(err).split('\n')[0]}` });
-          return;
-        }
-        checkedRows++;
-        counted += rows;
-        if (rows !== want.rows) {
-          problems.push({ kind: 'row-count-mismatch', ...where, message: `file holds ${rows} rows, the window records ${want.rows}` });
+        distinct += ids.size;
+        if (!opts.quick && ids.size < windowRows && rec.files.length > 1) {
+          problems.push({
+            kind: 'duplicate-rows',
+            unit: rec.unit_key,
+            window,
+            message: `window holds ${windowRows} rows but ${ids.size} distinct item_ids across its ${rec.files.length} files`,
+          });
         }
       }),
     ),
@@ -292,7 +328,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     units,
     windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
-    rows: { recorded: records.reduce((n, r) => n + r.rows, 0), counted: opts.quick ? null : counted },
+    rows: { recorded: records.reduce((n, r) => n + r.rows, 0), counted: opts.quick ? null : counted, distinct: opts.quick ? null : distinct },
     lease,
     other_units: otherUnits,
     problems,
@@ -337,6 +373,67 @@ export async function countRows(store: ObjectStore, key: string): Promise<number
   if (key.endsWith('.ndjson') || key.endsWith('.jsonl')) return countLines(stream);
   stream.destroy();
   throw new Error('unknown file type');
+}
+
+/** The item_id of every row of an exported file, in file order (its length is the file's row count). */
+export async function readItemIds(store: ObjectStore, key: string): Promise<string[]> {
+  const stream = await store.getStream(key);
+  if (!stream) throw new Error('file disappeared');
+  if (key.endsWith('.parquet')) return parquetItemIds(stream);
+  if (key.endsWith('.ndjson.gz')) return ndjsonItemIds(stream.pipe(createGunzip()));
+  if (key.endsWith('.ndjson') || key.endsWith('.jsonl')) return ndjsonItemIds(stream);
+  stream.destroy();
+  throw new Error('unknown file type');
+}
+
+async function ndjsonItemIds(stream: Readable): Promise<string[]> {
+  const ids: string[] = [];
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  for await (const line of lines) {
+    if (line === '') continue;
+    const row = JSON.parse(line) as { item_id?: unknown };
+    if (typeof row.item_id !== 'string') throw new Error(`line ${ids.length + 1} has no item_id`);
+    ids.push(row.item_id);
+  }
+  return ids;
+}
+
+/** The codecs the sink writes besides snappy (hyparquet's own). */
+const PARQUET_DECOMPRESSORS = {
+  ZSTD: zstdDecompress,
+  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+};
+
+/** Streams the file to a temporary copy (the store has no ranged reads) and reads its item_id column. */
+async function parquetItemIds(stream: Readable): Promise<string[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'insight-verify-'));
+  const path = join(dir, 'file.parquet');
+  try {
+    await pipeline(stream, createWriteStream(path));
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const file = {
+        byteLength: size,
+        async slice(start: number, end?: number): Promise<ArrayBuffer> {
+          const length = (end ?? size) - start;
+          const buf = Buffer.alloc(length);
+          await handle.read(buf, 0, length, start);
+          return buf.buffer.slice(buf.byteOffset, buf.byteOffset + length) as ArrayBuffer;
+        },
+      };
+      await loadZstd();
+      const rows = (await parquetReadObjects({ file, columns: ['item_id'], compressors: PARQUET_DECOMPRESSORS })) as { item_id: unknown }[];
+      return rows.map((r, i) => {
+        if (typeof r.item_id !== 'string') throw new Error(`row ${i} has no item_id`);
+        return r.item_id;
+      });
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function countLines(stream: Readable): Promise<number> {

@@ -46,6 +46,8 @@ export interface ExportJobInput {
   /** Environment seen by the config (default: none, so the caller's shell does not leak in). */
   env?: Record<string, string | undefined>;
   force?: boolean;
+  /** Rows aimed at per request (runJob's pageSize); small values make windows split. */
+  pageSize?: number;
   logger?: Logger;
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
@@ -69,6 +71,7 @@ export async function exportJob(input: ExportJobInput): Promise<RunReport> {
     config,
     logger: input.logger ?? (process.env.E2E_LOG ? createLogger({ level: process.env.E2E_LOG }) : silentLogger),
     force: input.force,
+    ...(input.pageSize ? { pageSize: input.pageSize } : {}),
     signal: input.signal,
     onProgress: input.onProgress,
     onPlan: input.onPlan,

@@ -58,7 +58,7 @@ describe('resolveShard', () => {
 function planOf(unitKeys: string[]): Plan {
   const units = unitKeys.flatMap((unitKey) => [0, 1].map((w) => ({ unitKey, windowKey: String(w) }) as unknown as WorkUnit));
   const coverage = unitKeys.map((unitKey) => ({ unitKey }) as UnitCoverage);
-  return { jobName: 'j', axis: 'time', heads: {}, units, coverage };
+  return { jobName: 'j', axis: 'time', heads: {}, clamped: [], units, coverage };
 }
 
 describe('shards of a plan', () => {

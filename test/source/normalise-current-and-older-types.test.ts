@@ -109,10 +109,11 @@ describe('events', () => {
     });
   });
 
-  it('treats a Go-style null data array as an empty page but a missing one as an error', () => {
-    expect(normaliseListResponse({ meta: wireMeta(), data: null }, URL, 'events', false).data).toEqual([]);
-    const err = shapeError(() => normaliseListResponse({ meta: wireMeta() }, URL, 'events', false));
-    expect(err.jsonPath).toBe('$.data');
+  it('never takes a null or missing data array for an empty page', () => {
+    for (const body of [{ meta: wireMeta(), data: null }, { meta: wireMeta() }]) {
+      const err = shapeError(() => normaliseListResponse(body, URL, 'events', false));
+      expect(err.jsonPath).toBe('$.data');
+    }
   });
 });
 

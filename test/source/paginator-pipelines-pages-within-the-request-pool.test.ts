@@ -1,25 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { pageWindow, type PagedBatch, type RequestPool } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
-import { blockWindowOptions, type Rec } from './paginator-fixtures.js';
+import { blockWindowOptions, makeRows as makeRowsBy, type Rec } from './paginator-fixtures.js';
 
 function makeRows(chain: number, blocks: number, perBlock: number, first = 1000): Rec[] {
-  const rows: Rec[] = [];
-  for (let b = 0; b < blocks; b++) for (let i = 0; i < perBlock; i++) rows.push({ chain, block: first + b, id: `${chain}:${first + b}:${i}` });
-  return rows;
+  return makeRowsBy(chain, blocks, () => perBlock, first);
 }
 
-/** The list endpoint's semantics (window filters, limit per chain), answering after `delay(page)` ms; counts concurrency. */
-function slowSource(rows: Rec[], delay: (page: number) => number, failAt?: number) {
+/** The list endpoint's semantics (window filters, limit per chain), answering the n-th request after `delay(n)` ms; counts concurrency. */
+function slowSource(rows: Rec[], delay: (n: number) => number, failAt?: number) {
   let open = 0;
   const stats = { requests: 0, maxOpen: 0 };
   const fetch = async (chains: number[], filters: Filters, page: number, limit: number): Promise<Rec[]> => {
-    stats.requests++;
+    const n = stats.requests++;
     open++;
     stats.maxOpen = Math.max(stats.maxOpen, open);
-    await new Promise((r) => setTimeout(r, delay(page)));
+    await new Promise((r) => setTimeout(r, delay(n)));
     open--;
-    if (page === failAt) throw new Error('boom');
+    if (n === failAt) throw new Error('boom');
     const gte = Number(filters.filter_block_number_gte);
     const lt = Number(filters.filter_block_number_lt);
     const out: Rec[] = [];
@@ -59,8 +57,8 @@ async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; 
 }
 
 describe('pageWindow with a request pool', () => {
-  it('keeps several pages of one window in flight, never more than the pool allows, and returns every row in order', async () => {
-    // 600 rows, 10 per page, 6 pages allowed per sequence: 60 pages and 9 splits.
+  it('keeps several requests of one window in flight, never more than the pool allows, and returns every row in order', async () => {
+    // 600 rows, limit 10: about 90 slices of 7 rows.
     const rows = makeRows(1, 200, 3);
     const src = slowSource(rows, (page) => 3 + ((page * 7) % 5)); // answers out of order
     const { pool, state } = countingPool(6);
@@ -72,13 +70,13 @@ describe('pageWindow with a request pool', () => {
     expect(state.outstanding).toBe(0);
   });
 
-  it('speculates past the end of a window by about one request when rows are evenly spread', async () => {
-    const rows = makeRows(1, 100, 5); // 500 rows: 50 full pages and one empty one
+  it('never asks past the end of a window: about rows / target requests when rows are evenly spread', async () => {
+    const rows = makeRows(1, 500, 1); // 500 rows: 72 slices of 7 rows (0.7 of the limit), one full first answer
     const src = slowSource(rows, () => 1);
     const { pool, state } = countingPool(16);
-    const got = await collect(pageWindow(options(src, pool, 10, 1000, 1100)));
+    const got = await collect(pageWindow(options(src, pool, 10, 1000, 1500)));
     expect(got).toHaveLength(500);
-    expect(src.stats.requests).toBeLessThanOrEqual(51 + 2);
+    expect(src.stats.requests).toBeLessThanOrEqual(Math.ceil(500 / 7) + 2);
     expect(state.outstanding).toBe(0);
   });
 

@@ -1,0 +1,36 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { exportJob, listFiles } from '../helpers/export.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { readFile } from 'node:fs/promises';
+import type { WindowRecord } from '../../src/state/window-state.js';
+
+const sandbox = useSandbox({});
+const tmp = useTempDir('clamp-');
+
+describe('a run whose fixed `to` lies past the chain head', () => {
+  it('commits no window past the head minus the safety lag, and its report says where it stopped', { timeout: 60_000 }, async () => {
+    const chain = sandbox.data.chain(8453)!;
+    const wallet = sandbox.data.wallet('alice.eth')!.address;
+    const from = chain.headBlock - 300;
+    const job = {
+      name: 'clamp',
+      source: { base_url: sandbox.url, chains: [8453] },
+      targets: [{ wallet, datasets: ['transactions'] }],
+      range: { from, to: chain.headBlock + 10_000, chunk: 100 },
+      output: { format: 'ndjson', destination: join(tmp.dir, 'out') },
+    };
+    const report = await exportJob({ job, dir: tmp.dir, destination: join(tmp.dir, 'out') });
+    expect(report.status).toBe('succeeded');
+    const end = chain.headBlock - 64 + 1;
+    expect(report.range_clamped).toEqual([{ chain_id: 8453, to: chain.headBlock + 10_000, end }]);
+    const markers = await Promise.all(
+      listFiles(join(tmp.dir, 'out'))
+        .filter((f) => f.startsWith('_state/clamp/completed/'))
+        .map(async (f) => JSON.parse(await readFile(join(tmp.dir, 'out', f), 'utf8')) as WindowRecord),
+    );
+    expect(markers.length).toBeGreaterThan(0);
+    expect(Math.max(...markers.map((m) => m.end))).toBe(end);
+  });
+});
