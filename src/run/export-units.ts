@@ -226,7 +226,18 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
       if ('done' in batch) {
         const files = await writerFor(u).finish();
         const rows = files.reduce((n, f) => n + f.rows, 0);
-        await commitWindow(u, files, rows, opts);
+        try {
+          await commitWindow(u, files, rows, opts);
+        } catch (err) {
+          // This chain's commit failed (the store, after its retries): the other chains sharing
+          // the requests still commit their windows.
+          if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
+          const message = errorMessage(err);
+          results.set(u.chainId, outcome(u, 'failed', 0, [], message));
+          log.error({ chainId: u.chainId, err: message }, 'unit failed');
+          opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+          continue;
+        }
         results.set(u.chainId, outcome(u, 'done', rows, files));
         opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
         continue;
