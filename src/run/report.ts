@@ -2,6 +2,7 @@ import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
 import type { InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
+import type { ReorgFound } from '../state/reorg-check.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -25,6 +26,9 @@ export interface RunReport {
   failed: { unit: string; window: [number, number]; error: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
+  /** Reorganisations this run found under completed windows (one per unit), and the windows it exported again for them. */
+  reorgs?: ReorgFound[];
+  windows_reexported?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /** The windows of this run by chain id. */
@@ -53,6 +57,7 @@ export interface ReportInput {
   interrupted: boolean;
   /** "i/N" when the run exported one shard. */
   shard?: string | null;
+  reorgs?: ReorgFound[];
 }
 
 export function buildReport(r: ReportInput): RunReport {
@@ -80,6 +85,8 @@ export function buildReport(r: ReportInput): RunReport {
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
     shard: r.shard ?? null,
+    reorgs: r.reorgs ?? [],
+    windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
   };
