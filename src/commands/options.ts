@@ -25,7 +25,8 @@ export function withConfigFlags<T>(y: Argv<T>) {
     .option('staging-dir', { type: 'string', describe: 'Local directory for files being written' })
     .option('log-level', { type: 'string', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] })
     .option('s3-endpoint', { type: 'string', describe: 'S3-compatible endpoint (radosgw, MinIO ...)' })
-    .option('region', { type: 'string', describe: 'AWS region' });
+    .option('region', { type: 'string', describe: 'AWS region' })
+    .option('s3-retry-budget', { type: 'string', describe: 'How long S3 operations are retried while the store is unreachable, e.g. 30s' });
 }
 
 export interface ConfigArgs {
@@ -48,6 +49,7 @@ export interface ConfigArgs {
   'log-level'?: string | undefined;
   's3-endpoint'?: string | undefined;
   region?: string | undefined;
+  's3-retry-budget'?: string | undefined;
 }
 
 function cliFlags(a: ConfigArgs): CliFlags {
@@ -70,6 +72,7 @@ function cliFlags(a: ConfigArgs): CliFlags {
     logLevel: a['log-level'],
     s3Endpoint: a['s3-endpoint'],
     region: a.region,
+    s3RetryBudget: a['s3-retry-budget'],
   };
   return Object.fromEntries(Object.entries(flags).filter(([, v]) => v !== undefined)) as CliFlags;
 }

@@ -4,12 +4,17 @@ import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { verifyDestination, type VerifyReport } from '../state/verify.js';
 import { openStore } from '../store/open-store.js';
+import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
+import { WindowState } from '../state/window-state.js';
+import { BlockLookup } from '../source/block-by-number.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface VerifyArgs extends ConfigArgs {
   job: string;
   json: boolean;
   quick: boolean;
+  'chain-hashes': boolean;
+  'chain-hashes-sample'?: number | undefined;
 }
 
 /** Checks the destination against the job and its state; exit 0 only when the export is complete and consistent. */
@@ -22,15 +27,28 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print the verification report as JSON' })
         .option('quick', { type: 'boolean', default: false, describe: 'Check file sizes only; do not read files to count their rows' })
+        .option('chain-hashes', {
+          type: 'boolean',
+          default: false,
+          describe: "Also ask the service whether each window's recorded edge block and its rows' block hashes are still the chain's blocks",
+        })
+        .option('chain-hashes-sample', { type: 'number', describe: 'With --chain-hashes: compare at most this many blocks of rows per window (default: all)' })
         .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?') as never,
     handler: async (args) => {
       const { job: loaded, config, logger } = await loadJobContext(args.job, args, ['destination']);
       // Unit keys hold addresses: names are resolved by the service, as a run does.
-      const source = loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await openSource(config, logger) : null;
+      const needsSource = args['chain-hashes'] || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+      const source = needsSource ? await openSource(config, logger) : null;
       const store = openStore(config.output.destination!, { s3: config.s3, logger });
       try {
-        const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
-        const report = await verifyDestination({ store, job, quick: args.quick });
+        const job = source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
+        const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({ store, job, quick: args.quick });
+        if (args['chain-hashes'] && source) {
+          const hashes = await verifyChainHashes({ store, state: new WindowState(store, job.name), blocks: new BlockLookup(source.client), sample: args['chain-hashes-sample'] ?? null });
+          report.chain_hashes = hashes;
+          for (const p of hashes.problems) report.problems.push({ kind: 'chain-hash', unit: p.unit, window: p.window, ...(p.key ? { key: p.key } : {}), message: p.message });
+          if (hashes.problems.length > 0) report.ok = false;
+        }
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report));
         setExit(report.ok ? ExitCode.ok : ExitCode.failed);
       } finally {
@@ -41,13 +59,20 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
   };
 }
 
-function render(r: VerifyReport): string {
+function render(r: VerifyReport & { chain_hashes?: ChainHashReport }): string {
   const lines = [
     `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}`,
     `  windows: ${r.windows.completed} completed, ${r.windows.missing} missing of ${r.windows.planned} planned (${r.units.length} units)`,
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),
   ];
+  if (r.chain_hashes) {
+    const h = r.chain_hashes;
+    lines.push(
+      `  chain hashes: ${h.edges_checked} window edges and ${h.row_blocks_checked} blocks of rows (${h.sample ? `at most ${h.sample} per window` : 'all'}) asked of the service in ${h.windows_checked} windows` +
+        (h.files_not_read ? `; rows of ${h.files_not_read} Parquet files not read (their window edges vouch for them)` : ''),
+    );
+  }
   if (r.lease) {
     lines.push(
       r.lease.active

@@ -54,7 +54,13 @@ export interface ResolvedConfig {
   /** From the environment only. Use `.reveal()` where the header is set, nowhere else. */
   auth: { clientId: Secret | null; secretKey: Secret | null };
   /** Credentials are not here: the AWS SDK's default chain provides them. */
-  s3: { endpoint: string | null; region: string | null; forcePathStyle: boolean };
+  s3: {
+    endpoint: string | null;
+    region: string | null;
+    forcePathStyle: boolean;
+    /** How long an S3 operation is retried (with backoff) while the endpoint is unreachable or answers 5xx. */
+    retryBudgetMs: number;
+  };
   concurrency: { requestsInFlight: number; unitsInFlight: number; /** 0 = unlimited */ requestsPerSecond: number };
   retries: { maxAttempts: number; timeoutMs: number };
   output: {
@@ -95,6 +101,7 @@ export interface CliFlags {
   logLevel?: string;
   s3Endpoint?: string;
   region?: string;
+  s3RetryBudget?: string;
 }
 
 export interface ResolveConfigInput {
@@ -120,6 +127,7 @@ export const ENV_VARS = {
   S3_ENDPOINT: 's3.endpoint (wins over AWS_ENDPOINT_URL_S3)',
   AWS_ENDPOINT_URL_S3: 's3.endpoint',
   AWS_REGION: 's3.region (else AWS_DEFAULT_REGION)',
+  INSIGHT_EXPORT_S3_RETRY_BUDGET: 's3.retry_budget',
   INSIGHT_EXPORT_DESTINATION: 'output.destination',
   INSIGHT_EXPORT_REQUESTS_IN_FLIGHT: 'concurrency.requests_in_flight',
   INSIGHT_EXPORT_UNITS_IN_FLIGHT: 'concurrency.units_in_flight',
@@ -149,6 +157,7 @@ const DEFAULTS = {
   requests_per_second: 0,
   max_attempts: 6,
   timeout_ms: 30_000,
+  s3_retry_budget_ms: 30_000,
   format: 'parquet' as OutputFormat,
   parquet_engine: 'duckdb' as ParquetEngine,
   partitioning: DEFAULT_PARTITIONING,
@@ -174,6 +183,7 @@ function configFileSchema(cwd: string) {
         .strictObject({
           endpoint: checked(z.string(), (v) => parseBaseUrl(v, false)).optional(),
           region: z.string().min(1).optional(),
+          retry_budget: checked(z.string(), positiveDurationMs).optional(),
         })
         .optional(),
       concurrency: concurrencySchema.optional(),
@@ -208,7 +218,9 @@ function readConfigFile(file: string, cwd: string): Layer {
   if (!r.success) throw new ConfigFileError(issuesToProblems(r.error.issues, { doc, schema }));
   const c = r.data;
   layerFrom('source', c.source ?? {}, layer);
-  layerFrom('s3', c.s3 ?? {}, layer);
+  const { retry_budget, ...s3 } = c.s3 ?? {};
+  layerFrom('s3', s3, layer);
+  if (retry_budget !== undefined) layer.set('s3.retry_budget_ms', retry_budget);
   layerFrom('concurrency', concurrencyLayer(c.concurrency), layer);
   layerFrom('retries', retriesLayer(c.retries), layer);
   layerFrom('output', outputLayer(c.output), layer);
@@ -256,6 +268,7 @@ function parsersFor(cwd: string): Record<string, (v: unknown) => Parsed<unknown>
     'source.explorer_url': (v) => parseBaseUrl(v, false),
     's3.endpoint': (v) => parseBaseUrl(v, false),
     's3.region': anyString,
+    's3.retry_budget_ms': positiveDurationMs,
     'concurrency.requests_in_flight': intIn(1, 1024),
     'concurrency.units_in_flight': intIn(1, 1024),
     'concurrency.requests_per_second': nonNegative,
@@ -280,6 +293,7 @@ const ENV_KEYS: [string, string][] = [
   ['AWS_REGION', 's3.region'],
   ['AWS_ENDPOINT_URL_S3', 's3.endpoint'],
   ['S3_ENDPOINT', 's3.endpoint'],
+  ['INSIGHT_EXPORT_S3_RETRY_BUDGET', 's3.retry_budget_ms'],
   ['INSIGHT_EXPORT_DESTINATION', 'output.destination'],
   ['INSIGHT_EXPORT_REQUESTS_IN_FLIGHT', 'concurrency.requests_in_flight'],
   ['INSIGHT_EXPORT_UNITS_IN_FLIGHT', 'concurrency.units_in_flight'],
@@ -295,6 +309,7 @@ const FLAG_KEYS: [keyof CliFlags, string, string][] = [
   ['explorerUrl', 'source.explorer_url', '--explorer-url'],
   ['s3Endpoint', 's3.endpoint', '--s3-endpoint'],
   ['region', 's3.region', '--region'],
+  ['s3RetryBudget', 's3.retry_budget_ms', '--s3-retry-budget'],
   ['requestsInFlight', 'concurrency.requests_in_flight', '--requests-in-flight'],
   ['unitsInFlight', 'concurrency.units_in_flight', '--units-in-flight'],
   ['requestsPerSecond', 'concurrency.requests_per_second', '--requests-per-second'],
@@ -356,6 +371,7 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
       ['concurrency.requests_per_second', DEFAULTS.requests_per_second],
       ['retries.max_attempts', DEFAULTS.max_attempts],
       ['retries.timeout_ms', DEFAULTS.timeout_ms],
+      ['s3.retry_budget_ms', DEFAULTS.s3_retry_budget_ms],
       ['output.format', DEFAULTS.format],
       ['output.parquet_engine', DEFAULTS.parquet_engine],
       ['output.partitioning', DEFAULTS.partitioning],
@@ -453,7 +469,7 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
     source: { baseUrl, sandbox: baseUrl === SANDBOX, explorerUrl: get<string | undefined>('source.explorer_url') ?? null },
     auth: { clientId: secret('INSIGHT_CLIENT_ID'), secretKey: secret('INSIGHT_SECRET_KEY') },
     // A custom endpoint is a non-AWS S3 (radosgw, MinIO ...): path-style addressing.
-    s3: { endpoint, region: get<string | undefined>('s3.region') ?? null, forcePathStyle: endpoint !== null },
+    s3: { endpoint, region: get<string | undefined>('s3.region') ?? null, forcePathStyle: endpoint !== null, retryBudgetMs: get('s3.retry_budget_ms') },
     concurrency: {
       requestsInFlight: get('concurrency.requests_in_flight'),
       unitsInFlight: get('concurrency.units_in_flight'),
@@ -490,6 +506,7 @@ export function describeConfig(cfg: ResolvedConfig): string {
     ['s3.endpoint', show(cfg.s3.endpoint), o('s3.endpoint')],
     ['s3.region', show(cfg.s3.region), o('s3.region')],
     ['s3.force_path_style', show(cfg.s3.forcePathStyle), 'derived from s3.endpoint'],
+    ['s3.retry_budget', `${cfg.s3.retryBudgetMs}ms`, o('s3.retry_budget_ms')],
     ['concurrency.requests_in_flight', show(cfg.concurrency.requestsInFlight), o('concurrency.requests_in_flight')],
     ['concurrency.units_in_flight', show(cfg.concurrency.unitsInFlight), o('concurrency.units_in_flight')],
     ['concurrency.requests_per_second', cfg.concurrency.requestsPerSecond === 0 ? '0 (unlimited)' : show(cfg.concurrency.requestsPerSecond), o('concurrency.requests_per_second')],

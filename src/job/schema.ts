@@ -74,6 +74,8 @@ export interface JobRange {
   safety_lag: number;
   /** Window size in blocks or seconds; windows are aligned to multiples of it (time: from UTC midnight). */
   chunk: number;
+  /** Blocks below the newest exported block within which each run repairs reorganisations: one number, or per chain id (src/state/reorg-check.ts has the defaults). */
+  reorg_horizon?: number | Record<string, number>;
 }
 
 interface TargetBase {
@@ -217,6 +219,12 @@ const rangeSchema = z
       .optional()
       .describe(
         `Window size: blocks (by: block, default ${DEFAULT_BLOCK_CHUNK}) or a duration (by: time, default "1d"; must divide a day or be whole days). Windows are aligned to multiples of it so re-runs reuse the same windows.`,
+      ),
+    reorg_horizon: z
+      .union([z.number().int().min(0), z.record(z.string().regex(/^\d+$/, { error: 'is not a chain id' }), z.number().int().min(0))])
+      .optional()
+      .describe(
+        'Blocks below the newest exported block within which every run checks the recorded block hashes of the windows and exports again those a reorganisation replaced; a deeper reorganisation fails the run and names the range. One number for every chain, or per chain id ({"1": 128}); defaults per chain: see the README.',
       ),
   })
   .describe('Half-open range [from, to) over block numbers or block timestamps, cut into aligned windows.');
@@ -395,7 +403,7 @@ function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRa
     ok = false;
   }
   if (!ok || chunk === null || lag === null) return null;
-  return { by, from, to, safety_lag: lag, chunk };
+  return { by, from, to, safety_lag: lag, chunk, ...(r.reorg_horizon === undefined ? {} : { reorg_horizon: r.reorg_horizon }) };
 }
 
 const ROUTE_NAMES = { transactions: 'wallet transactions', events: 'contract events' } as const;

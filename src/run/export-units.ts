@@ -11,7 +11,8 @@ import { newPagingStats, pageWindow, TARGET_FILL, type RequestPool } from '../so
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
-import type { WindowState } from '../state/window-state.js';
+import type { BlockEdge, WindowState } from '../state/window-state.js';
+import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey } from '../plan/index.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
@@ -56,6 +57,8 @@ export interface ExportOptions {
   prefetch?: number;
   /** Re-export windows even when state says they are done, replacing their files. */
   replace?: boolean;
+  /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
+  blocks?: BlockLookup;
   signal?: AbortSignal;
   logger: Logger;
   onProgress?(event: ProgressEvent): void;
@@ -212,6 +215,18 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
   try {
     const sizes = sliceSizes(opts.pageSize);
     const stats = newPagingStats();
+    // The edges are read before the rows: a reorganisation between the two then shows as a
+    // changed edge at the next run (and is repaired), never as an edge that matches stale rows.
+    const edges = new Map<number, BlockEdge | undefined>();
+    if (opts.blocks && ds.name !== 'nft_holdings') {
+      const blocks = opts.blocks;
+      await Promise.all(
+        group.map(async (u) => {
+          const b = first.axis === 'block' ? await blocks.block(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
+          edges.set(u.chainId, b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined);
+        }),
+      );
+    }
     const pages = ds.streamWindow
       ? ds.streamWindow(opts.client, first.target, {
           chainIds: group.map((u) => u.chainId),
@@ -252,7 +267,18 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
         written.delete(u.chainId);
         const files = await writerFor(u).finish();
         const rows = files.reduce((n, f) => n + f.rows, 0);
-        await commitWindow(u, files, rows, opts);
+        try {
+          await commitWindow(u, files, rows, opts, edges.get(u.chainId));
+        } catch (err) {
+          // This chain's commit failed (the store, after its retries): the other chains sharing
+          // the requests still commit their windows.
+          if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
+          const message = errorMessage(err);
+          results.set(u.chainId, outcome(u, 'failed', 0, [], message));
+          log.error({ chainId: u.chainId, err: message }, 'unit failed');
+          opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+          continue;
+        }
         results.set(u.chainId, outcome(u, 'done', rows, files));
         opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
         continue;
@@ -301,7 +327,7 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
  * protocol). When the window was completed before (a forced or rewound re-export), files of the
  * old export that the new one did not overwrite are removed after the new marker is written.
  */
-async function commitWindow(u: ExportUnit, files: PlannedFile[], rows: number, opts: ExportOptions): Promise<void> {
+async function commitWindow(u: ExportUnit, files: PlannedFile[], rows: number, opts: ExportOptions, edge: BlockEdge | undefined): Promise<void> {
   const previous = opts.replace ? await opts.state.readCompleted(u.unitKey, u.start, u.end) : null;
   const keys = files.map((f) => f.key);
   try {
@@ -322,6 +348,7 @@ async function commitWindow(u: ExportUnit, files: PlannedFile[], rows: number, o
     files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
     run_id: opts.runId,
     completed_at: new Date().toISOString(),
+    ...(edge ? { edge } : {}),
   });
   if (previous) {
     const stale = previous.files.map((f) => f.key).filter((k) => !keys.includes(k));

@@ -78,6 +78,30 @@ function breakdown(prefix: string, label: string, what: string, groups: Record<s
   ];
 }
 
+/** Reorganisations the last run found and repaired, by chain (every chain of the run, 0 when none). */
+function reorgFamilies(report: RunReport): Family[] {
+  const chains = Object.keys(report.by_chain);
+  for (const r of report.reorgs ?? []) if (!chains.includes(String(r.chain_id))) chains.push(String(r.chain_id));
+  const of = (chain: string) => (report.reorgs ?? []).filter((r) => String(r.chain_id) === chain);
+  return [
+    {
+      name: 'insight_export_reorgs_detected',
+      help: 'Units whose completed windows the last run found reorganised, by chain',
+      samples: chains.map((c) => ({ labels: { chain_id: c }, value: of(c).length })),
+    },
+    {
+      name: 'insight_export_windows_reexported',
+      help: 'Completed windows the last run exported again because of a reorganisation, by chain',
+      samples: chains.map((c) => ({ labels: { chain_id: c }, value: of(c).reduce((n, r) => n + r.windows.length, 0) })),
+    },
+    {
+      name: 'insight_export_reorg_depth_blocks',
+      help: 'Blocks the deepest reorganisation the last run found may have replaced (at most), by chain',
+      samples: chains.map((c) => ({ labels: { chain_id: c }, value: Math.max(0, ...of(c).map((r) => r.depth_at_most)) })),
+    },
+  ];
+}
+
 /** The run's metrics as Prometheus text (no timestamps: the Pushgateway refuses them). */
 export function renderMetrics(report: RunReport): string {
   const seconds = (iso: string) => Date.parse(iso) / 1000;
@@ -114,6 +138,7 @@ export function renderMetrics(report: RunReport): string {
     { name: 'insight_export_run_requests', help: 'Requests sent to the read interface by the last run, retries included', samples: [{ labels: {}, value: report.requests }] },
     { name: 'insight_export_run_retries', help: 'Retried requests of the last run', samples: [{ labels: {}, value: report.retries }] },
     { name: 'insight_export_run_responses_429', help: 'HTTP 429 responses the last run received', samples: [{ labels: {}, value: report.responses_429 }] },
+    ...reorgFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),
   ];

@@ -2,6 +2,7 @@ import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
 import type { InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
+import type { ReorgFound } from '../state/reorg-check.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -30,6 +31,9 @@ export interface RunReport {
    * `end` (exclusive) only, like `to: latest`; later runs export the rest.
    */
   range_clamped: { chain_id: number; to: number; end: number }[];
+  /** Reorganisations this run found under completed windows (one per unit), and the windows it exported again for them. */
+  reorgs?: ReorgFound[];
+  windows_reexported?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /** The windows of this run by chain id. */
@@ -58,6 +62,7 @@ export interface ReportInput {
   interrupted: boolean;
   /** "i/N" when the run exported one shard. */
   shard?: string | null;
+  reorgs?: ReorgFound[];
 }
 
 export function buildReport(r: ReportInput): RunReport {
@@ -86,6 +91,8 @@ export function buildReport(r: ReportInput): RunReport {
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
     shard: r.shard ?? null,
     range_clamped: (r.plan.clamped ?? []).map((c) => ({ chain_id: c.chainId, to: c.to, end: c.end })),
+    reorgs: r.reorgs ?? [],
+    windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
   };

@@ -11,6 +11,8 @@ import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { acquireLease, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
+import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
+import { BlockLookup } from '../source/block-by-number.js';
 import type { DatasetName, ListDataset } from '../datasets/dataset.js';
 import { aggregatesDataset } from '../datasets/aggregates.js';
 import { eventsDataset } from '../datasets/events.js';
@@ -91,10 +93,34 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       const windows = mine.reduce((n, x) => n + x.windows.length, 0);
       if (windows > 0) logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
     }
+    const heads = headFinder(job, source.client);
+    const blocks = new BlockLookup(source.client, heads);
+    let reorgs: ReorgFound[] = [];
+    // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
+    const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
+    if (!input.force) {
+      const range = job.range;
+      const r = await checkReorgs({ state, completed, owns, blocks, horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId), logger });
+      completed = r.completed;
+      reorgs = r.reorgs;
+      for (const found of reorgs) {
+        const windows = [...(repairs.get(found.unit_key) ?? []), ...found.windows];
+        await state.writeRepair(found.unit_key, windows);
+        repairs.set(found.unit_key, windows);
+      }
+      for (const [unitKey, windows] of repairs) {
+        const overlaps = (iv: { start: number; end: number }) => windows.some((w) => iv.start < w.end && w.start < iv.end);
+        completed.set(unitKey, (completed.get(unitKey) ?? []).filter((iv: { start: number; end: number }) => !overlaps(iv)));
+      }
+    }
     const plan = planForShard(
       await planJob(job, {
         completed: (unitKey) => completed.get(unitKey) ?? [],
-        latest: headFinder(job, source.client),
+        latest: async (chainId) => {
+          const head = await heads(chainId);
+          if (head.block !== undefined && head.time !== undefined) blocks.hint(chainId, head.block, head.time);
+          return head;
+        },
       }),
       shard,
     );
@@ -123,7 +149,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       unitsInFlight: config.concurrency.unitsInFlight,
       pageSize: input.pageSize,
       prefetch: input.prefetch,
-      replace: input.force === true || Boolean(input.rewind),
+      replace: input.force === true || Boolean(input.rewind) || repairs.size > 0,
+      blocks,
       signal,
       logger,
       onProgress: input.onProgress,
@@ -133,6 +160,11 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       await state.cleanPending(owns).catch((err: Error) => logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
     }
     if (held.lost.aborted) throw held.lost.reason;
+    // A unit whose windows all committed is repaired.
+    for (const unitKey of repairs.keys()) {
+      if (outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
+      await state.clearRepair(unitKey).catch((err: Error) => logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'));
+    }
     const report = buildReport({
       job,
       runId,
@@ -143,6 +175,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       client: source.client,
       interrupted: input.signal?.aborted === true,
       shard: shard ? shardLabel(shard) : null,
+      reorgs,
     });
     const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
     try {

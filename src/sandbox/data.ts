@@ -174,12 +174,12 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   *transactions(chainId: number): IterableIterator<TransactionRecord> {
     const c = this.chainState(chainId);
     if (!c) return;
-    for (let i = 0; i < c.n; i++) yield this.transactionRecord(c, i);
+    for (let i = 0; i < c.n; i++) if (c.hidden?.[i] !== 1) yield this.transactionRecord(c, i);
   }
   *logs(chainId: number): IterableIterator<EventRecord> {
     const c = this.chainState(chainId);
     if (!c) return;
-    for (let i = 0; i < c.n; i++) if (c.hasLog(i)) yield this.eventRecord(c, i);
+    for (let i = 0; i < c.n; i++) if (c.hasLog(i) && c.hidden?.[i] !== 1) yield this.eventRecord(c, i);
   }
   private rowOf(chainId: number, hash: string): { c: ChainState; row: number } | null {
     const c = this.chainState(chainId);

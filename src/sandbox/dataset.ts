@@ -216,24 +216,42 @@ export class ChainState {
   blockTimestamp(row: number): number {
     return this.blockTimestampOf(this.blockOff[row]!);
   }
+  /**
+   * Reorganisations applied (src/sandbox/reorg.ts): blocks from `fromOff` on hash with `key`
+   * (the last branch that covers a block wins); rows in `rekeyed` hash with their key (a new
+   * transaction in place of the old one); rows in `hidden` are gone.
+   */
+  readonly branches: { fromOff: number; key: number }[] = [];
+  readonly rekeyed = new Map<number, number>();
+  hidden: Uint8Array | null = null;
+
+  blockKeyOf(off: number): number {
+    for (let i = this.branches.length - 1; i >= 0; i--) if (off >= this.branches[i]!.fromOff) return this.branches[i]!.key;
+    return this.blockKey;
+  }
   blockHashOf(off: number): string {
-    return derivedHex(mix32(off ^ this.blockKey), this.blockKey, 12, 8);
+    const key = this.blockKeyOf(off);
+    return derivedHex(mix32(off ^ key), key, 12, 8);
   }
   /** Block offset of a block hash, or -1. */
   blockOffOfHash(hash: string): number {
-    const off = unmix32(parseInt(hash.slice(2, 10), 16)) ^ this.blockKey;
-    const o = off >>> 0;
-    if (o > this.headOff) return -1;
-    return this.blockHashOf(o) === hash ? o : -1;
+    for (const key of [this.blockKey, ...this.branches.map((b) => b.key)]) {
+      const o = (unmix32(parseInt(hash.slice(2, 10), 16)) ^ key) >>> 0;
+      if (o <= this.headOff && this.blockHashOf(o) === hash) return o;
+    }
+    return -1;
   }
   txHash(row: number): string {
-    return derivedHex(mix32(row ^ this.txKey), this.txKey, 11, 8);
+    const key = this.rekeyed.get(row) ?? this.txKey;
+    return derivedHex(mix32(row ^ key), key, 11, 8);
   }
   /** Row of a transaction hash, or -1. */
   rowOfHash(hash: string): number {
-    const row = (unmix32(parseInt(hash.slice(2, 10), 16)) ^ this.txKey) >>> 0;
-    if (row >= this.n) return -1;
-    return this.txHash(row) === hash ? row : -1;
+    for (const key of [this.txKey, ...new Set(this.rekeyed.values())]) {
+      const row = (unmix32(parseInt(hash.slice(2, 10), 16)) ^ key) >>> 0;
+      if (row < this.n && this.hidden?.[row] !== 1 && this.txHash(row) === hash) return row;
+    }
+    return -1;
   }
 
   address(actor: number): string {

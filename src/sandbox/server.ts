@@ -8,6 +8,7 @@ import { SANDBOX_PROFILE_NAMES, withProfile, type SandboxProfile } from './profi
 import { jsonText } from './go-values.js';
 import { Rng, hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
+import { REORG_ROUTE, reorgRoute } from './reorg.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -416,6 +417,14 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       m = match(req.method ?? 'GET', url.pathname);
     } catch (err) {
       send(res, err instanceof SandboxHttpError ? err.status : 400, { error: err instanceof SandboxHttpError ? err.shortMessage : 'bad request' });
+      return;
+    }
+    if (url.pathname === REORG_ROUTE && req.method === 'POST') {
+      try {
+        send(res, 200, reorgRoute(data, url));
+      } catch (err) {
+        send(res, err instanceof SandboxHttpError ? err.status : 500, { error: err instanceof SandboxHttpError ? err.shortMessage : (err as Error).message });
+      }
       return;
     }
     const routeName = m?.route ?? 'unknown';

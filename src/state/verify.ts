@@ -42,7 +42,9 @@ export type VerifyProblemKind =
   | 'duplicate-rows'
   | 'unreadable-file'
   | 'unreferenced-file'
-  | 'pending-commit';
+  | 'pending-commit'
+  /** verify --chain-hashes: a window whose edge or rows are no longer the service's blocks. */
+  | 'chain-hash';
 
 export interface VerifyProblem {
   kind: VerifyProblemKind;

@@ -12,6 +12,7 @@ export type { Interval };
  *   completed/<unitKey>/<start>_<end>.json   one immutable marker per exported window: its files
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
+ *   repair/<unitKey>.json                    windows found reorganised, until all are exported again
  *   reports/<runId>.json, last-run.json     run reports
  *   lease.json                               the run holding the job (src/state/lease.ts)
  *
@@ -41,6 +42,18 @@ export interface WindowRecord {
   files: FileRecord[];
   run_id: string;
   completed_at: string;
+  /**
+   * The chain's block at the window's upper edge (block windows: block end - 1), as the service
+   * had it before the window's rows were read. Its hash commits to every block below it, so a
+   * later run that finds another hash there knows a block at or below the edge was replaced
+   * (src/state/reorg-check.ts). Absent in records of older versions and of time windows.
+   */
+  edge?: BlockEdge;
+}
+
+export interface BlockEdge {
+  block_number: number;
+  block_hash: string;
 }
 
 /** What a pending marker holds. `run_id` and `replaces` are absent in markers of older versions. */
@@ -231,6 +244,38 @@ export class WindowState {
     if (markers.length > 0) await this.store.deleteMany(markers);
     this.known = null;
     return deleted;
+  }
+
+  /**
+   * Windows of each unit found reorganised and not yet all exported again (src/state/reorg-check.ts).
+   * Kept until every one is replaced: the newest edges of a repair that crashed half-way may already
+   * match while older windows still hold rows of the old branch.
+   */
+  async pendingRepairs(): Promise<Map<string, Interval[]>> {
+    const prefix = `${this.root}/repair/`;
+    const out = new Map<string, Interval[]>();
+    for await (const obj of this.store.list(prefix)) {
+      if (!obj.key.endsWith('.json')) continue;
+      const body = await this.readJson<{ windows?: unknown }>(obj.key);
+      const windows = body?.windows;
+      if (!Array.isArray(windows) || !windows.every((w) => Number.isSafeInteger(w?.start) && Number.isSafeInteger(w?.end))) {
+        throw new StateCorruptError(obj.key, '"windows" is not a list of {start, end}');
+      }
+      out.set(obj.key.slice(prefix.length, -'.json'.length), windows as Interval[]);
+    }
+    return out;
+  }
+
+  async writeRepair(unitKey: string, windows: Interval[]): Promise<void> {
+    this.guard();
+    await this.store.put(`${this.root}/repair/${unitKey}.json`, JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }), {
+      contentType: 'application/json',
+    });
+  }
+
+  async clearRepair(unitKey: string): Promise<void> {
+    this.guard();
+    await this.store.delete(`${this.root}/repair/${unitKey}.json`);
   }
 
   /** `lastRunName`: the "latest report" object beside the reports (one per shard when sharded). */

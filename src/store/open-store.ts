@@ -15,6 +15,8 @@ export interface OpenStoreOptions {
     endpoint?: string | null | undefined;
     region?: string | null | undefined;
     forcePathStyle?: boolean | undefined;
+    /** See S3StoreOptions.retryBudgetMs. */
+    retryBudgetMs?: number | undefined;
     /** Default: the AWS default credential chain. */
     credentials?: S3ClientConfig['credentials'];
   };
@@ -43,6 +45,7 @@ export function openStore(destination: string | StoreDestination, opts: OpenStor
     endpoint: s3.endpoint ?? undefined,
     region: s3.region ?? undefined,
     forcePathStyle: s3.forcePathStyle,
+    ...(s3.retryBudgetMs === undefined ? {} : { retryBudgetMs: s3.retryBudgetMs }),
     credentials: s3.credentials,
     logger: opts.logger,
   });

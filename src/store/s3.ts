@@ -48,6 +48,11 @@ export interface S3StoreOptions {
   listPageSize?: number | undefined;
   /** Attempts per request incl. retries (default 3, the SDK's). */
   maxAttempts?: number | undefined;
+  /**
+   * How long one operation is tried again, with backoff, while the endpoint is unreachable or
+   * answers 5xx after the SDK's own attempts (default 30 s); then StoreUnavailableError.
+   */
+  retryBudgetMs?: number | undefined;
   /** TCP connect timeout per attempt (default 5 s). */
   connectionTimeoutMs?: number | undefined;
   /** A socket idle for this long fails the attempt (default 60 s). */
@@ -64,6 +69,10 @@ const DELETE_BATCH = 1000;
 const WRITE_ID_META = 'insight-export-write-id';
 /** S3's single PUT limit: conditional puts of larger files go multipart (see putFile). */
 const MAX_SINGLE_PUT = 5 * 1024 * MiB;
+const DEFAULT_RETRY_BUDGET_MS = 30_000;
+/** Backoff between tries of an operation: doubling from the first wait up to the longest, with jitter. */
+const BACKOFF_FIRST_MS = 200;
+const BACKOFF_MAX_MS = 5_000;
 
 /**
  * An S3 bucket (+ prefix) as an object store, with @aws-sdk/client-s3 v3.
@@ -86,6 +95,7 @@ export class S3Store implements ObjectStore {
   private readonly listPageSize: number;
   private readonly conditionalBufferMaxBytes: number;
   private readonly singlePutMaxBytes: number;
+  private readonly retryBudgetMs: number;
   private bucketChecked = false;
 
   constructor(opts: S3StoreOptions) {
@@ -98,6 +108,7 @@ export class S3Store implements ObjectStore {
     this.listPageSize = opts.listPageSize ?? 1000;
     this.conditionalBufferMaxBytes = opts.conditionalBufferMaxBytes ?? 64 * MiB;
     this.singlePutMaxBytes = Math.min(opts.singlePutMaxBytes ?? MAX_SINGLE_PUT, MAX_SINGLE_PUT);
+    this.retryBudgetMs = opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS;
     const custom = opts.endpoint !== undefined && opts.endpoint !== '';
     const config: S3ClientConfig = {
       region: opts.region ?? (custom ? 'us-east-1' : undefined),
@@ -125,7 +136,6 @@ export class S3Store implements ObjectStore {
 
   async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
     validateKey(key);
-    const Key = this.fullKey(key);
     let size: number;
     try {
       size = (await stat(localPath)).size;
@@ -133,22 +143,26 @@ export class S3Store implements ObjectStore {
       throw new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause: err });
     }
     const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
-    const started = Date.now();
     if (conditional && size <= this.conditionalBufferMaxBytes) {
       const body = await readFile(localPath);
       return this.putObject(key, body, opts);
     }
     if (conditional && size <= this.singlePutMaxBytes) {
       // Streamed single PUT: the condition is checked by the server. A consumed stream cannot be
-      // resent, so a failed attempt is not retried by the SDK beyond what it can replay.
-      return this.putObject(key, createReadStream(localPath), { ...opts, contentLength: size });
+      // resent, so the SDK does not retry it; each try of this store opens the file again.
+      return this.putObject(key, () => createReadStream(localPath), { ...opts, contentLength: size });
     }
     if (conditional) await this.precheck(key, opts);
+    return this.retrying('upload', key, () => this.upload(key, localPath, size, opts));
+  }
+
+  private async upload(key: string, localPath: string, size: number, opts: PutOptions): Promise<{ etag: string }> {
+    const started = Date.now();
     const upload = new Upload({
       client: this.client,
       params: {
         Bucket: this.bucket,
-        Key,
+        Key: this.fullKey(key),
         Body: createReadStream(localPath),
         ContentLength: size,
         ContentType: opts.contentType,
@@ -180,29 +194,37 @@ export class S3Store implements ObjectStore {
 
   async get(key: string): Promise<{ body: Buffer; etag: string } | null> {
     validateKey(key);
-    try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
-      const bytes = await out.Body!.transformToByteArray();
-      return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), etag: unquote(out.ETag ?? '') };
-    } catch (err) {
-      if (isNoSuchKey(err)) return null;
-      throw this.mapError(err, 'get', key);
-    }
+    return this.retrying('get', key, async () => {
+      try {
+        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+        const bytes = await out.Body!.transformToByteArray();
+        return { body: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), etag: unquote(out.ETag ?? '') };
+      } catch (err) {
+        if (isNoSuchKey(err)) return null;
+        throw this.mapError(err, 'get', key);
+      }
+    });
   }
 
   async getStream(key: string): Promise<Readable | null> {
     validateKey(key);
-    try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
-      return out.Body as Readable;
-    } catch (err) {
-      if (isNoSuchKey(err)) return null;
-      throw this.mapError(err, 'get', key);
-    }
+    return this.retrying('get', key, async () => {
+      try {
+        const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+        return out.Body as Readable;
+      } catch (err) {
+        if (isNoSuchKey(err)) return null;
+        throw this.mapError(err, 'get', key);
+      }
+    });
   }
 
   async head(key: string): Promise<ObjectInfo | null> {
     validateKey(key);
+    return this.retrying('head', key, () => this.headOnce(key));
+  }
+
+  private async headOnce(key: string): Promise<ObjectInfo | null> {
     try {
       const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
       return { key, size: out.ContentLength ?? 0, etag: unquote(out.ETag ?? ''), lastModified: out.LastModified };
@@ -222,19 +244,21 @@ export class S3Store implements ObjectStore {
     const strip = this.prefix === '' ? 0 : this.prefix.length + 1;
     let token: string | undefined;
     do {
-      let out;
-      try {
-        out = await this.client.send(
-          new ListObjectsV2Command({
-            Bucket: this.bucket,
-            Prefix: fullPrefix,
-            ContinuationToken: token,
-            MaxKeys: this.listPageSize,
-          }),
-        );
-      } catch (err) {
-        throw this.mapError(err, 'list', prefix);
-      }
+      const continuation = token;
+      const out = await this.retrying('list', prefix, async () => {
+        try {
+          return await this.client.send(
+            new ListObjectsV2Command({
+              Bucket: this.bucket,
+              Prefix: fullPrefix,
+              ContinuationToken: continuation,
+              MaxKeys: this.listPageSize,
+            }),
+          );
+        } catch (err) {
+          throw this.mapError(err, 'list', prefix);
+        }
+      });
       for (const o of out.Contents ?? []) {
         if (o.Key === undefined) continue;
         yield { key: o.Key.slice(strip), size: o.Size ?? 0, etag: unquote(o.ETag ?? ''), lastModified: o.LastModified };
@@ -245,29 +269,32 @@ export class S3Store implements ObjectStore {
 
   async delete(key: string): Promise<void> {
     validateKey(key);
-    try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
-    } catch (err) {
-      if (isNoSuchKey(err)) return;
-      throw this.mapError(err, 'delete', key);
-    }
+    await this.retrying('delete', key, async () => {
+      try {
+        await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) }));
+      } catch (err) {
+        if (isNoSuchKey(err)) return;
+        throw this.mapError(err, 'delete', key);
+      }
+    });
   }
 
   async deleteMany(keys: string[]): Promise<void> {
     for (const k of keys) validateKey(k);
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);
-      let out;
-      try {
-        out = await this.client.send(
-          new DeleteObjectsCommand({
-            Bucket: this.bucket,
-            Delete: { Objects: batch.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
-          }),
-        );
-      } catch (err) {
-        throw this.mapError(err, 'delete', batch[0]!);
-      }
+      const out = await this.retrying('delete', batch[0]!, async () => {
+        try {
+          return await this.client.send(
+            new DeleteObjectsCommand({
+              Bucket: this.bucket,
+              Delete: { Objects: batch.map((k) => ({ Key: this.fullKey(k) })), Quiet: true },
+            }),
+          );
+        } catch (err) {
+          throw this.mapError(err, 'delete', batch[0]!);
+        }
+      });
       const errors = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (errors.length > 0) {
         const first = errors[0]!;
@@ -291,37 +318,68 @@ export class S3Store implements ObjectStore {
 
   /**
    * One PutObject. A conditional put carries a random write id in its metadata: when the server
-   * answers 412 to an attempt that the SDK retried, the first attempt may have been written and
+   * answers 412 to an attempt retried (by the SDK or by `retrying`), an earlier one may have been written and
    * the retry met our own write. Only the write id tells that apart from another writer's object
    * with the same bytes (content alone would turn a lost compare-and-swap into a false success).
    * radosgw answers a conditional PUT that lost a race with 500 (ECANCELED, nothing written); the
    * SDK retries it and the retry gets its 412.
    */
-  private async putObject(key: string, body: Buffer | Readable, opts: PutOptions & { contentLength?: number }): Promise<{ etag: string }> {
+  private async putObject(key: string, body: Buffer | (() => Readable), opts: PutOptions & { contentLength?: number }): Promise<{ etag: string }> {
     const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
     const writeId = conditional ? randomUUID() : undefined;
-    const input: PutObjectCommandInput = {
-      Bucket: this.bucket,
-      Key: this.fullKey(key),
-      Body: body,
-      ContentType: opts.contentType,
-      IfNoneMatch: opts.ifNoneMatch,
-      IfMatch: opts.ifMatch === undefined ? undefined : unquote(opts.ifMatch),
-    };
-    if (writeId) input.Metadata = { [WRITE_ID_META]: writeId };
-    if (opts.contentLength !== undefined) input.ContentLength = opts.contentLength;
-    const started = Date.now();
-    try {
-      const out = await this.client.send(new PutObjectCommand(input));
-      this.log.debug({ op: 'put', key, ms: Date.now() - started }, 'put');
-      return { etag: unquote(out.ETag ?? '') };
-    } catch (err) {
-      const attempts = (err as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
-      if (writeId && isPreconditionFailed(err) && attempts > 1) {
-        const current = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })).catch(() => null);
-        if (current?.Metadata?.[WRITE_ID_META] === writeId) return { etag: unquote(current.ETag ?? '') };
+    let sent = 0;
+    return this.retrying('put', key, async () => {
+      const input: PutObjectCommandInput = {
+        Bucket: this.bucket,
+        Key: this.fullKey(key),
+        Body: typeof body === 'function' ? body() : body,
+        ContentType: opts.contentType,
+        IfNoneMatch: opts.ifNoneMatch,
+        IfMatch: opts.ifMatch === undefined ? undefined : unquote(opts.ifMatch),
+      };
+      if (writeId) input.Metadata = { [WRITE_ID_META]: writeId };
+      if (opts.contentLength !== undefined) input.ContentLength = opts.contentLength;
+      const started = Date.now();
+      try {
+        const out = await this.client.send(new PutObjectCommand(input));
+        this.log.debug({ op: 'put', key, ms: Date.now() - started }, 'put');
+        return { etag: unquote(out.ETag ?? '') };
+      } catch (err) {
+        sent += (err as { $metadata?: { attempts?: number } }).$metadata?.attempts ?? 1;
+        if (writeId && isPreconditionFailed(err) && sent > 1) {
+          const current = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key) })).catch(() => null);
+          if (current?.Metadata?.[WRITE_ID_META] === writeId) return { etag: unquote(current.ETag ?? '') };
+        }
+        throw this.mapError(err, 'put', key, opts);
       }
-      throw this.mapError(err, 'put', key, opts);
+    });
+  }
+
+  /**
+   * Runs one try of an operation again while the store is unavailable (StoreUnavailableError:
+   * connection refused or reset, timeouts, 5xx after the SDK's own attempts), waiting longer each
+   * time, until the retry budget is spent; any other error ends it at once.
+   */
+  private async retrying<T>(op: string, key: string, once: () => Promise<T>): Promise<T> {
+    const started = Date.now();
+    for (let tries = 1; ; tries++) {
+      try {
+        return await once();
+      } catch (err) {
+        if (!(err instanceof StoreUnavailableError)) throw err;
+        const elapsed = Date.now() - started;
+        const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
+        if (elapsed + wait > this.retryBudgetMs) {
+          if (tries === 1) throw err;
+          throw new StoreUnavailableError(err.shortMessage, {
+            details: `${err.details ?? ''}; tried ${tries} times over ${Math.round(elapsed / 100) / 10} s (s3.retry_budget ${this.retryBudgetMs / 1000} s)`,
+            hint: err.hint,
+            cause: err.cause,
+          });
+        }
+        if (tries === 1) this.log.warn({ op, key, err: err.shortMessage }, 'S3 unavailable; retrying');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
     }
   }
 

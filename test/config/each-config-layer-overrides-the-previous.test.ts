@@ -118,7 +118,20 @@ describe('configuration precedence: defaults < config file < environment < job f
     });
     expect(c.configFile).toBe(CONFIG);
     expect(c.concurrency.requestsInFlight).toBe(2);
-    expect(c.s3).toEqual({ endpoint: 'http://127.0.0.1:7480', region: 'eu-west-1', forcePathStyle: true });
+    expect(c.s3).toEqual({ endpoint: 'http://127.0.0.1:7480', region: 'eu-west-1', forcePathStyle: true, retryBudgetMs: 30_000 });
+  });
+
+  it('the S3 retry budget: 30 s by default, then the config file, INSIGHT_EXPORT_S3_RETRY_BUDGET, --s3-retry-budget', () => {
+    expect(resolveConfig({ env: {}, configFile: null }).s3.retryBudgetMs).toBe(30_000);
+    const file = path.join(tmp.dir, 's3-budget.yaml');
+    writeFileSync(file, 's3:\n  retry_budget: 1m\n');
+    expect(resolveConfig({ env: {}, configFile: file }).s3.retryBudgetMs).toBe(60_000);
+    const env = resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '45s' }, configFile: file });
+    expect(env.s3.retryBudgetMs).toBe(45_000);
+    expect(env.origins['s3.retry_budget_ms']).toBe('env INSIGHT_EXPORT_S3_RETRY_BUDGET');
+    const flag = resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '45s' }, configFile: file, cliFlags: { s3RetryBudget: '2m' } });
+    expect(flag.s3.retryBudgetMs).toBe(120_000);
+    expect(() => resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '0s' }, configFile: null })).toThrow(/INSIGHT_EXPORT_S3_RETRY_BUDGET.*longer than 0/);
   });
 
   it('the packaged config/default.yaml says exactly the built-in defaults', () => {

@@ -1,6 +1,7 @@
 /**
  * S3 faults, against a radosgw cluster of this test file's own (the shared test server must keep
- * serving the other test files): the gateway stopped and started again in the middle of a run,
+ * serving the other test files): the gateway stopped for 10 s in the middle of a run (ridden
+ * out by the store's retries), stopped for longer than the retry budget (a clear failure),
  * wrong credentials, a user without permission on the bucket, a bucket that does not exist.
  * Each ends with a clear error (no stack trace) and a non-zero exit, and the next run with a
  * working store exports exactly the source's rows.
@@ -97,18 +98,21 @@ function clearError(stderr: string): void {
 /** The CLI's error line (after the log lines). */
 const errorLine = (stderr: string) => /^error: .*$/m.exec(stderr)?.[0] ?? stderr.split('\n')[0];
 
-it('the gateway stops and comes back in the middle of a run: units fail clearly, exit 1, the next run completes', { timeout: 180_000 }, async () => {
-  const base = join(tmp.dir, 'outage');
-  const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
+/**
+ * Runs the job and stops the gateway for `downMs` once `after` windows are completed; resolves
+ * when the run has ended and the gateway is back.
+ */
+async function runWithOutage(base: string, jobFile: string, downMs: number, runEnv: Record<string, string>) {
   let downAt = 0;
   let upAt = 0;
   let completedBefore = 0;
+  const prefix = `${base.split('/').pop()}/_state/s3faults/completed/`;
   const run = runCli(cli, ['run', jobFile, '--log-level', 'warn', '--json', '--staging-dir', join(base, 'staging')], {
-    env: env(),
+    env: runEnv,
     onSpawn: () => {
       const poll = setInterval(async () => {
         if (downAt > 0) return;
-        const n = await countKeys('outage/_state/s3faults/completed/').catch(() => 0);
+        const n = await countKeys(prefix).catch(() => 0);
         if (n < 4 || downAt > 0) return;
         clearInterval(poll);
         completedBefore = n;
@@ -117,13 +121,40 @@ it('the gateway stops and comes back in the middle of a run: units fail clearly,
         setTimeout(async () => {
           await exec('bash', [SCRIPT, 'gateway-start', cluster]);
           upAt = Date.now();
-        }, 3_000);
+        }, downMs);
       }, 50);
     },
   });
   const r = await run;
   while (upAt === 0) await new Promise((res) => setTimeout(res, 50));
   expect(downAt, 'the gateway was stopped during the run').toBeGreaterThan(0);
+  return { r, downMs: upAt - downAt, completedBefore };
+}
+
+it('the gateway stops for 10 s in the middle of a run: the run rides it out, exit 0, the export is exact', { timeout: 180_000 }, async () => {
+  const base = join(tmp.dir, 'blip');
+  const jobFile = await writeJob(base, job(`s3://${BUCKET}/blip`));
+  const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 10_000, env());
+  expect(r.code, r.stderr.slice(-2000)).toBe(0);
+  const report = JSON.parse(r.stdout) as RunReport;
+  expect(report.status).toBe('succeeded');
+  expect(report.failed).toEqual([]);
+  expect(r.stderr).toMatch(/S3 unavailable; retrying/);
+  const local = join(tmp.dir, 'download-blip');
+  await downloadPrefix(client, BUCKET, 'blip', local);
+  const got = readNdjsonExport(local).itemIds;
+  expect(duplicates(got)).toEqual([]);
+  expect(setDigest(got)).toBe(setDigest(expectedIds()));
+  const store = new S3Store({ bucket: BUCKET, prefix: 'blip', endpoint, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
+  expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
+  await store.close();
+  console.log(`[s3] gateway down for ${downMs} ms after ${completedBefore} windows: run exit 0, ${report.windows.done} windows, ${got.length} rows exact`);
+});
+
+it('the gateway stays down longer than the retry budget: units fail clearly, exit 1, the next run completes', { timeout: 180_000 }, async () => {
+  const base = join(tmp.dir, 'outage');
+  const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
+  const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 8_000, env({ INSIGHT_EXPORT_S3_RETRY_BUDGET: '2s' }));
   expect(r.code, r.stderr.slice(-2000)).toBe(1);
   expect(r.stderr).not.toMatch(/internal error|\n\s+at \S+ \(/);
   let failedWindows = 0;
@@ -135,14 +166,15 @@ it('the gateway stops and comes back in the middle of a run: units fail clearly,
     for (const f of report.failed) expect(f.error).toMatch(/S3|ECONNREFUSED|socket|unavailable|connect/i);
     failedWindows = report.failed.length;
   } else {
-    // Every remaining window failed at once and the run ended while the gateway was still down:
+    // Every remaining window failed and the run ended while the gateway was still down:
     // the report itself could not be written, and the CLI says so.
     clearError(r.stderr);
     expect(errorLine(r.stderr)).toMatch(/S3|unavailable|connect/i);
   }
+  expect(r.stderr).toMatch(/s3\.retry_budget 2 s/);
   const rows = await nextRunIsExact(jobFile, 'outage');
   console.log(
-    `[s3] gateway down for ${upAt - downAt} ms after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
+    `[s3] gateway down for ${downMs} ms (budget 2 s) after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
       `${failedWindows ? ' (named in the report)' : ` (logged; ${errorLine(r.stderr)})`}; next run exit 0, ${rows} rows exact`,
   );
 });

@@ -1,0 +1,125 @@
+import type { InsightClient } from './client.js';
+import type { BlockRecord } from './records.js';
+
+interface Known {
+  number: number;
+  timestamp: number;
+}
+
+/**
+ * Blocks by number through `resolve/<number>`, one request per block and chain, remembered for the
+ * run (a block asked for twice, e.g. the same window edge of several targets, costs one request).
+ * null: the service has no such block (yet).
+ */
+export class BlockLookup {
+  private readonly cache = new Map<string, Promise<BlockRecord | null>>();
+  /** Blocks seen per chain (number and timestamp), for lastBlockBefore. */
+  private readonly known = new Map<number, Known[]>();
+  /** Numbers the service had no block for, per chain. */
+  private readonly absent = new Map<number, number[]>();
+
+  constructor(
+    private readonly client: InsightClient,
+    /** A block of the chain (the chain head) for lastBlockBefore when none was seen yet. */
+    private readonly anchor?: (chainId: number) => Promise<{ block?: number | undefined; time?: number | undefined }>,
+  ) {}
+
+  block(chainId: number, blockNumber: number): Promise<BlockRecord | null> {
+    const key = `${chainId}:${blockNumber}`;
+    let found = this.cache.get(key);
+    if (!found) {
+      found = this.client.resolve(String(blockNumber), { chainIds: [chainId] }).then((res) => {
+        const b = res.data.blocks.find((x) => x.chain_id === chainId && x.block_number === blockNumber) ?? null;
+        this.see(chainId, blockNumber, b);
+        return b;
+      });
+      found.catch(() => this.cache.delete(key));
+      this.cache.set(key, found);
+    }
+    return found;
+  }
+
+  /** A block's number and timestamp learnt elsewhere (the chain head found by the planner). */
+  hint(chainId: number, block: number, time: number): void {
+    let list = this.known.get(chainId);
+    if (!list) this.known.set(chainId, (list = []));
+    list.push({ number: block, timestamp: time });
+  }
+
+  /**
+   * The last block whose timestamp is before `time` (the upper edge of a time window), or null
+   * when the chain has none. Interpolates between blocks already seen (the previous window's
+   * edge, the head), so on a chain of steady block times it costs about two requests; falls back
+   * to bisecting when block times are uneven.
+   */
+  async lastBlockBefore(chainId: number, time: number): Promise<BlockRecord | null> {
+    if (!this.known.get(chainId)?.length && this.anchor) {
+      const head = await this.anchor(chainId);
+      if (head.block !== undefined && head.time !== undefined) this.hint(chainId, head.block, head.time);
+    }
+    let gallop = 0;
+    for (let probes = 0; probes < 200; probes++) {
+      const seen = this.known.get(chainId) ?? [];
+      if (seen.length === 0) throw new Error(`no block of chain ${chainId} known to search from`);
+      // Bounds: blocks seen before / at or after `time`; a number the service has no block for
+      // bounds the search too (below the first block seen: before the chain's start; above: past its head).
+      let lo: { n: number; ts: number } | null = null;
+      let hi: { n: number; ts: number } | null = null;
+      let lowest = Infinity;
+      let highest = -Infinity;
+      for (const k of seen) {
+        if (k.timestamp < time && (!lo || k.number > lo.n)) lo = { n: k.number, ts: k.timestamp };
+        if (k.timestamp >= time && (!hi || k.number < hi.n)) hi = { n: k.number, ts: k.timestamp };
+        lowest = Math.min(lowest, k.number);
+        highest = Math.max(highest, k.number);
+      }
+      for (const n of this.absent.get(chainId) ?? []) {
+        if (n < lowest && (!lo || n > lo.n)) lo = { n, ts: -Infinity };
+        if (n > highest && (!hi || n < hi.n)) hi = { n, ts: Infinity };
+      }
+      if (!lo && hi && hi.n === 0) return null;
+      if (lo && hi && hi.n === lo.n + 1) return Number.isFinite(lo.ts) ? this.block(chainId, lo.n) : null;
+      const spacing = this.blockTime(seen);
+      let probe: number;
+      if (lo && hi && Number.isFinite(lo.ts) && Number.isFinite(hi.ts) && probes % 3 !== 2) {
+        // Interpolation; every third probe bisects, so uneven block times still converge.
+        probe = lo.n + Math.ceil(((time - lo.ts) * (hi.n - lo.n)) / (hi.ts - lo.ts)) - 1;
+      } else if (lo && hi && Number.isFinite(lo.ts) && probes % 3 !== 2) {
+        probe = lo.n + Math.ceil((time - lo.ts) / spacing) - 1;
+      } else if (lo && hi && Number.isFinite(hi.ts) && probes % 3 !== 2) {
+        probe = hi.n - Math.ceil((hi.ts - time) / spacing);
+      } else if (lo && hi) {
+        probe = lo.n + Math.floor((hi.n - lo.n) / 2);
+      } else if (lo) {
+        probe = lo.n + Math.max(1, Math.ceil((time - lo.ts) / spacing)) * 2 ** gallop++;
+      } else {
+        probe = Math.max(0, hi!.n - Math.max(1, Math.ceil((hi!.ts - time) / spacing)) * 2 ** gallop++);
+      }
+      if (lo) probe = Math.max(probe, lo.n + 1);
+      if (hi) probe = Math.min(probe, hi.n - 1);
+      await this.block(chainId, probe);
+    }
+    throw new Error(`no block edge found before ${time} on chain ${chainId}`);
+  }
+
+  private see(chainId: number, n: number, b: BlockRecord | null): void {
+    if (b) this.hint(chainId, b.block_number, b.block_timestamp);
+    else {
+      let list = this.absent.get(chainId);
+      if (!list) this.absent.set(chainId, (list = []));
+      list.push(n);
+    }
+  }
+
+  /** Seconds per block from the two blocks seen furthest apart (1 s when one was seen). */
+  private blockTime(seen: Known[]): number {
+    if (seen.length < 2) return 1;
+    let a = seen[0]!;
+    let b = seen[0]!;
+    for (const k of seen) {
+      if (k.number < a.number) a = k;
+      if (k.number > b.number) b = k;
+    }
+    return b.number === a.number ? 1 : Math.max(1e-3, (b.timestamp - a.timestamp) / (b.number - a.number));
+  }
+}

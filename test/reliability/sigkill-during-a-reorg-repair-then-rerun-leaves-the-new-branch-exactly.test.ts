@@ -1,0 +1,95 @@
+/**
+ * A repair killed at any point. After an export, the sandbox reorganises the last 12,000 blocks of
+ * its chain (more than one window of every unit); each trial starts from a copy of the destination
+ * as it was before the repair, runs the repair with SIGKILL at the n-th occurrence of a crash
+ * point (a page received, a file uploaded, a state write, just after one, a batch delete), then
+ * runs again: the destination is then byte for byte a fresh export of the new branch, even when
+ * the killed run had already replaced the newest windows (whose edges then match) but not the
+ * older ones.
+ */
+import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunReport } from '../../src/run/report.js';
+import { reorganise } from '../../src/sandbox/reorg.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
+
+const CHAIN = 8453;
+const sandbox = useSandbox({ transactions: 40_000 });
+const tmp = useTempDir('reorg-crash-');
+let cli: TestCli;
+let targets: string[] = [];
+
+beforeAll(async () => {
+  cli = await buildTestCli();
+  const senders: string[] = [];
+  for (const t of sandbox.data.transactions(CHAIN)) senders.push(t.from_address);
+  targets = [sandbox.data.wallet('alice.eth')!.address, ...[...new Set(senders.reverse())].slice(0, 2)];
+});
+afterAll(async () => {
+  await cli?.remove();
+});
+
+const job = (destination: string) => ({
+  name: 'reorg-crash',
+  source: { base_url: sandbox.url, chains: [CHAIN] },
+  targets: targets.map((wallet) => ({ wallet, datasets: ['transactions'] })),
+  range: { from: '2024-02-04', to: 'latest', safety_lag: '0s', chunk: '6h', reorg_horizon: 20_000 },
+  output: { format: 'ndjson', destination },
+});
+const flags = ['--log-level', 'error', '--json'];
+
+it('SIGKILL at any point of a repair: the next run leaves exactly a fresh export of the new branch', { timeout: 900_000 }, async () => {
+  const snapshot = join(tmp.dir, 'snapshot');
+  const first = await runCli(cli, ['run', await writeJob(join(tmp.dir, 'snapshot-job'), job(snapshot)), ...flags]);
+  expect(first.code, first.stderr).toBe(0);
+  reorganise(sandbox.data, CHAIN, 12_000);
+  const freshOut = join(tmp.dir, 'fresh');
+  const fresh = await runCli(cli, ['run', await writeJob(join(tmp.dir, 'fresh-job'), job(freshOut)), ...flags]);
+  expect(fresh.code, fresh.stderr).toBe(0);
+  const want = readNdjsonExport(freshOut).files;
+  expect(readNdjsonExport(snapshot).files).not.toEqual(want);
+
+  let trial = 0;
+  const copy = async () => {
+    const out = join(tmp.dir, `trial-${trial++}`);
+    cpSync(snapshot, out, { recursive: true });
+    return { out, jobFile: await writeJob(join(tmp.dir, `trial-job-${trial}`), job(out)) };
+  };
+
+  // A probe run counts the crash points of a repair (and repairs exactly).
+  const probe = await copy();
+  const countsFile = join(mkdtempSync(join(tmp.dir, 'counts-')), 'counts.json');
+  const probed = await runCli(cli, ['run', probe.jobFile, ...flags], { env: { INSIGHT_TEST_COUNTS: countsFile } });
+  expect(probed.code, probed.stderr).toBe(0);
+  const report = JSON.parse(probed.stdout) as RunReport;
+  expect(report.reorgs!.length).toBe(targets.length);
+  for (const r of report.reorgs!) expect(r.windows.length).toBeGreaterThan(1);
+  expect(readNdjsonExport(probe.out).files).toEqual(want);
+  const counts = JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>;
+
+  const trials: [string, number][] = [];
+  for (const point of ['page', 'upload', 'state', 'state-after', 'delete']) {
+    const c = counts[point] ?? 0;
+    const at = point === 'state' || point === 'state-after' ? [1, Math.ceil(c / 2), c] : [1, c];
+    for (const n of new Set(at)) if (n >= 1 && n <= c) trials.push([point, n]);
+  }
+  expect(trials.length).toBeGreaterThanOrEqual(10);
+  for (const [point, n] of trials) {
+    const t = await copy();
+    const killed = await runCli(cli, ['run', t.jobFile, ...flags], { env: { INSIGHT_TEST_CRASH: `${point}:${n}` } });
+    expect(killed.signal, `${point}:${n} ${killed.stderr.slice(-500)}`).toBe('SIGKILL');
+    const next = await runCli(cli, ['run', t.jobFile, ...flags]);
+    expect(next.code, `${point}:${n} ${next.stderr.slice(-1000)}`).toBe(0);
+    expect(readNdjsonExport(t.out).files, `after a SIGKILL at ${point}:${n}`).toEqual(want);
+    // Nothing left under repair: the run after that has nothing to do.
+    expect((JSON.parse(next.stdout) as RunReport).status, `${point}:${n}`).toBe('succeeded');
+  }
+  console.log(
+    `[reorg-crash] repair of ${report.windows_reexported} windows (${Object.entries(counts)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}): ${trials.length} SIGKILL trials (${trials.map(([p, n]) => `${p}:${n}`).join(' ')}), each followed by a run that left exactly the fresh export`,
+  );
+});
