@@ -28,6 +28,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'duplicate-self-transfers': boolean;
   'legacy-types': boolean;
   'decoded-variants': boolean;
+  compress?: boolean | undefined;
 }
 
 const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
@@ -59,6 +60,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     duplicateSelfTransfers: args['duplicate-self-transfers'],
     legacyTypes: args['legacy-types'],
     decodedVariants: args['decoded-variants'],
+    compress: args.compress !== false,
   };
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
@@ -108,6 +110,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('duplicate-self-transfers', { type: 'boolean', default: false, describe: 'Return self-transfers twice (real UNION ALL behaviour)' })
       .option('legacy-types', { type: 'boolean', default: false, describe: 'Some rows use older wire types' })
       .option('decoded-variants', { type: 'boolean', default: false, describe: 'Some decoded bytes as base64 / number arrays' })
+      .option('compress', { type: 'boolean', default: true, describe: 'Answer in br or gzip when the request accepts it, as a CDN does (--no-compress: never)' })
       .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
       .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
       .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })
