@@ -3,18 +3,22 @@
  * not the exporter's. It serves the seeded sandbox data (src/sandbox) through a cache: the first
  * time a request (path + query) is seen its JSON body is rendered by the sandbox and kept; every
  * later identical request is answered from memory, so a measured run costs the server little more
- * than writing bytes to a socket.
+ * than writing bytes to a socket. Like a CDN in front of the service, it answers in the encoding
+ * the request accepts (src/sandbox/cdn-compression.ts), compressing each cached page once per encoding.
  *
  *   node --import tsx bench/page-server.ts --transactions 1000000 [--seed 42] [--cache-mb 4096]
  *
  * Prints `url=`, `wallet=`, `range_end=` lines, then serves until SIGTERM. Control routes (GET):
  *   /_bench/reset                     clears stats and the request log; refills the rate bucket
- *   /_bench/settings?latency_ms=&rps=&retry_after=   fixed latency per request; a token-bucket limit (0 = off)
+ *   /_bench/settings?latency_ms=&rps=&retry_after=&bandwidth_mbps=&encoding=
+ *        fixed latency per request; a token-bucket limit (0 = off); one link of that many Mbit/s
+ *        shared by every answer (0 = unlimited); encoding=cdn (default) or identity (never compress)
  *   /_bench/stats                     counts by status, cache hits/misses, first/last 200 times
  *   /_bench/log                       list requests (path + query) since the last reset, arrival order
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
+import { cdnCompress, cdnEncoding, type CdnEncoding } from '../src/sandbox/cdn-compression.js';
 
 interface Args {
   transactions: number;
@@ -38,8 +42,10 @@ export interface PageServerStats {
   /** performance.now() of the first and last answer with status 200 (server clock, ms). */
   first200: number | null;
   last200: number | null;
-  /** Bytes of bodies sent with status 200. */
+  /** Bytes of bodies sent with status 200, as sent (compressed or not). */
   bytes: number;
+  /** The same bodies' bytes uncompressed. */
+  identityBytes: number;
   cachedMB: number;
   rssMB: number;
   /** performance.now() of the first request; ms x requests in flight summed over time (mean concurrency = inFlightMs / span). */
@@ -50,21 +56,27 @@ export interface PageServerStats {
 const args = parseArgs(process.argv.slice(2));
 const data = buildSandboxData({ seed: args.seed, transactions: args.transactions });
 // The sandbox renders the pages (its own wire conventions); this process caches and serves them.
-const origin = await serveReadInterface(data, { host: '127.0.0.1', port: 0 });
+const origin = await serveReadInterface(data, { host: '127.0.0.1', port: 0, compress: false });
 
-const cache = new Map<string, Buffer>();
+/** A rendered page and its compressed forms, made when first asked for. */
+type CachedPage = { identity: Buffer } & Partial<Record<CdnEncoding, Buffer>>;
+const cache = new Map<string, CachedPage>();
 let cachedBytes = 0;
 const cacheLimit = args.cacheMB * 1024 * 1024;
 let latencyMs = 0;
 let rps = 0;
 let retryAfter = 1;
+let bandwidthMbps = 0;
+let compress = true;
+/** performance.now() at which the simulated link has sent everything queued on it. */
+let linkFreeAt = 0;
 let tokens = 0;
 let lastRefill = performance.now();
 let log: string[] = [];
 let stats: PageServerStats;
 
 function resetStats(): void {
-  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, cachedMB: 0, rssMB: 0, firstRequest: null, inFlightMs: 0 };
+  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, identityBytes: 0, cachedMB: 0, rssMB: 0, firstRequest: null, inFlightMs: 0 };
   log = [];
   tokens = Math.max(rps, 1);
   lastRefill = performance.now();
@@ -97,7 +109,29 @@ function fetchOrigin(path: string): Promise<{ status: number; body: Buffer }> {
   });
 }
 
-function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}, counted = true): void {
+/** Bytes of the link written at once: small enough that concurrent answers share it fairly. */
+const LINK_CHUNK = 16 * 1024;
+
+/**
+ * How far behind the clock the link may be and still count as busy: a timer that fires late (a
+ * loaded machine) lets the link catch up this much instead of losing the time (a token bucket's burst).
+ */
+const LINK_SLACK_MS = 20;
+
+/** Writes the body through the simulated link: each chunk leaves when the link has carried it. */
+async function writeThroughLink(res: ServerResponse, buf: Buffer): Promise<void> {
+  const bytesPerMs = (bandwidthMbps * 1e6) / 8 / 1000;
+  for (let at = 0; at < buf.length; at += LINK_CHUNK) {
+    const chunk = buf.subarray(at, at + LINK_CHUNK);
+    const now = performance.now();
+    linkFreeAt = Math.max(now - LINK_SLACK_MS, linkFreeAt) + chunk.length / bytesPerMs;
+    if (linkFreeAt - now >= 1) await new Promise((r) => setTimeout(r, linkFreeAt - now));
+    res.write(chunk);
+  }
+  res.end();
+}
+
+function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}, counted = true, identityLength?: number): void {
   const buf = typeof body === 'string' ? Buffer.from(body) : body;
   if (counted) stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
   if (counted && status === 200) {
@@ -105,9 +139,24 @@ function send(res: ServerResponse, status: number, body: Buffer | string, header
     stats.first200 ??= now;
     stats.last200 = now;
     stats.bytes += buf.length;
+    stats.identityBytes += identityLength ?? buf.length;
   }
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(buf.length), ...headers });
-  res.end(buf);
+  if (counted && bandwidthMbps > 0) void writeThroughLink(res, buf).catch(() => res.destroy());
+  else res.end(buf);
+}
+
+/** A cached page in the encoding the request accepts (compressed on first use, then kept). */
+async function sendPage(req: IncomingMessage, res: ServerResponse, page: CachedPage): Promise<void> {
+  const encoding = compress ? cdnEncoding(req.headers['accept-encoding'], page.identity.length) : undefined;
+  if (encoding === undefined) return send(res, 200, page.identity);
+  let body = page[encoding];
+  if (!body) {
+    body = await cdnCompress(page.identity, encoding);
+    page[encoding] = body;
+    cachedBytes += body.length;
+  }
+  send(res, 200, body, { 'content-encoding': encoding, vary: 'accept-encoding' }, true, page.identity.length);
 }
 
 function control(url: URL, res: ServerResponse): void {
@@ -120,8 +169,10 @@ function control(url: URL, res: ServerResponse): void {
       if (q.has('latency_ms')) latencyMs = Number(q.get('latency_ms'));
       if (q.has('rps')) rps = Number(q.get('rps'));
       if (q.has('retry_after')) retryAfter = Number(q.get('retry_after'));
+      if (q.has('bandwidth_mbps')) bandwidthMbps = Number(q.get('bandwidth_mbps'));
+      if (q.has('encoding')) compress = q.get('encoding') !== 'identity';
       resetStats();
-      return send(res, 200, JSON.stringify({ latencyMs, rps, retryAfter }), {}, false);
+      return send(res, 200, JSON.stringify({ latencyMs, rps, retryAfter, bandwidthMbps, compress }), {}, false);
     }
     case '/_bench/stats':
       stats.cachedMB = Math.round(cachedBytes / 1024 / 1024);
@@ -144,19 +195,20 @@ async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<voi
   log.push(path);
   if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
   if (!takeToken()) return send(res, 429, '{"error":"rate limit exceeded"}', { 'retry-after': String(retryAfter) });
-  let body = cache.get(path);
-  if (body) {
+  const cached = cache.get(path);
+  if (cached) {
     stats.hits++;
-    return send(res, 200, body);
+    return sendPage(req, res, cached);
   }
   stats.misses++;
   const answer = await fetchOrigin(path);
-  if (answer.status === 200 && cachedBytes + answer.body.length <= cacheLimit) {
-    cache.set(path, answer.body);
+  if (answer.status !== 200) return send(res, answer.status, answer.body);
+  const page: CachedPage = { identity: answer.body };
+  if (cachedBytes + answer.body.length <= cacheLimit) {
+    cache.set(path, page);
     cachedBytes += answer.body.length;
   }
-  body = answer.body;
-  send(res, answer.status, body);
+  await sendPage(req, res, page);
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {

@@ -4,10 +4,12 @@
  *
  *   npx tsx bench/stages.ts [sandbox transactions, default 300000]
  *
- * parse (JSON.parse of the body: what the bare client does) -> normalise -> toRow (incl. decode)
- * -> partition routing -> NDJSON encode -> gzip level 6 / level 1 of the encoded text.
+ * decoding of the compressed body (brotli, as the CDN-like server sends it; gzip) -> parse
+ * (JSON.parse of the body: what the bare client does) -> normalise -> toRow (incl. decode)
+ * -> partition routing -> NDJSON encode -> gzip level 6 / 3 / 1 of the encoded text.
  */
-import { gzipSync } from 'node:zlib';
+import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
+import { cdnCompress } from '../src/sandbox/cdn-compression.js';
 import { normaliseListResponse } from '../src/source/normalise.js';
 import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
@@ -36,6 +38,12 @@ const bytes = bodies.reduce((n, b) => n + b.length, 0);
 console.log(`${bodies.length} pages, ${rowsTotal} rows, ${(bytes / rowsTotal).toFixed(0)} bytes of JSON per row\n`);
 const perRow = (label: string, fn: () => unknown) => time(label, rowsTotal, fn);
 
+const br = await Promise.all(bodies.map((b) => cdnCompress(Buffer.from(b), 'br')));
+const gz = await Promise.all(bodies.map((b) => cdnCompress(Buffer.from(b), 'gzip')));
+const wire = (zs: Buffer[]) => (zs.reduce((n, z) => n + z.length, 0) / rowsTotal).toFixed(0);
+console.log(`bytes on the wire per row: brotli ${wire(br)}, gzip ${wire(gz)}`);
+perRow('brotli decode (client, limit)', () => br.map((z) => brotliDecompressSync(z)));
+perRow('gzip decode', () => gz.map((z) => gunzipSync(z)));
 perRow('JSON.parse (the limit)', () => bodies.map((b) => JSON.parse(b)));
 const records = perRow('JSON.parse + normalise', () =>
   bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data),

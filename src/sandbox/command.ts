@@ -39,6 +39,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'go-values'?: boolean | undefined;
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
+  compress?: boolean | undefined;
 }
 
 const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
@@ -81,6 +82,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     goValues: args['go-values'],
     goAggregations: args['go-aggregations'],
     richContract: args['rich-contract'] === true,
+    compress: args.compress !== false,
   };
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
@@ -144,6 +146,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('go-values', { type: 'boolean', describe: 'Decoded values as the open-source indexer writes them (base64, number arrays, bare big numbers, failed-decode shape)' })
       .option('go-aggregations', { type: 'boolean', describe: 'Aggregations as the open-source indexer sends them (RFC 3339, quoted UInt256, zero row, wallet UNION halves)' })
       .option('rich-contract', { type: 'boolean', default: false, describe: 'Add a contract whose calls and logs carry tuples, arrays, bytes and negative ints' })
+      .option('compress', { type: 'boolean', default: true, describe: 'Answer in br or gzip when the request accepts it, as a CDN does (--no-compress: never)' })
       .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
       .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
       .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })

@@ -9,6 +9,7 @@ import { jsonText } from './go-values.js';
 import { Rng, hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { REORG_ROUTE, reorgRoute } from './reorg.js';
+import { cdnCompress, cdnEncoding } from './cdn-compression.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -93,6 +94,8 @@ export interface SandboxOptions {
   goAggregations?: boolean;
   /** Build the data set with the `rich` contract (tuple, array, bytes, negative-int arguments). */
   richContract?: boolean;
+  /** Answer in br or gzip when the request accepts it, as a CDN does (cdn-compression.ts); default true. */
+  compress?: boolean;
 }
 
 export interface SandboxStats {
@@ -368,8 +371,19 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = jsonText(body, opts.goValues === true);
     countStatus(status);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-    res.end(text);
+    const encoding = opts.compress === false ? undefined : cdnEncoding(res.req.headers['accept-encoding'], Buffer.byteLength(text));
+    if (encoding === undefined) {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+      res.end(text);
+      return;
+    }
+    cdnCompress(Buffer.from(text), encoding).then(
+      (buf) => {
+        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-encoding': encoding, vary: 'accept-encoding', 'content-length': buf.length, ...headers });
+        res.end(buf);
+      },
+      () => res.destroy(),
+    );
   }
 
   function pickFault(route: SandboxRoute): FaultKind | null {

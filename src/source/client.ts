@@ -3,6 +3,7 @@
  * undici keep-alive pool, with a per-request deadline (headers and body), bounded retries
  * (429/5xx/network/truncated/timeout; Retry-After honoured, else exponential backoff with full
  * jitter), a cap on requests in flight and an optional shared requests-per-second budget.
+ * Answers are asked for compressed, and read in whatever Content-Encoding they come (content-encoding.ts).
  *
  * Secrets travel only in the x-client-id / x-secret-key headers; headers are never logged and
  * URLs carry no secrets, so every URL in logs and errors is safe to show.
@@ -49,7 +50,9 @@ import {
   RequestValidationError,
   ResponseShapeError,
   RetriesExhaustedError,
+  UnsupportedContentEncodingError,
 } from './errors.js';
+import { ACCEPT_ENCODING, contentCodings, decodeBody, DECODABLE_ENCODINGS, unsupportedCoding } from './content-encoding.js';
 import { backoffDelay, isRetryable, parseRetryAfter, type Backoff } from './retry.js';
 import type { RateLimiter } from './rate-limiter.js';
 
@@ -185,7 +188,7 @@ export class InsightClient {
       connectTimeout: Math.min(this.timeoutMs, 10_000),
     });
 
-    const base: Record<string, string> = { accept: 'application/json', 'user-agent': USER_AGENT };
+    const base: Record<string, string> = { accept: 'application/json', 'accept-encoding': ACCEPT_ENCODING, 'user-agent': USER_AGENT };
     const auth: Record<string, string> = {};
     if (opts.clientId) auth['x-client-id'] = opts.clientId;
     if (opts.secretKey) auth['x-secret-key'] = opts.secretKey;
@@ -411,7 +414,7 @@ export class InsightClient {
         );
       }
       this.stats.bytesReceived += received;
-      const text = Buffer.concat(chunks, received).toString('utf8');
+      const text = (await this.decodedBody(url, res, Buffer.concat(chunks, received))).toString('utf8');
       try {
         return JSON.parse(text) as unknown;
       } catch (err) {
@@ -431,6 +434,25 @@ export class InsightClient {
     }
   }
 
+  /**
+   * The body without its Content-Encoding, asked for or not. A coding this runtime cannot decode
+   * will not change on a retry; a body that does not decode was cut or mangled on the way (retried).
+   */
+  private async decodedBody(url: string, res: Dispatcher.ResponseData, body: Buffer): Promise<Buffer> {
+    const header = res.headers['content-encoding'];
+    const codings = contentCodings(header);
+    if (codings.length === 0) return body;
+    const unsupported = unsupportedCoding(codings);
+    if (unsupported !== undefined) {
+      throw new UnsupportedContentEncodingError(url, unsupported, String(header), DECODABLE_ENCODINGS);
+    }
+    try {
+      return await decodeBody(body, codings);
+    } catch (err) {
+      throw new ResponseShapeError('truncated', url, '$', `${codings.join(', ')} body of ${body.length} bytes does not decode (${errCode(err) ?? (err as Error).message})`, err);
+    }
+  }
+
   private async readErrorBody(res: Dispatcher.ResponseData): Promise<string> {
     const chunks: Buffer[] = [];
     let received = 0;
@@ -444,7 +466,12 @@ export class InsightClient {
     } catch {
       // The status code is what matters; a broken error body only loses the message.
     }
-    return Buffer.concat(chunks).toString('utf8').slice(0, MAX_ERROR_BODY);
+    let body: Buffer = Buffer.concat(chunks);
+    const codings = contentCodings(res.headers['content-encoding']);
+    if (codings.length > 0) {
+      body = unsupportedCoding(codings) === undefined ? await decodeBody(body, codings).catch(() => Buffer.alloc(0)) : Buffer.alloc(0);
+    }
+    return body.toString('utf8').slice(0, MAX_ERROR_BODY);
   }
 }
 

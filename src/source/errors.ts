@@ -159,3 +159,18 @@ export class PaginationLoopError extends InsightExportError {
     this.pageParams = pageParams;
   }
 }
+
+/** A 2xx body in a Content-Encoding this client cannot decode: asking again gets the same bytes. */
+export class UnsupportedContentEncodingError extends InsightExportError {
+  override name = 'UnsupportedContentEncodingError';
+  readonly url: string;
+  readonly encoding: string;
+  constructor(url: string, encoding: string, header: string, decodable: readonly string[]) {
+    super(`The read interface answered in a Content-Encoding this client cannot decode: ${encoding}`, {
+      details: `${url} (Content-Encoding: ${header}; this runtime decodes ${decodable.join(', ')})`,
+      hint: 'A proxy or CDN in front of the service chose it; configure it to send one of the decodable encodings or none.',
+    });
+    this.url = url;
+    this.encoding = encoding;
+  }
+}
