@@ -3,6 +3,8 @@
  * deterministic, seeded multi-chain data set, with latency, rate limits and injected faults.
  */
 export { serveReadInterface, startSandbox } from './server.js';
+export { SANDBOX_PROFILES, profileOptions } from './profiles.js';
+export type { SandboxProfile } from './profiles.js';
 export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxServer, SandboxStats } from './server.js';
 export { buildSandboxData } from './data.js';
 export type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource, SandboxData } from './data.js';

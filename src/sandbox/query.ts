@@ -1,5 +1,5 @@
 import { isoDate } from '../datasets/columns.js';
-import { badRequest } from './errors.js';
+import { badRequest, sqlError } from './errors.js';
 
 /**
  * Query model of the list operations (wallet transactions, contract events) and the engine that
@@ -133,14 +133,14 @@ function parseGroupBy(expr: string, catalog: ColumnCatalog<unknown>): GroupExpr 
 function parseAggregate(expr: string, catalog: ColumnCatalog<unknown>): AggregateExpr {
   const { body, alias } = splitAlias(expr);
   const m = AGG_RE.exec(body);
-  if (!m) throw badRequest(`invalid aggregate: ${expr}`, 'supported: count(), sum(col), avg(col), min(col), max(col), optional "as alias"');
+  if (!m) throw sqlError(`invalid aggregate: ${expr}`, 'supported: count(), sum(col), avg(col), min(col), max(col), optional "as alias"');
   const fn = m[1]!.toLowerCase() as AggregateFn;
   const arg = m[2]!;
   const column: string | null = arg === '' || arg === '*' ? null : arg;
-  if (column !== null && !catalog[column]) throw badRequest(`invalid aggregate: ${expr}`, `unknown column ${column}`);
-  if (fn !== 'count' && column === null) throw badRequest(`invalid aggregate: ${expr}`, `${fn}() needs a column`);
+  if (column !== null && !catalog[column]) throw sqlError(`invalid aggregate: ${expr}`, `unknown column ${column}`);
+  if (fn !== 'count' && column === null) throw sqlError(`invalid aggregate: ${expr}`, `${fn}() needs a column`);
   if ((fn === 'sum' || fn === 'avg') && column !== null && catalog[column]!.kind === 'str') {
-    throw badRequest(`invalid aggregate: ${expr}`, `${fn} needs a numeric column`);
+    throw sqlError(`invalid aggregate: ${expr}`, `${fn} needs a numeric column`);
   }
   return { key: alias ?? body, fn, column };
 }
@@ -165,7 +165,7 @@ export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalo
       }
     }
     const spec = catalog[column];
-    if (!spec) throw badRequest(`unknown filter: ${key}`);
+    if (!spec) throw sqlError(`unknown filter: ${key}`);
     filters.push({ column, op, value: parseFilterValue(column, spec.kind, op, raw) });
   }
   const sortByRaw = params.get('sort_by') ?? '';
