@@ -23,6 +23,8 @@ export interface RunReport {
   retries: number;
   responses_429: number;
   failed: { unit: string; window: [number, number]; error: string }[];
+  /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
+  warnings: { unit: string; window: [number, number]; warning: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
   /** The windows of this run by dataset (transactions, events ...). */
@@ -79,6 +81,7 @@ export function buildReport(r: ReportInput): RunReport {
     retries: stats.retries,
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
+    warnings: r.outcomes.flatMap((o) => (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning }))),
     shard: r.shard ?? null,
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),

@@ -64,6 +64,8 @@ export interface PagedBatch<Rec> {
 export interface ChainDone {
   chainId: number;
   done: true;
+  /** What the run report should warn about this chain's window (the rows are written all the same). */
+  warnings?: string[];
 }
 
 export class WindowTooDenseError extends InsightExportError {
