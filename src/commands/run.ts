@@ -94,5 +94,6 @@ function summary(r: RunReport): string {
     r.report_error === undefined ? `  report: ${r.report_key ?? '-'}` : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
+  for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   return `${lines.join('\n')}\n`;
 }

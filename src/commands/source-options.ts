@@ -87,6 +87,7 @@ export function rejectedInput(err: unknown, argument: string, hint404?: string):
     throw new InputRejectedError(`The service rejected ${argument}${err.serverMessage ? `: ${err.serverMessage}` : ` (HTTP ${err.status})`}`, {
       details: err.url,
       hint: err.status === 404 ? hint404 : 'Check the argument (see --help for the accepted forms).',
+      metaMessages: err.metaMessages,
       cause: err,
     });
   }

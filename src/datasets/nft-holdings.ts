@@ -4,9 +4,14 @@
  * One row per token instance, with its collection's fields and the metadata as JSON text.
  * One unit = one wallet x chain x UTC day (the planner's snapshot window); re-runs on the same
  * day find the window completed and take no second snapshot.
+ *
+ * Blockscout lists at most 9 instances per collection. A collection that may be cut short is
+ * completed from Blockscout's ungrouped addresses/<hash>/nft route when the explorer serves it;
+ * otherwise its rows say so (collection_complete) and the run report warns.
  */
 import { InsightExportError, InterruptedError } from '../errors.js';
 import type { InsightClient } from '../source/client.js';
+import { HttpStatusError } from '../source/errors.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
@@ -27,7 +32,21 @@ export interface NftHoldingRecord {
   snapshot_date: string;
   collection: NftCollection;
   instance: NftTokenInstance;
+  /** What the snapshot holds of the collection (the same object for all its rows). */
+  completeness: Completeness;
 }
+
+/** Instances of a collection in the snapshot against those the wallet holds. */
+export interface Completeness {
+  returned: number;
+  /** null when the explorer's answer does not say. */
+  held: number | null;
+  /** null when the explorer's answer cannot tell. */
+  complete: boolean | null;
+}
+
+/** Token instances Blockscout lists per collection at most (its @preloaded_nfts_limit). */
+export const BLOCKSCOUT_PRELOADED_INSTANCES = 9;
 
 /** A value of the explorer route that does not fit its column (e.g. a token id that is not an integer). */
 export class NftValueError extends InsightExportError {
@@ -49,7 +68,18 @@ export const NFT_HOLDING_COLUMNS: readonly Column[] = [
   column('token_exchange_rate', 'string', 'Exchange rate, as sent'),
   column('token_circulating_market_cap', 'string', 'Circulating market cap, as sent'),
   column('token_icon_url', 'string', 'Collection icon URL'),
-  column('collection_amount', 'uint256', 'Tokens of the collection the wallet holds'),
+  column(
+    'collection_amount',
+    'uint256',
+    "The collection's amount as the explorer sends it: ERC-721 the number of tokens held; ERC-1155 and ERC-404 the number of distinct token ids held on Blockscout (not the summed balance; the sandbox's contract profile sends the summed balance)",
+  ),
+  column('collection_instances_returned', 'int64', 'Token instances of the collection in this snapshot (its rows)', false),
+  column('collection_instances_held', 'int64', 'Token instances of the collection the wallet holds, when the explorer says'),
+  column(
+    'collection_complete',
+    'bool',
+    'True when every instance the wallet holds is a row; false when the explorer listed fewer (Blockscout lists at most 9 per collection) and could not complete them; null when its answer cannot tell',
+  ),
   column('token_id', 'uint256', 'Token id, exact decimal', false),
   column('value', 'uint256', 'Amount of this token id the wallet holds (1 for ERC-721)'),
   column('is_unique', 'bool', 'True for a unique (ERC-721) token'),
@@ -100,20 +130,38 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
     for (const chainId of req.chainIds) {
       // The same instance twice (a collection repeated across pages) is one row.
       const seen = new Set<string>();
+      const open = new Map<string, OpenCollection>();
+      const add = (into: NftHoldingRecord[], collection: NftCollection, instance: NftTokenInstance, completeness: Completeness) => {
+        const r: NftHoldingRecord = { chain_id: chainId, snapshot_date: snapshotDate, collection, instance, completeness };
+        const id = itemId(r, target);
+        if (seen.has(id)) return;
+        seen.add(id);
+        into.push(r);
+      };
+      // Rows go out in the explorer's order: once a collection waits for its completion, the
+      // collections after it wait too.
+      const queue: OpenCollection[] = [];
       for await (const collection of client.nftCollections(target.address, { types: target.types, chainIds: [chainId] })) {
         if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
         if (!wanted.has(collection.token.type)) continue;
+        const completeness: Completeness = { returned: distinctIds(collection.token_instances), held: null, complete: null };
         const records: NftHoldingRecord[] = [];
-        for (const instance of collection.token_instances) {
-          const r: NftHoldingRecord = { chain_id: chainId, snapshot_date: snapshotDate, collection, instance };
-          const id = itemId(r, target);
-          if (seen.has(id)) continue;
-          seen.add(id);
-          records.push(r);
-        }
-        if (records.length > 0) yield { chainId, records };
+        for (const instance of collection.token_instances) add(records, collection, instance, completeness);
+        const item: OpenCollection = { collection, completeness, records, values: instanceValues(collection.token_instances) };
+        if (!listsAll(collection, completeness)) open.set(collection.token.address.toLowerCase(), item);
+        if (open.size > 0) queue.push(item);
+        else if (records.length > 0) yield { chainId, records };
       }
-      yield { chainId, done: true };
+      const warnings: string[] = [];
+      if (open.size > 0) {
+        const completed = await completeFromUngroupedRoute(client, target, chainId, open, add, req.signal);
+        for (const o of open.values()) {
+          settle(o, completed);
+          if (o.completeness.complete !== true) warnings.push(incompleteWarning(chainId, o, completed));
+        }
+      }
+      for (const o of queue) if (o.records.length > 0) yield { chainId, records: o.records };
+      yield { chainId, done: true, ...(warnings.length > 0 ? { warnings } : {}) };
     }
   },
   position: (r) => ({ block_number: 0, block_timestamp: Date.parse(`${r.snapshot_date}T00:00:00Z`) / 1000 }),
@@ -138,6 +186,9 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
       token_circulating_market_cap: t.circulating_market_cap,
       token_icon_url: t.icon_url,
       collection_amount: uint(r.collection.amount, 'amount', r),
+      collection_instances_returned: r.completeness.returned,
+      collection_instances_held: r.completeness.held,
+      collection_complete: r.completeness.complete,
       token_id: uint(i.id, 'token_instances[].id', r)!,
       value: uint(i.value, 'token_instances[].value', r),
       is_unique: i.is_unique,
@@ -151,3 +202,124 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
   },
   partitionDate: (row) => String(row.snapshot_date),
 };
+
+/** A collection whose listing may be cut short, with its rows held back until that is settled. */
+interface OpenCollection {
+  collection: NftCollection;
+  completeness: Completeness;
+  records: NftHoldingRecord[];
+  /** Summed `value` of the listed instances (null when one has none). */
+  values: bigint | null;
+}
+
+function distinctIds(instances: NftTokenInstance[]): number {
+  return new Set(instances.map((i) => i.id.trim())).size;
+}
+
+function instanceValues(instances: NftTokenInstance[]): bigint | null {
+  let sum = 0n;
+  for (const i of instances) {
+    if (i.value === null || !/^\s*[0-9]+\s*$/.test(i.value)) return null;
+    sum += BigInt(i.value.trim());
+  }
+  return sum;
+}
+
+function amountOf(collection: NftCollection): bigint | null {
+  return /^\s*[0-9]+\s*$/.test(collection.amount) ? BigInt(collection.amount.trim()) : null;
+}
+
+/**
+ * Whether a collection item certainly lists every instance the wallet holds (filling in
+ * `completeness`): its amount counts the listed instances, or (ERC-1155/404, fewer instances than
+ * Blockscout's cap, so none cut) the listed balances add up to it, as an explorer that sends the
+ * summed balance does.
+ */
+function listsAll(collection: NftCollection, c: Completeness): boolean {
+  const amount = amountOf(collection);
+  const sum = instanceValues(collection.token_instances);
+  const all =
+    amount === BigInt(c.returned) ||
+    (collection.token.type !== 'ERC-721' && sum !== null && sum === amount && c.returned < BLOCKSCOUT_PRELOADED_INSTANCES);
+  if (all) {
+    c.held = c.returned;
+    c.complete = true;
+  }
+  return all;
+}
+
+/** Whether the ungrouped route is served, per client (one 404 is enough to know). */
+const UNGROUPED_SERVED = new WeakMap<InsightClient, boolean>();
+
+/**
+ * Adds to each open collection the instances Blockscout's ungrouped route lists for it; false
+ * (nothing added) when the explorer does not serve that route.
+ */
+async function completeFromUngroupedRoute(
+  client: InsightClient,
+  target: NftHoldingsTarget,
+  chainId: number,
+  open: Map<string, OpenCollection>,
+  add: (into: NftHoldingRecord[], collection: NftCollection, instance: NftTokenInstance, completeness: Completeness) => void,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (UNGROUPED_SERVED.get(client) === false) return false;
+  const types = target.types.filter((t) => [...open.values()].some((o) => o.collection.token.type === t));
+  let first = true;
+  try {
+    for await (const listed of client.nftInstances(target.address, { types, chainIds: [chainId] })) {
+      first = false;
+      if (signal?.aborted) throw new InterruptedError(String(signal.reason ?? 'signal'));
+      const o = open.get(listed.token.address.toLowerCase());
+      if (!o) continue;
+      const before = o.records.length;
+      add(o.records, o.collection, listed.instance, o.completeness);
+      if (o.records.length > before) {
+        o.completeness.returned++;
+        o.values = o.values === null || listed.instance.value === null || !/^\s*[0-9]+\s*$/.test(listed.instance.value) ? null : o.values + BigInt(listed.instance.value.trim());
+      }
+    }
+  } catch (err) {
+    if (first && err instanceof HttpStatusError && err.status === 404) {
+      UNGROUPED_SERVED.set(client, false);
+      return false;
+    }
+    throw err;
+  }
+  UNGROUPED_SERVED.set(client, true);
+  return true;
+}
+
+/** The final completeness of an open collection, after the ungrouped route (`completed`) or without it. */
+function settle(o: OpenCollection, completed: boolean): void {
+  const c = o.completeness;
+  const amount = amountOf(o.collection);
+  const erc721 = o.collection.token.type === 'ERC-721';
+  if (completed) {
+    // The ungrouped route lists every instance: complete when they reach the amount (instances, or summed balances).
+    c.complete = amount !== null && (BigInt(c.returned) >= amount || (!erc721 && o.values !== null && o.values >= amount));
+    c.held = c.complete ? c.returned : amount === null ? null : Number(amount);
+    return;
+  }
+  if (erc721 || c.returned >= BLOCKSCOUT_PRELOADED_INSTANCES) {
+    // Blockscout's amount counts instances; its listing stops at the cap.
+    const sumsBalances = !erc721 && o.values !== null && o.values === amount;
+    c.complete = sumsBalances ? null : false;
+    c.held = sumsBalances || amount === null ? null : Number(amount);
+    return;
+  }
+  c.complete = false;
+  c.held = null;
+}
+
+function incompleteWarning(chainId: number, o: OpenCollection, completed: boolean): string {
+  const c = o.completeness;
+  const what = `chain ${chainId}: collection ${o.collection.token.address.toLowerCase()} (${o.collection.token.type})`;
+  if (c.complete === null) {
+    return `${what}: cannot tell whether its ${c.returned} listed token instances are all the wallet holds (amount ${o.collection.amount} may count instances or sum balances); the explorer does not serve the ungrouped addresses/<hash>/nft route to check`;
+  }
+  const held = c.held === null ? `amount ${o.collection.amount}` : `${c.held} held`;
+  return completed
+    ? `${what}: ${c.returned} token instances exported of ${held}, even with the ungrouped addresses/<hash>/nft route`
+    : `${what}: ${c.returned} token instances exported of ${held}; the explorer lists at most ${BLOCKSCOUT_PRELOADED_INSTANCES} per collection and does not serve the ungrouped addresses/<hash>/nft route to complete them`;
+}

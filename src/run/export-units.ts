@@ -79,6 +79,8 @@ export interface UnitOutcome {
   files: number;
   bytes: number;
   error?: string;
+  /** What the dataset found amiss in a window it exported all the same (e.g. NFT collections the explorer cut short). */
+  warnings?: string[];
 }
 
 export class UnitAbandonedError extends Error {
@@ -279,7 +281,12 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
           opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
           continue;
         }
-        results.set(u.chainId, outcome(u, 'done', rows, files));
+        const done = outcome(u, 'done', rows, files);
+        if (batch.warnings?.length) {
+          done.warnings = batch.warnings;
+          for (const w of batch.warnings) log.warn({ chainId: u.chainId }, w);
+        }
+        results.set(u.chainId, done);
         opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
         continue;
       }

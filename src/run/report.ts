@@ -24,6 +24,8 @@ export interface RunReport {
   retries: number;
   responses_429: number;
   failed: { unit: string; window: [number, number]; error: string }[];
+  /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
+  warnings: { unit: string; window: [number, number]; warning: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
   /**
@@ -89,6 +91,7 @@ export function buildReport(r: ReportInput): RunReport {
     retries: stats.retries,
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
+    warnings: r.outcomes.flatMap((o) => (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning }))),
     shard: r.shard ?? null,
     range_clamped: (r.plan.clamped ?? []).map((c) => ({ chain_id: c.chainId, to: c.to, end: c.end })),
     reorgs: r.reorgs ?? [],

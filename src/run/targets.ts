@@ -24,35 +24,24 @@ export class DuplicateTargetError extends UserInputError {
 
 /**
  * Resolves wallet names (alice.eth) to addresses once, before planning, so partitions and state
- * always use the address. Returns a job whose wallet targets all hold lowercase addresses.
+ * always use the address: through resolve, or, where resolve takes no names (the real indexer),
+ * the address the wallets route answers for the name. Returns a job whose wallet targets all hold
+ * lowercase addresses.
  */
 export async function resolveWalletNames(job: Job, client: InsightClient): Promise<Job> {
   if (!job.targets.some((t) => t.kind === 'wallet' && t.isName)) return job;
   const targets = await Promise.all(
     job.targets.map(async (t) => {
       if (t.kind !== 'wallet' || !t.isName) return t;
-      let res: Awaited<ReturnType<InsightClient['resolve']>>;
-      try {
-        res = await client.resolve(t.wallet, { chainIds: t.chains });
-      } catch (err) {
-        // The service answers 400 (or 404) for a name it cannot resolve: that is the job's mistake.
-        if (err instanceof HttpStatusError && (err.status === 400 || err.status === 404)) {
-          throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
-            details: `${job.jobFile} targets[${t.index}].wallet (resolve answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''})`,
-            hint: 'Write the wallet address instead, or check the name.',
-            cause: err,
-          });
-        }
-        throw err;
-      }
-      const address = res.data.address?.toLowerCase();
-      if (!address || !/^0x[0-9a-f]{40}$/.test(address)) {
+      const address = (await resolveName(client, t.wallet, t.chains)) ?? (await walletRouteAddress(client, t.wallet, t.chains));
+      if (!address.ok) {
         throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
-          details: `${job.jobFile} targets[${t.index}].wallet (resolve answered type "${res.data.type}")`,
+          details: `${job.jobFile} targets[${t.index}].wallet (${address.why})`,
           hint: 'Write the wallet address instead, or check the name.',
+          cause: address.cause,
         });
       }
-      return { ...t, wallet: address, isName: false };
+      return { ...t, wallet: address.address, isName: false };
     }),
   );
   // The job file check refuses a wallet listed twice; a name and its address are only seen here.
@@ -70,6 +59,40 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
     seen.set(t.wallet, { index: t.index, label: original.wallet });
   });
   return { ...job, targets };
+}
+
+type NameAnswer = { ok: true; address: string } | { ok: false; why: string; cause?: unknown };
+
+const ADDRESS = /^0x[0-9a-f]{40}$/;
+
+/** The service answers 400 (or 404) for a name it cannot take: that is the job's mistake, or another route's turn. */
+function refused(err: unknown): err is HttpStatusError {
+  return err instanceof HttpStatusError && (err.status === 400 || err.status === 404);
+}
+
+/** The address resolve gives the name; undefined when resolve does not turn names into addresses (the real indexer's resolve takes none). */
+async function resolveName(client: InsightClient, name: string, chainIds: number[]): Promise<NameAnswer | undefined> {
+  try {
+    const res = await client.resolve(name, { chainIds });
+    const address = res.data.address?.toLowerCase();
+    return address && ADDRESS.test(address) ? { ok: true, address } : undefined;
+  } catch (err) {
+    if (refused(err)) return undefined;
+    throw err;
+  }
+}
+
+/** The address the wallets route answers for the name (meta.address): the route itself takes names. */
+async function walletRouteAddress(client: InsightClient, name: string, chainIds: number[]): Promise<NameAnswer> {
+  try {
+    const res = await client.walletTransactions(name, { chainIds, limit: 1, page: 0 });
+    const address = res.meta.address?.toLowerCase();
+    if (address && ADDRESS.test(address)) return { ok: true, address };
+    return { ok: false, why: 'resolve gave no address, and the wallets route answered without meta.address' };
+  } catch (err) {
+    if (!refused(err)) throw err;
+    return { ok: false, why: `resolve gave no address, and the wallets route answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''}`, cause: err };
+  }
 }
 
 /**

@@ -40,7 +40,37 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
   compress?: boolean | undefined;
+  'nft-instance-limit'?: number | undefined;
+  'nft-distinct-amount'?: boolean | undefined;
+  'nft-checksummed'?: boolean | undefined;
+  'nft-token-keys'?: 'old' | 'both' | 'new' | undefined;
+  'nft-type-order'?: boolean | undefined;
+  'nft-echo-page-params'?: boolean | undefined;
+  'nft-ungrouped-route'?: boolean | undefined;
+  'insight-error-bodies'?: boolean | undefined;
+  'panics-as-500'?: boolean | undefined;
+  'sql-errors-as-500'?: boolean | undefined;
+  'omit-empty'?: boolean | undefined;
+  'strict-resolve'?: boolean | undefined;
+  'indexer-records'?: boolean | undefined;
 }
+
+/** The flags of the real service's behaviours: each overrides what --profile says. */
+const BEHAVIOUR_FLAGS = [
+  ['nft-instance-limit', 'nftInstanceLimit'],
+  ['nft-distinct-amount', 'nftDistinctAmount'],
+  ['nft-checksummed', 'nftChecksummed'],
+  ['nft-token-keys', 'nftTokenKeys'],
+  ['nft-type-order', 'nftTypeOrder'],
+  ['nft-echo-page-params', 'nftEchoPageParams'],
+  ['nft-ungrouped-route', 'nftUngroupedRoute'],
+  ['insight-error-bodies', 'insightErrorBodies'],
+  ['panics-as-500', 'panicsAs500'],
+  ['sql-errors-as-500', 'sqlErrorsAs500'],
+  ['omit-empty', 'omitEmpty'],
+  ['strict-resolve', 'strictResolve'],
+  ['indexer-records', 'indexerRecords'],
+] as const satisfies readonly (readonly [keyof SandboxArgs, keyof SandboxOptions])[];
 
 const FAULT_FLAGS: [keyof SandboxArgs, FaultKind][] = [
   ['fault-500', 'http500'],
@@ -84,6 +114,9 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     richContract: args['rich-contract'] === true,
     compress: args.compress !== false,
   };
+  for (const [flag, option] of BEHAVIOUR_FLAGS) {
+    if (args[flag] !== undefined) (opts as Record<string, unknown>)[option] = args[flag];
+  }
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
   if (Object.keys(rates).length > 0) {
@@ -147,6 +180,19 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('go-aggregations', { type: 'boolean', describe: 'Aggregations as the open-source indexer sends them (RFC 3339, quoted UInt256, zero row, wallet UNION halves)' })
       .option('rich-contract', { type: 'boolean', default: false, describe: 'Add a contract whose calls and logs carry tuples, arrays, bytes and negative ints' })
       .option('compress', { type: 'boolean', default: true, describe: 'Answer in br or gzip when the request accepts it, as a CDN does (--no-compress: never)' })
+      .option('nft-instance-limit', { type: 'number', describe: 'Blockscout: at most this many token instances per NFT collection, highest id first (9)' })
+      .option('nft-distinct-amount', { type: 'boolean', describe: 'Blockscout: ERC-1155 amount = distinct token instances' })
+      .option('nft-checksummed', { type: 'boolean', describe: 'Blockscout: NFT addresses in checksum case' })
+      .option('nft-token-keys', { type: 'string', choices: ['old', 'both', 'new'], describe: 'Blockscout: token keys address/holders (old), address_hash/holders_count (new) or both' })
+      .option('nft-type-order', { type: 'boolean', describe: 'Blockscout: collections ERC-721, ERC-1155, ERC-404, each by contract hash' })
+      .option('nft-echo-page-params', { type: 'boolean', describe: 'Blockscout: next_page_params echoes the request plus items_count' })
+      .option('nft-ungrouped-route', { type: 'boolean', describe: 'Blockscout: serve addresses/<hash>/nft (every instance, paged)' })
+      .option('insight-error-bodies', { type: 'boolean', describe: 'indexer: error bodies {code, message, support_id}' })
+      .option('panics-as-500', { type: 'boolean', describe: 'indexer: unparsable signature / unindexed block in resolve: 500, empty body' })
+      .option('sql-errors-as-500', { type: 'boolean', describe: 'indexer: aggregates and filters it cannot run: 500 "An unexpected error occurred."' })
+      .option('omit-empty', { type: 'boolean', describe: 'indexer: meta fields omitted when zero, data/aggregations omitted, resolve of nothing data {}' })
+      .option('strict-resolve', { type: 'boolean', describe: 'indexer: resolve takes numbers and 0x inputs of 10/42/66 chars only; no type unknown' })
+      .option('indexer-records', { type: 'boolean', describe: 'indexer: to_address "" on creations, function_selector "", fees "0" on legacy, blob fields' })
       .option('rpc', { type: 'string', array: true, describe: 'Serve the chain of this JSON-RPC node instead of seeded data (repeat for more chains), e.g. http://127.0.0.1:8545' })
       .option('abi', { type: 'string', array: true, describe: 'With --rpc: ABI file for decoding, "file.json" (any contract) or "0xADDRESS=file.json" (repeatable)' })
       .option('poll-ms', { type: 'number', default: 1000, describe: 'With --rpc: poll for new and reorganised blocks this often (0 = never)' })

@@ -25,7 +25,7 @@ import { SandboxHttpError, badRequest } from './errors.js';
 import { hash3 } from './prng.js';
 import { decodeAnswer } from './decode-answer.js';
 import { decodedStyle, listAnswer } from './list-answer.js';
-import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from './nft-collections-page.js';
+import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type HeldCollection, type NftHoldingsSource, type NftInstancesPage, type NftWireShape } from './nft-collections-page.js';
 import { parseListQuery, selectAll, type ChainSource, type EngineOptions, type ListQuery, type PagingRules, type SelectedRow } from './query.js';
 import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
@@ -65,7 +65,15 @@ export interface NftPageParams {
   types?: string[] | undefined;
   /** `token_contract_address_hash` of next_page_params: collections after this address. */
   after?: string | null | undefined;
+  /** `token_type` of next_page_params (the cursor's standard, with `shape.typeOrder` and on the ungrouped route). */
+  afterType?: string | null | undefined;
+  /** `token_id` of next_page_params (ungrouped route): instances of `after` below this id. */
+  afterId?: string | null | undefined;
   pageSize: number;
+  /** Every query parameter of the request, for a next_page_params that echoes them. */
+  query?: Record<string, string> | undefined;
+  /** How the answer is shaped (the contract's shape when absent). */
+  shape?: NftWireShape | undefined;
 }
 
 /**
@@ -97,6 +105,8 @@ export interface ReadInterfaceSource {
   resolve(input: string, chainIds?: number[] | null): { meta: ResponseMeta; data: ResolveData };
   decode(contract: string, body: unknown, chainIds?: number[] | null): DecodeResponse;
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage;
+  /** Blockscout's ungrouped addresses/<address>/nft route (every instance, paged). */
+  nftInstancesPage(address: string, params: NftPageParams): NftInstancesPage;
 }
 
 export interface SandboxData extends ReadInterfaceSource {
@@ -126,6 +136,7 @@ export interface SandboxData extends ReadInterfaceSource {
   decode(contract: string, body: unknown, chainIds?: number[] | null): DecodeResponse;
   nftHoldings(address: string, chainId?: number): NftHolding[];
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage;
+  nftInstancesPage(address: string, params: NftPageParams): NftInstancesPage;
 }
 
 const NAME_RE = /^[a-z0-9-]+(\.[a-z0-9-]+)*\.eth$/i;
@@ -390,7 +401,15 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   }
 
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage {
-    return nftCollectionsPage<ChainState, HeldNftHolding>(address, params, {
+    return nftCollectionsPage(address, params, this.nftSource());
+  }
+
+  nftInstancesPage(address: string, params: NftPageParams): NftInstancesPage {
+    return nftInstancesPage(address, params, this.nftSource());
+  }
+
+  private nftSource(): NftHoldingsSource<ChainState, HeldNftHolding> {
+    return {
       chain: (chainId) => (chainId === undefined ? this.chainStates[0]! : this.chainState(chainId)),
       held: (c, holder, kinds) =>
         this.nftHoldings(holder, c.chainId)
@@ -415,7 +434,7 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
         }));
         return nftCollection(facts, holder, tokens, () => nftOwner(holder, false, this.wallet(holder)?.name ?? null));
       },
-    });
+    };
   }
 }
 

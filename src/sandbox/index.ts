@@ -1,11 +1,11 @@
 /**
- * The sandbox: a local server of the read interface (../shared/reference/read-interface.md) over a
+ * The sandbox: a local server of the read interface over a
  * deterministic, seeded multi-chain data set, with latency, rate limits and injected faults.
  */
 export { serveReadInterface, startSandbox } from './server.js';
 export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxServer, SandboxStats } from './server.js';
 export { buildSandboxData } from './data.js';
-export { SANDBOX_PROFILES, SANDBOX_PROFILE_NAMES, withProfile } from './profiles.js';
+export { SANDBOX_PROFILES, SANDBOX_PROFILE_NAMES, profileOptions, withProfile } from './profiles.js';
 export type { ProfileOptions, SandboxProfile } from './profiles.js';
 export { OK_ERROR_MESSAGE } from './ok-misbehaviour.js';
 export type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource, SandboxData } from './data.js';

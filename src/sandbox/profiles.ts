@@ -11,6 +11,21 @@ const INDEXER: ProfileOptions = {
   indexerLimits: true,
   goValues: true,
   goAggregations: true,
+  // Blockscout's NFT routes
+  nftInstanceLimit: 9,
+  nftDistinctAmount: true,
+  nftChecksummed: true,
+  nftTokenKeys: 'new',
+  nftTypeOrder: true,
+  nftEchoPageParams: true,
+  nftUngroupedRoute: true,
+  // the indexer's errors, envelopes, resolve and records
+  insightErrorBodies: true,
+  panicsAs500: true,
+  sqlErrorsAs500: true,
+  omitEmpty: true,
+  strictResolve: true,
+  indexerRecords: true,
 };
 
 /**
@@ -35,4 +50,9 @@ export function withProfile(opts: SandboxOptions): SandboxOptions {
   }
   const set = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
   return { ...SANDBOX_PROFILES[name], ...set };
+}
+
+/** The options a profile sets (its name included); an unknown name is a SandboxOptionsError. */
+export function profileOptions(name: string): SandboxOptions {
+  return withProfile({ profile: name as SandboxProfile });
 }

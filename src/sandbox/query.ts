@@ -1,6 +1,6 @@
 import { isoDate } from '../datasets/columns.js';
 import { hash3 } from './prng.js';
-import { badRequest } from './errors.js';
+import { badRequest, sqlError } from './errors.js';
 import { repeatEarlierRows, shuffleTies, shuffled } from './request-order.js';
 
 /**
@@ -161,14 +161,14 @@ function parseGroupBy(expr: string, catalog: ColumnCatalog<unknown>): GroupExpr 
 function parseAggregate(expr: string, catalog: ColumnCatalog<unknown>): AggregateExpr {
   const { body, alias } = splitAlias(expr);
   const m = AGG_RE.exec(body);
-  if (!m) throw badRequest(`invalid aggregate: ${expr}`, 'supported: count(), sum(col), avg(col), min(col), max(col), optional "as alias"');
+  if (!m) throw sqlError(`invalid aggregate: ${expr}`, 'supported: count(), sum(col), avg(col), min(col), max(col), optional "as alias"');
   const fn = m[1]!.toLowerCase() as AggregateFn;
   const arg = m[2]!;
   const column: string | null = arg === '' || arg === '*' ? null : arg;
-  if (column !== null && !catalog[column]) throw badRequest(`invalid aggregate: ${expr}`, `unknown column ${column}`);
-  if (fn !== 'count' && column === null) throw badRequest(`invalid aggregate: ${expr}`, `${fn}() needs a column`);
+  if (column !== null && !catalog[column]) throw sqlError(`invalid aggregate: ${expr}`, `unknown column ${column}`);
+  if (fn !== 'count' && column === null) throw sqlError(`invalid aggregate: ${expr}`, `${fn}() needs a column`);
   if ((fn === 'sum' || fn === 'avg') && column !== null && catalog[column]!.kind === 'str') {
-    throw badRequest(`invalid aggregate: ${expr}`, `${fn} needs a numeric column`);
+    throw sqlError(`invalid aggregate: ${expr}`, `${fn} needs a numeric column`);
   }
   return { key: alias ?? body, fn, column };
 }
@@ -198,7 +198,7 @@ export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalo
       }
     }
     const spec = catalog[column];
-    if (!spec) throw badRequest(`unknown filter: ${key}`);
+    if (!spec) throw sqlError(`unknown filter: ${key}`);
     filters.push({ column, op, value: parseFilterValue(column, spec.kind, op, raw) });
   }
   const sortByRaw = params.get('sort_by') ?? '';

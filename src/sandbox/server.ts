@@ -10,8 +10,10 @@ import { Rng, hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { REORG_ROUTE, reorgRoute } from './reorg.js';
 import { cdnCompress, cdnEncoding } from './cdn-compression.js';
+import { parseEventSignature } from './abi.js';
+import { indexerTransaction, isIndexerSearchInput, omitEmptyMeta } from './indexer-wire.js';
 
-export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft';
+export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft' | 'nft-list';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
 
 export interface FaultOptions {
@@ -96,6 +98,33 @@ export interface SandboxOptions {
   richContract?: boolean;
   /** Answer in br or gzip when the request accepts it, as a CDN does (cdn-compression.ts); default true. */
   compress?: boolean;
+  // What the real service does, one option per behaviour (profiles.ts turns them all on).
+  /** Blockscout: at most this many token instances per NFT collection, highest id first (Blockscout: 9). */
+  nftInstanceLimit?: number;
+  /** Blockscout: an ERC-1155 collection's `amount` is its number of distinct token instances. */
+  nftDistinctAmount?: boolean;
+  /** Blockscout: NFT token, owner and holder addresses in EIP-55 checksum case. */
+  nftChecksummed?: boolean;
+  /** Keys of an NFT `token`: address/holders (old, default), address_hash/holders_count (new), or both. */
+  nftTokenKeys?: 'old' | 'both' | 'new';
+  /** Blockscout: NFT collections ERC-721, then ERC-1155, then ERC-404, each by contract hash. */
+  nftTypeOrder?: boolean;
+  /** Blockscout: next_page_params echoes the request's parameters plus the cursor and items_count. */
+  nftEchoPageParams?: boolean;
+  /** Blockscout: also serve the ungrouped addresses/<hash>/nft route, paging every instance. */
+  nftUngroupedRoute?: boolean;
+  /** insight: error bodies {code, message, support_id} instead of {error}. */
+  insightErrorBodies?: boolean;
+  /** insight: an unparsable event signature, or a block resolve does not have, answers 500 with an empty body (a Go panic). */
+  panicsAs500?: boolean;
+  /** insight: an aggregate expression or filter column the query engine rejects answers 500 "An unexpected error occurred.". */
+  sqlErrorsAs500?: boolean;
+  /** insight: meta fields omitted when zero (total_pages never sent), data/aggregations omitted rather than null, resolve of nothing `data: {}`. */
+  omitEmpty?: boolean;
+  /** insight: resolve takes decimal numbers and 0x inputs of 10, 42 or 66 characters only (else 400 invalid input); no type unknown, no data.address. */
+  strictResolve?: boolean;
+  /** insight: records as its ClickHouse columns: to_address "" for creations, function_selector "" for plain transfers, fee fields "0" on legacy transactions, max_fee_per_blob_gas and blob_versioned_hashes. */
+  indexerRecords?: boolean;
 }
 
 export interface SandboxStats {
@@ -168,6 +197,12 @@ function validateOptions(opts: SandboxOptions): void {
   }
   if (opts.nftPageSize !== undefined && !(Number.isInteger(opts.nftPageSize) && opts.nftPageSize > 0)) {
     throw new SandboxOptionsError(`invalid nftPageSize ${opts.nftPageSize}`);
+  }
+  if (opts.nftInstanceLimit !== undefined && !(Number.isInteger(opts.nftInstanceLimit) && opts.nftInstanceLimit > 0)) {
+    throw new SandboxOptionsError(`invalid nftInstanceLimit ${opts.nftInstanceLimit}`, { hint: 'a positive integer (Blockscout: 9)' });
+  }
+  if (opts.nftTokenKeys !== undefined && !['old', 'both', 'new'].includes(opts.nftTokenKeys)) {
+    throw new SandboxOptionsError(`invalid nftTokenKeys ${opts.nftTokenKeys}`, { hint: 'old, both or new' });
   }
 }
 
@@ -255,6 +290,9 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
         if (method === 'GET' && segs.length === 4 && segs[0] === 'addresses' && segs[2] === 'nft' && segs[3] === 'collections') {
           return { route: 'nft', params: [segs[1]!] };
         }
+        if (opts.nftUngroupedRoute && method === 'GET' && segs.length === 3 && segs[0] === 'addresses' && segs[2] === 'nft') {
+          return { route: 'nft-list', params: [segs[1]!] };
+        }
       }
     } catch {
       throw badRequest('malformed URL path encoding');
@@ -277,10 +315,11 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   }
 
   function wireTransactions(result: ListResult<TransactionRecord>, decode: boolean): unknown[] {
-    return wireRows(result, decode, (out, rec) => {
+    const rows = wireRows(result, decode, (out, rec) => {
       out.block_number = String(rec.block_number);
       out.value = Number(rec.value);
     });
+    return opts.indexerRecords ? rows.map((r) => indexerTransaction(r as Record<string, unknown>)) : rows;
   }
 
   function wireEvents(result: ListResult<EventRecord>, decode: boolean): unknown[] {
@@ -290,8 +329,30 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   }
 
   function listBody<T>(result: ListResult<T>, wire: unknown[]): unknown {
-    if (result.aggregations) return { meta: result.meta, aggregations: result.aggregations };
-    return { meta: result.meta, data: wire, aggregations: null };
+    const meta = opts.omitEmpty ? omitEmptyMeta(result.meta) : result.meta;
+    if (result.aggregations) return { meta, aggregations: result.aggregations };
+    return opts.omitEmpty ? { meta, data: wire } : { meta, data: wire, aggregations: null };
+  }
+
+  function nftParams(address: string, q: URLSearchParams) {
+    const chainIds = parseChainIds(q);
+    return {
+      chainId: chainIds?.[0],
+      types: (q.get('type') ?? '').split(',').map((t) => t.trim()).filter((t) => t !== ''),
+      after: q.get('token_contract_address_hash'),
+      afterType: q.get('token_type'),
+      afterId: q.get('token_id'),
+      pageSize: nftPageSize,
+      query: Object.fromEntries(q),
+      shape: {
+        instanceLimit: opts.nftInstanceLimit,
+        distinctAmount: opts.nftDistinctAmount,
+        checksummed: opts.nftChecksummed,
+        tokenKeys: opts.nftTokenKeys,
+        typeOrder: opts.nftTypeOrder,
+        echoPageParams: opts.nftEchoPageParams,
+      },
+    };
   }
 
   async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -329,6 +390,13 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
         });
       }
       case 'events': {
+        if (opts.panicsAs500) {
+          try {
+            parseEventSignature(m.params[1]!);
+          } catch {
+            throw new SandboxHttpError(500, 'unparsable event signature', undefined, { emptyBody: true });
+          }
+        }
         const query = data.parseEventsQuery(q, paging);
         return listAnswer(!isAggregated(query), (key) => {
           const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts(key));
@@ -336,40 +404,50 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
         });
       }
       case 'resolve': {
-        const r = data.resolve(m.params[0]!, parseChainIds(q));
+        const input = m.params[0]!;
+        if (opts.strictResolve && !isIndexerSearchInput(input)) throw badRequest(`invalid input '${input}'`);
+        const r = data.resolve(input, parseChainIds(q));
         const d = r.data;
-        return {
-          status: 200,
-          body: {
-            meta: r.meta,
-            data: {
-              ...d,
-              transactions: d.transactions.map((t) => ({ ...t, chain_id: String(t.chain_id) })),
-              events: d.events.map((e) => ({ ...e, chain_id: String(e.chain_id) })),
-            },
-          },
+        if (opts.panicsAs500 && /^\d+$/.test(input) && d.blocks.length === 0) {
+          throw new SandboxHttpError(500, `block ${input} is not indexed`, undefined, { emptyBody: true });
+        }
+        const wire: Record<string, unknown> = {
+          ...d,
+          transactions: d.transactions.map((t) => {
+            const out = { ...t, chain_id: String(t.chain_id) };
+            return opts.indexerRecords ? indexerTransaction(out) : out;
+          }),
+          events: d.events.map((e) => ({ ...e, chain_id: String(e.chain_id) })),
         };
+        if (opts.strictResolve) {
+          delete wire.address;
+          if (d.type === 'unknown') delete wire.type;
+        }
+        if (opts.omitEmpty) for (const k of ['blocks', 'transactions', 'events'] as const) if (d[k].length === 0) delete wire[k];
+        return { status: 200, body: { meta: opts.omitEmpty ? omitEmptyMeta(r.meta) : r.meta, data: wire } };
       }
       case 'decode': {
         const body = await readJson(req);
         return { status: 200, body: data.decode(m.params[0]!, body, parseChainIds(q)) };
       }
-      case 'nft': {
-        const chainIds = parseChainIds(q);
-        const types = (q.get('type') ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
-        const page = data.nftCollectionsPage(m.params[0]!, {
-          chainId: chainIds?.[0],
-          types,
-          after: q.get('token_contract_address_hash'),
-          pageSize: nftPageSize,
-        });
-        return { status: 200, body: page };
-      }
+      case 'nft':
+        return { status: 200, body: data.nftCollectionsPage(m.params[0]!, nftParams(m.params[0]!, q)) };
+      case 'nft-list':
+        return { status: 200, body: data.nftInstancesPage(m.params[0]!, nftParams(m.params[0]!, q)) };
     }
   }
 
+  /** An error answer in the service's shape: {error} (contract) or {code, message, support_id} (insight). */
+  function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+    send(res, status, errorBody(status, message), headers);
+  }
+
+  function errorBody(status: number, message: string): unknown {
+    return opts.insightErrorBodies ? { code: status, message, support_id: 'TODO' } : { error: message };
+  }
+
   function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = jsonText(body, opts.goValues === true);
+    const text = body === undefined ? '' : jsonText(body, opts.goValues === true);
     countStatus(status);
     const encoding = opts.compress === false ? undefined : cdnEncoding(res.req.headers['accept-encoding'], Buffer.byteLength(text));
     if (encoding === undefined) {
@@ -430,7 +508,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       url = new URL(req.url ?? '/', 'http://sandbox.local');
       m = match(req.method ?? 'GET', url.pathname);
     } catch (err) {
-      send(res, err instanceof SandboxHttpError ? err.status : 400, { error: err instanceof SandboxHttpError ? err.shortMessage : 'bad request' });
+      sendError(res, err instanceof SandboxHttpError ? err.status : 400, err instanceof SandboxHttpError ? err.shortMessage : 'bad request');
       return;
     }
     if (url.pathname === REORG_ROUTE && req.method === 'POST') {
@@ -449,15 +527,15 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       if (ms > 0) await sleep(ms);
     }
     if (!takeToken()) {
-      send(res, 429, { error: 'rate limit exceeded' }, { 'retry-after': String(rateLimit?.retryAfterSeconds ?? 1) });
+      sendError(res, 429, 'rate limit exceeded', { 'retry-after': String(rateLimit?.retryAfterSeconds ?? 1) });
       return;
     }
     if (!authorised(req)) {
-      send(res, 401, { error: 'unauthorized: missing or invalid x-client-id / x-secret-key' });
+      sendError(res, 401, 'unauthorized: missing or invalid x-client-id / x-secret-key');
       return;
     }
     if (!m) {
-      send(res, 404, { error: `not found: ${req.method} ${url.pathname}` });
+      sendError(res, 404, `not found: ${req.method} ${url.pathname}`);
       return;
     }
     const fault = pickFault(m.route);
@@ -467,12 +545,12 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       case 'http502':
       case 'http503': {
         const status = Number(fault.slice(4));
-        send(res, status, { error: `injected fault: HTTP ${status}` });
+        sendError(res, status, `injected fault: HTTP ${status}`);
         return;
       }
       case 'http429': {
         const ra = faults?.retryAfterSeconds;
-        send(res, 429, { error: 'rate limit exceeded (injected)' }, ra === undefined ? {} : { 'retry-after': String(ra) });
+        sendError(res, 429, 'rate limit exceeded (injected)', ra === undefined ? {} : { 'retry-after': String(ra) });
         return;
       }
       case 'reset':
@@ -495,16 +573,22 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     try {
       ({ status, body } = await handle(m, url, req));
     } catch (err) {
-      if (err instanceof SandboxHttpError) {
+      if (err instanceof SandboxHttpError && err.emptyBody) {
         status = err.status;
-        body = { error: err.shortMessage };
+        body = undefined;
+      } else if (err instanceof SandboxHttpError && err.sqlError && opts.sqlErrorsAs500) {
+        status = 500;
+        body = errorBody(500, 'An unexpected error occurred.');
+      } else if (err instanceof SandboxHttpError) {
+        status = err.status;
+        body = errorBody(status, err.shortMessage);
       } else {
         status = 500;
-        body = { error: `internal error: ${(err as Error)?.message ?? String(err)}` };
+        body = errorBody(500, `internal error: ${(err as Error)?.message ?? String(err)}`);
       }
     }
     if (fault === 'truncate' || fault === 'stall') {
-      const buf = Buffer.from(jsonText(body, opts.goValues === true));
+      const buf = Buffer.from(body === undefined ? '' : jsonText(body, opts.goValues === true));
       countStatus(status);
       res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': buf.length });
       const part = buf.subarray(0, Math.max(1, Math.floor(buf.length / 2)));
@@ -526,7 +610,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
 
   const server = createServer((req, res) => {
     onRequest(req, res).catch((err) => {
-      if (!res.headersSent) send(res, 500, { error: `internal error: ${(err as Error)?.message ?? String(err)}` });
+      if (!res.headersSent) sendError(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`);
       else res.destroy();
     });
   });

@@ -21,6 +21,8 @@ import type {
   ListResponse,
   NftCollection,
   NftCollectionsPage,
+  NftInstancesPage,
+  NftListedInstance,
   ResolveResponse,
   TransactionRecord,
 } from './records.js';
@@ -29,6 +31,7 @@ import {
   decodePath,
   isAggregateQuery,
   nftCollectionsPath,
+  nftInstancesPath,
   resolvePath,
   validateDecodeBody,
   walletTransactionsPath,
@@ -39,6 +42,7 @@ import {
   normaliseDecodeResponse,
   normaliseListResponse,
   normaliseNftCollectionsPage,
+  normaliseNftInstancesPage,
   normaliseResolveResponse,
 } from './normalise.js';
 import {
@@ -46,6 +50,7 @@ import {
   NotAPageError,
   NetworkError,
   PaginationLoopError,
+  RepeatedServerError,
   RequestTimeoutError,
   RequestValidationError,
   ResponseShapeError,
@@ -137,6 +142,8 @@ function parseBaseUrl(parameter: string, value: string): Endpoint {
 }
 
 const USER_AGENT = 'insight-export/0.1';
+/** Attempts in a row answered with an empty 500 after which a query the service is known to crash on ends. */
+const REPEATED_500_ATTEMPTS = 3;
 /** Error bodies are read only this far, for their message. */
 const MAX_ERROR_BODY = 64 * 1024;
 
@@ -213,7 +220,8 @@ export class InsightClient {
   async contractEvents(contract: string, signature: string, q: ListQuery): Promise<ListResponse<EventRecord>> {
     return this.call(async () => {
       const path = contractEventsPath(contract, signature, q);
-      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', undefined, listPageCheck(q));
+      const cause = `the service cannot parse the event signature "${signature}" (write every type in canonical form: uint256, not uint)`;
+      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', undefined, listPageCheck(q), cause);
       return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -222,7 +230,10 @@ export class InsightClient {
   async resolve(input: string, opts: { chainIds?: number[] } = {}): Promise<ResolveResponse> {
     return this.call(async () => {
       const path = resolvePath(input, opts);
-      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET');
+      const cause = /^\d+$/.test(input)
+        ? `block ${input} is probably not indexed by the service (beyond its head, or before its first block), and it fails instead of answering nothing`
+        : undefined;
+      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', undefined, undefined, cause);
       return normaliseResolveResponse(json, url, { chainIds: opts.chainIds });
     });
   }
@@ -251,17 +262,48 @@ export class InsightClient {
 
   /** Operation 5, every page: follows next_page_params until null. */
   async *nftCollections(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftCollection> {
+    yield* this.followPages((pageParams) => this.nftCollectionsPage(address, { ...opts, pageParams }), (pageParams) =>
+      nftCollectionsPath(address, { ...opts, pageParams }),
+    );
+  }
+
+  /**
+   * One page of Blockscout's ungrouped addresses/<hash>/nft route (not in the contract): every
+   * instance, with its collection's token. An explorer that does not serve it answers 404.
+   */
+  async nftInstancesPage(
+    address: string,
+    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
+  ): Promise<NftInstancesPage> {
+    return this.call(async () => {
+      const path = nftInstancesPath(address, opts);
+      const { json, url } = await this.requestJson('nftInstances', this.explorer, path, 'GET');
+      return normaliseNftInstancesPage(json, url);
+    });
+  }
+
+  /** Every page of the ungrouped route: follows next_page_params until null. */
+  async *nftInstances(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftListedInstance> {
+    yield* this.followPages((pageParams) => this.nftInstancesPage(address, { ...opts, pageParams }), (pageParams) =>
+      nftInstancesPath(address, { ...opts, pageParams }),
+    );
+  }
+
+  private async *followPages<T>(
+    page: (pageParams: Record<string, string | number> | undefined) => Promise<{ items: T[]; next_page_params: Record<string, string | number> | null }>,
+    pathOf: (pageParams: Record<string, string | number>) => string,
+  ): AsyncGenerator<T> {
     const seen = new Set<string>();
     let pageParams: Record<string, string | number> | undefined;
     for (;;) {
-      const page = await this.nftCollectionsPage(address, { types: opts.types, pageParams, chainIds: opts.chainIds });
-      for (const item of page.items) yield item;
-      const next = page.next_page_params;
+      const answer = await page(pageParams);
+      for (const item of answer.items) yield item;
+      const next = answer.next_page_params;
       if (next === null) return;
       const key = canonicalParams(next);
       if (seen.has(key) || (pageParams !== undefined && key === canonicalParams(pageParams))) {
         this.stats.failures++;
-        throw new PaginationLoopError(this.safeUrl(this.explorer, nftCollectionsPath(address, { types: opts.types, pageParams: next, chainIds: opts.chainIds })), next);
+        throw new PaginationLoopError(this.safeUrl(this.explorer, pathOf(next)), next);
       }
       seen.add(key);
       pageParams = next;
@@ -289,7 +331,12 @@ export class InsightClient {
     return `${endpoint.origin}${endpoint.prefix}${path}`;
   }
 
-  /** One logical request: attempts until success, a non-retryable error, or maxAttempts. */
+  /**
+   * One logical request: attempts until success, a non-retryable error, or maxAttempts. With
+   * `likelyCause` (a query of a kind the service is known to crash on for good), a 500 with an
+   * empty body (the indexer's recovered panic) on REPEATED_500_ATTEMPTS attempts in a row ends it
+   * early with a RepeatedServerError naming that cause.
+   */
   private async requestJson(
     op: string,
     endpoint: Endpoint,
@@ -298,12 +345,14 @@ export class InsightClient {
     body?: string,
     /** Throws (a retryable error) when a 2xx body is not what was asked for. */
     check?: (json: unknown, url: string) => void,
+    likelyCause?: string,
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
     const headers = endpoint === this.api ? this.apiHeaders : this.explorerHeaders;
     const reqHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json' };
 
+    let panics = 0;
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
@@ -315,6 +364,11 @@ export class InsightClient {
         error = err;
       }
       if (!isRetryable(error)) throw error;
+      if (likelyCause !== undefined && error instanceof HttpStatusError && error.status === 500 && error.serverMessage === undefined) {
+        if (++panics >= REPEATED_500_ATTEMPTS) throw new RepeatedServerError(url, attempt, error, likelyCause);
+      } else {
+        panics = 0;
+      }
       if (attempt >= this.maxAttempts) throw new RetriesExhaustedError(url, attempt, error);
 
       const retryAfterMs = error instanceof HttpStatusError ? error.retryAfterMs : undefined;

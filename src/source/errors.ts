@@ -145,6 +145,30 @@ export class RetriesExhaustedError extends InsightExportError {
   }
 }
 
+/**
+ * The service answered the same HTTP 500 to every attempt of a query of a kind it is known to fail
+ * on for good (an event signature it cannot parse, a block it has not indexed, an expression its
+ * database rejects): retrying further would only wait. `likelyCause` says which.
+ */
+export class RepeatedServerError extends InsightExportError {
+  override name = 'RepeatedServerError';
+  readonly url: string;
+  readonly attempts: number;
+  readonly lastCause: HttpStatusError;
+  constructor(url: string, attempts: number, lastCause: HttpStatusError, likelyCause: string) {
+    const body = lastCause.serverMessage ? `"${lastCause.serverMessage}"` : 'an empty body';
+    super(`The service failed this request ${attempts} times with the same HTTP ${lastCause.status} (${body}): ${likelyCause}`, {
+      details: url,
+      hint: 'Check the query; if it is right, the service is failing: retry later.',
+      metaMessages: lastCause.supportId ? [`support id: ${lastCause.supportId}`] : undefined,
+      cause: lastCause,
+    });
+    this.url = url;
+    this.attempts = attempts;
+    this.lastCause = lastCause;
+  }
+}
+
 /** The explorer sent the same next_page_params twice: following it would never end. */
 export class PaginationLoopError extends InsightExportError {
   override name = 'PaginationLoopError';

@@ -21,6 +21,8 @@ import type {
   ListResponse,
   NftCollection,
   NftCollectionsPage,
+  NftInstancesPage,
+  NftListedInstance,
   NftOwner,
   NftTagRef,
   NftToken,
@@ -158,8 +160,9 @@ function hex(v: unknown, url: string, base: string, i: number, key: string): str
   return fail(url, base, i, key, `expected a hex string, got ${describe(v)}`);
 }
 
+/** Null also for "" and the NUL padding of an empty ClickHouse FixedString (the indexer's to_address, function_selector). */
 function hexOrNull(v: unknown, url: string, base: string, i: number, key: string): string | null {
-  if (v === undefined || v === null || v === '') return null;
+  if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.charCodeAt(0) === 0)) return null;
   return hex(v, url, base, i, key);
 }
 
@@ -259,6 +262,11 @@ export function normaliseTransaction(v: unknown, url: string, base: string, i: n
     logs_bloom: hexOrNull(r.logs_bloom, url, base, i, 'logs_bloom'),
     status: intOrNull(r.status, url, base, i, 'status'),
   };
+  if (out.transaction_type < 2) {
+    // Legacy and access-list transactions have no EIP-1559 fees; the indexer's columns say "0".
+    if (out.max_fee_per_gas === '0') out.max_fee_per_gas = null;
+    if (out.max_priority_fee_per_gas === '0') out.max_priority_fee_per_gas = null;
+  }
   if (withDecoded) out.decoded = decodedTransaction(r, url, base, i);
   return out;
 }
@@ -567,7 +575,6 @@ export function normaliseNftCollectionsPage(json: unknown, url: string): NftColl
   if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
   const rawItems = json.items;
   if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
-  if (!('next_page_params' in json)) return fail(url, '$', -1, 'next_page_params', 'expected an object or null, got missing');
   const items = new Array<NftCollection>(rawItems.length);
   for (let i = 0; i < rawItems.length; i++) {
     const r = record(rawItems[i], url, '$.items', i);
@@ -581,18 +588,34 @@ export function normaliseNftCollectionsPage(json: unknown, url: string): NftColl
       amount: str(r.amount, url, p, -1, 'amount'),
     };
   }
-  const next = json.next_page_params;
-  let next_page_params: Record<string, string | number> | null = null;
-  if (next !== null) {
-    if (!isObj(next)) return fail(url, '$', -1, 'next_page_params', `expected an object or null, got ${describe(next)}`);
-    next_page_params = {};
-    for (const key in next) {
-      const value = next[key];
-      if (typeof value === 'string' || typeof value === 'number') next_page_params[key] = value;
-      else if (typeof value === 'boolean') next_page_params[key] = String(value);
-      else if (value === null || value === undefined) continue; // not sent back, as the explorer's own client does
-      else return fail(url, '$.next_page_params', -1, key, `expected a string or number, got ${describe(value)}`);
-    }
+  return { items, next_page_params: nextPageParams(json, url) };
+}
+
+/** A page of Blockscout's ungrouped addresses/<hash>/nft route: instances, each with its `token`. */
+export function normaliseNftInstancesPage(json: unknown, url: string): NftInstancesPage {
+  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
+  const rawItems = json.items;
+  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
+  const items = new Array<NftListedInstance>(rawItems.length);
+  for (let i = 0; i < rawItems.length; i++) {
+    const r = record(rawItems[i], url, '$.items', i);
+    items[i] = { token: nftToken(r.token, url, `$.items[${i}].token`), instance: { ...nftInstance(r, url, '$.items', i), token: null } };
   }
-  return { items, next_page_params };
+  return { items, next_page_params: nextPageParams(json, url) };
+}
+
+function nextPageParams(json: Obj, url: string): Record<string, string | number> | null {
+  if (!('next_page_params' in json)) return fail(url, '$', -1, 'next_page_params', 'expected an object or null, got missing');
+  const next = json.next_page_params;
+  if (next === null) return null;
+  if (!isObj(next)) return fail(url, '$', -1, 'next_page_params', `expected an object or null, got ${describe(next)}`);
+  const out: Record<string, string | number> = {};
+  for (const key in next) {
+    const value = next[key];
+    if (typeof value === 'string' || typeof value === 'number') out[key] = value;
+    else if (typeof value === 'boolean') out[key] = String(value);
+    else if (value === null || value === undefined) continue; // not sent back, as the explorer's own client does
+    else return fail(url, '$.next_page_params', -1, key, `expected a string or number, got ${describe(value)}`);
+  }
+  return out;
 }

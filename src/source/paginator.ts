@@ -94,6 +94,8 @@ export interface PagedBatch<Rec> {
 export interface ChainDone {
   chainId: number;
   done: true;
+  /** What the run report should warn about this chain's window (the rows are written all the same). */
+  warnings?: string[];
 }
 
 /** A slice one value wide on every axis still holds a full answer: it cannot be split. */

@@ -429,7 +429,21 @@ export function nftCollectionsPath(
   address: string,
   opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
 ): string {
-  const hash = validateAddress('address', address);
+  return `/addresses/${validateAddress('address', address)}/nft/collections${nftQuery(opts)}`;
+}
+
+/**
+ * Blockscout's ungrouped addresses/<hash>/nft route (every token instance, paged like operation
+ * 5): not in the contract, served by explorers that pass Blockscout's routes through.
+ */
+export function nftInstancesPath(
+  address: string,
+  opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
+): string {
+  return `/addresses/${validateAddress('address', address)}/nft${nftQuery(opts)}`;
+}
+
+function nftQuery(opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] }): string {
   const pageParams = opts.pageParams ?? {};
   if (pageParams === null || typeof pageParams !== 'object') throw new RequestValidationError('pageParams', 'expected an object');
   // The contract shows no chain parameter here (an explorer serves one chain); chain_id is sent
@@ -455,5 +469,5 @@ export function nftCollectionsPath(
     }
     query += `${query ? '&' : '?'}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
   }
-  return `/addresses/${hash}/nft/collections${query}`;
+  return query;
 }

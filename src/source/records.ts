@@ -213,6 +213,18 @@ export interface NftCollection {
   amount: string;
 }
 
+/** An item of the ungrouped addresses/<hash>/nft route: one token instance with its collection's token. */
+export interface NftListedInstance {
+  token: NftToken;
+  instance: NftTokenInstance;
+}
+
+export interface NftInstancesPage {
+  items: NftListedInstance[];
+  /** As in NftCollectionsPage. */
+  next_page_params: Record<string, string | number> | null;
+}
+
 export interface NftCollectionsPage {
   items: NftCollection[];
   /** Send every key back as a query parameter for the next page; null on the last page. */

@@ -80,7 +80,7 @@ describe('nft_holdings rows', () => {
 
   it('map collection and instance fields to typed columns (exact integers, lowercase hex, metadata as JSON text)', () => {
     const c = collection(addr(9), 'ERC-721', ['0042']);
-    const row = nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]! }, target);
+    const row = nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]!, completeness: { returned: 1, held: 1, complete: true } }, target);
     expect(row).toMatchObject({
       item_id: `1:${WALLET}:${addr(9)}:42:2024-02-05`,
       token_id: '42',
@@ -98,7 +98,7 @@ describe('nft_holdings rows', () => {
 
   it('a token id that is not an integer is a typed error, not a silently wrong row', () => {
     const c = collection(addr(9), 'ERC-721', ['abc']);
-    expect(() => nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]! }, target)).toThrowError(
+    expect(() => nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]!, completeness: { returned: 1, held: 1, complete: true } }, target)).toThrowError(
       NftValueError,
     );
   });

@@ -13,7 +13,7 @@ import type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource } from
 import { decodeAnswer } from '../decode-answer.js';
 import { SandboxHttpError, badRequest } from '../errors.js';
 import { decodedStyle, listAnswer } from '../list-answer.js';
-import { nftCollection, nftCollectionsPage, nftOwner, type HeldCollection } from '../nft-collections-page.js';
+import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type HeldCollection, type NftHoldingsSource, type NftInstancesPage } from '../nft-collections-page.js';
 import { parseListQuery, selectAll, type ChainSource, type ListQuery, type PagingRules, type SelectedRow } from '../query.js';
 import { ADDRESS_RE, contractAddress, toParams } from '../request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from '../resolve-answer.js';
@@ -231,7 +231,15 @@ export class RpcSandboxData implements ReadInterfaceSource {
    * logs; token name/symbol as the contract answered them (no images or metadata: a node has none).
    */
   nftCollectionsPage(address: string, params: NftPageParams): NftCollectionsPage {
-    return nftCollectionsPage<ChainStore, HeldTokens>(address, params, {
+    return nftCollectionsPage(address, params, this.nftSource());
+  }
+
+  nftInstancesPage(address: string, params: NftPageParams): NftInstancesPage {
+    return nftInstancesPage(address, params, this.nftSource());
+  }
+
+  private nftSource(): NftHoldingsSource<ChainStore, HeldTokens> {
+    return {
       chain: (chainId) => (chainId === undefined ? this.stores[0] : this.store(chainId)),
       held: (s, holder, kinds) => {
         const mine = s.holdings().get(holder) ?? new Map<string, Map<string, bigint>>();
@@ -264,6 +272,6 @@ export class RpcSandboxData implements ReadInterfaceSource {
           .map(([id, amount]) => ({ id, amount: amount.toString(), imageUrl: null, metadata: null }));
         return nftCollection(facts, holder, tokens, () => nftOwner(holder, s.isContract(holder), null));
       },
-    });
+    };
   }
 }
