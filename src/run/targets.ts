@@ -35,8 +35,9 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
       try {
         res = await client.resolve(t.wallet, { chainIds: t.chains });
       } catch (err) {
-        // The service answers 400 (or 404) for a name it cannot resolve: that is the job's mistake.
-        if (err instanceof HttpStatusError && (err.status === 400 || err.status === 404)) {
+        // The service answers 400 for a name it cannot resolve: that is the job's mistake. A 404 is a
+        // route the server lacks (the base URL), and says nothing about the name.
+        if (err instanceof HttpStatusError && err.status === 400) {
           throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
             details: `${job.jobFile} targets[${t.index}].wallet (resolve answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''})`,
             hint: 'Write the wallet address instead, or check the name.',
