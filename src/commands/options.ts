@@ -50,7 +50,7 @@ export interface ConfigArgs {
   region?: string | undefined;
 }
 
-function cliFlags(a: ConfigArgs): CliFlags {
+export function cliFlags(a: ConfigArgs): CliFlags {
   const flags: CliFlags = {
     baseUrl: a['base-url'],
     explorerUrl: a['explorer-url'],
