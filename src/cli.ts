@@ -56,6 +56,11 @@ const entryPath = (p: string | undefined) => {
 };
 const isEntry = /cli\.(ts|js)$/.test(entryPath(process.argv[1]));
 if (isEntry) {
+  // `insight-export ... | head`: the reader has all it wants; stop quietly like other Unix tools.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(ExitCode.ok);
+    throw err;
+  });
   main(hideBin(process.argv)).then(
     (code) => {
       process.exitCode = code;

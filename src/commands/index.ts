@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { sandboxCommand } from '../sandbox/command.js';
 import { compactCommand } from './compact.js';
+import { configCommand } from './config.js';
 import { ddlCommand } from './ddl.js';
 import { decodeCommand } from './decode.js';
 import { nftsCommand } from './nfts.js';
@@ -12,5 +13,5 @@ import { verifyCommand } from './verify.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
-  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand, compactCommand];
+  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand, compactCommand, configCommand];
 }

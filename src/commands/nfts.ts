@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { NFT_TOKEN_TYPES, isAddress, type NftTokenType } from '../source/query.js';
+import { NFT_TOKEN_TYPES, isAddress, validateAddress, type NftTokenType } from '../source/query.js';
 import type { InsightClient } from '../source/client.js';
 import type { NftCollection } from '../source/records.js';
 import {
@@ -58,7 +58,7 @@ export const nftsCommand: CommandModule<object, NftsArgs> = {
 
 /** An address as given, or the address a name resolves to. */
 async function walletAddress(client: InsightClient, input: string, chainIds: number[] | undefined): Promise<string> {
-  if (isAddress(input)) return input.toLowerCase();
+  if (isAddress(input)) return validateAddress('address', input);
   if (input.startsWith('0x') || !input.includes('.')) {
     throw new CommandArgumentError(`Not a wallet address or name: ${JSON.stringify(input)}`, {
       hint: 'Give an address (0x + 40 hex digits) or a name such as alice.eth.',

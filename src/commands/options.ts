@@ -52,7 +52,7 @@ export interface ConfigArgs {
   's3-retry-budget'?: string | undefined;
 }
 
-function cliFlags(a: ConfigArgs): CliFlags {
+export function cliFlags(a: ConfigArgs): CliFlags {
   const flags: CliFlags = {
     baseUrl: a['base-url'],
     explorerUrl: a['explorer-url'],

@@ -3,7 +3,8 @@ import { estimateRequests, fixedToMayPassHead, planJob, type Plan } from '../pla
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
-import { headFinder } from '../run/run-job.js';
+import { ChainChecks, headFinder } from '../run/chains.js';
+import { readKnownHeads } from '../state/chain-heads.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { planForShard, resolveShard, shardLabel } from '../run/shard.js';
@@ -33,13 +34,13 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     const source = needsSource ? await openSource(config, logger) : null;
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
-      const completed = config.output.destination
-        ? await new WindowState(openStore(config.output.destination, { s3: config.s3, logger }), job.name).completedIntervals()
-        : new Map();
+      const store = config.output.destination ? openStore(config.output.destination, { s3: config.s3, logger }) : null;
+      const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map();
+      const known = store ? await readKnownHeads(store, job.name) : {};
       const plan = planForShard(
         await planJob(job, {
           completed: (k) => completed.get(k) ?? [],
-          latest: source ? headFinder(job, source.client) : undefined,
+          latest: source ? headFinder(new ChainChecks(job, source.client, known)) : undefined,
         }),
         shard,
       );

@@ -8,6 +8,9 @@ interface ResolveArgs extends SourceArgs {
   input: string;
 }
 
+/** `Transfer(address,address,uint256)`, names and `indexed` allowed. */
+const SIGNATURE_RE = /^[A-Za-z_$][\w$]*\(.*\)$/s;
+
 /** Operation 3: what a block number, hash, address, signature, selector or name is. */
 export const resolveCommand: CommandModule<object, ResolveArgs> = {
   command: 'resolve <input>',
@@ -20,9 +23,15 @@ export const resolveCommand: CommandModule<object, ResolveArgs> = {
   handler: async (args) => {
     const chainIds = chainIdsOf(args);
     const input = String(args.input);
-    const res = await withClient(args, (client) =>
-      client.resolve(input, chainIds ? { chainIds } : {}).catch((err: unknown) => rejectedInput(err, `the input ${JSON.stringify(input)}`)),
-    );
+    const res = await withClient(args, async (client) => {
+      const ask = (text: string) => client.resolve(text, chainIds ? { chainIds } : {}).catch((err: unknown) => rejectedInput(err, `the input ${JSON.stringify(input)}`));
+      if (!SIGNATURE_RE.test(input)) return ask(input);
+      // The service resolves hashes, not signatures: an event's topic0, else a function's selector.
+      const { toEventSelector, toFunctionSelector } = await import('viem');
+      const asEvent = await ask(toEventSelector(input));
+      if (asEvent.data.events.length > 0 || asEvent.data.transactions.length > 0) return asEvent;
+      return ask(toFunctionSelector(input));
+    });
     printResult(args, res, () => renderResolve(res, terminalWidth()));
   },
 };

@@ -93,6 +93,7 @@ function summary(r: RunReport): string {
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
     r.report_error === undefined ? `  report: ${r.report_key ?? '-'}` : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
+  for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   return `${lines.join('\n')}\n`;

@@ -83,7 +83,9 @@ export class InputRejectedError extends UserInputError {
  * it becomes an InputRejectedError naming the argument (exit 2). Anything else is rethrown.
  */
 export function rejectedInput(err: unknown, argument: string, hint404?: string): never {
-  if (err instanceof HttpStatusError && (err.status === 400 || err.status === 404)) {
+  // A 404 is the input's fault only where the route gives it a meaning (decode: no ABI); elsewhere the
+  // server has no such route, which is the base URL's fault (the error's own hint says so).
+  if (err instanceof HttpStatusError && (err.status === 400 || (err.status === 404 && hint404 !== undefined))) {
     throw new InputRejectedError(`The service rejected ${argument}${err.serverMessage ? `: ${err.serverMessage}` : ` (HTTP ${err.status})`}`, {
       details: err.url,
       hint: err.status === 404 ? hint404 : 'Check the argument (see --help for the accepted forms).',

@@ -29,6 +29,8 @@ import {
   outputLayer,
   outputSchema,
   PARQUET_ENGINES,
+  REQUESTS_PER_SECOND_RANGE,
+  requestsPerSecondInRange,
   retriesLayer,
   retriesSchema,
   type ConcurrencySettings,
@@ -245,6 +247,11 @@ function nonNegative(v: unknown): Parsed<number> {
   return { ok: true, value: n };
 }
 
+function requestsPerSecond(v: unknown): Parsed<number> {
+  const r = nonNegative(v);
+  return r.ok && !requestsPerSecondInRange(r.value) ? { ok: false, problem: REQUESTS_PER_SECOND_RANGE } : r;
+}
+
 function oneOf<T extends string>(values: readonly T[]) {
   return (v: unknown): Parsed<T> =>
     typeof v === 'string' && (values as readonly string[]).includes(v.trim())
@@ -271,7 +278,7 @@ function parsersFor(cwd: string): Record<string, (v: unknown) => Parsed<unknown>
     's3.retry_budget_ms': positiveDurationMs,
     'concurrency.requests_in_flight': intIn(1, 1024),
     'concurrency.units_in_flight': intIn(1, 1024),
-    'concurrency.requests_per_second': nonNegative,
+    'concurrency.requests_per_second': requestsPerSecond,
     'retries.max_attempts': intIn(1, 100),
     'retries.timeout_ms': positiveDurationMs,
     'output.format': oneOf(OUTPUT_FORMATS),

@@ -90,11 +90,25 @@ export function outputSchema(cwd: string) {
     .describe('Output files: format, compression, destination and layout.');
 }
 
+/** A budget below this paces one request per 100 s or slower: a typo (1e-9), not a plan. */
+const MIN_REQUESTS_PER_SECOND = 0.01;
+const MAX_REQUESTS_PER_SECOND = 100_000;
+export const REQUESTS_PER_SECOND_RANGE = `must be 0 (unlimited) or from ${MIN_REQUESTS_PER_SECOND} to ${MAX_REQUESTS_PER_SECOND}`;
+
+export function requestsPerSecondInRange(n: number): boolean {
+  return n === 0 || (n >= MIN_REQUESTS_PER_SECOND && n <= MAX_REQUESTS_PER_SECOND);
+}
+
 export const concurrencySchema = z
   .strictObject({
     requests_in_flight: z.number().int().min(1).max(1024).optional().describe('Most HTTP requests open at once, over all work units. Default 8.'),
     units_in_flight: z.number().int().min(1).max(1024).optional().describe('Most work units (dataset x target x chain x window) processed at once. Default 4.'),
-    requests_per_second: z.number().min(0).optional().describe('Request budget per second shared by all units; 0 = unlimited (default).'),
+    requests_per_second: z
+      .number()
+      .min(0)
+      .refine(requestsPerSecondInRange, { message: REQUESTS_PER_SECOND_RANGE })
+      .optional()
+      .describe('Request budget per second shared by all units; 0 = unlimited (default).'),
   })
   .describe('How hard to push the service.');
 

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { AbiEvent } from 'viem';
+import { checksumMismatch } from '../source/query.js';
 import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
 import { normalize as normalizeEnsName } from 'viem/ens';
 import type { Hex } from '../source/records.js';
@@ -126,6 +127,11 @@ export function parseAddress(input: unknown): Parsed<Hex> {
   if (!ADDRESS_RE.test(s)) {
     const hint = /^0x[0-9a-fA-F]*$/.test(s) ? `it has ${s.length - 2} hex digits` : undefined;
     return bad('is not an address (0x + 40 hex digits)', hint);
+  }
+  // Mixed case is an EIP-55 checksum: one that does not match is a typo somewhere in the address.
+  const checksummed = checksumMismatch(s);
+  if (checksummed) {
+    return bad('has a wrong EIP-55 checksum (its mixed case does not match)', `check every digit; ${checksummed} is the checksummed form of what is written (lowercase skips the check)`);
   }
   return ok(s.toLowerCase() as Hex);
 }

@@ -40,6 +40,11 @@ export interface RunReport {
   by_dataset: Record<string, RunFigures>;
   /** The windows of this run by chain id. */
   by_chain: Record<string, RunFigures>;
+  /**
+   * Unit streams that have no row at all: every window of this run was done and empty, and no
+   * earlier window exists. Often a wrong address, signature, filter or range: the run says so.
+   */
+  empty_units?: string[];
   report_key?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
@@ -98,7 +103,14 @@ export function buildReport(r: ReportInput): RunReport {
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
+    empty_units: emptyUnits(r.plan, r.outcomes),
   };
+}
+
+function emptyUnits(plan: Plan, outcomes: UnitOutcome[]): string[] {
+  const rows = new Map<string, number>();
+  for (const o of outcomes) rows.set(o.unitKey, (rows.get(o.unitKey) ?? 0) + (o.status === 'done' ? o.rows : Number.NaN));
+  return plan.coverage.filter((c) => c.done.length === 0 && c.todo.length > 0 && rows.get(c.unitKey) === 0).map((c) => c.unitKey);
 }
 
 /** The dataset part of a unit key (`dataset/target/chain_id/axis`). */

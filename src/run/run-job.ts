@@ -4,9 +4,8 @@ import type { ResolvedConfig } from '../config/index.js';
 import { errorMessage, UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { planJob, type ChainHead, type Plan, type WorkUnit } from '../plan/index.js';
-import { findChainHead } from '../source/chain-head.js';
-import type { InsightClient } from '../source/client.js';
+import { planJob, type Plan, type WorkUnit } from '../plan/index.js';
+import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { acquireLease, leaseName, type Lease } from '../state/lease.js';
@@ -25,6 +24,8 @@ import { buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
+import { ChainChecks, headFinder } from './chains.js';
+import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 
 export interface RunJobInput {
@@ -93,7 +94,12 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       const windows = mine.reduce((n, x) => n + x.windows.length, 0);
       if (windows > 0) logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
     }
-    const heads = headFinder(job, source.client);
+    const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
+    const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
+      units.flatMap((u) => (u.target.kind === 'contract' ? [{ contract: u.target.contract, chainId: u.chainId }] : []));
+    // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
+    if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
+    const heads = headFinder(chains);
     const blocks = new BlockLookup(source.client, heads);
     let reorgs: ReorgFound[] = [];
     // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
@@ -128,6 +134,13 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     for (const c of plan.clamped) logger.warn({ chainId: c.chainId, to: c.to, end: c.end }, 'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs');
     const factory = new TargetFactory(job);
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
+    // A chain the service does not serve, or a contract it never saw, answers with empty pages:
+    // refuse them before exporting anything (after the job's own checks, which need no request).
+    const listed = plan.units.filter((u) => u.dataset !== 'nft_holdings');
+    await chains.checkContracts(contractsOn(listed));
+    await chains.checkServed(listed.map((u) => u.chainId));
+    held.assertHeld();
+    await writeKnownHeads(store, job.name, chains.found).catch((err: Error) => logger.warn({ err: err.message }, 'chain heads not kept for the next run'));
     logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
 
     await openRunStagingDir(config.stagingDir, runId, logger);
@@ -177,6 +190,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       shard: shard ? shardLabel(shard) : null,
       reorgs,
     });
+    if (report.empty_units?.length) logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
     const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
     try {
       report.report_key = await state.writeReport(runId, report, lastRun);
@@ -216,23 +230,3 @@ async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<Export
     filters: u.filters,
   };
 }
-
-/**
- * Chain heads for `to: latest`: the newest row of the job's first target on that chain is a block
- * that exists, from which the head is searched (see findChainHead).
- */
-export function headFinder(job: Job, client: InsightClient): (chainId: number) => Promise<ChainHead> {
-  return async (chainId) => {
-    let known: number | undefined;
-    const target = job.targets.find((t) => t.chains.includes(chainId));
-    const newest = { chainIds: [chainId], sortBy: 'block_number' as const, sortOrder: 'desc' as const, limit: 1 };
-    if (target?.kind === 'wallet') {
-      known = (await client.walletTransactions(target.wallet, newest)).data[0]?.block_number;
-    } else if (target?.kind === 'contract' && target.events[0]) {
-      known = (await client.contractEvents(target.contract, target.events[0].signature, newest)).data[0]?.block_number;
-    }
-    const head = await findChainHead(client, chainId, known);
-    return { block: head.block_number, time: head.block_timestamp };
-  };
-}
-

@@ -1,4 +1,4 @@
-import { InsightExportError } from '../errors.js';
+import { InsightExportError, UserInputError } from '../errors.js';
 import type { InsightClient } from './client.js';
 import type { BlockRecord } from './records.js';
 
@@ -6,50 +6,97 @@ export class ChainHeadError extends InsightExportError {
   override name = 'ChainHeadError';
 }
 
-/**
- * The newest block the service has for a chain. The read interface has no "latest block"
- * operation, so this searches with `resolve/<number>` (a block number resolves to its block while
- * it exists): doubling until a number is past the head, then bisecting. About 2*log2(head)
- * requests per chain, asked once per run. `knownBlock` (a block that exists, such as the newest row
- * of one of the job's targets) lets the search start near the head on indexes that do not start at 0.
- */
-export async function findChainHead(client: InsightClient, chainId: number, knownBlock?: number): Promise<BlockRecord> {
-  const blockAt = async (n: number): Promise<BlockRecord | null> => {
+/** The service has no block at all on a chain the job names: a chain it does not serve (or a wrong id). */
+export class ChainNotServedError extends UserInputError {
+  override name = 'ChainNotServedError';
+}
+
+/** Asks whether block `n` exists on the chain; null when the service has no such block. */
+export type BlockProbe = (n: number) => Promise<BlockRecord | null>;
+
+/** `resolve/<n>` as a block probe (a block number resolves to its block while it exists). */
+export function resolveProbe(client: InsightClient, chainId: number): BlockProbe {
+  return async (n) => {
     const res = await client.resolve(String(n), { chainIds: [chainId] });
     return res.data.blocks.find((b) => b.chain_id === chainId && b.block_number === n) ?? null;
   };
-  // Start from a block known to exist (e.g. the newest row of a target), else from genesis.
-  let lowN = knownBlock ?? 0;
-  let low = await blockAt(lowN);
-  if (!low) {
-    // Some chains' indexes start later than genesis: find any block by doubling first.
-    let n = 1;
-    while (!low && n < 2 ** 40) {
-      low = await blockAt(n);
-      lowN = n;
-      n *= 2;
-    }
-    if (!low) throw new ChainHeadError(`No block found on chain ${chainId}`, { hint: 'Check the chain id and the base URL.' });
+}
+
+/** A block number that probably exists, or a function asked for one only when the hints before it failed. */
+export type BlockHint = number | (() => Promise<number | undefined>);
+
+export interface HeadSearch {
+  head: BlockRecord;
+  /** Requests the search sent (one per probe). */
+  requests: number;
+}
+
+const GENESIS = [0, 1];
+const MAX_DOUBLING = 2 ** 40;
+
+/**
+ * Any block the service has on the chain: the hints first (blocks that probably exist, best
+ * first: the head a previous run found, the range's own block numbers, a target's newest row),
+ * then genesis, then powers of two (indexes that start later than genesis). null when none exists.
+ */
+export async function findAnyBlock(probe: BlockProbe, hints: readonly BlockHint[]): Promise<{ block: BlockRecord | null; requests: number }> {
+  let requests = 0;
+  const tried = new Set<number>();
+  const attempt = async (n: number | undefined) => {
+    if (n === undefined || !Number.isSafeInteger(n) || n < 0 || tried.has(n)) return null;
+    tried.add(n);
+    requests++;
+    return probe(n);
+  };
+  for (const hint of [...hints, ...GENESIS]) {
+    const b = await attempt(typeof hint === 'number' ? hint : await hint());
+    if (b) return { block: b, requests };
   }
-  // Double until past the head.
+  for (let n = 2; n <= MAX_DOUBLING; n *= 2) {
+    const b = await attempt(n);
+    if (b) return { block: b, requests };
+  }
+  return { block: null, requests };
+}
+
+/**
+ * The newest block the service has on a chain, without depending on any target having rows: from
+ * a block that exists (findAnyBlock), probe upward with doubling steps until a number is past the
+ * head, then bisect. Cost: the probes of findAnyBlock (1 when the first hint exists) plus about
+ * 2*log2(head - start) probes, so a run that starts from the head a previous run found pays
+ * about 2*log2(blocks since then): ~20 requests for a day of a 2-second chain.
+ * Throws ChainNotServedError when the service has no block at all on the chain.
+ */
+export async function findChainHead(probe: BlockProbe, chainId: number, hints: readonly BlockHint[] = []): Promise<HeadSearch> {
+  const start = await findAnyBlock(probe, hints);
+  let requests = start.requests;
+  if (!start.block) throw chainNotServed(chainId, requests);
+  let low = start.block;
+  let lowN = low.block_number;
   let step = 1;
   let high = lowN + step;
-  let highBlock = await blockAt(high);
-  while (highBlock) {
+  let highBlock: BlockRecord | null;
+  while (((requests++, highBlock = await probe(high)))) {
     low = highBlock;
     lowN = high;
     step *= 2;
     high = lowN + step;
-    highBlock = await blockAt(high);
   }
-  // Bisect (lowN exists, high does not).
   while (high - lowN > 1) {
     const mid = lowN + Math.floor((high - lowN) / 2);
-    const b = await blockAt(mid);
+    requests++;
+    const b = await probe(mid);
     if (b) {
       low = b;
       lowN = mid;
     } else high = mid;
   }
-  return low;
+  return { head: low, requests };
+}
+
+export function chainNotServed(chainId: number, requests: number): ChainNotServedError {
+  return new ChainNotServedError(`The service has no block on chain ${chainId}`, {
+    details: `resolve/<block number> with chain_id=${chainId} found no block (${requests} probes: the previous head, the job's block numbers, a target's recent transactions, genesis, powers of two)`,
+    hint: 'Check the chain id (the service may not serve this chain) and the base URL; if the service indexes this chain from a later block, give range.from as a block number it has.',
+  });
 }

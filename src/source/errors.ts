@@ -1,4 +1,4 @@
-import { InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
+import { ExitCode, InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
 
 /** A request that breaks the read-interface contract; raised before anything is sent. */
 export class RequestValidationError extends UserInputError {
@@ -65,6 +65,8 @@ export class HttpStatusError extends InsightExportError {
   readonly supportId: string | undefined;
   /** Parsed Retry-After in milliseconds, when the server sent one. */
   readonly retryAfterMs: number | undefined;
+  /** 401, 403, 404: the key or the base URL is wrong; retrying the same run cannot help. */
+  override readonly exitCode: ExitCode = ExitCode.failed;
   constructor(
     status: number,
     url: string,
@@ -81,13 +83,18 @@ export class HttpStatusError extends InsightExportError {
     this.serverMessage = serverMessage;
     this.supportId = extra.supportId;
     this.retryAfterMs = extra.retryAfterMs;
+    if (CONFIGURATION_STATUSES.has(status)) this.exitCode = ExitCode.badInput;
   }
 }
+
+const CONFIGURATION_STATUSES = new Set([401, 403, 404]);
 
 function statusHint(status: number): string | undefined {
   if (status === 401) return 'Check INSIGHT_CLIENT_ID / INSIGHT_SECRET_KEY.';
   if (status === 403) return 'The key is valid but not enabled for this service or chain.';
-  if (status === 404) return 'Check the path (base URL prefix) and, for decode, that the contract has a known ABI.';
+  if (status === 404) {
+    return 'Nothing answers at this path: check the path prefix of the base URL (--base-url, source.base_url, INSIGHT_BASE_URL), e.g. /insights/v1 or /v1 as your service serves it. (For decode, a 404 means the service has no ABI for the contract.)';
+  }
   if (status === 429) return 'Rate limited: lower the requests-per-second budget or concurrency.';
   if (status >= 500) return 'Server-side failure; usually transient.';
   if (status === 400) return 'The service rejected the request parameters.';
@@ -119,11 +126,26 @@ export class NetworkError extends InsightExportError {
   constructor(url: string, code: string | undefined, cause: unknown) {
     super(`Network error talking to the read interface${code ? ` (${code})` : ''}`, {
       details: url,
+      hint: networkHint(url, code),
       cause,
     });
     this.url = url;
     this.code = code;
   }
+}
+
+/** What to do about a connection-level failure: the codes that mean "nothing is there" point at the URL. */
+export function networkHint(url: string, code: string | undefined): string | undefined {
+  let origin = url;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    // keep the whole text
+  }
+  if (code === 'ECONNREFUSED') return `Nothing accepts connections at ${origin}: check the host and port of the base URL, and that the server is running.`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `The host of ${origin} does not resolve: check the base URL (and DNS).`;
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `No route to ${origin}: check the base URL and the network.`;
+  return undefined;
 }
 
 /** Every attempt of a retryable request failed; `lastCause` is the final attempt's error. */
@@ -136,7 +158,11 @@ export class RetriesExhaustedError extends InsightExportError {
     const short = lastCause instanceof InsightExportError ? lastCause.shortMessage : lastCause.message;
     super(`Request failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${short}`, {
       details: url,
-      hint: 'The service kept failing; retry later or lower the request rate (maxAttempts, backoff).',
+      hint:
+        (lastCause instanceof NetworkError ? networkHint(url, lastCause.code) : undefined) ??
+        (lastCause instanceof HttpStatusError && lastCause.status === 429
+          ? 'The service kept rate-limiting: lower --requests-per-second or --requests-in-flight, or retry later.'
+          : 'The service kept failing; retry later (the next run resumes), or raise --max-attempts.'),
       cause: lastCause,
     });
     this.url = url;

@@ -4,7 +4,7 @@
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
  */
-import type { AbiEvent } from 'viem';
+import { getAddress, type AbiEvent } from 'viem';
 import { InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
 import type { DecodeRequestBody, Hex } from './records.js';
 import { RequestValidationError } from './errors.js';
@@ -131,10 +131,27 @@ export function isAddress(value: string): boolean {
   return ADDRESS_RE.test(value);
 }
 
-/** A contract or wallet address: 0x + 40 hex; returned lowercase. */
+/**
+ * For an address written in mixed case (an EIP-55 checksum) whose case does not match: the
+ * checksummed form of what is written. Null when the case matches or is all lower or upper.
+ */
+export function checksumMismatch(address: string): string | null {
+  const digits = address.slice(2);
+  if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return null;
+  const expected = getAddress(address);
+  return expected === address ? null : expected;
+}
+
+/** A contract or wallet address: 0x + 40 hex (a mixed-case one must match its checksum); returned lowercase. */
 export function validateAddress(parameter: string, value: unknown): Hex {
   if (typeof value !== 'string' || !ADDRESS_RE.test(value)) {
     throw new RequestValidationError(parameter, `expected an address (0x + 40 hex digits), got ${show(value)}`);
+  }
+  const checksummed = checksumMismatch(value);
+  if (checksummed) {
+    throw new RequestValidationError(parameter, `the EIP-55 checksum of ${value} does not match (its mixed case)`, {
+      hint: `Check every digit; ${checksummed} is the checksummed form of what is written. Lowercase skips the check.`,
+    });
   }
   return value.toLowerCase() as Hex;
 }

@@ -45,6 +45,11 @@ export class StoreUnavailableError extends StoreError {
   override name = 'StoreUnavailableError';
 }
 
+/** A local destination that cannot be a folder (a file on its path, no permission, read-only). */
+export class DestinationUnusableError extends UserInputError {
+  override name = 'DestinationUnusableError';
+}
+
 /** A key the store refuses: empty, absolute, with "..", "." or empty segments, backslashes, NUL. */
 export class InvalidKeyError extends UserInputError {
   override name = 'InvalidKeyError';

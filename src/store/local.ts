@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '../log.js';
 import { pidAlive, thisProcess } from '../process-identity.js';
-import { StoreError, PreconditionFailedError } from './errors.js';
+import { DestinationUnusableError, StoreError, PreconditionFailedError } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
 
@@ -208,8 +208,26 @@ export class LocalStore implements ObjectStore {
     return path.join(this.rootDir, ...key.split('/'));
   }
 
+  /** Creates a folder of the store's own (temp files, locks); a destination that cannot hold one is the user's to fix. */
+  private async makeOwnDir(dir: string): Promise<void> {
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+        const blocker = code === 'ENOTDIR' || code === 'EEXIST' ? await fileOnThePath(this.rootDir) : null;
+        throw new DestinationUnusableError(`The destination ${this.rootDir} cannot be used as a folder`, {
+          details: blocker ? `${blocker} is a file, not a folder` : `${dir}: ${code} (${(err as Error).message})`,
+          hint: blocker ? 'Give a destination whose parent folders are folders (or s3://bucket/prefix).' : 'Give a destination this user can create folders and files in.',
+          cause: err,
+        });
+      }
+      throw err;
+    }
+  }
+
   private async newTempPath(): Promise<string> {
-    await mkdir(this.tmpDir, { recursive: true });
+    await this.makeOwnDir(this.tmpDir);
     await (this.sweep ??= this.sweepAbandonedTemps().catch(() => undefined));
     return path.join(this.tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
   }
@@ -350,7 +368,7 @@ export class LocalStore implements ObjectStore {
    */
   private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const lockDir = path.join(this.tmpDir, 'locks');
-    await mkdir(lockDir, { recursive: true });
+    await this.makeOwnDir(lockDir);
     const lockFile = path.join(lockDir, `${createHash('sha1').update(key).digest('hex')}.lock`);
     const deadline = Date.now() + this.lockTimeoutMs;
     let wait = 1;
@@ -490,5 +508,14 @@ async function fsyncDir(dir: string): Promise<void> {
     }
   } catch {
     // Some file systems refuse fsync on a directory; the rename itself is still atomic.
+  }
+}
+
+/** The nearest ancestor of `dir` (or itself) that exists and is not a folder, if any. */
+async function fileOnThePath(dir: string): Promise<string | null> {
+  for (let p = dir; ; p = path.dirname(p)) {
+    const st = await stat(p).catch(() => null);
+    if (st) return st.isDirectory() ? null : p;
+    if (path.dirname(p) === p) return null;
   }
 }

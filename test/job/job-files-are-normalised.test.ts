@@ -17,7 +17,7 @@ function job(body: string, file = 'jobs/j.yaml') {
 describe('job files come out normalised', () => {
   it('lowercases addresses, keeps unquoted 0x addresses exact, and defaults datasets', () => {
     const j = job(`targets:
-  - wallet: 0x00AbCdEf0123456789abcdef0123456789ABCDEF
+  - wallet: 0x00Abcdef0123456789abcDef0123456789ABcDef
   - contract: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"
     events: ["Transfer(address indexed from, address indexed to, uint value)"]
 range: { from: 1, to: 2 }

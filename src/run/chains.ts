@@ -1,0 +1,159 @@
+import { UserInputError } from '../errors.js';
+import type { Job } from '../job/schema.js';
+import type { Logger } from '../log.js';
+import type { ChainHead } from '../plan/index.js';
+import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint } from '../source/chain-head.js';
+import type { InsightClient } from '../source/client.js';
+import type { ResolveResponse } from '../source/records.js';
+import type { KnownHeads } from '../state/chain-heads.js';
+
+/** A contract target the service has never seen on a chain. */
+export class ContractNotFoundError extends UserInputError {
+  override name = 'ContractNotFoundError';
+}
+
+/**
+ * What a run learns about the job's chains from the service: their heads (`to: latest`) and that
+ * each chain it exports is served at all (a chain the service does not serve answers every list
+ * request with an empty page, which would otherwise end as a "successful" empty window).
+ * Heads found are kept at the destination (src/state/chain-heads.ts) so the next run searches
+ * upward from them in a few requests.
+ */
+export class ChainChecks {
+  /** Requests spent on chain heads and checks. */
+  requests = 0;
+  /** Heads and blocks found in this run, by chain id (to be kept for the next run). */
+  readonly found: KnownHeads = {};
+  private readonly heads = new Map<number, Promise<ChainHead>>();
+  private readonly served = new Map<number, Promise<void>>();
+  private readonly resolved = new Map<string, Promise<ResolveResponse>>();
+
+  constructor(
+    private readonly job: Job,
+    private readonly client: InsightClient,
+    private readonly known: KnownHeads,
+    private readonly logger?: Logger,
+  ) {}
+
+  /** The chain head, searched once per run (throws ChainNotServedError for a chain without blocks). */
+  head(chainId: number): Promise<ChainHead> {
+    let p = this.heads.get(chainId);
+    if (!p) {
+      p = (async () => {
+        const probe = this.probe(chainId);
+        const search = await findChainHead(probe, chainId, this.hints(chainId));
+        this.requests += search.requests;
+        const h = search.head;
+        this.remember(chainId, h.block_number, h.block_timestamp);
+        this.logger?.info({ chain: chainId, head: h.block_number, requests: search.requests }, 'chain head found');
+        return { block: h.block_number, time: h.block_timestamp };
+      })();
+      this.heads.set(chainId, p);
+    }
+    return p;
+  }
+
+  /** Checks that the service has blocks on each chain (one request per chain when a hint holds). */
+  async checkServed(chainIds: Iterable<number>): Promise<void> {
+    for (const chainId of new Set(chainIds)) {
+      let p = this.served.get(chainId) ?? this.heads.get(chainId)?.then(() => undefined);
+      if (!p) {
+        p = (async () => {
+          const probe = this.probe(chainId);
+          const r = await findAnyBlock(probe, this.hints(chainId));
+          this.requests += r.requests;
+          if (!r.block) throw chainNotServed(chainId, r.requests);
+          this.remember(chainId, r.block.block_number, r.block.block_timestamp);
+        })();
+        this.served.set(chainId, p);
+      }
+      await p;
+    }
+  }
+
+  /**
+   * Checks that the service knows each contract on the chains it is exported from: resolve of an
+   * address it has never seen answers type `address` with no transactions (a typo, or the
+   * contract lives on another chain), and every list request would answer empty pages.
+   */
+  async checkContracts(pairs: Iterable<{ contract: string; chainId: number }>): Promise<void> {
+    const seen = new Set<string>();
+    for (const { contract, chainId } of pairs) {
+      const key = `${contract}/${chainId}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const r = await this.resolveAddress(contract, chainId);
+      if (r.data.type !== 'contract' && r.data.transactions.length === 0 && r.data.events.length === 0) {
+        throw new ContractNotFoundError(`The service knows no contract ${contract} on chain ${chainId}`, {
+          details: `resolve/${contract}?chain_id=${chainId} answered type "${r.data.type}" with no transactions`,
+          hint: 'Check the address, and that the contract is deployed on that chain (targets[].chains limits a target to some of the job\'s chains).',
+        });
+      }
+    }
+  }
+
+  private probe(chainId: number) {
+    return resolveProbe(this.client, chainId);
+  }
+
+  private remember(chainId: number, block: number, time: number): void {
+    const prev = this.found[chainId] ?? this.known[chainId];
+    if (!prev || prev.block <= block) this.found[chainId] = { block, time };
+  }
+
+  /**
+   * Block numbers that probably exist on the chain, best first: the head a previous run found,
+   * the job's own block range, then a recent transaction of a target (resolve of its address,
+   * asked only when the others fail; only a hint: a target without transactions passes to genesis
+   * and the powers of two).
+   */
+  private hints(chainId: number): BlockHint[] {
+    const out: BlockHint[] = [];
+    const known = this.known[chainId];
+    if (known) out.push(known.block);
+    const range = this.job.range;
+    if (range?.by === 'block') {
+      out.push(range.from);
+      if (range.to !== 'latest') out.push(range.to - 1);
+    }
+    out.push(() => this.targetBlock(chainId));
+    return out;
+  }
+
+  /** A block of the newest transaction resolve lists for one of the job's targets on the chain. */
+  private async targetBlock(chainId: number): Promise<number | undefined> {
+    const targets = this.job.targets.filter((x) => x.chains.includes(chainId)).slice(0, 3);
+    for (const t of targets) {
+      const r = await this.resolveAddress(t.kind === 'wallet' ? t.wallet : t.contract, chainId);
+      const n = [...r.data.transactions, ...r.data.events].map((x) => x.block_number).find((x) => Number.isSafeInteger(x));
+      if (n !== undefined) return n;
+    }
+    // Some services list no transactions when resolving a plain address: ask the wallet route for its newest one.
+    const wallet = targets.find((t) => t.kind === 'wallet');
+    if (!wallet) return undefined;
+    // Within the job's range: a block there is the best start, and the run asks for nothing outside it.
+    const range = this.job.range;
+    const column = range?.by === 'block' ? 'block_number' : 'block_timestamp';
+    const filters: Record<string, string> = {};
+    if (range) filters[`filter_${column}_gte`] = String(range.from);
+    if (range && range.to !== 'latest') filters[`filter_${column}_lt`] = String(range.to);
+    this.requests++;
+    const newest = await this.client.walletTransactions(wallet.wallet, { chainIds: [chainId], filters, sortBy: 'block_number', sortOrder: 'desc', limit: 1 });
+    return newest.data[0]?.block_number;
+  }
+
+  private resolveAddress(address: string, chainId: number): Promise<ResolveResponse> {
+    const key = `${address.toLowerCase()}/${chainId}`;
+    let p = this.resolved.get(key);
+    if (!p) {
+      this.requests++;
+      this.resolved.set(key, (p = this.client.resolve(address, { chainIds: [chainId] })));
+    }
+    return p;
+  }
+}
+
+/** Chain heads for the planner (`to: latest`), through a run's ChainChecks. */
+export function headFinder(checks: ChainChecks): (chainId: number) => Promise<ChainHead> {
+  return (chainId) => checks.head(chainId);
+}

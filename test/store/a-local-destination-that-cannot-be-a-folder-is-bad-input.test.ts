@@ -1,0 +1,40 @@
+/**
+ * Issue 14.6: a local destination under a regular file (or where this user cannot create
+ * folders) is bad input: a typed error naming the file in the way, exit 2, no stack trace.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { runCli } from '../helpers/cli-in-process.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+
+const sandbox = useSandbox({ seed: 42, transactions: 5_000 });
+const tmp = useTempDir('dest-file-');
+
+async function jobFile(): Promise<string> {
+  const file = join(tmp.dir, 'job.yaml');
+  await writeFile(
+    file,
+    stringify({
+      name: 'dest',
+      source: { chains: [1] },
+      targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
+      range: { from: '2024-02-01', to: '2024-02-02' },
+    }),
+  );
+  return file;
+}
+
+describe('a local destination that cannot be a folder', () => {
+  it('under a regular file: exit 2 naming the file', async () => {
+    const blocker = join(tmp.dir, 'a-file');
+    await writeFile(blocker, 'x');
+    const r = await runCli(['run', await jobFile(), '--base-url', sandbox.url, '--destination', join(blocker, 'out'), '--log-level', 'silent']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).not.toMatch(/internal error|at async/);
+    expect(r.stderr).toContain(`${blocker} is a file, not a folder`);
+  });
+
+});
