@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, planJob, type Plan } from '../plan/index.js';
+import { estimateRequests, planJob, type Interval, type Plan } from '../plan/index.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
@@ -33,7 +33,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const completed = config.output.destination
         ? await new WindowState(openStore(config.output.destination, { s3: config.s3, logger }), job.name).completedIntervals()
-        : new Map();
+        : new Map<string, Interval[]>();
       const plan = planForShard(
         await planJob(job, {
           completed: (k) => completed.get(k) ?? [],
