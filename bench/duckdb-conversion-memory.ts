@@ -29,12 +29,15 @@ const maxObjectSize = process.argv[4];
 const staged = join(tmpdir(), `duckdb-conversion-memory-${process.pid}.ndjson`);
 const out = join(tmpdir(), `duckdb-conversion-memory-${process.pid}.parquet`);
 
-let { rows, columns } = await sandboxTransactionRows(Math.ceil(n / 3000));
+const sample = await sandboxTransactionRows(Math.ceil(n / 3000));
+const columns = sample.columns;
+let rows = sample.rows;
 const encode = createNdjsonEncoder(columns);
 const fd = openSync(staged, 'w');
 let bytes = 0;
 for (let i = 0; i < n; i += 1000) bytes += writeSync(fd, encode(rows.slice(i, Math.min(n, i + 1000)), i));
 closeSync(fd);
+// eslint-disable-next-line no-useless-assignment -- drops the rows so that gc() frees them before the measurement
 rows = [];
 (globalThis as { gc?: () => void }).gc?.();
 

@@ -100,7 +100,7 @@ function workerPool(script: string, wallet: string, n: number): PagePool {
   }
   return {
     process(body) {
-      if (failure !== undefined) return Promise.reject(failure);
+      if (failure !== undefined) return Promise.reject(failure as unknown);
       const i = load.indexOf(Math.min(...load));
       const id = nextId++;
       load[i]!++;

@@ -18,6 +18,7 @@ export async function main(argv: string[]): Promise<number> {
   const parser = yargs(argv)
     .scriptName('insight-export')
     .usage('$0 <command> [options]')
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- the commands' mixed argument types (see commands())
     .command(commands((code: number) => (exitCode = code)))
     .demandCommand(1, 'Name a command: run, plan, validate, sandbox ... (see --help)')
     .strict()

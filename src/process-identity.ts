@@ -10,7 +10,7 @@ export interface ProcessIdentity {
 }
 
 export function thisProcess(): ProcessIdentity {
-  let bootId: string | null = null;
+  let bootId: string | null;
   try {
     // Containers may share a host name and a kernel but not their pids: the pid namespace counts too.
     bootId = `${readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()} ${readlinkSync('/proc/self/ns/pid')}`;

@@ -11,7 +11,7 @@ import { runCommand } from './run.js';
 import { validateCommand } from './validate.js';
 import { verifyCommand } from './verify.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command is typed by its own arguments; yargs takes the mixed list
 export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
   return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand, compactCommand, configCommand];
 }

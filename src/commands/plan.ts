@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, fixedToMayPassHead, planJob, type Plan } from '../plan/index.js';
+import { estimateRequests, fixedToMayPassHead, planJob, type Interval, type Plan } from '../plan/index.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
@@ -35,7 +35,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? openStore(config.output.destination, { s3: config.s3, logger }) : null;
-      const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map();
+      const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const plan = planForShard(
         await planJob(job, {

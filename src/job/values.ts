@@ -4,7 +4,6 @@
  * Each returns a value or a `ValueProblem` (a predicate about the value plus a hint), so the
  * caller decides how to report it (zod issue with file:line, CLI flag, environment variable).
  */
-import path from 'node:path';
 import type { AbiEvent } from 'viem';
 import { checksumMismatch } from '../source/query.js';
 import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';

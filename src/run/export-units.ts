@@ -17,7 +17,7 @@ import { windowKey } from '../plan/index.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; a unit of any dataset erases them
   dataset: ListDataset<any, any>;
   target: unknown;
   chainId: number;

@@ -17,7 +17,7 @@ import { aggregatesDataset } from '../datasets/aggregates.js';
 import { eventsDataset } from '../datasets/events.js';
 import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
 import { transactionsDataset } from '../datasets/transactions.js';
-import { exportUnits, type ExportUnit, type ProgressEvent, type UnitOutcome } from './export-units.js';
+import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
 import { buildReport, type RunReport } from './report.js';
@@ -86,7 +86,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
     const done = await state.completedIntervals();
-    let completed = input.force ? new Map() : done;
+    let completed = input.force ? new Map<string, Interval[]>() : done;
     if (input.rewind && !input.force) {
       const r = rewindCompleted(done, input.rewind);
       completed = r.completed;
@@ -210,7 +210,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them
 const DATASETS: Record<DatasetName, ListDataset<any, any>> = {
   transactions: transactionsDataset,
   events: eventsDataset,

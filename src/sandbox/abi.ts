@@ -215,7 +215,7 @@ export function wireValue(param: AbiParameter, value: unknown, style: BytesStyle
     const comps = (param as { components?: readonly AbiParameter[] }).components ?? [];
     const out: Record<string, unknown> = {};
     comps.forEach((c, i) => {
-      const v = Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name ?? String(i)];
+      const v: unknown = Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name ?? String(i)];
       out[c.name || `arg${i}`] = wireValue(c, v, style);
     });
     return out;

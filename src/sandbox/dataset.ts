@@ -1041,7 +1041,7 @@ export class SandboxDataImpl {
       const k = c.kind[i]!;
       if (k === TxKind.erc721TransferFrom || k === TxKind.erc721SafeTransferFrom) {
         let m = owner721.get(c.to[i]!);
-        if (!m) owner721.set(c.to[i]!, (m = new Map()));
+        if (!m) owner721.set(c.to[i]!, (m = new Map<number, number>()));
         m.set(c.tokenId[i]!, c.arg[i]!);
       } else if (k === TxKind.erc1155SafeTransferFrom) {
         const amount = c.tokenAmount(i);
@@ -1057,9 +1057,9 @@ export class SandboxDataImpl {
     const out = new Map<number, Map<number, Map<number, bigint>>>();
     const add = (holder: number, contract: number, id: number, amount: bigint) => {
       let h = out.get(holder);
-      if (!h) out.set(holder, (h = new Map()));
+      if (!h) out.set(holder, (h = new Map<number, Map<number, bigint>>()));
       let t = h.get(contract);
-      if (!t) h.set(contract, (t = new Map()));
+      if (!t) h.set(contract, (t = new Map<number, bigint>()));
       t.set(id, amount);
     };
     for (const [contract, m] of owner721) for (const [id, holder] of m) add(holder, contract, id, 1n);

@@ -15,7 +15,7 @@ export function okMisbehaviour(requestKey: number, rowsAsked: boolean, rates: { 
   if (unit(hash3(requestKey, 0x0e, 1)) < (rates.okErrorBody ?? 0)) return () => ({ error: OK_ERROR_MESSAGE });
   if (!rowsAsked || unit(hash3(requestKey, 0x0d, 2)) >= (rates.okWithoutData ?? 0)) return null;
   return (answer) => {
-    const { data, ...rest } = answer() as Record<string, unknown>;
+    const { data: _data, ...rest } = answer() as Record<string, unknown>;
     return hash3(requestKey, 0x0d, 3) & 1 ? { ...rest, data: null } : rest;
   };
 }

@@ -502,7 +502,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
 
   async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     stats.requests++;
-    let m: Matched | null = null;
+    let m: Matched | null;
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://sandbox.local');

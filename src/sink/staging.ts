@@ -66,17 +66,17 @@ export class TextFileStream {
   }
 
   async write(chunk: string): Promise<void> {
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) throw this.failure as unknown;
     if (!this.head.write(chunk)) {
       // 'drain', or the stream failing (once() rejects on 'error'; done rejects on destroy).
       await Promise.race([once(this.head, 'drain'), this.done]);
     }
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) throw this.failure as unknown;
   }
 
   /** Flushes everything and closes the file. */
   async end(): Promise<void> {
-    if (this.failure !== undefined) throw this.failure;
+    if (this.failure !== undefined) throw this.failure as unknown;
     this.head.end();
     await this.done;
     if (!this.file.closed) await once(this.file, 'close');

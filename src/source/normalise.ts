@@ -276,7 +276,7 @@ function topicsOf(v: unknown, url: string, base: string, i: number): string[] {
   if (!Array.isArray(v)) return fail(url, base, i, 'topics', `expected an array, got ${describe(v)}`);
   const out = new Array<string>(v.length);
   for (let j = 0; j < v.length; j++) {
-    const t = v[j];
+    const t: unknown = v[j];
     if (typeof t !== 'string') return fail(url, base, i, `topics[${j}]`, `expected a hex string, got ${describe(t)}`);
     out[j] = t.toLowerCase();
   }

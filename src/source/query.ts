@@ -124,7 +124,7 @@ const DECIMAL_RE = /^(?:0|[1-9][0-9]*)$/;
 const WALLET_NAME_RE = /^[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+$/u;
 /** A group_by entry: a column, or a function of it (`toDate(block_timestamp)`), with an optional `as alias`. */
 const GROUP_BY_RE = /^[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_(),\s*]*\))?(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?$/i;
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- control characters are what this pattern rejects
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
 export function isAddress(value: string): boolean {

@@ -127,6 +127,7 @@ export type ResolveType =
   | 'unknown';
 
 export interface ResolveData {
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- names the known types and still takes a new one
   type: ResolveType | string;
   blocks: BlockRecord[];
   transactions: TransactionRecord[];

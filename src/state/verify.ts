@@ -175,7 +175,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const completedPrefix = `${state.root}/completed/`;
   for await (const obj of store.list(completedPrefix)) {
     const rest = obj.key.slice(completedPrefix.length);
-    let rec: WindowRecord | null = null;
+    let rec: WindowRecord | null;
     try {
       const got = await store.get(obj.key);
       rec = got ? (JSON.parse(got.body.toString('utf8')) as WindowRecord) : null;
@@ -275,7 +275,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const pendingKeys = new Set<string>();
   for await (const obj of store.list(pendingPrefix)) {
     const got = await store.get(obj.key).catch(() => null);
-    let marker: PendingMarker | null = null;
+    let marker: PendingMarker | null;
     try {
       marker = got ? (JSON.parse(got.body.toString('utf8')) as PendingMarker) : null;
     } catch {

@@ -31,7 +31,7 @@ function keyProblem(key: string, isPrefix: boolean): string | null {
   if (typeof key !== 'string' || key.length === 0) return 'empty';
   if (key.startsWith('/')) return 'absolute (starts with "/")';
   if (key.includes('\\')) return 'contains a backslash';
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- control characters are what this check rejects
   if (/[\u0000-\u001f\u007f]/.test(key)) return 'contains a control character';
   if (Buffer.byteLength(key, 'utf8') > MAX_KEY_BYTES) return `longer than ${MAX_KEY_BYTES} bytes`;
   const segments = key.split('/');

@@ -108,7 +108,7 @@ describe('the image layout, rebuilt without Docker', () => {
     await symlink(join(REPO, 'node_modules'), join(app, 'node_modules'), 'dir');
     // The packaged config of this image makes NDJSON the default format: proof that dist finds it.
     const config = await readFile(join(app, 'config', 'default.yaml'), 'utf8');
-    await writeFile(join(app, 'config', 'default.yaml'), config.replace(/^  format: parquet\b.*$/m, '  format: ndjson'));
+    await writeFile(join(app, 'config', 'default.yaml'), config.replace(/^ {2}format: parquet\b.*$/m, '  format: ndjson'));
     await mkdir(join(root, 'bin'));
     await chmod(join(app, 'dist', 'cli.js'), 0o755);
     bin = join(root, 'bin', 'insight-export');

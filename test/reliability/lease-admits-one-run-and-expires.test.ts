@@ -67,7 +67,7 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     const first = await acquireLease(store, 'job-c', { runId: 'first', identity: remote(1) });
     await first.release();
     expect(parseLease((await store.get(leaseKey('job-c')))!.body)!.released).toBe(true);
-    const second = await acquireLease(store, 'job-c', { runId: 'second', identity: { ...here, pid: 4242 }, isAlive: () => true });
+    await acquireLease(store, 'job-c', { runId: 'second', identity: { ...here, pid: 4242 }, isAlive: () => true });
     // "crashes" (never released)
     // Same host and boot, pid alive: held.
     await expect(acquireLease(store, 'job-c', { runId: 'third', identity: { ...here, pid: 1 }, isAlive: () => true })).rejects.toBeInstanceOf(LeaseHeldError);

@@ -41,7 +41,7 @@ describe('insight-export sandbox --rpc', () => {
           resolve(m[1]!);
         }
       }, 20);
-      p.exit.then((code) => {
+      void p.exit.then((code) => {
         clearInterval(t);
         reject(new Error(`exited ${code}: ${p.err()}`));
       });

@@ -166,7 +166,7 @@ function freePort(): Promise<number> {
 function run(cmd: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile('bash', [cmd, ...args], { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stderr }));
+      if (err) reject(Object.assign(err, { stderr }) as Error);
       else resolve({ stdout, stderr });
     });
   });

@@ -206,9 +206,9 @@ export function readWithPyarrow(paths: readonly string[]): Record<string, Pyarro
   } catch (err) {
     const e = err as { status?: number; stdout?: string; message: string };
     if (e.status === 3 || e.stdout?.includes('NO_PYARROW')) {
-      throw new Error('pyarrow is missing: pip install pyarrow (the sink tests read Parquet back with it)');
+      throw new Error('pyarrow is missing: pip install pyarrow (the sink tests read Parquet back with it)', { cause: err });
     }
-    throw new Error(`pyarrow reader failed: ${e.message}`);
+    throw new Error(`pyarrow reader failed: ${e.message}`, { cause: err });
   }
   return JSON.parse(stdout) as Record<string, PyarrowFile>;
 }

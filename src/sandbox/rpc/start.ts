@@ -36,7 +36,7 @@ function validate(opts: RpcSandboxOptions): string[] {
   const urls = typeof opts.rpc === 'string' ? [opts.rpc] : [...opts.rpc];
   if (urls.length === 0) throw new SandboxOptionsError('no --rpc URL given');
   for (const u of urls) {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = ['http:', 'https:'].includes(new URL(u).protocol);
     } catch {

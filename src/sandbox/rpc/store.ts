@@ -244,9 +244,9 @@ export class ChainStore {
       if (amount <= 0n) continue;
       const [holder, contract, id] = key.split('|') as [string, string, string];
       let byContract = holdings.get(holder);
-      if (!byContract) holdings.set(holder, (byContract = new Map()));
+      if (!byContract) holdings.set(holder, (byContract = new Map<string, Map<string, bigint>>()));
       let ids = byContract.get(contract);
-      if (!ids) byContract.set(contract, (ids = new Map()));
+      if (!ids) byContract.set(contract, (ids = new Map<string, bigint>()));
       ids.set(id, amount);
     }
     this.holdingsCache = { version: this.version, holdings };
