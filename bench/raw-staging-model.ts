@@ -135,7 +135,7 @@ const sqlArray = await cpuMs(() =>
 );
 
 const diff = async (a: string, b: string) =>
-  Number((await (await connection.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${sqlString(a)} EXCEPT ALL SELECT * FROM ${sqlString(b)})`)).getRows())[0]![0]);
+  Number((await connection.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${sqlString(a)} EXCEPT ALL SELECT * FROM ${sqlString(b)})`)).getRows()[0]![0]);
 const differing = (await diff(todayParquet, rawParquet)) + (await diff(rawParquet, todayParquet));
 const differingTyped = (await diff(todayParquet, typedParquet)) + (await diff(typedParquet, todayParquet));
 const differingLines = (await diff(todayParquet, linesParquet)) + (await diff(linesParquet, todayParquet));

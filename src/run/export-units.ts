@@ -107,7 +107,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
         // Rows per axis unit of each chain, carried from window to window of the same target.
         const key = targetKey(group[0]!);
         let density = densities.get(key);
-        if (!density) densities.set(key, (density = new Map()));
+        if (!density) densities.set(key, (density = new Map<number, number>()));
         outcomes.push(...(await exportGroup(group, opts, pool, density)));
       }),
     ),

@@ -4,7 +4,7 @@ import type { ResolvedConfig } from '../config/index.js';
 import { errorMessage, UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { planJob, type Plan, type WorkUnit } from '../plan/index.js';
+import { planJob, type Interval, type Plan, type WorkUnit } from '../plan/index.js';
 import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';

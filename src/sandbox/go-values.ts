@@ -71,7 +71,7 @@ function goValue(param: AbiParameter, value: unknown, route: Route, place: Place
   if (type === 'tuple') {
     const out: Record<string, unknown> = {};
     components(param).forEach((c, i) => {
-      const v = Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name ?? String(i)];
+      const v: unknown = Array.isArray(value) ? (value as unknown[])[i] : (value as Record<string, unknown>)[c.name ?? String(i)];
       out[c.name || `field${i}`] = goValue(c, v, route, 'nested');
     });
     return out;

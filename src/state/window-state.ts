@@ -258,7 +258,7 @@ export class WindowState {
       if (!obj.key.endsWith('.json')) continue;
       const body = await this.readJson<{ windows?: unknown }>(obj.key);
       const windows = body?.windows;
-      if (!Array.isArray(windows) || !windows.every((w) => Number.isSafeInteger(w?.start) && Number.isSafeInteger(w?.end))) {
+      if (!Array.isArray(windows) || !windows.every((w: { start?: unknown; end?: unknown } | null) => Number.isSafeInteger(w?.start) && Number.isSafeInteger(w?.end))) {
         throw new StateCorruptError(obj.key, '"windows" is not a list of {start, end}');
       }
       out.set(obj.key.slice(prefix.length, -'.json'.length), windows as Interval[]);
