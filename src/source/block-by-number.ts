@@ -1,4 +1,5 @@
 import type { InsightClient } from './client.js';
+import { resolveBlock } from './chain-head.js';
 import type { BlockRecord } from './records.js';
 
 interface Known {
@@ -28,8 +29,7 @@ export class BlockLookup {
     const key = `${chainId}:${blockNumber}`;
     let found = this.cache.get(key);
     if (!found) {
-      found = this.client.resolve(String(blockNumber), { chainIds: [chainId] }).then((res) => {
-        const b = res.data.blocks.find((x) => x.chain_id === chainId && x.block_number === blockNumber) ?? null;
+      found = resolveBlock(this.client, chainId, blockNumber).then((b) => {
         this.see(chainId, blockNumber, b);
         return b;
       });

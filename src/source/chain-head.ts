@@ -1,5 +1,6 @@
 import { InsightExportError, UserInputError } from '../errors.js';
 import type { InsightClient } from './client.js';
+import { RepeatedServerError } from './errors.js';
 import type { BlockRecord } from './records.js';
 
 export class ChainHeadError extends InsightExportError {
@@ -14,12 +15,24 @@ export class ChainNotServedError extends UserInputError {
 /** Asks whether block `n` exists on the chain; null when the service has no such block. */
 export type BlockProbe = (n: number) => Promise<BlockRecord | null>;
 
-/** `resolve/<n>` as a block probe (a block number resolves to its block while it exists). */
-export function resolveProbe(client: InsightClient, chainId: number): BlockProbe {
-  return async (n) => {
+/**
+ * Block `n` of the chain through `resolve/<n>`; null when the service has no such block. The
+ * open-source indexer answers a block it has not indexed with the same empty HTTP 500 every time
+ * (the client ends such a request with RepeatedServerError): that, too, means no block.
+ */
+export async function resolveBlock(client: InsightClient, chainId: number, n: number): Promise<BlockRecord | null> {
+  try {
     const res = await client.resolve(String(n), { chainIds: [chainId] });
     return res.data.blocks.find((b) => b.chain_id === chainId && b.block_number === n) ?? null;
-  };
+  } catch (err) {
+    if (err instanceof RepeatedServerError && err.lastCause.status === 500 && !err.lastCause.serverMessage) return null;
+    throw err;
+  }
+}
+
+/** `resolve/<n>` as a block probe (a block number resolves to its block while it exists). */
+export function resolveProbe(client: InsightClient, chainId: number): BlockProbe {
+  return (n) => resolveBlock(client, chainId, n);
 }
 
 /** A block number that probably exists, or a function asked for one only when the hints before it failed. */
