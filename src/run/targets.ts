@@ -70,6 +70,11 @@ function refused(err: unknown): err is HttpStatusError {
   return err instanceof HttpStatusError && (err.status === 400 || err.status === 404);
 }
 
+/** A 404 from the wallets route, which every server of the interface has: the base URL is wrong, not the name. */
+function refusedName(err: unknown): err is HttpStatusError {
+  return err instanceof HttpStatusError && err.status === 400;
+}
+
 /** The address resolve gives the name; undefined when resolve does not turn names into addresses (the real indexer's resolve takes none). */
 async function resolveName(client: InsightClient, name: string, chainIds: number[]): Promise<NameAnswer | undefined> {
   try {
@@ -90,7 +95,7 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
     if (address && ADDRESS.test(address)) return { ok: true, address };
     return { ok: false, why: 'resolve gave no address, and the wallets route answered without meta.address' };
   } catch (err) {
-    if (!refused(err)) throw err;
+    if (!refusedName(err)) throw err;
     return { ok: false, why: `resolve gave no address, and the wallets route answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''}`, cause: err };
   }
 }

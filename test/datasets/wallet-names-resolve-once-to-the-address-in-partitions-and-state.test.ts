@@ -44,12 +44,16 @@ describe('a wallet given by name', () => {
       expect(key).not.toContain('alice');
     }
 
-    // The same job written with the address: nothing left to do, nothing resolved.
-    sandbox.resetStats();
+    // The same job written with the address: nothing left to do, nothing resolved but the newest
+    // window edge of each chain (the reorganisation check: one block number per chain).
+    const resolvedAgain = vi.spyOn(InsightClient.prototype, 'resolve');
     const again = await exportJob(sandbox, job(`"${alice.address}"`), { dir: res.dir.replace(/\/out$/, '') });
+    const inputs = resolvedAgain.mock.calls.map(([input]) => input);
+    resolvedAgain.mockRestore();
     expect(again.report.status).toBe('succeeded');
     expect(again.report.windows.planned).toBe(0);
-    expect(sandbox.stats().byRoute.resolve ?? 0).toBe(0);
+    expect(inputs.filter((input) => !/^\d+$/.test(input))).toEqual([]);
+    expect(inputs.length).toBeLessThanOrEqual(2);
     expect(again.files).toEqual(res.files);
   });
 });
