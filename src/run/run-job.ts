@@ -27,6 +27,7 @@ import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
+import { claimPartitions } from '../state/owners.js';
 
 export interface RunJobInput {
   job: Job;
@@ -82,6 +83,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
     const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
     const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+    await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
     const orphans = await state.cleanPending(owns);
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 

@@ -30,6 +30,8 @@ import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, typ
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { partitionKeyPattern } from '../job/partitioning.js';
+import type { OutputFormat } from '../sink/sink.js';
 
 export type VerifyProblemKind =
   | 'missing-windows'
@@ -89,6 +91,8 @@ export interface VerifyOptions {
   quick?: boolean;
   concurrency?: number;
   now?: () => number;
+  /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
+  output?: { partitioning: string; format: OutputFormat };
 }
 
 /** Largest Parquet footer kept while a file streams through (the metadata of big files is ~100 KB). */
@@ -293,9 +297,12 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   }
 
   const prefixes = targetFilePrefixes(job, records);
+  // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
+  const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
   let unreferenced = 0;
   for await (const obj of store.list('')) {
     if (obj.key.startsWith('_state/')) continue;
+    if (ownKey && !listed.has(obj.key) && !ownKey.test(obj.key)) continue;
     const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
     const cut = base.indexOf('__');
     if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
