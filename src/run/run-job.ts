@@ -28,6 +28,7 @@ import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
+import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 
 export interface RunJobInput {
   job: Job;
@@ -88,6 +89,10 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
     const done = await state.completedIntervals();
+    if (!input.force) {
+      const holds = await heldFormat(state, done);
+      if (holds && holds !== config.output.format) throw new DestinationFormatError(store.location, job.name, holds, config.output.format);
+    }
     let completed = input.force ? new Map<string, Interval[]>() : done;
     if (input.rewind && !input.force) {
       const r = rewindCompleted(done, input.rewind);

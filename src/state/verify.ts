@@ -30,6 +30,7 @@ import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, typ
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { formatOfKey } from './destination-format.js';
 import { partitionKeyPattern } from '../job/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
 
@@ -45,6 +46,8 @@ export type VerifyProblemKind =
   | 'unreadable-file'
   | 'unreferenced-file'
   | 'pending-commit'
+  /** Files of another format than the job's: a run refuses the destination (src/state/destination-format.ts). */
+  | 'other-format'
   /** verify --chain-hashes: a window whose edge or rows are no longer the service's blocks. */
   | 'chain-hash';
 
@@ -217,6 +220,15 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
+  const format = opts.output?.format;
+  const otherFormat = format ? [...listed.keys()].filter((k) => (formatOfKey(k) ?? format) !== format) : [];
+  if (otherFormat.length > 0) {
+    problems.push({
+      kind: 'other-format',
+      key: otherFormat[0]!,
+      message: `${otherFormat.length} file(s) are not ${format}, the job's format: a run refuses this destination (keep the format it holds, or run with --force to export every window again as ${format})`,
+    });
+  }
 
   const limit = pLimit(opts.concurrency ?? 8);
   let counted = 0;

@@ -49,14 +49,26 @@ describe('two jobs with the same target under one destination', () => {
   it('refuse the second job with exit 2 naming the first and its partitions, and write none of its rows', async () => {
     const dir = join(tmp.dir, 'same');
     const out = join(dir, 'out');
-    const first = await exportJob({ job: job('first', { from: '2024-02-01', to: '2024-02-04' }), dir, jobFileName: 'first.yaml', sandbox, destination: out });
+    const first = await exportJob({
+      job: job('first', { from: '2024-02-01', to: '2024-02-04' }),
+      dir,
+      jobFileName: 'first.yaml',
+      sandbox,
+      destination: out,
+    });
     expect(first.status).toBe('succeeded');
     const before = await rowsAndDistinct(out);
     expect(before.rows).toBeGreaterThan(0);
     expect(before.distinct).toBe(before.rows);
     const filesBefore = listFiles(out).filter((f) => !f.startsWith('_state/'));
 
-    const err = await exportJob({ job: job('second', { from: '2024-02-02', to: '2024-02-05', chunk: '12h' }), dir, jobFileName: 'second.yaml', sandbox, destination: out }).then(
+    const err = await exportJob({
+      job: job('second', { from: '2024-02-02', to: '2024-02-05', chunk: '12h' }),
+      dir,
+      jobFileName: 'second.yaml',
+      sandbox,
+      destination: out,
+    }).then(
       (r) => {
         throw new Error(`the second job was not refused: ${r.status}, ${r.rows} rows`);
       },
@@ -73,7 +85,13 @@ describe('two jobs with the same target under one destination', () => {
     expect(await rowsAndDistinct(out)).toEqual(before);
 
     // The owner keeps running there, and its proof of completeness holds.
-    const again = await exportJob({ job: job('first', { from: '2024-02-01', to: '2024-02-05' }), dir, jobFileName: 'first.yaml', sandbox, destination: out });
+    const again = await exportJob({
+      job: job('first', { from: '2024-02-01', to: '2024-02-05' }),
+      dir,
+      jobFileName: 'first.yaml',
+      sandbox,
+      destination: out,
+    });
     expect(again.status).toBe('succeeded');
     const report = await verifyJob(dir, 'first.yaml', out, DEFAULT_PARTITIONING);
     expect(report.problems).toEqual([]);
@@ -84,8 +102,13 @@ describe('two jobs with the same target under one destination', () => {
     const out = join(dir, 'out');
     const byJob = '{dataset}/job={job}/chain_id={chain_id}/date={date}';
     const range = { from: '2024-02-01', to: '2024-02-03' };
-    expect((await exportJob({ job: job('plain', range), dir, jobFileName: 'plain.yaml', sandbox, destination: out })).status).toBe('succeeded');
-    expect((await exportJob({ job: job('own', range, { partitioning: byJob }), dir, jobFileName: 'own.yaml', sandbox, destination: out })).status).toBe('succeeded');
+    expect((await exportJob({ job: job('plain', range), dir, jobFileName: 'plain.yaml', sandbox, destination: out })).status).toBe(
+      'succeeded',
+    );
+    expect(
+      (await exportJob({ job: job('own', range, { partitioning: byJob }), dir, jobFileName: 'own.yaml', sandbox, destination: out }))
+        .status,
+    ).toBe('succeeded');
     expect(listFiles(out).some((f) => f.startsWith('transactions/job=own/'))).toBe(true);
 
     const plain = await verifyJob(dir, 'plain.yaml', out, DEFAULT_PARTITIONING);
