@@ -42,7 +42,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       const store = openStore(config.output.destination!, { s3: config.s3, logger });
       try {
         const job = source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
-        const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({ store, job, quick: args.quick });
+        const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({ store, job, quick: args.quick, output: config.output });
         if (args['chain-hashes'] && source) {
           const hashes = await verifyChainHashes({ store, state: new WindowState(store, job.name), blocks: new BlockLookup(source.client), sample: args['chain-hashes-sample'] ?? null });
           report.chain_hashes = hashes;

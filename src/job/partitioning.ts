@@ -51,3 +51,20 @@ export function renderPartition(template: string, values: PartitionValues): stri
     return String(v);
   });
 }
+
+/**
+ * The keys a template can give a data file of one job: `{job}` is that job's name, every other
+ * placeholder one folder name, then the file name. Tells a job's files from another job's that
+ * partitions by `{job}` or by another template under the same destination.
+ */
+export function partitionKeyPattern(template: string, jobName: string): RegExp {
+  const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const folders = template === '' ? [] : template.split('/');
+  const parts = folders.map((seg) =>
+    seg
+      .split(/(\{[a-z_]+\})/)
+      .map((piece) => (piece === '{job}' ? escape(jobName) : /^\{[a-z_]+\}$/.test(piece) ? '[^/]+' : escape(piece)))
+      .join(''),
+  );
+  return new RegExp(`^${[...parts, '[^/]+'].join('/')}$`);
+}

@@ -27,6 +27,8 @@ import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
+import { claimPartitions } from '../state/owners.js';
+import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 
 export interface RunJobInput {
   job: Job;
@@ -82,10 +84,15 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
     const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
     const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+    await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
     const orphans = await state.cleanPending(owns);
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
     const done = await state.completedIntervals();
+    if (!input.force) {
+      const holds = await heldFormat(state, done);
+      if (holds && holds !== config.output.format) throw new DestinationFormatError(store.location, job.name, holds, config.output.format);
+    }
     let completed = input.force ? new Map<string, Interval[]>() : done;
     if (input.rewind && !input.force) {
       const r = rewindCompleted(done, input.rewind);

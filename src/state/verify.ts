@@ -30,6 +30,9 @@ import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, typ
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { formatOfKey } from './destination-format.js';
+import { partitionKeyPattern } from '../job/partitioning.js';
+import type { OutputFormat } from '../sink/sink.js';
 
 export type VerifyProblemKind =
   | 'missing-windows'
@@ -43,6 +46,8 @@ export type VerifyProblemKind =
   | 'unreadable-file'
   | 'unreferenced-file'
   | 'pending-commit'
+  /** Files of another format than the job's: a run refuses the destination (src/state/destination-format.ts). */
+  | 'other-format'
   /** verify --chain-hashes: a window whose edge or rows are no longer the service's blocks. */
   | 'chain-hash';
 
@@ -89,6 +94,8 @@ export interface VerifyOptions {
   quick?: boolean;
   concurrency?: number;
   now?: () => number;
+  /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
+  output?: { partitioning: string; format: OutputFormat };
 }
 
 /** Largest Parquet footer kept while a file streams through (the metadata of big files is ~100 KB). */
@@ -213,6 +220,15 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
+  const format = opts.output?.format;
+  const otherFormat = format ? [...listed.keys()].filter((k) => (formatOfKey(k) ?? format) !== format) : [];
+  if (otherFormat.length > 0) {
+    problems.push({
+      kind: 'other-format',
+      key: otherFormat[0]!,
+      message: `${otherFormat.length} file(s) are not ${format}, the job's format: a run refuses this destination (keep the format it holds, or run with --force to export every window again as ${format})`,
+    });
+  }
 
   const limit = pLimit(opts.concurrency ?? 8);
   let counted = 0;
@@ -293,9 +309,12 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   }
 
   const prefixes = targetFilePrefixes(job, records);
+  // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
+  const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
   let unreferenced = 0;
   for await (const obj of store.list('')) {
     if (obj.key.startsWith('_state/')) continue;
+    if (ownKey && !listed.has(obj.key) && !ownKey.test(obj.key)) continue;
     const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
     const cut = base.indexOf('__');
     if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
