@@ -61,14 +61,25 @@ export async function findAnyBlock(probe: BlockProbe, hints: readonly BlockHint[
     requests++;
     return probe(n);
   };
+  // A hint that cannot be had (its request failed) is no hint: genesis and the powers of two remain.
+  // If they find nothing either, that failure, not "no block", is the answer.
+  let hintFailure: unknown;
+  const hinted = (hint: BlockHint) =>
+    typeof hint === 'number'
+      ? hint
+      : hint().catch((err: unknown) => {
+          hintFailure ??= err;
+          return undefined;
+        });
   for (const hint of [...hints, ...GENESIS]) {
-    const b = await attempt(typeof hint === 'number' ? hint : await hint());
+    const b = await attempt(await hinted(hint));
     if (b) return { block: b, requests };
   }
   for (let n = 2; n <= MAX_DOUBLING; n *= 2) {
     const b = await attempt(n);
     if (b) return { block: b, requests };
   }
+  if (hintFailure !== undefined) throw hintFailure;
   return { block: null, requests };
 }
 
