@@ -1,9 +1,6 @@
 #!/usr/bin/env node
-import { realpathSync } from 'node:fs';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import { readFileSync, realpathSync } from 'node:fs';
 import { ExitCode, InsightExportError, UserInputError } from './errors.js';
-import { commands } from './commands/index.js';
 
 /**
  * Entry point: parses flags, runs one command, maps errors to exit codes.
@@ -11,6 +8,12 @@ import { commands } from './commands/index.js';
  * prints its stack.
  */
 export async function main(argv: string[]): Promise<number> {
+  // A health check or a script asking the version should not wait for every command to load.
+  if (argv.length === 1 && argv[0] === '--version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return ExitCode.ok;
+  }
+  const [{ default: yargs }, { commands }] = await Promise.all([import('yargs'), import('./commands/index.js')]);
   // The AWS SDK warns on every run that it will need Node 22 in a future release; we support Node
   // >= 20 and say so in package.json, so the notice is noise in a cron job's log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -19,13 +22,13 @@ export async function main(argv: string[]): Promise<number> {
     .scriptName('insight-export')
     .usage('$0 <command> [options]')
     // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- the commands' mixed argument types (see commands())
-    .command(commands((code: number) => (exitCode = code)))
+    .command(await commands((code: number) => (exitCode = code), argv))
     .demandCommand(1, 'Name a command: run, plan, validate, sandbox ... (see --help)')
     .strict()
     .recommendCommands()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(packageVersion())
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
       throw err ?? new UserInputError(msg, { hint: 'Run insight-export --help for the commands and their options.' });
@@ -36,6 +39,11 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     return reportError(err);
   }
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
 }
 
 export function reportError(err: unknown): number {
@@ -62,7 +70,7 @@ if (isEntry) {
     if (err.code === 'EPIPE') process.exit(ExitCode.ok);
     throw err;
   });
-  main(hideBin(process.argv)).then(
+  main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;
     },

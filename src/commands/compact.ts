@@ -41,7 +41,7 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
       if (!r.ok) throw new UserInputError(`--older-than ${r.problem}`, { details: `--older-than ${args['older-than']}`, hint: 'e.g. 36h or 2d' });
       olderThanMs = r.value;
     }
-    const store = openStore(config.output.destination!, { s3: config.s3, logger });
+    const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = `compact-${process.pid}-${Date.now()}`;
     // The job's own lease: no run of the (unsharded) job writes state meanwhile.
     const lease = args['dry-run'] ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });

@@ -1,17 +1,33 @@
 import type { CommandModule } from 'yargs';
-import { sandboxCommand } from '../sandbox/command.js';
-import { compactCommand } from './compact.js';
-import { configCommand } from './config.js';
-import { ddlCommand } from './ddl.js';
-import { decodeCommand } from './decode.js';
-import { nftsCommand } from './nfts.js';
-import { planCommand } from './plan.js';
-import { resolveCommand } from './resolve.js';
-import { runCommand } from './run.js';
-import { validateCommand } from './validate.js';
-import { verifyCommand } from './verify.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each command is typed by its own arguments; yargs takes the mixed list
-export function commands(setExit: (code: number) => void): CommandModule<any, any>[] {
-  return [runCommand(setExit), planCommand, validateCommand, verifyCommand(setExit), resolveCommand, decodeCommand, nftsCommand, sandboxCommand, ddlCommand, compactCommand, configCommand];
+type AnyCommand = CommandModule<any, any>;
+type SetExit = (code: number) => void;
+
+/**
+ * Every command by its name, each loaded on demand: a command's module pulls in what it runs
+ * (DuckDB, the AWS SDK, viem ...), and a process that runs one command should not pay for all.
+ */
+const COMMANDS: Record<string, (setExit: SetExit) => Promise<AnyCommand>> = {
+  run: async (setExit) => (await import('./run.js')).runCommand(setExit),
+  plan: async () => (await import('./plan.js')).planCommand,
+  validate: async () => (await import('./validate.js')).validateCommand,
+  verify: async (setExit) => (await import('./verify.js')).verifyCommand(setExit),
+  resolve: async () => (await import('./resolve.js')).resolveCommand,
+  decode: async () => (await import('./decode.js')).decodeCommand,
+  nfts: async () => (await import('./nfts.js')).nftsCommand,
+  sandbox: async () => (await import('../sandbox/command.js')).sandboxCommand,
+  ddl: async () => (await import('./ddl.js')).ddlCommand,
+  compact: async () => (await import('./compact.js')).compactCommand,
+  config: async () => (await import('./config.js')).configCommand,
+};
+
+/**
+ * The commands to give the parser: only the one named by the first argument when it names one,
+ * else all of them (--help, a typo to suggest a command for, options before the command).
+ */
+export async function commands(setExit: SetExit, argv: readonly string[] = []): Promise<AnyCommand[]> {
+  const first = argv[0];
+  const names = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
+  return Promise.all(names.map((name) => COMMANDS[name]!(setExit)));
 }

@@ -34,7 +34,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     const source = needsSource ? await openSource(config, logger) : null;
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
-      const store = config.output.destination ? openStore(config.output.destination, { s3: config.s3, logger }) : null;
+      const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const plan = planForShard(

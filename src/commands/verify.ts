@@ -39,7 +39,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       // Unit keys hold addresses: names are resolved by the service, as a run does.
       const needsSource = args['chain-hashes'] || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
       const source = needsSource ? await openSource(config, logger) : null;
-      const store = openStore(config.output.destination!, { s3: config.s3, logger });
+      const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       try {
         const job = source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
         const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({ store, job, quick: args.quick, output: config.output });

@@ -69,7 +69,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     });
   }
   if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
-  const store = openStore(destination, { s3: config.s3, logger });
+  const store = await openStore(destination, { s3: config.s3, logger });
   const shard = input.shard ?? null;
   const stagingDir = runStagingDir(config.stagingDir, runId);
   let lease: Lease | null = null;

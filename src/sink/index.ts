@@ -15,7 +15,6 @@ import { errorMessage, InsightExportError } from '../errors.js';
 import { FileWriteError, UnsupportedOutputError } from './errors.js';
 import { NdjsonFileWriter } from './ndjson.js';
 import { DuckDBParquetWriter } from './parquet-duckdb.js';
-import { HyparquetParquetWriter } from './parquet-hyparquet.js';
 import type { Compression, FileWriter, FileWriterOptions, OutputFormat, ParquetEngine } from './sink.js';
 
 export type { Compression, FileWriter, FileWriterOptions, FinishedFile, OutputFormat, ParquetEngine } from './sink.js';
@@ -153,5 +152,5 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
   if (engine === 'duckdb') {
     return () => DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
   }
-  return () => HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+  return async () => (await import('./parquet-hyparquet.js')).HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
 }

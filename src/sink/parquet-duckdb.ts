@@ -1,5 +1,5 @@
 import { rename, rm } from 'node:fs/promises';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBInstance, DuckDBConnection } from '@duckdb/node-api';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Column, Row } from '../datasets/columns.js';
 import { errorMessage } from '../errors.js';
@@ -47,14 +47,15 @@ function inConversionSlot<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 function duckdb(): Promise<DuckDBInstance> {
-  instance ??= DuckDBInstance.create(':memory:', {
+  // Loaded on first use: a run that writes no Parquet file does not pay for DuckDB's start-up.
+  instance ??= import('@duckdb/node-api').then(({ DuckDBInstance }) => DuckDBInstance.create(':memory:', {
     threads: String(settings.threads),
     memory_limit: settings.memoryLimit,
     // Row order is the export's sort order: keep it.
     preserve_insertion_order: 'true',
     // The COPY streams; it never needs to spill, and must not litter the working directory.
     max_temp_directory_size: '0KiB',
-  }).catch((err: unknown) => {
+  })).catch((err: unknown) => {
     instance = undefined;
     throw err;
   });

@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
-import { DuckDBInstance } from '@duckdb/node-api';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import pLimit from 'p-limit';
 import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -291,7 +291,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         const ext = runExt(group)!;
         const stem = runStem(group)!;
         // Spills (large merges) go to the staging directory, never to the working directory.
-        if (ext === '.parquet') duck ??= await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
+        if (ext === '.parquet') duck ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
         const merged: (FileRecord & { path: string })[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);

@@ -3,7 +3,7 @@ import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Logger } from '../log.js';
 import { InvalidDestinationError } from './errors.js';
 import { LocalStore, type LocalStoreOptions } from './local.js';
-import { S3Store, type S3StoreOptions } from './s3.js';
+import type { S3StoreOptions } from './s3.js';
 import type { ObjectStore } from './store.js';
 
 /** Structurally the same as the job/config layer's parsed destination. */
@@ -34,10 +34,12 @@ const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
  * "s3://bucket/prefix" -> S3Store; anything else is a local directory (relative to cwd) -> LocalStore.
  * Credentials never come from the destination string: only from opts.s3.credentials or the AWS chain.
  */
-export function openStore(destination: string | StoreDestination, opts: OpenStoreOptions = {}): ObjectStore {
+export async function openStore(destination: string | StoreDestination, opts: OpenStoreOptions = {}): Promise<ObjectStore> {
   const dest = typeof destination === 'string' ? parseStoreDestination(destination, opts.cwd ?? process.cwd()) : destination;
   if (dest.kind === 'local') return new LocalStore(dest.path, { logger: opts.logger, ...opts.local });
   const s3 = opts.s3 ?? {};
+  // The AWS SDK loads only for an S3 destination: it costs a local run a large part of its start-up.
+  const { S3Store } = await import('./s3.js');
   return new S3Store({
     ...opts.s3Tuning,
     bucket: dest.bucket,

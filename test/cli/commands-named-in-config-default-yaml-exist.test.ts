@@ -14,7 +14,7 @@ const text = readFileSync(join(REPO, 'config', 'default.yaml'), 'utf8');
 it('every `insight-export <command>` in config/default.yaml is a command', async () => {
   const named = [...text.matchAll(/`insight-export (\w+)/g)].map((m) => m[1]!);
   expect(named.length).toBeGreaterThan(0);
-  const known = commands(() => undefined).map((c) => String(c.command).split(' ')[0]);
+  const known = (await commands(() => undefined)).map((c) => String(c.command).split(' ')[0]);
   for (const command of named) expect(known, command).toContain(command);
 });
 

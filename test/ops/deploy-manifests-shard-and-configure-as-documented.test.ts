@@ -101,7 +101,7 @@ describe('deploy/', () => {
     // The CLI's own parser (strict, with choices), the commands' handlers replaced by a recorder.
     const parse = async (args: string[]): Promise<string | null> => {
       let ran: string | null = null;
-      const mods = commands(() => undefined).map((c: any) => ({ ...c, handler: () => void (ran = String(c.command).split(' ')[0] ?? null) }));
+      const mods = (await commands(() => undefined)).map((c: any) => ({ ...c, handler: () => void (ran = String(c.command).split(' ')[0] ?? null) }));
       await yargs(args).command(mods).strict().exitProcess(false).fail((msg, err) => {
         throw err ?? new Error(msg);
       }).parseAsync();

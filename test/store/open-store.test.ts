@@ -16,25 +16,25 @@ describe('openStore', () => {
     ['s3://my-bucket/exports/eth/', 'my-bucket', 'exports/eth'],
     ['s3://my-bucket', 'my-bucket', ''],
     ['S3://my.bucket/a', 'my.bucket', 'a'],
-  ])('%s is an S3Store on bucket %s, prefix "%s"', (dest, b, prefix) => {
-    const store = openStore(dest, { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1' } });
+  ])('%s is an S3Store on bucket %s, prefix "%s"', async (dest, b, prefix) => {
+    const store = await openStore(dest, { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1' } });
     expect(store).toBeInstanceOf(S3Store);
     expect((store as S3Store).bucket).toBe(b);
     expect((store as S3Store).prefix).toBe(prefix);
     expect(store.location).toBe(`s3://${b}${prefix ? `/${prefix}` : ''}`);
   });
 
-  it('a relative path is a LocalStore resolved against cwd; an absolute one is kept', () => {
-    const rel = openStore('out/run-1', { cwd: '/srv/jobs' });
+  it('a relative path is a LocalStore resolved against cwd; an absolute one is kept', async () => {
+    const rel = await openStore('out/run-1', { cwd: '/srv/jobs' });
     expect(rel).toBeInstanceOf(LocalStore);
     expect(rel.location).toBe(path.resolve('/srv/jobs', 'out/run-1'));
-    expect(openStore('/data/export').location).toBe('/data/export');
-    expect(openStore('./x').location).toBe(path.resolve(process.cwd(), 'x'));
+    expect((await openStore('/data/export')).location).toBe('/data/export');
+    expect((await openStore('./x')).location).toBe(path.resolve(process.cwd(), 'x'));
   });
 
-  it('accepts an already parsed destination', () => {
-    expect(openStore({ kind: 'local', path: '/tmp/x' }).location).toBe('/tmp/x');
-    expect(openStore({ kind: 's3', bucket: 'b-1', prefix: 'p' }, { s3: { endpoint: 'http://127.0.0.1:1' } }).location).toBe('s3://b-1/p');
+  it('accepts an already parsed destination', async () => {
+    expect((await openStore({ kind: 'local', path: '/tmp/x' })).location).toBe('/tmp/x');
+    expect((await openStore({ kind: 's3', bucket: 'b-1', prefix: 'p' }, { s3: { endpoint: 'http://127.0.0.1:1' } })).location).toBe('s3://b-1/p');
   });
 
   it.each([
@@ -58,11 +58,11 @@ describe('openStore', () => {
     expect(err!.exitCode).toBe(2);
   });
 
-  it('credentials written into the destination are refused without being echoed', () => {
+  it('credentials written into the destination are refused without being echoed', async () => {
     const dest = 's3://AKIAEXAMPLE:verysecretvalue@bucket/x';
     let err: Error | undefined;
     try {
-      openStore(dest);
+      await openStore(dest);
     } catch (e) {
       err = e as Error;
     }
@@ -73,7 +73,7 @@ describe('openStore', () => {
 
   it('opens a working S3Store from the resolved-config shape (endpoint, region, path style)', async () => {
     const cfg = bucket.config;
-    const store = openStore(`s3://${bucket.bucket}/via-open-store`, {
+    const store = await openStore(`s3://${bucket.bucket}/via-open-store`, {
       s3: { endpoint: cfg.endpoint, region: cfg.region, forcePathStyle: true, credentials: cfg.credentials },
     });
     await store.put('k.json', '{"ok":true}');
@@ -85,7 +85,7 @@ describe('openStore', () => {
   it('opens a working LocalStore', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'open-store-'));
     try {
-      const store = openStore(dir);
+      const store = await openStore(dir);
       await store.put('a/b.json', '1');
       expect((await store.get('a/b.json'))!.body.toString()).toBe('1');
     } finally {

@@ -1,0 +1,40 @@
+/**
+ * The library API: `import { loadJob, resolveConfig, runJob } from 'insight-export'`.
+ *
+ *   const job = await loadJob('jobs/x.yaml');
+ *   const config = resolveConfig({ job, require: ['source', 'destination'] });
+ *   const report = await runJob({ job, config, logger: createLogger({ level: config.logLevel }) });
+ *
+ * The same steps as `insight-export run`; the report says what was exported and what failed
+ * (runJob does not throw for a failed unit). Bad input throws a UserInputError (exitCode 2).
+ */
+import type { Sandbox, SandboxOptions } from './sandbox/server.js';
+
+export { loadJob, parseJob, JobFileError, FileProblemsError, type ParseJobOptions, type FileProblem } from './job/index.js';
+export type { Job } from './job/index.js';
+export {
+  resolveConfig,
+  describeConfig,
+  ConfigError,
+  ConfigFileError,
+  type CliFlags,
+  type ResolveConfigInput,
+  type ResolvedConfig,
+} from './config/index.js';
+export { createLogger, silentLogger, type Logger } from './log.js';
+export { runJob, type RunJobInput } from './run/run-job.js';
+export type { RunReport } from './run/report.js';
+export { openStore, parseStoreDestination, type OpenStoreOptions, type StoreDestination } from './store/open-store.js';
+export type { ObjectStore } from './store/store.js';
+export { verifyDestination, type VerifyOptions, type VerifyReport } from './state/verify.js';
+export { ExitCode, InsightExportError, UserInputError, InterruptedError, type ErrorParameters } from './errors.js';
+export { StoreError, InvalidDestinationError, DestinationUnusableError } from './store/errors.js';
+export { HttpStatusError, NetworkError, RetriesExhaustedError, RequestValidationError } from './source/errors.js';
+export { LeaseHeldError, LeaseLostError } from './state/lease.js';
+export { StateCorruptError } from './state/errors.js';
+export type { Sandbox, SandboxOptions } from './sandbox/server.js';
+
+/** The seeded read-interface server in-process (for trying jobs and tests); loaded on first use. */
+export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
+  return (await import('./sandbox/server.js')).startSandbox(opts);
+}

@@ -1,0 +1,120 @@
+/**
+ * Issue 14.11: `import('insight-export')` failed (no `exports`). A Node user (an Airflow or Dagster
+ * task, a notebook kernel) imports the API by the package's name, with types: here the package is
+ * built into a temporary copy, linked into a temporary project's node_modules, imported by name,
+ * and runs a small job against the in-process sandbox; a TypeScript consumer type-checks against
+ * the emitted declarations.
+ */
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { beforeAll, expect, it } from 'vitest';
+import { useTempDir } from '../helpers/temp-dir.js';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const TSC = join(REPO, 'node_modules/typescript/bin/tsc');
+const run = promisify(execFile);
+const tmp = useTempDir('library-api-');
+
+const JOB = `name: library-api
+source:
+  base_url: sandbox
+  chains: [8453]
+targets:
+  - wallet: alice.eth
+    datasets: [transactions]
+range:
+  from: "2024-02-01"
+  to: "2024-02-02"
+  chunk: 1d
+output:
+  format: ndjson
+  destination: ./out
+`;
+
+const MAIN = `import { loadJob, resolveConfig, runJob, silentLogger, UserInputError, InsightExportError } from 'insight-export';
+import { writeFile } from 'node:fs/promises';
+const job = await loadJob('job.yaml');
+const config = resolveConfig({ job, require: ['source', 'destination'] });
+const report = await runJob({ job, config, logger: silentLogger });
+await writeFile('bad.yaml', 'name: 1\\n');
+const bad = await loadJob('bad.yaml').then(() => null, (err) => err);
+process.stdout.write(JSON.stringify({ status: report.status, rows: report.rows, files: report.files,
+  badIsUserInputError: bad instanceof UserInputError && bad instanceof InsightExportError, badExitCode: bad?.exitCode }));
+`;
+
+const CONSUMER = `import { loadJob, resolveConfig, runJob, createLogger, type RunReport, type ResolvedConfig } from 'insight-export';
+export async function exportJob(file: string): Promise<number> {
+  const job = await loadJob(file);
+  const config: ResolvedConfig = resolveConfig({ job });
+  const report: RunReport = await runJob({ job, config, logger: createLogger({ level: config.logLevel }) });
+  // @ts-expect-error: the report's row count is a number, the declarations say so
+  const wrong: string = report.rows;
+  return report.rows + wrong.length;
+}
+`;
+
+let pkg = '';
+let app = '';
+
+beforeAll(async () => {
+  // The package as npm would install it: package.json, the build, config/; its dependencies from the repository.
+  pkg = join(tmp.dir, 'pkg');
+  app = join(tmp.dir, 'app');
+  await mkdir(pkg);
+  await copyFile(join(REPO, 'package.json'), join(pkg, 'package.json'));
+  await symlink(join(REPO, 'config'), join(pkg, 'config'));
+  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
+  await run(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist'), '--sourceMap', 'false'], {
+    cwd: REPO,
+  });
+  await mkdir(join(app, 'node_modules'), { recursive: true });
+  await symlink(pkg, join(app, 'node_modules', 'insight-export'));
+  await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));
+}, 300_000);
+
+it('the build emits the declarations that package.json names', async () => {
+  const manifest = JSON.parse(await readFile(join(pkg, 'package.json'), 'utf8')) as {
+    types: string;
+    exports: { '.': { types: string; import: string } };
+  };
+  expect(manifest.exports['.'].types).toBe(`./${manifest.types}`);
+  for (const file of [manifest.exports['.'].types, manifest.exports['.'].import])
+    expect((await stat(join(pkg, file))).isFile(), file).toBe(true);
+  expect(await readFile(join(pkg, manifest.types), 'utf8')).toMatch(/runJob/);
+});
+
+it('a project imports the API by the package name and exports a job through it', async () => {
+  await writeFile(join(app, 'job.yaml'), JOB);
+  await writeFile(join(app, 'main.mjs'), MAIN);
+  const { stdout } = await run(process.execPath, ['main.mjs'], { cwd: app });
+  const out = JSON.parse(stdout) as { status: string; rows: number; files: number; badIsUserInputError: boolean; badExitCode: number };
+  expect(out.status).toBe('succeeded');
+  expect(out.rows).toBeGreaterThan(0);
+  expect(out.files).toBeGreaterThan(0);
+  expect(out.badIsUserInputError).toBe(true);
+  expect(out.badExitCode).toBe(2);
+}, 120_000);
+
+it('a TypeScript project type-checks against the declarations', async () => {
+  await writeFile(join(app, 'consumer.ts'), CONSUMER);
+  const tsconfig = {
+    compilerOptions: {
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      target: 'ES2022',
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: [],
+    },
+    files: ['consumer.ts'],
+  };
+  await writeFile(join(app, 'tsconfig.json'), JSON.stringify(tsconfig));
+  const result = await run(process.execPath, [TSC, '-p', join(app, 'tsconfig.json')], { cwd: app }).then(
+    () => '',
+    (err: { stdout: string }) => err.stdout,
+  );
+  expect(result).toBe('');
+}, 120_000);
