@@ -21,7 +21,7 @@ const tmp = useTempDir('format-switch-');
 const dataFiles = (out: string) => listFiles(out).filter((f) => !f.startsWith('_state/'));
 
 async function verifyAs(dir: string, out: string, format: 'parquet' | 'ndjson') {
-  const store = openStore(out, {});
+  const store = await openStore(out, {});
   try {
     return await verifyDestination({
       store,

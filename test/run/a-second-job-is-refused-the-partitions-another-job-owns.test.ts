@@ -37,7 +37,7 @@ async function rowsAndDistinct(out: string): Promise<{ rows: number; distinct: n
 }
 
 async function verifyJob(dir: string, file: string, out: string, partitioning: string) {
-  const store = openStore(out, {});
+  const store = await openStore(out, {});
   try {
     return await verifyDestination({ store, job: await loadJob(join(dir, file)), output: { partitioning, format: 'ndjson' } });
   } finally {
