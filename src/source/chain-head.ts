@@ -63,12 +63,12 @@ export async function findAnyBlock(probe: BlockProbe, hints: readonly BlockHint[
   };
   // A hint that cannot be had (its request failed) is no hint: genesis and the powers of two remain.
   // If they find nothing either, that failure, not "no block", is the answer.
-  let hintFailure: unknown;
+  let hintFailure: Error | undefined;
   const hinted = (hint: BlockHint) =>
     typeof hint === 'number'
       ? hint
       : hint().catch((err: unknown) => {
-          hintFailure ??= err;
+          hintFailure ??= err instanceof Error ? err : new Error(String(err));
           return undefined;
         });
   for (const hint of [...hints, ...GENESIS]) {
