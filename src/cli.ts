@@ -41,9 +41,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
+/** The version in the package.json of insight-export above this module (dist/, src/, or a bundle's folder). */
 function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+  for (let dir = new URL('.', import.meta.url), i = 0; i < 6; dir = new URL('..', dir), i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'insight-export' && pkg.version) return pkg.version;
+    } catch {
+      // no package.json here: look one folder up
+    }
+  }
+  return 'unknown';
 }
 
 export function reportError(err: unknown): number {

@@ -121,7 +121,7 @@ describe('S3Store errors', () => {
     });
 
     it('connection refused is a StoreUnavailableError after the retries, within a bounded time', async () => {
-      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${closedPort}`, bucket: 'any-bucket', maxAttempts: 3 });
+      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${closedPort}`, bucket: 'any-bucket', maxAttempts: 3, retryBudgetMs: 0 });
       for (const [op, fn] of operations(store)) {
         const t0 = Date.now();
         const err = await failure(fn());
@@ -134,7 +134,7 @@ describe('S3Store errors', () => {
     });
 
     it('a server that never answers is a StoreUnavailableError once the socket timeout passes', async () => {
-      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${blackholePort}`, bucket: 'any-bucket', maxAttempts: 2, socketTimeoutMs: 400 });
+      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${blackholePort}`, bucket: 'any-bucket', maxAttempts: 2, socketTimeoutMs: 400, retryBudgetMs: 0 });
       const t0 = Date.now();
       const err = await failure(store.put('x.json', '{}'));
       const ms = Date.now() - t0;
