@@ -1,6 +1,6 @@
 import { InsightExportError, UserInputError } from '../errors.js';
 import type { InsightClient } from './client.js';
-import { RepeatedServerError } from './errors.js';
+import { HttpStatusError, RepeatedServerError, RetriesExhaustedError } from './errors.js';
 import type { BlockRecord } from './records.js';
 
 export class ChainHeadError extends InsightExportError {
@@ -18,14 +18,16 @@ export type BlockProbe = (n: number) => Promise<BlockRecord | null>;
 /**
  * Block `n` of the chain through `resolve/<n>`; null when the service has no such block. The
  * open-source indexer answers a block it has not indexed with the same empty HTTP 500 every time
- * (the client ends such a request with RepeatedServerError): that, too, means no block.
+ * (the client ends such a request with RepeatedServerError, or gives up on it after its attempts):
+ * that, too, means no block.
  */
 export async function resolveBlock(client: InsightClient, chainId: number, n: number): Promise<BlockRecord | null> {
   try {
     const res = await client.resolve(String(n), { chainIds: [chainId] });
     return res.data.blocks.find((b) => b.chain_id === chainId && b.block_number === n) ?? null;
   } catch (err) {
-    if (err instanceof RepeatedServerError && err.lastCause.status === 500 && !err.lastCause.serverMessage) return null;
+    const last = err instanceof RepeatedServerError || err instanceof RetriesExhaustedError ? err.lastCause : err;
+    if (last instanceof HttpStatusError && last.status === 500 && !last.serverMessage) return null;
     throw err;
   }
 }
