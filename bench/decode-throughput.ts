@@ -71,10 +71,13 @@ const complexLogs: EventRecord[] = Array.from({ length: complexRows }, () =>
 );
 
 const erc20Abi = parseAbi(['function transfer(address to, uint256 amount) returns (bool)']);
-const txs: TransactionRecord[] = transferValues.slice(0, complexRows).map((v) => ({
-  data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [v[0] as Hex, v[2] as bigint] }),
-  decoded: null,
-} as unknown as TransactionRecord));
+const txs: TransactionRecord[] = transferValues.slice(0, complexRows).map(
+  (v) =>
+    ({
+      data: encodeFunctionData({ abi: erc20Abi, functionName: 'transfer', args: [v[0] as Hex, v[2] as bigint] }),
+      decoded: null,
+    }) as unknown as TransactionRecord,
+);
 
 const fast = createEventDecoder(transfer, { preferService: false });
 const viemOnly = createEventDecoder(transfer, { preferService: false, fastPath: false });
@@ -91,6 +94,6 @@ measure('viem decodeEventLog only (no normalisation), ERC-20 Transfer', transfer
 );
 measure('EventDecoder local, viem path (fastPath: false), ERC-20', transferLogs, (r: EventRecord) => viemOnly.decode(r));
 measure('EventDecoder local, static-word fast path, ERC-20', transferLogs, (r: EventRecord) => fast.decode(r));
-measure("EventDecoder service `decoded` normalisation, ERC-20", transferService, (r: EventRecord) => service.decode(r));
+measure('EventDecoder service `decoded` normalisation, ERC-20', transferService, (r: EventRecord) => service.decode(r));
 measure('EventDecoder local, viem (dynamic types: tuple/string/bytes/array)', complexLogs, (r: EventRecord) => complexDecoder.decode(r));
 measure('TransactionDecoder local (ABI file), transfer(address,uint256)', txs, (r: TransactionRecord) => txDecoder.decode(r));

@@ -65,8 +65,12 @@ for (let rep = 0; rep < repeats; rep++) {
 }
 const cpu = process.cpuUsage(cpu0);
 const perRow = (x: number) => (x / (rows.length * repeats)).toFixed(2);
-console.log(`${mode}: main thread ${perRow(mainMs * 1000)} µs/row, COPY ${perRow(copyMs * 1000)} µs/row, process CPU ${perRow(cpu.user + cpu.system)} µs/row, Parquet ${statSync(out).size} bytes`);
-const check = await connection.runAndReadAll(`SELECT count(*), sum(gas_used::HUGEINT), min(block_time), max(block_time) FROM read_parquet(${sqlString(out)})`);
+console.log(
+  `${mode}: main thread ${perRow(mainMs * 1000)} µs/row, COPY ${perRow(copyMs * 1000)} µs/row, process CPU ${perRow(cpu.user + cpu.system)} µs/row, Parquet ${statSync(out).size} bytes`,
+);
+const check = await connection.runAndReadAll(
+  `SELECT count(*), sum(gas_used::HUGEINT), min(block_time), max(block_time) FROM read_parquet(${sqlString(out)})`,
+);
 console.log('rows, sum(gas_used), first and last block_time:', check.getRowsJS()[0]);
 rmSync(staged, { force: true });
 rmSync(out, { force: true });

@@ -41,7 +41,13 @@ closeSync(fd);
 rows = [];
 (globalThis as { gc?: () => void }).gc?.();
 
-const db = await DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', preserve_insertion_order: 'true', max_temp_directory_size: '0KiB', ...settings });
+const db = await DuckDBInstance.create(':memory:', {
+  threads: '1',
+  memory_limit: '512MB',
+  preserve_insertion_order: 'true',
+  max_temp_directory_size: '0KiB',
+  ...settings,
+});
 console.log(`staged ${n} rows, ${(bytes / 2 ** 20).toFixed(1)} MB; before the conversions: ${memory()}`);
 let sql = copyStatement(columns, staged, out, 'zstd', rowGroupRows(100_000, bytes, n));
 if (maxObjectSize) sql = sql.replace(/maximum_object_size = \d+/, `maximum_object_size = ${maxObjectSize}`);

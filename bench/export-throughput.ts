@@ -82,7 +82,12 @@ async function runOne(index: number, target: Target): Promise<void> {
       job,
       env: {},
       configFile: null,
-      cliFlags: { baseUrl: target.url, destination: join(work, 'out'), format: config.format, ...(config.engine ? { parquetEngine: config.engine } : {}) },
+      cliFlags: {
+        baseUrl: target.url,
+        destination: join(work, 'out'),
+        format: config.format,
+        ...(config.engine ? { parquetEngine: config.engine } : {}),
+      },
       require: ['source', 'destination'],
     });
     const cpu0 = process.cpuUsage();
@@ -115,10 +120,14 @@ async function runOne(index: number, target: Target): Promise<void> {
 /** Starts `insight-export sandbox` in its own process; resolves with its URL and hot wallet. */
 function startSandboxProcess(transactions: number): Promise<{ url: string; wallet: string; stop: () => void; buildSeconds: number }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'sandbox', '--transactions', String(transactions), '--port', '0'], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO, 'src/cli.ts'), 'sandbox', '--transactions', String(transactions), '--port', '0'],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolvePromise, reject) => {
     let text = '';
     child.on('exit', (code) => reject(new Error(`sandbox exited with ${code}`)));
@@ -169,7 +178,9 @@ async function main(): Promise<void> {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       const r = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
-      console.log(`| ${r.label} | ${r.rows} | ${r.windows} | ${r.requests} | ${r.seconds} | ${r.rowsPerSec} | ${r.cpuSec} | ${r.peakRssMB} | ${r.files} | ${r.outputMB} |`);
+      console.log(
+        `| ${r.label} | ${r.rows} | ${r.windows} | ${r.requests} | ${r.seconds} | ${r.rowsPerSec} | ${r.cpuSec} | ${r.peakRssMB} | ${r.files} | ${r.outputMB} |`,
+      );
     }
   } finally {
     sandbox.stop();

@@ -48,14 +48,33 @@ function gen(cols: readonly Column[]) {
 const cur = createNdjsonEncoder(columns);
 const g = gen(columns);
 const stringifyOnly = (rs: readonly Row[]) => rs.map((r) => JSON.stringify(r)).join('\n') + '\n';
-const pages = (enc: (rs: Row[], i: number) => string) => { let n = 0; for (let i = 0; i < rows.length; i += 1000) n += enc(rows.slice(i, i + 1000), i).length; return n; };
+const pages = (enc: (rs: Row[], i: number) => string) => {
+  let n = 0;
+  for (let i = 0; i < rows.length; i += 1000) n += enc(rows.slice(i, i + 1000), i).length;
+  return n;
+};
 for (let rep = 0; rep < 4; rep++) {
-  for (const [name, enc] of [['current', cur], ['generated checks', g], ['JSON.stringify only', stringifyOnly]] as const) {
+  for (const [name, enc] of [
+    ['current', cur],
+    ['generated checks', g],
+    ['JSON.stringify only', stringifyOnly],
+  ] as const) {
     const c0 = process.cpuUsage();
     let best = Infinity;
-    for (let k = 0; k < 3; k++) { const t = performance.now(); pages(enc as never); best = Math.min(best, performance.now() - t); }
+    for (let k = 0; k < 3; k++) {
+      const t = performance.now();
+      pages(enc as never);
+      best = Math.min(best, performance.now() - t);
+    }
     const c = process.cpuUsage(c0);
-    console.log(rep, name.padEnd(22), ((best * 1000) / rows.length).toFixed(2), 'µs/row best wall;', (((c.user + c.system) / 3) / rows.length).toFixed(2), 'µs/row cpu');
+    console.log(
+      rep,
+      name.padEnd(22),
+      ((best * 1000) / rows.length).toFixed(2),
+      'µs/row best wall;',
+      ((c.user + c.system) / 3 / rows.length).toFixed(2),
+      'µs/row cpu',
+    );
   }
 }
 console.log(cur(rows.slice(0, 1000), 0) === g(rows.slice(0, 1000)));

@@ -76,7 +76,20 @@ let log: string[] = [];
 let stats: PageServerStats;
 
 function resetStats(): void {
-  stats = { requests: 0, byStatus: {}, hits: 0, misses: 0, first200: null, last200: null, bytes: 0, identityBytes: 0, cachedMB: 0, rssMB: 0, firstRequest: null, inFlightMs: 0 };
+  stats = {
+    requests: 0,
+    byStatus: {},
+    hits: 0,
+    misses: 0,
+    first200: null,
+    last200: null,
+    bytes: 0,
+    identityBytes: 0,
+    cachedMB: 0,
+    rssMB: 0,
+    firstRequest: null,
+    inFlightMs: 0,
+  };
   log = [];
   tokens = Math.max(rps, 1);
   lastRefill = performance.now();
@@ -131,7 +144,14 @@ async function writeThroughLink(res: ServerResponse, buf: Buffer): Promise<void>
   res.end();
 }
 
-function send(res: ServerResponse, status: number, body: Buffer | string, headers: Record<string, string> = {}, counted = true, identityLength?: number): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: Buffer | string,
+  headers: Record<string, string> = {},
+  counted = true,
+  identityLength?: number,
+): void {
   const buf = typeof body === 'string' ? Buffer.from(body) : body;
   if (counted) stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
   if (counted && status === 200) {

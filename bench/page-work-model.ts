@@ -136,7 +136,9 @@ function workerPool(script: string, wallet: string, n: number): PagePool {
 /** Rows and requests of the model run (the caller times it and turns it into a ChildResult). */
 export async function runModel(spec: ModelSpec, script: string): Promise<{ rows: number; requests: number }> {
   const onMain = spec.workers > 0 ? null : pageWork(spec.wallet);
-  const pool: PagePool = onMain ? { process: (body) => onMain.process(body), close: () => onMain.end() } : workerPool(script, spec.wallet, spec.workers);
+  const pool: PagePool = onMain
+    ? { process: (body) => onMain.process(body), close: () => onMain.end() }
+    : workerPool(script, spec.wallet, spec.workers);
   try {
     return await replayRequests(spec.origin, spec.pathsFile, spec.concurrency, (body) => pool.process(body));
   } finally {

@@ -41,7 +41,21 @@ try {
   const jobFile = join(work, 'job.yaml');
   writeFileSync(
     jobFile,
-    ['name: bench', 'source:', '  base_url: sandbox', `  chains: [${CHAINS.join(', ')}]`, 'targets:', `  - wallet: "${wallet.address}"`, '    datasets: [transactions]', 'range:', `  from: "${FROM}"`, `  to: "${to}"`, '  chunk: 1d', 'decode: false', ''].join('\n'),
+    [
+      'name: bench',
+      'source:',
+      '  base_url: sandbox',
+      `  chains: [${CHAINS.join(', ')}]`,
+      'targets:',
+      `  - wallet: "${wallet.address}"`,
+      '    datasets: [transactions]',
+      'range:',
+      `  from: "${FROM}"`,
+      `  to: "${to}"`,
+      '  chunk: 1d',
+      'decode: false',
+      '',
+    ].join('\n'),
   );
   const job = await loadJob(jobFile);
   const out = join(work, 'out');
@@ -56,7 +70,9 @@ try {
   const report = await runJob({ job, config, logger: silentLogger, ...(pageSize ? { pageSize } : {}) });
   const seconds = (performance.now() - t0) / 1000;
   const from = Date.parse(FROM) / 1000;
-  const q = data.parseTransactionsQuery(`chain_id=${CHAINS.join(',')}&filter_block_timestamp_gte=${from}&filter_block_timestamp_lt=${Date.parse(to) / 1000}`);
+  const q = data.parseTransactionsQuery(
+    `chain_id=${CHAINS.join(',')}&filter_block_timestamp_gte=${from}&filter_block_timestamp_lt=${Date.parse(to) / 1000}`,
+  );
   const truth = data.allWalletTransactions(wallet.address, q);
   const result: Record<string, unknown> = {
     profile,
@@ -76,7 +92,10 @@ try {
     let duplicates = 0;
     let unknown = 0;
     let fieldsDiffering = 0;
-    const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ndjson') ? [join(dir, e.name)] : []));
+    const walk = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith('.ndjson') ? [join(dir, e.name)] : [],
+      );
     for (const file of walk(join(out, 'transactions'))) {
       for (const line of readFileSync(file, 'utf8').split('\n')) {
         if (!line) continue;
@@ -95,7 +114,13 @@ try {
         }
       }
     }
-    result.check = { distinct_ids: seen.size, duplicates, unknown_ids: unknown, missing_ids: [...byId.keys()].filter((k) => !seen.has(k)).length, fields_differing: fieldsDiffering };
+    result.check = {
+      distinct_ids: seen.size,
+      duplicates,
+      unknown_ids: unknown,
+      missing_ids: [...byId.keys()].filter((k) => !seen.has(k)).length,
+      fields_differing: fieldsDiffering,
+    };
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } finally {

@@ -38,7 +38,10 @@ for (let i = 0; i < profile.samples.length; i++) {
 const totalUs = profile.endTime - profile.startTime;
 
 const name = (n: ProfileNode) => {
-  const url = n.callFrame.url.replace(/^file:\/\//, '').replace(/^.*\/work\/main\//, '').replace(/^.*node_modules\//, 'nm:');
+  const url = n.callFrame.url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/work\/main\//, '')
+    .replace(/^.*node_modules\//, 'nm:');
   return `${n.callFrame.functionName || '(anonymous)'} ${url ? `${url}:${n.callFrame.lineNumber + 1}` : ''}`.trim();
 };
 
@@ -62,4 +65,8 @@ console.log(`${file}: ${(totalUs / 1e6).toFixed(2)} s profiled (main thread)`);
 console.log('\nself time:');
 for (const [k, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
 console.log('\ntotal time, functions of src/:');
-for (const [k, us] of [...total].filter(([k]) => k.includes(' src/') || k.includes('.insight-export-bench')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
+for (const [k, us] of [...total]
+  .filter(([k]) => k.includes(' src/') || k.includes('.insight-export-bench'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top))
+  console.log(`${pct(us)}  ${k}`);

@@ -52,7 +52,12 @@ const jsToday = await cpuMs(() => {
   rows = 0;
   for (const body of bodies) {
     const records = normaliseListResponse(JSON.parse(body), 'model', 'transactions', false).data as TransactionRecord[];
-    parts.push(encode(records.map((r) => transactionsDataset.toRow(r, target)), rows));
+    parts.push(
+      encode(
+        records.map((r) => transactionsDataset.toRow(r, target)),
+        rows,
+      ),
+    );
     rows += records.length;
   }
   writeFileSync(stagedToday, parts.join(''));
@@ -92,7 +97,9 @@ const sqlRaw = await cpuMs(() =>
 );
 
 // Variant: the struct declares each field in its column's type, so the reader converts while it parses.
-const typedStruct = wireFields.map((c) => `${sqlIdentifier(c.name)} ${c.name === 'block_timestamp' || c.name === 'chain_id' ? 'BIGINT' : duckdbType(c)}`).join(', ');
+const typedStruct = wireFields
+  .map((c) => `${sqlIdentifier(c.name)} ${c.name === 'block_timestamp' || c.name === 'chain_id' ? 'BIGINT' : duckdbType(c)}`)
+  .join(', ');
 const typedSelect = columns
   .map((c) => {
     const as = sqlIdentifier(c.name);
@@ -112,7 +119,10 @@ const sqlTyped = await cpuMs(() =>
 );
 // Variant: one record per line (what staging would hold if JS cut the body at record boundaries).
 const stagedLines = join(dir, 'lines.ndjson');
-writeFileSync(stagedLines, bodies.flatMap((b) => (JSON.parse(b) as { data: unknown[] }).data.map((r) => `${JSON.stringify(r)}\n`)).join(''));
+writeFileSync(
+  stagedLines,
+  bodies.flatMap((b) => (JSON.parse(b) as { data: unknown[] }).data.map((r) => `${JSON.stringify(r)}\n`)).join(''),
+);
 const linesParquet = join(dir, 'lines.parquet');
 const sqlLines = await cpuMs(() =>
   connection.run(
@@ -124,7 +134,13 @@ const sqlLines = await cpuMs(() =>
 // Variant: the `data` arrays of all pages as one JSON array (format = 'array'); the text here is
 // re-encoded by JSON.stringify (not counted): only DuckDB's side is measured.
 const stagedArray = join(dir, 'array.json');
-writeFileSync(stagedArray, `[${bodies.map((b) => JSON.stringify((JSON.parse(b) as { data: unknown[] }).data).slice(1, -1)).filter((t) => t !== '').join(',')}]`);
+writeFileSync(
+  stagedArray,
+  `[${bodies
+    .map((b) => JSON.stringify((JSON.parse(b) as { data: unknown[] }).data).slice(1, -1))
+    .filter((t) => t !== '')
+    .join(',')}]`,
+);
 const arrayParquet = join(dir, 'array.parquet');
 const sqlArray = await cpuMs(() =>
   connection.run(
@@ -135,7 +151,11 @@ const sqlArray = await cpuMs(() =>
 );
 
 const diff = async (a: string, b: string) =>
-  Number((await connection.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${sqlString(a)} EXCEPT ALL SELECT * FROM ${sqlString(b)})`)).getRows()[0]![0]);
+  Number(
+    (
+      await connection.runAndReadAll(`SELECT count(*) FROM (SELECT * FROM ${sqlString(a)} EXCEPT ALL SELECT * FROM ${sqlString(b)})`)
+    ).getRows()[0]![0],
+  );
 const differing = (await diff(todayParquet, rawParquet)) + (await diff(rawParquet, todayParquet));
 const differingTyped = (await diff(todayParquet, typedParquet)) + (await diff(typedParquet, todayParquet));
 const differingLines = (await diff(todayParquet, linesParquet)) + (await diff(linesParquet, todayParquet));
@@ -146,7 +166,9 @@ console.log(`today: JS ${perRow(jsToday)} µs/row + DuckDB ${perRow(sqlToday)} �
 console.log(`raw:   JS ${perRow(jsRaw)} µs/row + DuckDB ${perRow(sqlRaw)} µs/row = ${perRow(jsRaw + sqlRaw)} µs/row`);
 console.log(`raw, typed struct: DuckDB ${perRow(sqlTyped)} µs/row (rows that differ from today's: ${differingTyped})`);
 console.log(`one record per line, typed columns: DuckDB ${perRow(sqlLines)} µs/row (rows that differ from today's: ${differingLines})`);
-console.log(`the data arrays as one JSON array, typed columns: DuckDB ${perRow(sqlArray)} µs/row (rows that differ from today's: ${differingArray})`);
+console.log(
+  `the data arrays as one JSON array, typed columns: DuckDB ${perRow(sqlArray)} µs/row (rows that differ from today's: ${differingArray})`,
+);
 connection.closeSync();
 db.closeSync();
 rmSync(dir, { recursive: true, force: true });

@@ -270,12 +270,24 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
     });
     const meanClientInFlight = inFlight();
     loop.disable();
-    const loopDelayMs = { mean: +(loop.mean / 1e6).toFixed(1), p99: +(loop.percentile(99) / 1e6).toFixed(1), max: +(loop.max / 1e6).toFixed(1) };
+    const loopDelayMs = {
+      mean: +(loop.mean / 1e6).toFixed(1),
+      p99: +(loop.percentile(99) / 1e6).toFixed(1),
+      max: +(loop.max / 1e6).toFixed(1),
+    };
     await closeDuckDB();
     const result = finish(spec.label, report.rows, report.requests, t0, cpu0);
     if (report.status !== 'succeeded') throw new Error(`run ${report.status}: ${JSON.stringify(report.failed.slice(0, 3))}`);
     const out = dirBytes(join(work, 'out'));
-    return { ...result, responses429: report.responses_429, files: out.files, outputMB: +(out.bytes / 1e6).toFixed(1), memoryAtPeak: memory(), meanClientInFlight, loopDelayMs };
+    return {
+      ...result,
+      responses429: report.responses_429,
+      files: out.files,
+      outputMB: +(out.bytes / 1e6).toFixed(1),
+      memoryAtPeak: memory(),
+      meanClientInFlight,
+      loopDelayMs,
+    };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -339,10 +351,14 @@ interface ServerStats {
 let SERVER_ENCODING: Options['serverEncoding'] = 'cdn';
 
 function startPageServer(transactions: number, cacheMB: number): Promise<PageServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--transactions', String(transactions), '--cache-mb', String(cacheMB)], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', SERVER, '--transactions', String(transactions), '--cache-mb', String(cacheMB)],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolvePromise, reject) => {
     let text = '';
     let ready = false;
@@ -400,7 +416,10 @@ function machine(): string {
   return `${c[0]?.model ?? 'unknown CPU'}, ${c.length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} GiB free at start); Node ${process.version}, ${process.platform} ${process.arch}`;
 }
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' / ');
 
 interface Options {
   only: Set<string>;
@@ -495,7 +514,15 @@ const FROM = '2024-02-01';
 async function throughput(opts: Options): Promise<void> {
   const server = await startPageServer(opts.tx, 8192);
   try {
-    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: CHAINS, from: FROM, to: server.rangeEnd, chunk: '1d' };
+    const base = {
+      kind: 'export' as const,
+      baseUrl: server.url,
+      wallet: server.wallet,
+      chains: CHAINS,
+      from: FROM,
+      to: server.rangeEnd,
+      chunk: '1d',
+    };
     // Warm-up: renders every page once into the server's cache and records the requests of a run.
     await server.get('/_bench/reset');
     const warm = await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
@@ -504,7 +531,13 @@ async function throughput(opts: Options): Promise<void> {
     const pathsFile = join(work, 'paths.json');
     writeFileSync(pathsFile, JSON.stringify(paths));
     const concurrency = 8; // requests_in_flight default (src/config/resolve.ts)
-    const limitSpec: LimitSpec = { kind: 'limit', label: 'limit: bare client, JSON.parse only', origin: server.origin, pathsFile, concurrency };
+    const limitSpec: LimitSpec = {
+      kind: 'limit',
+      label: 'limit: bare client, JSON.parse only',
+      origin: server.origin,
+      pathsFile,
+      concurrency,
+    };
 
     const results = new Map<string, ChildResult[]>();
     const ratios = new Map<string, number[]>();
@@ -531,7 +564,10 @@ async function throughput(opts: Options): Promise<void> {
       console.error(`  [${r + 1}/${opts.repeats}] ${limit.label}: ${fmt(limit.rowsPerSec)} rows/s (load ${load()})`);
       for (const f of FORMATS) {
         await server.get('/_bench/reset');
-        const res = await inChild({ ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, opts.profile && r === 0);
+        const res = await inChild(
+          { ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) },
+          opts.profile && r === 0,
+        );
         const stats = await server.get<ServerStats>('/_bench/stats');
         misses += stats.misses;
         sent.set(f.label, [...(sent.get(f.label) ?? []), stats.requests]);
@@ -541,8 +577,15 @@ async function throughput(opts: Options): Promise<void> {
         keep(res, limit, r);
       }
       for (const workers of opts.modelWorkers) {
-        const label = workers === 0 ? 'model: NDJSON.gz page work on the main thread' : `model: NDJSON.gz page work in ${workers} worker thread${workers > 1 ? 's' : ''}`;
-        keep(await inChild({ kind: 'model', label, origin: server.origin, pathsFile, concurrency, wallet: server.wallet, workers }, false), limit, r);
+        const label =
+          workers === 0
+            ? 'model: NDJSON.gz page work on the main thread'
+            : `model: NDJSON.gz page work in ${workers} worker thread${workers > 1 ? 's' : ''}`;
+        keep(
+          await inChild({ kind: 'model', label, origin: server.origin, pathsFile, concurrency, wallet: server.wallet, workers }, false),
+          limit,
+          r,
+        );
       }
     }
     rmSync(work, { recursive: true, force: true });
@@ -569,8 +612,16 @@ async function throughput(opts: Options): Promise<void> {
       const requests = sent.get(label)?.[0] ?? rs[0]!.requests;
       let verdict = '';
       if (CPU_GOALS.has(label) && ratio && cpuRatio) {
-        const cpuMet = goal(`${label}: CPU per row ≤ ${MAX_CPU_PER_ROW_RATIO}x the limit's`, `${median(cpuRatio).toFixed(2)}x`, median(cpuRatio) <= MAX_CPU_PER_ROW_RATIO);
-        const rowsMet = goal(`${label}: rows/s ≥ ${AIM_ROWS_RATIO} of the limit (aim)`, median(ratio).toFixed(2), median(ratio) >= AIM_ROWS_RATIO);
+        const cpuMet = goal(
+          `${label}: CPU per row ≤ ${MAX_CPU_PER_ROW_RATIO}x the limit's`,
+          `${median(cpuRatio).toFixed(2)}x`,
+          median(cpuRatio) <= MAX_CPU_PER_ROW_RATIO,
+        );
+        const rowsMet = goal(
+          `${label}: rows/s ≥ ${AIM_ROWS_RATIO} of the limit (aim)`,
+          median(ratio).toFixed(2),
+          median(ratio) >= AIM_ROWS_RATIO,
+        );
         verdict = `CPU ≤ ${MAX_CPU_PER_ROW_RATIO}x ${cpuMet}; rows/s ≥ ${AIM_ROWS_RATIO} ${rowsMet}`;
       }
       lines.push(
@@ -612,13 +663,26 @@ async function rss(opts: Options): Promise<void> {
     try {
       for (const f of FORMATS) {
         const res = await inChild(
-          { kind: 'export', label: f.label, baseUrl: server.url, wallet: server.wallet, chains: CHAINS, from: FROM, to: server.rangeEnd, chunk: '1d', format: f.format, ...(f.engine ? { engine: f.engine } : {}) },
+          {
+            kind: 'export',
+            label: f.label,
+            baseUrl: server.url,
+            wallet: server.wallet,
+            chains: CHAINS,
+            from: FROM,
+            to: server.rangeEnd,
+            chunk: '1d',
+            format: f.format,
+            ...(f.engine ? { engine: f.engine } : {}),
+          },
           false,
         );
         peaks.set(f.label, [...(peaks.get(f.label) ?? []), res.peakRssMB]);
         const days = Math.round((Date.parse(server.rangeEnd) - Date.parse(FROM)) / 86_400_000);
         lines.push(`| ${f.label} | ${fmt(res.rows)} | ${days} days | ${fmt(res.rowsPerSec)} | ${res.cpuSec} | ${res.peakRssMB} |`);
-        console.error(`  ${f.label} ${fmt(res.rows)} rows: peak RSS ${res.peakRssMB} MB, ${fmt(res.rowsPerSec)} rows/s, at peak ${JSON.stringify(res.memoryAtPeak)}`);
+        console.error(
+          `  ${f.label} ${fmt(res.rows)} rows: peak RSS ${res.peakRssMB} MB, ${fmt(res.rowsPerSec)} rows/s, at peak ${JSON.stringify(res.memoryAtPeak)}`,
+        );
       }
     } finally {
       await server.stop();
@@ -629,7 +693,11 @@ async function rss(opts: Options): Promise<void> {
     if (ps.length < 2) continue;
     const growth = ps[ps.length - 1]! / ps[0]! - 1;
     const last = ps[ps.length - 1]!;
-    const met = goal(`${label}: peak RSS ≤ 400 MB at ${fmt(opts.rssRows[opts.rssRows.length - 1]!)} rows, ≤ 10% above ${fmt(opts.rssRows[0]!)}`, `${ps.join(' → ')} MB (${(growth * 100).toFixed(1)}%)`, last <= 400 && growth <= 0.1);
+    const met = goal(
+      `${label}: peak RSS ≤ 400 MB at ${fmt(opts.rssRows[opts.rssRows.length - 1]!)} rows, ≤ 10% above ${fmt(opts.rssRows[0]!)}`,
+      `${ps.join(' → ')} MB (${(growth * 100).toFixed(1)}%)`,
+      last <= 400 && growth <= 0.1,
+    );
     lines.push(`- ${label}: ${ps.join(' → ')} MB, growth ${(growth * 100).toFixed(1)}% (goal ≤ 400 MB and ≤ 10%: ${met})`);
   }
   emit(lines.join('\n'));
@@ -642,7 +710,16 @@ async function latency(opts: Options): Promise<void> {
   const pageSize = 100;
   const concurrency = 8;
   try {
-    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to: server.rangeEnd, chunk: '1d', pageSize };
+    const base = {
+      kind: 'export' as const,
+      baseUrl: server.url,
+      wallet: server.wallet,
+      chains: [1],
+      from: FROM,
+      to: server.rangeEnd,
+      chunk: '1d',
+      pageSize,
+    };
     // Warm the cache without latency, so the measured run never waits for rendering.
     await server.get('/_bench/reset');
     await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
@@ -661,7 +738,10 @@ async function latency(opts: Options): Promise<void> {
       '|---|---|---|---|---|---|---|',
     ];
     const runs: [string, () => Promise<ChildResult>][] = [
-      ['limit: bare client, same requests', () => inChild({ kind: 'limit', label: 'limit', origin: server.origin, pathsFile, concurrency }, false)],
+      [
+        'limit: bare client, same requests',
+        () => inChild({ kind: 'limit', label: 'limit', origin: server.origin, pathsFile, concurrency }, false),
+      ],
       ...FORMATS.slice(0, 1).map((f): [string, () => Promise<ChildResult>] => [
         f.label,
         () => inChild({ ...base, label: `latency ${f.label}`, format: f.format, ...(f.engine ? { engine: f.engine } : {}) }, opts.profile),
@@ -699,7 +779,15 @@ async function wan(opts: Options): Promise<void> {
   const latencyMs = 80;
   const concurrency = 8;
   try {
-    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to: server.rangeEnd, chunk: '1d' };
+    const base = {
+      kind: 'export' as const,
+      baseUrl: server.url,
+      wallet: server.wallet,
+      chains: [1],
+      from: FROM,
+      to: server.rangeEnd,
+      chunk: '1d',
+    };
     await server.get('/_bench/reset');
     await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
     const work = mkdtempSync(join(tmpdir(), 'insight-bench-paths-'));
@@ -717,9 +805,34 @@ async function wan(opts: Options): Promise<void> {
       '|---|---|---|---|---|---|---|',
     ];
     const runs: { label: string; encoding: 'cdn' | 'identity'; spec: ChildSpec; goal: boolean }[] = [
-      { label: 'limit: bare client, same requests', encoding: 'cdn', spec: { kind: 'limit', label: 'limit', origin: server.origin, pathsFile, concurrency }, goal: false },
-      { label: FORMATS[0]!.label, encoding: 'cdn', spec: { ...base, label: `wan ${FORMATS[0]!.label}`, format: FORMATS[0]!.format, ...(FORMATS[0]!.engine ? { engine: FORMATS[0]!.engine } : {}) }, goal: true },
-      { label: `${FORMATS[0]!.label}, server never compressing (as before compression)`, encoding: 'identity', spec: { ...base, label: `wan identity ${FORMATS[0]!.label}`, format: FORMATS[0]!.format, ...(FORMATS[0]!.engine ? { engine: FORMATS[0]!.engine } : {}) }, goal: false },
+      {
+        label: 'limit: bare client, same requests',
+        encoding: 'cdn',
+        spec: { kind: 'limit', label: 'limit', origin: server.origin, pathsFile, concurrency },
+        goal: false,
+      },
+      {
+        label: FORMATS[0]!.label,
+        encoding: 'cdn',
+        spec: {
+          ...base,
+          label: `wan ${FORMATS[0]!.label}`,
+          format: FORMATS[0]!.format,
+          ...(FORMATS[0]!.engine ? { engine: FORMATS[0]!.engine } : {}),
+        },
+        goal: true,
+      },
+      {
+        label: `${FORMATS[0]!.label}, server never compressing (as before compression)`,
+        encoding: 'identity',
+        spec: {
+          ...base,
+          label: `wan identity ${FORMATS[0]!.label}`,
+          format: FORMATS[0]!.format,
+          ...(FORMATS[0]!.engine ? { engine: FORMATS[0]!.engine } : {}),
+        },
+        goal: false,
+      },
     ];
     /** Bytes per row the bare client received, by server encoding (the first run of each). */
     const limitBytesPerRow = new Map<string, number>();
@@ -737,9 +850,15 @@ async function wan(opts: Options): Promise<void> {
       const perRow = limitBytesPerRow.get(run.encoding)!;
       const allows = Math.min((opts.wanMbps * 1e6) / 8 / perRow, (concurrency * 1000) / (latencyMs / 1000));
       const fraction = res.rowsPerSec / allows;
-      const verdict = run.goal ? `≥ 0.90 ${goal(`WAN (${latencyMs} ms, ${opts.wanMbps} Mbit/s): ${run.label} ≥ 0.9 of what the link allows`, fraction.toFixed(2), fraction >= 0.9)}` : '';
-      lines.push(`| ${run.label} | ${run.encoding === 'cdn' ? 'compressed when asked' : 'uncompressed'} | ${fmt(res.rowsPerSec)} | ${(stats.bytes / res.rows).toFixed(0)} | ${fmt(allows)} | ${fraction.toFixed(2)} | ${verdict} |`);
-      console.error(`  wan ${run.label}: ${fmt(res.rowsPerSec)} rows/s = ${fraction.toFixed(2)} of ${fmt(allows)} (${(stats.bytes / res.rows).toFixed(0)} bytes per row)`);
+      const verdict = run.goal
+        ? `≥ 0.90 ${goal(`WAN (${latencyMs} ms, ${opts.wanMbps} Mbit/s): ${run.label} ≥ 0.9 of what the link allows`, fraction.toFixed(2), fraction >= 0.9)}`
+        : '';
+      lines.push(
+        `| ${run.label} | ${run.encoding === 'cdn' ? 'compressed when asked' : 'uncompressed'} | ${fmt(res.rowsPerSec)} | ${(stats.bytes / res.rows).toFixed(0)} | ${fmt(allows)} | ${fraction.toFixed(2)} | ${verdict} |`,
+      );
+      console.error(
+        `  wan ${run.label}: ${fmt(res.rowsPerSec)} rows/s = ${fraction.toFixed(2)} of ${fmt(allows)} (${(stats.bytes / res.rows).toFixed(0)} bytes per row)`,
+      );
     }
     await server.get('/_bench/settings?latency_ms=0&bandwidth_mbps=0&encoding=cdn');
     emit(lines.join('\n'));
@@ -758,7 +877,16 @@ async function rateLimit(opts: Options): Promise<void> {
     // About 40 s of requests at the limit: the first days of chain 1 in 100-row pages.
     const days = 3;
     const to = new Date(Date.parse(FROM) + days * 86_400_000).toISOString().slice(0, 10);
-    const base = { kind: 'export' as const, baseUrl: server.url, wallet: server.wallet, chains: [1], from: FROM, to, chunk: '1d', pageSize };
+    const base = {
+      kind: 'export' as const,
+      baseUrl: server.url,
+      wallet: server.wallet,
+      chains: [1],
+      from: FROM,
+      to,
+      chunk: '1d',
+      pageSize,
+    };
     await inChild({ ...base, label: 'warm-up', format: 'ndjson', compression: 'none' }, false);
     await server.get(`/_bench/settings?rps=${rps}&retry_after=1`);
     await new Promise((r) => setTimeout(r, 1500)); // let the server's bucket fill
@@ -794,7 +922,8 @@ async function main(): Promise<void> {
   if (servePageWorkIfWorker()) return;
   if (argv[0] === '--child') {
     const spec = JSON.parse(argv[1]!) as ChildSpec;
-    const result = spec.kind === 'limit' ? await childLimit(spec) : spec.kind === 'model' ? await childModel(spec) : await childExport(spec);
+    const result =
+      spec.kind === 'limit' ? await childLimit(spec) : spec.kind === 'model' ? await childModel(spec) : await childExport(spec);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
@@ -836,7 +965,13 @@ async function main(): Promise<void> {
     `Written by \`npm run bench -- ${argv.join(' ')}\` (bench/run.ts) on ${started.toISOString()}, ${((performance.now() - t0) / 60_000).toFixed(1)} min.`,
     '',
     `- Machine: ${machine()}`,
-    `- Exporter processes: ${opts.malloc === 'tuned' ? `${Object.entries(MALLOC_TUNING).map(([k, v]) => `${k}=${v}`).join(' ')} in their environment, as the container image sets them (src/run/malloc-tuning.ts)` : 'the inherited environment, without the container image\'s malloc settings (--malloc default)'}${NODE_FLAGS.length > 0 ? `; node flags ${NODE_FLAGS.join(' ')}` : ''}`,
+    `- Exporter processes: ${
+      opts.malloc === 'tuned'
+        ? `${Object.entries(MALLOC_TUNING)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(' ')} in their environment, as the container image sets them (src/run/malloc-tuning.ts)`
+        : "the inherited environment, without the container image's malloc settings (--malloc default)"
+    }${NODE_FLAGS.length > 0 ? `; node flags ${NODE_FLAGS.join(' ')}` : ''}`,
     `- Page server: ${opts.serverEncoding === 'cdn' ? 'answers compressed when asked, as a CDN does (brotli quality 4, else gzip 6)' : 'never compresses (--server-encoding identity)'}`,
     `- Load average (1/5/15 min) before: ${loadBefore}; after: ${load()} (other processes share these cores: wall-clock figures are noisy, ratios within one repetition less so)`,
     '',

@@ -17,7 +17,9 @@ peakRss = Math.max(peakRss, process.memoryUsage().rss);
 // A full wallet-0 page walk and a holdings pass, to show queries stay cheap at this size.
 const t1 = performance.now();
 const alice = data.wallets[0]!;
-const q = data.parseTransactionsQuery('chain_id=1&sort_by=block_number&sort_order=desc&limit=1000&page=20&filter_value_gt=1000000000000000000');
+const q = data.parseTransactionsQuery(
+  'chain_id=1&sort_by=block_number&sort_order=desc&limit=1000&page=20&filter_value_gt=1000000000000000000',
+);
 const page = data.walletTransactions(alice.address, q);
 const queryMs = performance.now() - t1;
 const t2 = performance.now();

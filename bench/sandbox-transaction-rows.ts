@@ -20,7 +20,9 @@ export async function sandboxPageBodies(transactions = 300_000, pages = 20): Pro
   const bodies: string[] = [];
   try {
     for (let page = 0; page < pages; page++) {
-      const res = await fetch(`${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`);
+      const res = await fetch(
+        `${server.url}/wallets/${wallet}/transactions?chain_id=1&chain_id=8453&chain_id=42161&limit=1000&page=${page}&sort_by=block_number&sort_order=asc&decode=true`,
+      );
       const text = await res.text();
       bodies.push(text);
       if (!text.includes('"hash"')) break;

@@ -32,7 +32,10 @@ const CONFIGS: Config[] = [
   { label: 'Parquet DuckDB snappy', opts: { format: 'parquet', engine: 'duckdb', compression: 'snappy' } },
   { label: 'Parquet DuckDB zstd, 100k groups', opts: { format: 'parquet', engine: 'duckdb', compression: 'zstd', rowGroupSize: 100_000 } },
   { label: 'Parquet hyparquet zstd, 25k groups (default)', opts: { format: 'parquet', engine: 'hyparquet', compression: 'zstd' } },
-  { label: 'Parquet hyparquet zstd, 50k groups', opts: { format: 'parquet', engine: 'hyparquet', compression: 'zstd', rowGroupSize: 50_000 } },
+  {
+    label: 'Parquet hyparquet zstd, 50k groups',
+    opts: { format: 'parquet', engine: 'hyparquet', compression: 'zstd', rowGroupSize: 50_000 },
+  },
   { label: 'Parquet hyparquet snappy', opts: { format: 'parquet', engine: 'hyparquet', compression: 'snappy' } },
 ];
 
@@ -102,7 +105,9 @@ async function main(): Promise<void> {
     });
     const r = JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown> & { cpuUs: number };
     const cpuUsPerRow = (r.cpuUs / totalRows).toFixed(1);
-    console.log(`| ${r.label} | ${r.writerRowsPerSec ?? '-'} | ${cpuUsPerRow} | ${r.wallRowsPerSec} | ${r.peakRssMB} | ${r.fileMB} | ${r.finishSec} |`);
+    console.log(
+      `| ${r.label} | ${r.writerRowsPerSec ?? '-'} | ${cpuUsPerRow} | ${r.wallRowsPerSec} | ${r.peakRssMB} | ${r.fileMB} | ${r.finishSec} |`,
+    );
   }
 }
 

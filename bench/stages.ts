@@ -54,7 +54,13 @@ perRow('toRow without decoder', () => records.map((r) => transactionsDataset.toR
 const rows = perRow('toRow with decoder', () => records.map((r) => transactionsDataset.toRow(r, target))) as Row[];
 perRow('  decoder alone', () => records.map((r) => target.decoder!.decode(r)));
 perRow('partition of each row', () =>
-  rows.map((row) => renderPartition('{dataset}/chain_id={chain_id}/date={date}', { dataset: 'transactions', chain_id: 1, date: isoDate(row.block_timestamp as number) })),
+  rows.map((row) =>
+    renderPartition('{dataset}/chain_id={chain_id}/date={date}', {
+      dataset: 'transactions',
+      chain_id: 1,
+      date: isoDate(row.block_timestamp as number),
+    }),
+  ),
 );
 const columns = transactionsDataset.columns(target);
 const encode = createNdjsonEncoder(columns);

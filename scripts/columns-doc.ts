@@ -67,7 +67,13 @@ export function datasetColumns(readme: string): Record<Section, Column[]> {
       decode: true,
       decoder: createTransactionDecoder({}),
     }),
-    events: eventsDataset.columns({ kind: 'contract', address: EXAMPLE_TOKEN, signature, decode: true, decoder: createEventDecoder(signature) }),
+    events: eventsDataset.columns({
+      kind: 'contract',
+      address: EXAMPLE_TOKEN,
+      signature,
+      decode: true,
+      decoder: createEventDecoder(signature),
+    }),
     aggregates: aggregatesDataset.columns(aggregate),
     nft_holdings: nftHoldingsDataset.columns({ kind: 'nft_holdings', address: EXAMPLE_WALLET, types: ['ERC-721', 'ERC-1155'] }),
   };

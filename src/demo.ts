@@ -46,8 +46,10 @@ async function exportTo(output: (typeof OUTPUTS)[number]): Promise<RunReport> {
 
 function runLine(format: string, dir: string, r: RunReport): string {
   const where = `${format.padEnd(8)} -> ${shown(dir).padEnd(12)}`;
-  if (r.status !== 'succeeded') return `${where} ${r.status.toUpperCase()}: ${r.windows.failed} window(s) failed (report: ${shown(path.join(dir, r.report_key ?? ''))})`;
-  if (r.windows.planned === 0) return `${where} nothing new: all windows were exported before (resumed from ${shown(path.join(dir, '_state', r.job))})`;
+  if (r.status !== 'succeeded')
+    return `${where} ${r.status.toUpperCase()}: ${r.windows.failed} window(s) failed (report: ${shown(path.join(dir, r.report_key ?? ''))})`;
+  if (r.windows.planned === 0)
+    return `${where} nothing new: all windows were exported before (resumed from ${shown(path.join(dir, '_state', r.job))})`;
   return `${where} exported ${r.windows.done} windows, ${r.rows} rows, ${r.files} files in ${r.duration_s} s`;
 }
 
@@ -111,7 +113,10 @@ async function main(): Promise<number> {
     process.stdout.write(`\nWhat ${shown(OUT)} holds (read back from the files; item_id is the row key):\n`);
     process.stdout.write(await summary(conn));
     const [first] = await query(conn, `SELECT file FROM glob(${sql(`${OUTPUTS[0].dir}/transactions/**/*.parquet`)}) ORDER BY file LIMIT 1`);
-    if (first?.file) process.stdout.write(`  one file per window and chain, e.g. ${shown(first.file)}\n  state and run reports: ${shown(OUTPUTS[0].dir)}/_state/demo/\n`);
+    if (first?.file)
+      process.stdout.write(
+        `  one file per window and chain, e.g. ${shown(first.file)}\n  state and run reports: ${shown(OUTPUTS[0].dir)}/_state/demo/\n`,
+      );
 
     const parquet = OUTPUTS[0].dir;
     const perDay = `SELECT chain_id, date, count(*) AS transactions, count(DISTINCT hash) AS hashes, CAST(sum(CAST(value AS HUGEINT)) AS VARCHAR) AS value_wei
@@ -125,7 +130,15 @@ ORDER BY block_time, chain_id, log_index LIMIT 5`;
       ['The first SUSD transfers, decoded', transfers, ['chain_id', 'arg_value']],
     ] as const) {
       process.stdout.write(`\n${title}:\n${text.replace(/^/gm, '  ')}\n\n`);
-      process.stdout.write(table(await query(conn, text.replace(/'(out\/[^']*)'/g, (_m, p: string) => sql(path.resolve(p)))), [...numeric]));
+      process.stdout.write(
+        table(
+          await query(
+            conn,
+            text.replace(/'(out\/[^']*)'/g, (_m, p: string) => sql(path.resolve(p))),
+          ),
+          [...numeric],
+        ),
+      );
     }
 
     process.stdout.write(
@@ -147,7 +160,11 @@ main().then(
     process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(err instanceof InsightExportError ? `error: ${err.message}\n` : `demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(
+      err instanceof InsightExportError
+        ? `error: ${err.message}\n`
+        : `demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exitCode = err instanceof InsightExportError ? err.exitCode : 1;
   },
 );

@@ -30,7 +30,11 @@ export function pidAlive(pid: number): boolean {
 }
 
 /** True when `other` ran on this machine (same host, boot and pid namespace) and its pid is gone. */
-export function isDeadHere(other: ProcessIdentity, me: Pick<ProcessIdentity, 'host' | 'bootId'>, isAlive: (pid: number) => boolean): boolean {
+export function isDeadHere(
+  other: ProcessIdentity,
+  me: Pick<ProcessIdentity, 'host' | 'bootId'>,
+  isAlive: (pid: number) => boolean,
+): boolean {
   const sameMachine = other.host === me.host && other.bootId !== null && other.bootId === me.bootId;
   return sameMachine && Number.isSafeInteger(other.pid) && other.pid > 0 && !isAlive(other.pid);
 }

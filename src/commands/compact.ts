@@ -22,7 +22,10 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
       .option('target-size', { type: 'string', describe: 'Largest merged file, e.g. 256MB (default: output.max_bytes_per_file)' })
-      .option('older-than', { type: 'string', describe: 'Only dates that ended at least this long ago, e.g. 2d (default: every date before the newest one)' })
+      .option('older-than', {
+        type: 'string',
+        describe: 'Only dates that ended at least this long ago, e.g. 2d (default: every date before the newest one)',
+      })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Show what would be merged; write nothing' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the compaction report as JSON' })
       .example('$0 compact jobs/x.yaml --older-than 1d', 'Merge the files of every day that ended a day ago') as never,
@@ -38,7 +41,8 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
     let olderThanMs: number | undefined;
     if (args['older-than'] !== undefined) {
       const r = parseDurationMs(args['older-than']);
-      if (!r.ok) throw new UserInputError(`--older-than ${r.problem}`, { details: `--older-than ${args['older-than']}`, hint: 'e.g. 36h or 2d' });
+      if (!r.ok)
+        throw new UserInputError(`--older-than ${r.problem}`, { details: `--older-than ${args['older-than']}`, hint: 'e.g. 36h or 2d' });
       olderThanMs = r.value;
     }
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
@@ -71,7 +75,10 @@ function summary(r: CompactReport): string {
     `${r.dry_run ? 'would merge' : 'merged'}: job ${r.job}, partitions before ${r.closed_before ?? '(none)'} are closed`,
     `  windows ${r.windows_before} -> ${r.windows_after}, files ${r.files_before} -> ${r.files_after}${r.dry_run ? '' : `, bytes ${r.bytes_before} -> ${r.bytes_after}`}`,
   ];
-  for (const g of r.groups) lines.push(`  ${g.unitKey} [${g.start}, ${g.end}): ${g.replaces.length} windows, ${g.sourceFiles} -> ${g.mergedFiles} files, ${g.rows} rows`);
+  for (const g of r.groups)
+    lines.push(
+      `  ${g.unitKey} [${g.start}, ${g.end}): ${g.replaces.length} windows, ${g.sourceFiles} -> ${g.mergedFiles} files, ${g.rows} rows`,
+    );
   if (r.recovered_files > 0) lines.push(`  removed ${r.recovered_files} file(s) of commits a crashed run left`);
   return `${lines.join('\n')}\n`;
 }

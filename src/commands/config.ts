@@ -15,7 +15,9 @@ export const configCommand: CommandModule<object, ConfigCommandArgs> = {
       .positional('job', { type: 'string', describe: 'Job file whose settings to resolve (optional)' })
       .example('$0 config jobs/demo.yaml --format ndjson', 'What a run of the demo would use') as never,
   handler: async (args) => {
-    const config = args.job ? (await loadJobContext(args.job, args, [])).config : resolveConfig({ cliFlags: cliFlags(args), configFile: args.config });
+    const config = args.job
+      ? (await loadJobContext(args.job, args, [])).config
+      : resolveConfig({ cliFlags: cliFlags(args), configFile: args.config });
     process.stdout.write(describeConfig(config).replace(/\n?$/, '\n'));
   },
 };

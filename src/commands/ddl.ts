@@ -22,11 +22,17 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
       .option('dialect', { type: 'string', choices: DIALECTS, demandOption: true, describe: 'Warehouse SQL dialect' })
-      .option('location', { type: 'string', describe: 'Root of the export as the warehouse reads it (default: the destination), e.g. gs://bucket/prefix' })
+      .option('location', {
+        type: 'string',
+        describe: 'Root of the export as the warehouse reads it (default: the destination), e.g. gs://bucket/prefix',
+      })
       .option('schema', { type: 'string', describe: 'Database/schema (BigQuery: dataset) to create the tables in' })
       .option('connection', { type: 'string', describe: 'BigQuery: connection of a BigQuery Omni (S3) external table' })
       .option('stage', { type: 'string', describe: 'Snowflake: an existing stage over the export root (default: one is created)' })
-      .option('storage-integration', { type: 'string', describe: 'Snowflake: storage integration of the stage created (default insight_export_s3)' })
+      .option('storage-integration', {
+        type: 'string',
+        describe: 'Snowflake: storage integration of the stage created (default insight_export_s3)',
+      })
       .example('$0 ddl jobs/demo.yaml --dialect duckdb | duckdb demo.db', 'Query the demo export with DuckDB')
       .example('$0 ddl jobs/s3-export.yaml --dialect athena --schema insight', 'Athena tables with partition projection') as never,
   handler: async (args) => {

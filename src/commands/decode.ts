@@ -66,11 +66,17 @@ export async function readDecodeFile(file: string): Promise<DecodeRequestBody> {
     return validateDecodeBody(body);
   } catch (err) {
     if (!(err instanceof RequestValidationError)) throw err;
-    const path = err.parameter.replace(/^body\.logs/, bare ? '$' : '$.logs').replace(/^body\.transactions/, '$.transactions').replace(/^body$/, '$');
-    throw new DecodeFileError(`The decode file ${file} is not a decode request: ${err.shortMessage.replace(/^Invalid request parameter [^:]+: /, '')}`, {
-      details: `${file} at ${path}`,
-      hint: `--file takes ${FILE_SHAPE}.`,
-    });
+    const path = err.parameter
+      .replace(/^body\.logs/, bare ? '$' : '$.logs')
+      .replace(/^body\.transactions/, '$.transactions')
+      .replace(/^body$/, '$');
+    throw new DecodeFileError(
+      `The decode file ${file} is not a decode request: ${err.shortMessage.replace(/^Invalid request parameter [^:]+: /, '')}`,
+      {
+        details: `${file} at ${path}`,
+        hint: `--file takes ${FILE_SHAPE}.`,
+      },
+    );
   }
 }
 

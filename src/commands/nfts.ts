@@ -28,17 +28,25 @@ export interface NftsResult {
 /** Operation 5: every page of a wallet's NFT collections (following next_page_params). */
 export const nftsCommand: CommandModule<object, NftsArgs> = {
   command: 'nfts <address>',
-  describe: "List the NFTs a wallet holds, by collection (the explorer route, every page)",
+  describe: 'List the NFTs a wallet holds, by collection (the explorer route, every page)',
   builder: (y) =>
     withSourceFlags(y)
       .positional('address', { type: 'string', demandOption: true, describe: 'Wallet address, or a name resolved first (alice.eth)' })
-      .option('type', { alias: 't', type: 'string', array: true, choices: [...NFT_TOKEN_TYPES], describe: 'Token standards (default: all)' })
+      .option('type', {
+        alias: 't',
+        type: 'string',
+        array: true,
+        choices: [...NFT_TOKEN_TYPES],
+        describe: 'Token standards (default: all)',
+      })
       .example('$0 nfts alice.eth --base-url sandbox --chain 8453', "A wallet's NFTs on Base")
       .example('$0 nfts 0x344940aef33a4e9915b793dfe282f3727eff9869 --type ERC-721 --json', 'ERC-721 only, as JSON') as never,
   handler: async (args) => {
     const chainIds = chainIdsOf(args);
     if (chainIds && chainIds.length > 1) {
-      throw new CommandArgumentError('nfts reads one chain at a time', { hint: 'Give one --chain (the explorer route serves one chain per request).' });
+      throw new CommandArgumentError('nfts reads one chain at a time', {
+        hint: 'Give one --chain (the explorer route serves one chain per request).',
+      });
     }
     const types = args.type?.length ? ([...new Set(args.type)] as NftTokenType[]) : undefined;
     const input = String(args.address);
@@ -64,7 +72,9 @@ async function walletAddress(client: InsightClient, input: string, chainIds: num
       hint: 'Give an address (0x + 40 hex digits) or a name such as alice.eth.',
     });
   }
-  const res = await client.resolve(input, chainIds ? { chainIds } : {}).catch((err: unknown) => rejectedInput(err, `the name ${JSON.stringify(input)}`));
+  const res = await client
+    .resolve(input, chainIds ? { chainIds } : {})
+    .catch((err: unknown) => rejectedInput(err, `the name ${JSON.stringify(input)}`));
   const address = res.data.address?.toLowerCase();
   if (!address || !isAddress(address)) {
     throw new InputRejectedError(`The name ${JSON.stringify(input)} does not resolve to an address`, {

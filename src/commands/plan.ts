@@ -23,14 +23,19 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true })
       .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
-      .option('shard', { type: 'string', describe: 'Only the units of shard i of N (0-based "i/N"; also from the indexed/array job environment)' })
+      .option('shard', {
+        type: 'string',
+        describe: 'Only the units of shard i of N (0-based "i/N"; also from the indexed/array job environment)',
+      })
       .example('$0 plan jobs/demo.yaml', 'What would the demo export now?') as never,
   handler: async (args) => {
     const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
     const shard = resolveShard(args.shard);
     const range = loaded.range;
     const needsSource =
-      range?.to === 'latest' || (range != null && fixedToMayPassHead(range, Date.now() / 1000)) || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+      range?.to === 'latest' ||
+      (range != null && fixedToMayPassHead(range, Date.now() / 1000)) ||
+      loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
     const source = needsSource ? await openSource(config, logger) : null;
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
@@ -46,7 +51,9 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       );
       const estimate = estimateRequests(plan);
       const label = shard ? shardLabel(shard) : null;
-      process.stdout.write(args.json ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum, label));
+      process.stdout.write(
+        args.json ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum, label),
+      );
     } finally {
       await source?.close();
     }
@@ -54,9 +61,13 @@ export const planCommand: CommandModule<object, PlanArgs> = {
 };
 
 function render(plan: Plan, minimumRequests: number, shard: string | null): string {
-  const lines = [`job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`];
+  const lines = [
+    `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`,
+  ];
   for (const c of plan.clamped) {
-    lines.push(`  chain ${c.chainId}: range.to ${c.to} is past the head minus the safety lag: exported up to ${c.end} (exclusive) now, the rest by later runs`);
+    lines.push(
+      `  chain ${c.chainId}: range.to ${c.to} is past the head minus the safety lag: exported up to ${c.end} (exclusive) now, the rest by later runs`,
+    );
   }
   for (const c of plan.coverage) {
     const todo = c.todo.map((i) => `[${i.start}, ${i.end})`).join(' ') || 'nothing (complete)';

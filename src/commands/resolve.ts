@@ -24,7 +24,10 @@ export const resolveCommand: CommandModule<object, ResolveArgs> = {
     const chainIds = chainIdsOf(args);
     const input = String(args.input);
     const res = await withClient(args, async (client) => {
-      const ask = (text: string) => client.resolve(text, chainIds ? { chainIds } : {}).catch((err: unknown) => rejectedInput(err, `the input ${JSON.stringify(input)}`));
+      const ask = (text: string) =>
+        client
+          .resolve(text, chainIds ? { chainIds } : {})
+          .catch((err: unknown) => rejectedInput(err, `the input ${JSON.stringify(input)}`));
       if (!SIGNATURE_RE.test(input)) return ask(input);
       // The service resolves hashes, not signatures: an event's topic0, else a function's selector.
       const { toEventSelector, toFunctionSelector } = await import('viem');

@@ -27,14 +27,19 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
         .option('rewind', {
           type: 'string',
-          describe: 'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
+          describe:
+            'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the run report as JSON on stdout' })
         .option('shard', {
           type: 'string',
-          describe: 'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
+          describe:
+            'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
         })
-        .option('pushgateway', { type: 'string', describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)' })
+        .option('pushgateway', {
+          type: 'string',
+          describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)',
+        })
         .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
         .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out)')
         .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
@@ -44,7 +49,9 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
       const rewind = args.rewind === undefined ? null : parseRewind(args.rewind);
       const shard = resolveShard(args.shard);
       const pushUrl = args.pushgateway ?? process.env.INSIGHT_EXPORT_PUSHGATEWAY_URL;
-      const pushTarget = pushUrl ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL') : null;
+      const pushTarget = pushUrl
+        ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL')
+        : null;
       const controller = new AbortController();
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals) => {
@@ -91,7 +98,9 @@ function summary(r: RunReport): string {
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
     `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete`,
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
-    r.report_error === undefined ? `  report: ${r.report_key ?? '-'}` : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
+    r.report_error === undefined
+      ? `  report: ${r.report_key ?? '-'}`
+      : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);

@@ -12,7 +12,10 @@ export function withSourceFlags<T>(y: Argv<T>) {
     .option('chain', { alias: 'c', type: 'number', array: true, describe: 'Chain id(s) to ask (repeat the flag for several)' })
     .option('json', { type: 'boolean', default: false, describe: 'Print JSON (for scripts) instead of tables' })
     .option('config', { type: 'string', describe: 'Config file (default: INSIGHT_EXPORT_CONFIG, else config/default.yaml)' })
-    .option('base-url', { type: 'string', describe: 'Read-interface base URL incl. path prefix, or "sandbox" (default: config / INSIGHT_BASE_URL)' })
+    .option('base-url', {
+      type: 'string',
+      describe: 'Read-interface base URL incl. path prefix, or "sandbox" (default: config / INSIGHT_BASE_URL)',
+    })
     .option('explorer-url', { type: 'string', describe: 'Explorer base URL (NFT route)' })
     .option('max-attempts', { type: 'number', describe: 'Attempts per request, retries included' })
     .option('timeout', { type: 'string', describe: 'Per-request timeout, e.g. 30s' })
@@ -41,7 +44,9 @@ export function chainIdsOf(args: Pick<SourceArgs, 'chain'>): number[] | undefine
   if (ids === undefined || ids.length === 0) return undefined;
   for (const id of ids) {
     if (!Number.isSafeInteger(id) || id <= 0) {
-      throw new CommandArgumentError(`--chain takes positive integer chain ids, got ${JSON.stringify(id)}`, { hint: 'e.g. --chain 1 --chain 8453' });
+      throw new CommandArgumentError(`--chain takes positive integer chain ids, got ${JSON.stringify(id)}`, {
+        hint: 'e.g. --chain 1 --chain 8453',
+      });
     }
   }
   return [...new Set(ids)];
@@ -86,12 +91,15 @@ export function rejectedInput(err: unknown, argument: string, hint404?: string):
   // A 404 is the input's fault only where the route gives it a meaning (decode: no ABI); elsewhere the
   // server has no such route, which is the base URL's fault (the error's own hint says so).
   if (err instanceof HttpStatusError && (err.status === 400 || (err.status === 404 && hint404 !== undefined))) {
-    throw new InputRejectedError(`The service rejected ${argument}${err.serverMessage ? `: ${err.serverMessage}` : ` (HTTP ${err.status})`}`, {
-      details: err.url,
-      hint: err.status === 404 ? hint404 : 'Check the argument (see --help for the accepted forms).',
-      metaMessages: err.metaMessages,
-      cause: err,
-    });
+    throw new InputRejectedError(
+      `The service rejected ${argument}${err.serverMessage ? `: ${err.serverMessage}` : ` (HTTP ${err.status})`}`,
+      {
+        details: err.url,
+        hint: err.status === 404 ? hint404 : 'Check the argument (see --help for the accepted forms).',
+        metaMessages: err.metaMessages,
+        cause: err,
+      },
+    );
   }
   throw err;
 }

@@ -38,7 +38,12 @@ export function renderTable<T>(rows: readonly T[], columns: readonly TableColumn
   if (rows.length === 0) return `${opts.empty ?? '(none)'}\n`;
   const cells = rows.map((row) => columns.map((c) => cellText(c.value(row))));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((r) => r[i]!.length)));
-  if (opts.maxWidth !== undefined) fit(widths, columns.map((c) => c.header.length), opts.maxWidth);
+  if (opts.maxWidth !== undefined)
+    fit(
+      widths,
+      columns.map((c) => c.header.length),
+      opts.maxWidth,
+    );
   const line = (texts: string[]) =>
     texts
       .map((t, i) => {

@@ -18,7 +18,10 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
     for (const file of args.jobs) {
       const { job } = await loadJobContext(file, args, []);
       checkAggregateExpressions(job);
-      const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
+      const units = job.targets.reduce(
+        (n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1),
+        0,
+      );
       process.stdout.write(`ok ${file}: job ${job.name}, ${job.targets.length} target(s), ${units} unit stream(s)\n`);
       for (const w of job.warnings) process.stdout.write(`  warning ${w.file}:${w.line}:${w.column} ${w.field}: ${w.message}\n`);
     }

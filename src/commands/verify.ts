@@ -21,7 +21,8 @@ interface VerifyArgs extends ConfigArgs {
 export function verifyCommand(setExit: (code: number) => void): CommandModule<object, VerifyArgs> {
   return {
     command: 'verify <job>',
-    describe: 'Check the destination against the state: every planned window present, files and row counts as recorded, no gaps or overlaps',
+    describe:
+      'Check the destination against the state: every planned window present, files and row counts as recorded, no gaps or overlaps',
     builder: (y) =>
       withConfigFlags(y)
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
@@ -30,9 +31,13 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         .option('chain-hashes', {
           type: 'boolean',
           default: false,
-          describe: "Also ask the service whether each window's recorded edge block and its rows' block hashes are still the chain's blocks",
+          describe:
+            "Also ask the service whether each window's recorded edge block and its rows' block hashes are still the chain's blocks",
         })
-        .option('chain-hashes-sample', { type: 'number', describe: 'With --chain-hashes: compare at most this many blocks of rows per window (default: all)' })
+        .option('chain-hashes-sample', {
+          type: 'number',
+          describe: 'With --chain-hashes: compare at most this many blocks of rows per window (default: all)',
+        })
         .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?') as never,
     handler: async (args) => {
       const { job: loaded, config, logger } = await loadJobContext(args.job, args, ['destination']);
@@ -41,12 +46,30 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       const source = needsSource ? await openSource(config, logger) : null;
       const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       try {
-        const job = source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
-        const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({ store, job, quick: args.quick, output: config.output });
+        const job =
+          source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
+        const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({
+          store,
+          job,
+          quick: args.quick,
+          output: config.output,
+        });
         if (args['chain-hashes'] && source) {
-          const hashes = await verifyChainHashes({ store, state: new WindowState(store, job.name), blocks: new BlockLookup(source.client), sample: args['chain-hashes-sample'] ?? null });
+          const hashes = await verifyChainHashes({
+            store,
+            state: new WindowState(store, job.name),
+            blocks: new BlockLookup(source.client),
+            sample: args['chain-hashes-sample'] ?? null,
+          });
           report.chain_hashes = hashes;
-          for (const p of hashes.problems) report.problems.push({ kind: 'chain-hash', unit: p.unit, window: p.window, ...(p.key ? { key: p.key } : {}), message: p.message });
+          for (const p of hashes.problems)
+            report.problems.push({
+              kind: 'chain-hash',
+              unit: p.unit,
+              window: p.window,
+              ...(p.key ? { key: p.key } : {}),
+              message: p.message,
+            });
           if (hashes.problems.length > 0) report.ok = false;
         }
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report));
@@ -80,7 +103,10 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }): string {
         : `  last lease: run ${r.lease.run_id} on ${r.lease.holder}, ${r.lease.released ? 'released' : `expired ${r.lease.expires_at}`}`,
     );
   }
-  if (r.other_units.length > 0) lines.push(`  state of ${r.other_units.length} unit(s) the job no longer has (ignored): ${r.other_units.slice(0, 3).join(', ')}${r.other_units.length > 3 ? ' ...' : ''}`);
+  if (r.other_units.length > 0)
+    lines.push(
+      `  state of ${r.other_units.length} unit(s) the job no longer has (ignored): ${r.other_units.slice(0, 3).join(', ')}${r.other_units.length > 3 ? ' ...' : ''}`,
+    );
   for (const p of r.problems) {
     const where = [p.unit, p.window ? `[${p.window[0]}, ${p.window[1]})` : undefined, p.key].filter(Boolean).join(' ');
     lines.push(`  ${p.kind.toUpperCase()} ${where}: ${p.message}`);

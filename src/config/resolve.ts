@@ -209,7 +209,9 @@ function readConfigFile(file: string, cwd: string): Layer {
   try {
     text = readFileSync(path.resolve(cwd, file), 'utf8');
   } catch (err) {
-    throw new ConfigFileError([{ file, line: 1, column: 1, field: '', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` }]);
+    throw new ConfigFileError([
+      { file, line: 1, column: 1, field: '', message: `cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` },
+    ]);
   }
   const doc = parseYaml(text, file);
   if (doc.syntaxProblems.length) throw new ConfigFileError(doc.syntaxProblems);
@@ -288,7 +290,8 @@ function parsersFor(cwd: string): Record<string, (v: unknown) => Parsed<unknown>
     'output.partitioning': parsePartitioning,
     'output.max_rows_per_file': intIn(1, Number.MAX_SAFE_INTEGER),
     'output.max_bytes_per_file': (v) => parseByteSize(typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v),
-    staging_dir: (v) => (typeof v === 'string' && v.trim() ? { ok: true, value: path.resolve(cwd, v.trim()) } : { ok: false, problem: 'is empty' }),
+    staging_dir: (v) =>
+      typeof v === 'string' && v.trim() ? { ok: true, value: path.resolve(cwd, v.trim()) } : { ok: false, problem: 'is empty' },
     log_level: oneOf(LOG_LEVELS),
   };
 }
@@ -465,10 +468,13 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
   }
   if (problems.length) {
     const lines = problems.flatMap((p) => [`${p.where}: ${p.message}`, ...(p.hint ? [`    hint: ${p.hint}`] : [])]);
-    throw new ConfigError(problems.length === 1 ? `${problems[0]!.where}: ${problems[0]!.message}` : `${problems.length} configuration problems`, {
-      metaMessages: problems.length === 1 ? [] : lines,
-      hint: problems.length === 1 ? problems[0]!.hint : undefined,
-    });
+    throw new ConfigError(
+      problems.length === 1 ? `${problems[0]!.where}: ${problems[0]!.message}` : `${problems.length} configuration problems`,
+      {
+        metaMessages: problems.length === 1 ? [] : lines,
+        hint: problems.length === 1 ? problems[0]!.hint : undefined,
+      },
+    );
   }
 
   const endpoint = get<string | undefined>('s3.endpoint') ?? null;
@@ -476,7 +482,12 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
     source: { baseUrl, sandbox: baseUrl === SANDBOX, explorerUrl: get<string | undefined>('source.explorer_url') ?? null },
     auth: { clientId: secret('INSIGHT_CLIENT_ID'), secretKey: secret('INSIGHT_SECRET_KEY') },
     // A custom endpoint is a non-AWS S3 (radosgw, MinIO ...): path-style addressing.
-    s3: { endpoint, region: get<string | undefined>('s3.region') ?? null, forcePathStyle: endpoint !== null, retryBudgetMs: get('s3.retry_budget_ms') },
+    s3: {
+      endpoint,
+      region: get<string | undefined>('s3.region') ?? null,
+      forcePathStyle: endpoint !== null,
+      retryBudgetMs: get('s3.retry_budget_ms'),
+    },
     concurrency: {
       requestsInFlight: get('concurrency.requests_in_flight'),
       unitsInFlight: get('concurrency.units_in_flight'),
@@ -516,7 +527,11 @@ export function describeConfig(cfg: ResolvedConfig): string {
     ['s3.retry_budget', `${cfg.s3.retryBudgetMs}ms`, o('s3.retry_budget_ms')],
     ['concurrency.requests_in_flight', show(cfg.concurrency.requestsInFlight), o('concurrency.requests_in_flight')],
     ['concurrency.units_in_flight', show(cfg.concurrency.unitsInFlight), o('concurrency.units_in_flight')],
-    ['concurrency.requests_per_second', cfg.concurrency.requestsPerSecond === 0 ? '0 (unlimited)' : show(cfg.concurrency.requestsPerSecond), o('concurrency.requests_per_second')],
+    [
+      'concurrency.requests_per_second',
+      cfg.concurrency.requestsPerSecond === 0 ? '0 (unlimited)' : show(cfg.concurrency.requestsPerSecond),
+      o('concurrency.requests_per_second'),
+    ],
     ['retries.max_attempts', show(cfg.retries.maxAttempts), o('retries.max_attempts')],
     ['retries.timeout', `${cfg.retries.timeoutMs}ms`, o('retries.timeout_ms')],
     ['output.format', cfg.output.format, o('output.format')],

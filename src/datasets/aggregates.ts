@@ -33,9 +33,7 @@ import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowReq
 import { eventTableName } from './events.js';
 
 /** What the rows are computed over. */
-export type AggregateSource =
-  | { kind: 'wallet'; address: string }
-  | { kind: 'contract'; address: string; signature: ParsedEventSignature };
+export type AggregateSource = { kind: 'wallet'; address: string } | { kind: 'contract'; address: string; signature: ParsedEventSignature };
 
 export interface GroupExpression {
   /** As written in the job (sent as `group_by`). */
@@ -156,7 +154,12 @@ export const AGGREGATE_FIXED_COLUMNS: readonly Column[] = [
   column('chain_id', 'int64', 'Chain id', false),
   column('window_start', 'int64', 'Start of the window the row aggregates (inclusive): block number or unix seconds, as range.by', false),
   column('window_end', 'int64', 'End of the window (exclusive), same unit as window_start', false),
-  column('window_start_time', 'timestamp', 'UTC time of the window start (block axis: the time of its first block); the date partition', false),
+  column(
+    'window_start_time',
+    'timestamp',
+    'UTC time of the window start (block axis: the time of its first block); the date partition',
+    false,
+  ),
 ];
 
 const FIXED_NAMES = new Set(AGGREGATE_FIXED_COLUMNS.map((c) => c.name));
@@ -420,7 +423,7 @@ async function fetchPage(
     if (grouped && target.aggregates.length > 0 && cause instanceof HttpStatusError && cause.status === 500) {
       throw new AggregateWalletUnionError('The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)', {
         details: `wallet ${s.address}, chain ${chainId}, group_by ${(q.groupBy ?? []).join(', ')} (query ${target.queryKey})`,
-        hint: 'The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: export the transactions dataset and aggregate it in the warehouse, or aggregate a contract\'s events instead.',
+        hint: "The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: export the transactions dataset and aggregate it in the warehouse, or aggregate a contract's events instead.",
         cause: err,
       });
     }
@@ -429,7 +432,7 @@ async function fetchPage(
   if (!grouped && rows.length > 1) {
     throw new AggregateWalletUnionError(`The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`, {
       details: `wallet ${s.address}, chain ${chainId}, window [${window.start}, ${window.end}) (query ${target.queryKey})`,
-      hint: 'The open-source indexer aggregates the wallet\'s outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: export the transactions dataset and aggregate it in the warehouse.',
+      hint: "The open-source indexer aggregates the wallet's outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: export the transactions dataset and aggregate it in the warehouse.",
     });
   }
   return rows;
@@ -480,10 +483,13 @@ async function* aggregateWindow(
   const rows = await fetchPage(client, target, chainId, req.axis, { start, end }, req.filters, req.limit);
   if (rows.length >= req.limit) {
     if (end - start <= 1) {
-      throw new AggregateWindowTooDenseError(`${req.limit} or more aggregation rows in one ${req.axis === 'block' ? 'block' : 'second'} on chain ${chainId}`, {
-        details: `window [${start}, ${end}) of query ${target.queryKey}`,
-        hint: 'Group by fewer or coarser columns, or narrow the job with filters.',
-      });
+      throw new AggregateWindowTooDenseError(
+        `${req.limit} or more aggregation rows in one ${req.axis === 'block' ? 'block' : 'second'} on chain ${chainId}`,
+        {
+          details: `window [${start}, ${end}) of query ${target.queryKey}`,
+          hint: 'Group by fewer or coarser columns, or narrow the job with filters.',
+        },
+      );
     }
     const mid = start + Math.floor((end - start) / 2);
     yield* aggregateWindow(client, target, chainId, req, start, mid);

@@ -127,7 +127,10 @@ export function blockTime(unixSeconds: number): string {
 }
 
 /** The values of BLOCK_COLUMNS for a record. */
-export function blockValues(itemId: string, r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string }): Row {
+export function blockValues(
+  itemId: string,
+  r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string },
+): Row {
   return {
     item_id: itemId,
     chain_id: r.chain_id,

@@ -276,7 +276,10 @@ async function completeFromUngroupedRoute(
       add(o.records, o.collection, listed.instance, o.completeness);
       if (o.records.length > before) {
         o.completeness.returned++;
-        o.values = o.values === null || listed.instance.value === null || !/^\s*[0-9]+\s*$/.test(listed.instance.value) ? null : o.values + BigInt(listed.instance.value.trim());
+        o.values =
+          o.values === null || listed.instance.value === null || !/^\s*[0-9]+\s*$/.test(listed.instance.value)
+            ? null
+            : o.values + BigInt(listed.instance.value.trim());
       }
     }
   } catch (err) {

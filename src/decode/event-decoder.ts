@@ -42,10 +42,7 @@ export function effectiveEvent(sig: ParsedEventSignature, abi?: Abi): AbiEvent {
   if (sig.hasIndexedMarkers || !abi) return sig.abi;
   const match = abi.find(
     (item): item is AbiEvent =>
-      item.type === 'event' &&
-      !item.anonymous &&
-      item.inputs.some(isIndexed) &&
-      toEventSelector(formatAbiItem(item)) === sig.topic0,
+      item.type === 'event' && !item.anonymous && item.inputs.some(isIndexed) && toEventSelector(formatAbiItem(item)) === sig.topic0,
   );
   if (!match) return sig.abi;
   return {
@@ -87,9 +84,7 @@ export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoder
   const layout = opts.fastPath === false ? null : staticLayout(event);
   const topic0 = sig.topic0;
   // Unnamed copy: viem then returns args positionally (ABI order), whatever the names are.
-  const positionalAbi: AbiEvent[] = [
-    { ...event, inputs: inputs.map(({ name: _name, ...rest }) => rest) as AbiEvent['inputs'] },
-  ];
+  const positionalAbi: AbiEvent[] = [{ ...event, inputs: inputs.map(({ name: _name, ...rest }) => rest) as AbiEvent['inputs'] }];
 
   function result(values: RowValue[] | null, status: string): DecodeResult {
     const row: Row = {};

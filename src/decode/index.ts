@@ -1,12 +1,6 @@
 export { loadAbiFile, AbiFileError } from './abi-file.js';
 export { DECODE_STATUS_COLUMN, eventArgColumns, functionArgColumns, argColumnNames, snakeCase } from './columns.js';
-export {
-  createEventDecoder,
-  effectiveEvent,
-  type DecodeResult,
-  type EventDecoder,
-  type EventDecoderOptions,
-} from './event-decoder.js';
+export { createEventDecoder, effectiveEvent, type DecodeResult, type EventDecoder, type EventDecoderOptions } from './event-decoder.js';
 export { normaliseValue, DecodeValueError, type JsonValue } from './normalise.js';
 export { parseEventSignature, InvalidSignatureError, type ParsedEventSignature } from './signature.js';
 export {

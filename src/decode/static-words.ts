@@ -96,9 +96,7 @@ export function decodeStaticWords(layout: StaticLayout, topics: readonly string[
   const out: RowValue[] = new Array<RowValue>(layout.slots.length);
   for (let i = 0; i < layout.slots.length; i++) {
     const slot = layout.slots[i] as Slot;
-    const word = slot.fromTopic
-      ? (topics[slot.index] as string).slice(2)
-      : data.slice(2 + slot.index * 64, 66 + slot.index * 64);
+    const word = slot.fromTopic ? (topics[slot.index] as string).slice(2) : data.slice(2 + slot.index * 64, 66 + slot.index * 64);
     const value = slot.decode(word);
     if (value === undefined) return null;
     out[i] = value;

@@ -1,4 +1,14 @@
-import { decodeAbiParameters, decodeFunctionData, parseAbiItem, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import {
+  decodeAbiParameters,
+  decodeFunctionData,
+  parseAbiItem,
+  toFunctionSelector,
+  type Abi,
+  type AbiEvent,
+  type AbiFunction,
+  type AbiParameter,
+  type Hex,
+} from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { column, type Column, type RowValue } from '../datasets/columns.js';
 import type { TransactionRecord } from '../source/records.js';
@@ -26,7 +36,7 @@ export const TRANSACTION_DECODE_COLUMNS: Column[] = [
   column(
     'decoded_signature',
     'string',
-    'Canonical signature of the called function, e.g. transfer(address,uint256) (the service\'s text when its types are unknown)',
+    "Canonical signature of the called function, e.g. transfer(address,uint256) (the service's text when its types are unknown)",
   ),
   column(
     'decoded_inputs_json',
@@ -97,7 +107,8 @@ function looselyEqual(sent: unknown, canonical: JsonValue): boolean {
     if (!canonical.startsWith('0x')) return DECIMAL_RE.test(sent) && sent.replace(LEADING_ZEROS_RE, '$1') === canonical;
     // Hex or base64 of the same bytes (checked by length first: this runs per key and argument).
     const bytes = (canonical.length - 2) / 2;
-    if (sent.length !== canonical.length && sent.length !== 4 * Math.ceil(bytes / 3) && sent.length !== Math.ceil((bytes * 4) / 3)) return false;
+    if (sent.length !== canonical.length && sent.length !== 4 * Math.ceil(bytes / 3) && sent.length !== Math.ceil((bytes * 4) / 3))
+      return false;
     return bytesToHex(sent) === canonical;
   }
   if (typeof sent === 'boolean' || sent === null) return sent === canonical;
@@ -118,7 +129,8 @@ function genericJson(value: unknown): JsonValue {
   if (value === null || value === undefined) return null;
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number') {
-    if (Number.isInteger(value) && !Number.isSafeInteger(value)) throw new DecodeValueError('number beyond 2^53 (precision lost)', 'inputs', value);
+    if (Number.isInteger(value) && !Number.isSafeInteger(value))
+      throw new DecodeValueError('number beyond 2^53 (precision lost)', 'inputs', value);
     return Number.isInteger(value) ? BigInt(value).toString() : value;
   }
   if (typeof value === 'boolean') return value;
@@ -235,7 +247,8 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
       for (let j = 0; j < values.length; j++) {
         if (names[j] !== undefined || !looselyEqual(inputs[key], values[j] as JsonValue)) continue;
         if (at < 0) at = j;
-        else if (JSON.stringify(values[j]) !== JSON.stringify(values[at])) return { reason: `service input ${JSON.stringify(key)} matches more than one argument` };
+        else if (JSON.stringify(values[j]) !== JSON.stringify(values[at]))
+          return { reason: `service input ${JSON.stringify(key)} matches more than one argument` };
       }
       if (at < 0) return { reason: 'service decoded inputs do not match the calldata' };
       names[at] = key;
@@ -252,7 +265,8 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
     if (fn && fn.unnamed) return namedByService(fn, inputs, record.data || '0x');
     if (!fn) {
-      const signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? formatServiceSignature(decoded.signature) : null;
+      const signature =
+        typeof decoded.signature === 'string' && decoded.signature !== '' ? formatServiceSignature(decoded.signature) : null;
       try {
         return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
       } catch (err) {

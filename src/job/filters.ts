@@ -63,7 +63,11 @@ export function parseFilterValue(kind: FilterKind, input: unknown): Parsed<strin
       if (typeof input === 'string' && /^\d+$/.test(input.trim())) {
         return { ok: true, value: BigInt(input.trim()).toString() };
       }
-      return { ok: false, problem: 'is not a whole number >= 0', hint: 'write big numbers (wei) as decimal digits, e.g. "1000000000000000000"' };
+      return {
+        ok: false,
+        problem: 'is not a whole number >= 0',
+        hint: 'write big numbers (wei) as decimal digits, e.g. "1000000000000000000"',
+      };
     }
     case 'hash32':
       return parseHash32(input);
@@ -77,7 +81,11 @@ export function parseFilterValue(kind: FilterKind, input: unknown): Parsed<strin
       }
       const h = parseHash32(input);
       if (h.ok) return h;
-      return { ok: false, problem: 'is not a topic (0x + 64 hex digits) or an address', hint: 'an address is left-padded to 32 bytes for you' };
+      return {
+        ok: false,
+        problem: 'is not a topic (0x + 64 hex digits) or an address',
+        hint: 'an address is left-padded to 32 bytes for you',
+      };
     }
   }
 }

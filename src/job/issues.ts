@@ -72,7 +72,8 @@ function unwrap(schema: AnySchema | undefined): AnySchema | undefined {
   let s = schema;
   for (let i = 0; i < 20 && s; i++) {
     const def = s._zod.def as unknown as Record<string, unknown> & { type: string };
-    if (['optional', 'default', 'nullable', 'readonly', 'catch', 'prefault', 'nonoptional'].includes(def.type)) s = def.innerType as AnySchema;
+    if (['optional', 'default', 'nullable', 'readonly', 'catch', 'prefault', 'nonoptional'].includes(def.type))
+      s = def.innerType as AnySchema;
     else if (def.type === 'pipe') s = def.in as AnySchema;
     else if (def.type === 'lazy') s = (def.getter as () => AnySchema)();
     else return s;
@@ -181,7 +182,8 @@ export function issuesToProblems(issues: readonly Issue[], ctx: IssueContext): F
           else if (elsewhere?.length) hint = `"${key}" belongs under ${elsewhere.map((p) => `${p}:`).join(' or ')}`;
           else if (known.length) hint = `known keys here: ${known.join(', ')}`;
           if (/secret|client_?id|password|access_?key/i.test(key)) {
-            hint = 'secrets are read only from the environment (INSIGHT_CLIENT_ID, INSIGHT_SECRET_KEY; S3 credentials from the AWS default chain), never from files';
+            hint =
+              'secrets are read only from the environment (INSIGHT_CLIENT_ID, INSIGHT_SECRET_KEY; S3 credentials from the AWS default chain), never from files';
           }
           add([...path, key], `unknown key "${key}"`, hint, true);
         }
@@ -212,8 +214,17 @@ export function issuesToProblems(issues: readonly Issue[], ctx: IssueContext): F
           for (const sub of issue.errors[meant]!) handle(sub, path, branches[meant]);
           return;
         }
-        const expected = [...new Set(issue.errors.flatMap((errs) => errs.map((e) => (e.code === 'invalid_type' ? (TYPE_NAMES[e.expected] ?? e.expected) : e.message))))];
-        add(path, value === undefined ? `is required (${expected.join(' or ')})` : `expected ${expected.join(' or ')}, got ${reprValue(value)}`);
+        const expected = [
+          ...new Set(
+            issue.errors.flatMap((errs) =>
+              errs.map((e) => (e.code === 'invalid_type' ? (TYPE_NAMES[e.expected] ?? e.expected) : e.message)),
+            ),
+          ),
+        ];
+        add(
+          path,
+          value === undefined ? `is required (${expected.join(' or ')})` : `expected ${expected.join(' or ')}, got ${reprValue(value)}`,
+        );
         return;
       }
       case 'invalid_type': {

@@ -41,7 +41,9 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
   }
   if (typeof doc.value !== 'object' || Array.isArray(doc.value)) {
     const pos = doc.locate([]);
-    fail([{ file: fileName, ...pos, field: '', message: 'expected a mapping of job settings (name:, source:, targets:, range:, output: ...)' }]);
+    fail([
+      { file: fileName, ...pos, field: '', message: 'expected a mapping of job settings (name:, source:, targets:, range:, output: ...)' },
+    ]);
   }
   const schema = jobFileSchema({
     cwd: opts.cwd ?? process.cwd(),
@@ -66,7 +68,9 @@ export async function loadJob(file: string, opts: ParseJobOptions = {}): Promise
     text = await readFile(path.resolve(opts.cwd ?? process.cwd(), file), 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    fail([{ file, line: 1, column: 1, field: '', message: code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? String(err)})` }]);
+    fail([
+      { file, line: 1, column: 1, field: '', message: code === 'ENOENT' ? 'no such file' : `cannot be read (${code ?? String(err)})` },
+    ]);
   }
   const doc = parseYaml(text, file);
   const job = parseDoc(doc, file, opts);

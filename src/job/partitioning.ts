@@ -19,14 +19,19 @@ export function parsePartitioning(input: unknown): Parsed<string> {
   if (t === '') return { ok: true, value: '' };
   if (t.startsWith('/')) return { ok: false, problem: 'must be relative (no leading "/")' };
   for (const seg of t.split('/')) {
-    if (seg === '' || seg === '.' || seg === '..') return { ok: false, problem: 'has an empty, "." or ".." folder', hint: `e.g. "${DEFAULT_PARTITIONING}"` };
+    if (seg === '' || seg === '.' || seg === '..')
+      return { ok: false, problem: 'has an empty, "." or ".." folder', hint: `e.g. "${DEFAULT_PARTITIONING}"` };
     if (!SEGMENT_RE.test(seg)) {
       return { ok: false, problem: `has an invalid folder "${seg}"`, hint: 'use letters, digits, "_", "-", ".", "=" and {placeholders}' };
     }
   }
   for (const m of t.matchAll(/\{([a-z_]+)\}/g)) {
     if (!(PARTITION_PLACEHOLDERS as readonly string[]).includes(m[1]!)) {
-      return { ok: false, problem: `uses the unknown placeholder {${m[1]}}`, hint: `known: ${PARTITION_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}` };
+      return {
+        ok: false,
+        problem: `uses the unknown placeholder {${m[1]}}`,
+        hint: `known: ${PARTITION_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}`,
+      };
     }
   }
   return { ok: true, value: t };

@@ -133,20 +133,14 @@ export function jobDatasets(job: Pick<Job, 'targets'>): DatasetName[] {
 
 // ---------------------------------------------------------------- leaf schemas
 
-const chainIdSchema = z
-  .number()
-  .int()
-  .min(1)
-  .max(MAX_CHAIN_ID)
-  .describe('An EVM chain id (1 = Ethereum, 8453 = Base, ...).');
+const chainIdSchema = z.number().int().min(1).max(MAX_CHAIN_ID).describe('An EVM chain id (1 = Ethereum, 8453 = Base, ...).');
 
-const chainsSchema = z
-  .array(chainIdSchema)
-  .min(1)
-  .max(MAX_CHAINS)
-  .describe(`Chain ids, 1 to ${MAX_CHAINS} of them.`);
+const chainsSchema = z.array(chainIdSchema).min(1).max(MAX_CHAINS).describe(`Chain ids, 1 to ${MAX_CHAINS} of them.`);
 
-const addressSchema = checked(z.string().regex(new RegExp(ADDRESS_PATTERN), { error: 'is not an address (0x + 40 hex digits)' }), parseAddress);
+const addressSchema = checked(
+  z.string().regex(new RegExp(ADDRESS_PATTERN), { error: 'is not an address (0x + 40 hex digits)' }),
+  parseAddress,
+);
 
 const eventSchema = checked(z.string(), parseEventSignature).describe(
   'Human-readable event signature with canonical types and `indexed` markers, e.g. "Transfer(address indexed from, address indexed to, uint256 value)". Not a topic hash: topic0 is computed from it.',
@@ -175,7 +169,7 @@ const walletTargetSchema = z
       .min(1)
       .optional()
       .describe('What to export for the wallet: transactions (default; sent or received), aggregates, nft_holdings.'),
-    chains: chainsSchema.optional().describe('Only these of the job\'s chains for this target (default: all).'),
+    chains: chainsSchema.optional().describe("Only these of the job's chains for this target (default: all)."),
     filters: filtersSchema.optional(),
     nft_types: z.array(z.enum(NFT_TYPES)).min(1).optional().describe('Token standards for nft_holdings. Default: all three.'),
   })
@@ -191,7 +185,9 @@ const contractTargetSchema = z
       .optional()
       .describe('What to export: events (default), aggregates over the events.'),
     abi: z.string().min(1).optional().describe('JSON ABI file for local decoding, relative to the job file.'),
-    chains: chainsSchema.optional().describe('Only these of the job\'s chains for this target (default: all). Contract addresses often differ per chain.'),
+    chains: chainsSchema
+      .optional()
+      .describe("Only these of the job's chains for this target (default: all). Contract addresses often differ per chain."),
     filters: filtersSchema.optional(),
   })
   .describe('A contract and the event signatures to export from it.');
@@ -247,7 +243,9 @@ function fileShape(ctx: JobSchemaContext) {
       $schema: z.string().optional().describe('JSON Schema reference for editors; ignored.'),
       name: z
         .string()
-        .regex(/^[a-z0-9][a-z0-9_-]*$/, { error: 'is not a job name (lowercase letters, digits, "_" and "-", starting with a letter or digit)' })
+        .regex(/^[a-z0-9][a-z0-9_-]*$/, {
+          error: 'is not a job name (lowercase letters, digits, "_" and "-", starting with a letter or digit)',
+        })
         .max(100)
         .describe('Job name: [a-z0-9][a-z0-9_-]*; names the state of the job at the destination.'),
       description: z.string().optional().describe('Free text.'),
@@ -255,7 +253,9 @@ function fileShape(ctx: JobSchemaContext) {
         .strictObject({
           base_url: checked(z.string(), (v) => parseBaseUrl(v, true))
             .optional()
-            .describe('Read-interface base URL including its path prefix (e.g. "http://127.0.0.1:8787/insights/v1"), or "sandbox" to start the built-in sandbox in-process. Default: config / INSIGHT_BASE_URL.'),
+            .describe(
+              'Read-interface base URL including its path prefix (e.g. "http://127.0.0.1:8787/insights/v1"), or "sandbox" to start the built-in sandbox in-process. Default: config / INSIGHT_BASE_URL.',
+            ),
           explorer_url: checked(z.string(), (v) => parseBaseUrl(v, false))
             .optional()
             .describe('Base URL of the explorer pass-through (nft_holdings). Default: config / INSIGHT_EXPLORER_URL.'),
@@ -268,8 +268,14 @@ function fileShape(ctx: JobSchemaContext) {
         .describe('Wallets and contracts to export. Each target x dataset x chain x window is one work unit.'),
       aggregates: z
         .strictObject({
-          group_by: z.array(z.string().trim().min(1)).optional().describe('Group columns or expressions, e.g. [chain_id, "toDate(block_timestamp) as day"].'),
-          aggregate: z.array(z.string().trim().min(1)).optional().describe('Aggregate expressions, e.g. ["count() as tx_count", "sum(gas_used) as gas"].'),
+          group_by: z
+            .array(z.string().trim().min(1))
+            .optional()
+            .describe('Group columns or expressions, e.g. [chain_id, "toDate(block_timestamp) as day"].'),
+          aggregate: z
+            .array(z.string().trim().min(1))
+            .optional()
+            .describe('Aggregate expressions, e.g. ["count() as tx_count", "sum(gas_used) as gas"].'),
         })
         .optional()
         .describe('For the aggregates dataset: rows are computed per window, so group by a bucket no larger than range.chunk.'),
@@ -294,8 +300,7 @@ function issue(ctx: Ctx, path: (string | number)[], message: string, params: Pro
 function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRange | null {
   let r = range;
   const at = (k: string) => ['range', k];
-  const kindOf = (v: unknown): 'block' | 'time' | 'latest' =>
-    v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block';
+  const kindOf = (v: unknown): 'block' | 'time' | 'latest' => (v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block');
   // A quoted whole number is still a number; one beyond 2^53 arrives as digits (never rounded).
   for (const k of ['from', 'to'] as const) {
     const v = r[k];
@@ -370,13 +375,17 @@ function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRa
     if (v === undefined) return dflt;
     if (by === 'block') {
       if (typeof v === 'string') {
-        issue(ctx, at(k), 'is a duration but the range counts blocks', { hint: `write a number of blocks (e.g. ${dflt}), or count time with dates / "by: time"` });
+        issue(ctx, at(k), 'is a duration but the range counts blocks', {
+          hint: `write a number of blocks (e.g. ${dflt}), or count time with dates / "by: time"`,
+        });
         return null;
       }
       return v;
     }
     if (typeof v === 'number') {
-      issue(ctx, at(k), 'is a number but the range counts time', { hint: `write a duration with its unit, e.g. "${formatDuration(dflt)}"` });
+      issue(ctx, at(k), 'is a number but the range counts time', {
+        hint: `write a duration with its unit, e.g. "${formatDuration(dflt)}"`,
+      });
       return null;
     }
     const d = parseDurationSeconds(v);
@@ -431,7 +440,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
       if (t.chains) {
         checkChains(t.chains, ctx, at('chains'));
         t.chains.forEach((c, i) => {
-          if (!f.source.chains.includes(c)) issue(ctx, at('chains', i), 'is not one of the job\'s chains (source.chains)', { hint: 'add it to source.chains' });
+          if (!f.source.chains.includes(c))
+            issue(ctx, at('chains', i), "is not one of the job's chains (source.chains)", { hint: 'add it to source.chains' });
         });
       }
       const isWallet = 'wallet' in t;
@@ -448,7 +458,11 @@ export function jobFileSchema(sctx: JobSchemaContext) {
         for (const [name, raw] of Object.entries(given)) {
           const p = [...where, name];
           if (RANGE_FILTERS.has(name)) {
-            issue(ctx, p, `is set by the planner from range`, { noValue: true, atKey: true, hint: 'use range.from / range.to (block numbers or dates) instead' });
+            issue(ctx, p, `is set by the planner from range`, {
+              noValue: true,
+              atKey: true,
+              hint: 'use range.from / range.to (block numbers or dates) instead',
+            });
             continue;
           }
           for (const route of routes) {
@@ -484,7 +498,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
 
       if (isWallet) {
         const key = `wallet:${t.wallet.value}`;
-        if (seenTargets.has(key)) issue(ctx, at('wallet'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list its datasets in one target' });
+        if (seenTargets.has(key))
+          issue(ctx, at('wallet'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list its datasets in one target' });
         seenTargets.set(key, index);
         if (t.nft_types && !datasets.includes('nft_holdings')) {
           issue(ctx, at('nft_types'), 'only applies to the nft_holdings dataset', { noValue: true, atKey: true });
@@ -501,7 +516,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
         });
       } else {
         const key = `contract:${t.contract}`;
-        if (seenTargets.has(key)) issue(ctx, at('contract'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list all its events in one target' });
+        if (seenTargets.has(key))
+          issue(ctx, at('contract'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list all its events in one target' });
         seenTargets.set(key, index);
         const topics = new Map<string, number>();
         t.events.forEach((e, i) => {
@@ -551,7 +567,11 @@ export function jobFileSchema(sctx: JobSchemaContext) {
         });
       }
     } else if (f.aggregates) {
-      issue(ctx, ['aggregates'], 'is set but no target lists the aggregates dataset', { noValue: true, atKey: true, hint: 'add "aggregates" to a target\'s datasets' });
+      issue(ctx, ['aggregates'], 'is set but no target lists the aggregates dataset', {
+        noValue: true,
+        atKey: true,
+        hint: 'add "aggregates" to a target\'s datasets',
+      });
     }
 
     const output = outputLayer(f.output);

@@ -24,7 +24,12 @@ export function checked<S extends z.ZodType, T>(base: S, parse: (v: z.output<S>)
     const r = parse(v);
     if (r.ok) return r.value;
     // A value that may hold a credential is never echoed (noValue), nor kept as the issue's input.
-    ctx.issues.push({ code: 'custom', message: r.problem, input: r.secret ? '[redacted]' : v, params: { hint: r.hint, noValue: r.secret } });
+    ctx.issues.push({
+      code: 'custom',
+      message: r.problem,
+      input: r.secret ? '[redacted]' : v,
+      params: { hint: r.hint, noValue: r.secret },
+    });
     return z.NEVER;
   });
 }
@@ -71,21 +76,23 @@ export function outputSchema(cwd: string) {
         .describe('Parquet writer: "duckdb" (default, fastest) or "hyparquet" (pure JavaScript). Ignored for NDJSON.'),
       destination: checked(z.string(), (v) => parseDestination(v, cwd))
         .optional()
-        .describe('Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run).'),
+        .describe(
+          'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run).',
+        ),
       partitioning: checked(z.string(), parsePartitioning)
         .optional()
         .describe(
           `Folder layout of data files under the destination, Hive style. Placeholders: ${PARTITION_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}. Default "${DEFAULT_PARTITIONING}".`,
         ),
-      max_rows_per_file: z
-        .number()
-        .int()
-        .positive()
+      max_rows_per_file: z.number().int().positive().optional().describe('Start a new file after this many rows. Default 1000000.'),
+      max_bytes_per_file: checked(
+        z.union([z.number().int().positive(), z.string().regex(new RegExp(BYTE_SIZE_PATTERN), { error: BYTE_SIZE_ERROR })]),
+        parseByteSize,
+      )
         .optional()
-        .describe('Start a new file after this many rows. Default 1000000.'),
-      max_bytes_per_file: checked(z.union([z.number().int().positive(), z.string().regex(new RegExp(BYTE_SIZE_PATTERN), { error: BYTE_SIZE_ERROR })]), parseByteSize)
-        .optional()
-        .describe('Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".'),
+        .describe(
+          'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
+        ),
     })
     .describe('Output files: format, compression, destination and layout.');
 }
@@ -101,8 +108,20 @@ export function requestsPerSecondInRange(n: number): boolean {
 
 export const concurrencySchema = z
   .strictObject({
-    requests_in_flight: z.number().int().min(1).max(1024).optional().describe('Most HTTP requests open at once, over all work units. Default 8.'),
-    units_in_flight: z.number().int().min(1).max(1024).optional().describe('Most work units (dataset x target x chain x window) processed at once. Default 4.'),
+    requests_in_flight: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('Most HTTP requests open at once, over all work units. Default 8.'),
+    units_in_flight: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('Most work units (dataset x target x chain x window) processed at once. Default 4.'),
     requests_per_second: z
       .number()
       .min(0)
@@ -114,7 +133,13 @@ export const concurrencySchema = z
 
 export const retriesSchema = z
   .strictObject({
-    max_attempts: z.number().int().min(1).max(100).optional().describe('Attempts per request (first try included) on 429, 5xx and network errors. Default 6.'),
+    max_attempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Attempts per request (first try included) on 429, 5xx and network errors. Default 6.'),
     timeout: checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), (v) => {
       const r = parseDurationMs(v);
       return r.ok && r.value === 0 ? { ok: false, problem: 'must be longer than 0' } : r;

@@ -66,7 +66,12 @@ export function parseDurationSeconds(input: unknown): Parsed<number> {
 }
 
 export function formatDuration(seconds: number): string {
-  const units: [string, number][] = [['d', 86_400], ['h', 3_600], ['m', 60], ['s', 1]];
+  const units: [string, number][] = [
+    ['d', 86_400],
+    ['h', 3_600],
+    ['m', 60],
+    ['s', 1],
+  ];
   if (seconds === 0) return '0s';
   let rest = seconds;
   let out = '';
@@ -104,7 +109,8 @@ export function parseByteSize(input: unknown): Parsed<number> {
   }
   if (typeof input !== 'string') return bad('is not a byte size');
   const m = BYTES_RE.exec(input.trim());
-  if (!m) return bad('is not a byte size', 'write a number and a unit, e.g. "512MB", "1GB", "256MiB" (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)');
+  if (!m)
+    return bad('is not a byte size', 'write a number and a unit, e.g. "512MB", "1GB", "256MiB" (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n)');
   const bytes = Math.round(Number(m[1]) * BYTE_UNITS[(m[2] ?? 'b').toLowerCase()]!);
   if (!Number.isSafeInteger(bytes) || bytes <= 0) return bad('is not a positive byte size');
   return ok(bytes);
@@ -130,7 +136,10 @@ export function parseAddress(input: unknown): Parsed<Hex> {
   // Mixed case is an EIP-55 checksum: one that does not match is a typo somewhere in the address.
   const checksummed = checksumMismatch(s);
   if (checksummed) {
-    return bad('has a wrong EIP-55 checksum (its mixed case does not match)', `check every digit; ${checksummed} is the checksummed form of what is written (lowercase skips the check)`);
+    return bad(
+      'has a wrong EIP-55 checksum (its mixed case does not match)',
+      `check every digit; ${checksummed} is the checksummed form of what is written (lowercase skips the check)`,
+    );
   }
   return ok(s.toLowerCase() as Hex);
 }
@@ -229,7 +238,8 @@ export type Destination =
 
 /** `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`), by the store's rules. */
 export function parseDestination(input: unknown, cwd: string): Parsed<Destination> {
-  if (typeof input !== 'string' || input.trim() === '') return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
+  if (typeof input !== 'string' || input.trim() === '')
+    return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
   try {
     const d = parseStoreDestination(input, cwd);
     return ok(d.kind === 's3' ? { ...d, url: `s3://${d.bucket}${d.prefix ? `/${d.prefix}` : ''}` } : { ...d, url: d.path });

@@ -73,8 +73,20 @@ export function parseYaml(text: string, file: string): YamlDoc {
   const tooDeep = nestedTooDeep(text, MAX_NESTING);
   if (tooDeep !== undefined) {
     const before = text.slice(0, tooDeep);
-    const problem = { file, line: before.split('\n').length, column: tooDeep - before.lastIndexOf('\n'), field: '', message: `YAML nested more than ${MAX_NESTING} levels deep` };
-    return { file, value: undefined, syntaxProblems: [problem], locate: () => ({ line: problem.line, column: problem.column }), nodeAt: () => undefined };
+    const problem = {
+      file,
+      line: before.split('\n').length,
+      column: tooDeep - before.lastIndexOf('\n'),
+      field: '',
+      message: `YAML nested more than ${MAX_NESTING} levels deep`,
+    };
+    return {
+      file,
+      value: undefined,
+      syntaxProblems: [problem],
+      locate: () => ({ line: problem.line, column: problem.column }),
+      nodeAt: () => undefined,
+    };
   }
   const lineCounter = new LineCounter();
   const doc: Document.Parsed = parseDocument(text, {
@@ -92,7 +104,9 @@ export function parseYaml(text: string, file: string): YamlDoc {
     return { line: p.line, column: p.col };
   };
 
-  const walk = (path: FieldPath): { node: Node | null | undefined; keyNode?: Node | undefined; parent: Node | null | undefined; found: boolean } => {
+  const walk = (
+    path: FieldPath,
+  ): { node: Node | null | undefined; keyNode?: Node | undefined; parent: Node | null | undefined; found: boolean } => {
     let node: Node | null | undefined = doc.contents as Node | null;
     let parent: Node | null | undefined = node;
     let keyNode: Node | undefined;
@@ -100,7 +114,9 @@ export function parseYaml(text: string, file: string): YamlDoc {
       const seg = path[i]!;
       if (isAlias(node)) node = node.resolve(doc) as Node | undefined;
       if (isMap(node)) {
-        const pair: Pair | undefined = node.items.find((it) => isPair(it) && String(isScalar(it.key) ? it.key.value : it.key) === String(seg));
+        const pair: Pair | undefined = node.items.find(
+          (it) => isPair(it) && String(isScalar(it.key) ? it.key.value : it.key) === String(seg),
+        );
         if (!pair) return { node, parent: node, found: false };
         parent = node;
         keyNode = pair.key as Node;
@@ -121,11 +137,7 @@ export function parseYaml(text: string, file: string): YamlDoc {
 
   const locate = (path: FieldPath, opts: { key?: boolean } = {}): Position => {
     const w = walk(path);
-    const offset = w.found
-      ? opts.key
-        ? (start(w.keyNode) ?? start(w.node))
-        : (start(w.node) ?? start(w.keyNode))
-      : start(w.node);
+    const offset = w.found ? (opts.key ? (start(w.keyNode) ?? start(w.node)) : (start(w.node) ?? start(w.keyNode))) : start(w.node);
     return posOf(offset ?? 0);
   };
 
@@ -189,7 +201,13 @@ export function parseYaml(text: string, file: string): YamlDoc {
 
   if (doc.errors.length > shown.length) {
     const next = posOf(doc.errors[shown.length]!.pos[0]);
-    syntaxProblems.push({ file, line: next.line, column: next.column, field: '', message: `and ${doc.errors.length - shown.length} more YAML syntax errors` });
+    syntaxProblems.push({
+      file,
+      line: next.line,
+      column: next.column,
+      field: '',
+      message: `and ${doc.errors.length - shown.length} more YAML syntax errors`,
+    });
   }
 
   let value: unknown;

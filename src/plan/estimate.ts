@@ -14,7 +14,12 @@ import { length } from './intervals.js';
 import type { Plan, WorkUnit } from './plan.js';
 
 export const DEFAULT_PAGE_LIMIT = 1000;
-export const PAGE_CAP: Record<DatasetName, number> = { transactions: 20, events: 20, aggregates: 500, nft_holdings: Number.POSITIVE_INFINITY };
+export const PAGE_CAP: Record<DatasetName, number> = {
+  transactions: 20,
+  events: 20,
+  aggregates: 500,
+  nft_holdings: Number.POSITIVE_INFINITY,
+};
 
 export interface EstimateOptions {
   /** Expected rows per block (by: block) or per second (by: time) of a unit; undefined = unknown. */

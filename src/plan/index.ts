@@ -1,3 +1,16 @@
-export { fixedToMayPassHead, planJob, selectShard, windowKey, parseWindowKey, PlanError, type ChainHead, type Plan, type PlanOptions, type UnitCoverage, type UnitTarget, type WorkUnit } from './plan.js';
+export {
+  fixedToMayPassHead,
+  planJob,
+  selectShard,
+  windowKey,
+  parseWindowKey,
+  PlanError,
+  type ChainHead,
+  type Plan,
+  type PlanOptions,
+  type UnitCoverage,
+  type UnitTarget,
+  type WorkUnit,
+} from './plan.js';
 export { estimateRequests, pagesFor, type EstimateOptions, type RequestEstimate } from './estimate.js';
 export { alignedPieces, contains, gaps, intersect, merge, subtract, totalLength, type Interval } from './intervals.js';

@@ -267,7 +267,16 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOn(spec.chainId);
     const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
     const todo = r ? subtract([r], done) : [];
-    coverage.push({ unitKey: spec.unitKey, dataset: spec.dataset, targetKey: spec.targetKey, chainId: spec.chainId, axis, range: r, done, todo });
+    coverage.push({
+      unitKey: spec.unitKey,
+      dataset: spec.dataset,
+      targetKey: spec.targetKey,
+      chainId: spec.chainId,
+      axis,
+      range: r,
+      done,
+      todo,
+    });
     const grid = snapshot ? DAY : range!.chunk;
     for (const piece of todo) {
       for (const w of alignedPieces(piece, grid)) {
@@ -285,7 +294,14 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
       }
     }
   }
-  return { jobName: job.name, axis: range?.by ?? null, heads, clamped: [...clamped.values()].sort((a, b) => a.chainId - b.chainId), units, coverage };
+  return {
+    jobName: job.name,
+    axis: range?.by ?? null,
+    heads,
+    clamped: [...clamped.values()].sort((a, b) => a.chainId - b.chainId),
+    units,
+    coverage,
+  };
 }
 
 /**

@@ -86,7 +86,7 @@ export class ChainChecks {
       if (r.data.type !== 'contract' && r.data.transactions.length === 0 && r.data.events.length === 0) {
         throw new ContractNotFoundError(`The service knows no contract ${contract} on chain ${chainId}`, {
           details: `resolve/${contract}?chain_id=${chainId} answered type "${r.data.type}" with no transactions`,
-          hint: 'Check the address, and that the contract is deployed on that chain (targets[].chains limits a target to some of the job\'s chains).',
+          hint: "Check the address, and that the contract is deployed on that chain (targets[].chains limits a target to some of the job's chains).",
         });
       }
     }
@@ -138,7 +138,13 @@ export class ChainChecks {
     if (range) filters[`filter_${column}_gte`] = String(range.from);
     if (range && range.to !== 'latest') filters[`filter_${column}_lt`] = String(range.to);
     this.requests++;
-    const newest = await this.client.walletTransactions(wallet.wallet, { chainIds: [chainId], filters, sortBy: 'block_number', sortOrder: 'desc', limit: 1 });
+    const newest = await this.client.walletTransactions(wallet.wallet, {
+      chainIds: [chainId],
+      filters,
+      sortBy: 'block_number',
+      sortOrder: 'desc',
+      limit: 1,
+    });
     return newest.data[0]?.block_number;
   }
 

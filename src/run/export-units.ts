@@ -182,7 +182,12 @@ class RunRequestPool implements RequestPool {
   }
 }
 
-async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRequestPool, density: Map<number, number>): Promise<UnitOutcome[]> {
+async function exportGroup(
+  group: ExportUnit[],
+  opts: ExportOptions,
+  pool: RunRequestPool,
+  density: Map<number, number>,
+): Promise<UnitOutcome[]> {
   const first = group[0]!;
   const ds = first.dataset;
   const byChain = new Map(group.map((u) => [u.chainId, u]));
@@ -287,7 +292,15 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
           for (const w of batch.warnings) log.warn({ chainId: u.chainId }, w);
         }
         results.set(u.chainId, done);
-        opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: u.start, end: u.end, rows, files: files.length, bytes: files.reduce((n, f) => n + f.bytes, 0) });
+        opts.onProgress?.({
+          kind: 'unit-done',
+          unitKey: u.unitKey,
+          start: u.start,
+          end: u.end,
+          rows,
+          files: files.length,
+          bytes: files.reduce((n, f) => n + f.bytes, 0),
+        });
         continue;
       }
       let ids = written.get(u.chainId);
@@ -309,13 +322,19 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (repeated + stats.outsideSlice + stats.repeated > 0) {
-      log.warn({ repeatedAcrossSlices: repeated, outsideSlice: stats.outsideSlice, repeatedInSlice: stats.repeated }, 'the service sent rows twice or outside the slice asked for; dropped');
+      log.warn(
+        { repeatedAcrossSlices: repeated, outsideSlice: stats.outsideSlice, repeatedInSlice: stats.repeated },
+        'the service sent rows twice or outside the slice asked for; dropped',
+      );
     }
   } catch (err) {
     const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
     for (const u of group) {
       if (results.has(u.chainId)) continue;
-      await writers.get(u.chainId)?.abort().catch(() => undefined);
+      await writers
+        .get(u.chainId)
+        ?.abort()
+        .catch(() => undefined);
       const message = errorMessage(err);
       results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], message));
       if (!abandoned) {
@@ -334,7 +353,13 @@ async function exportGroup(group: ExportUnit[], opts: ExportOptions, pool: RunRe
  * protocol). When the window was completed before (a forced or rewound re-export), files of the
  * old export that the new one did not overwrite are removed after the new marker is written.
  */
-async function commitWindow(u: ExportUnit, files: PlannedFile[], rows: number, opts: ExportOptions, edge: BlockEdge | undefined): Promise<void> {
+async function commitWindow(
+  u: ExportUnit,
+  files: PlannedFile[],
+  rows: number,
+  opts: ExportOptions,
+  edge: BlockEdge | undefined,
+): Promise<void> {
   const previous = opts.replace ? await opts.state.readCompleted(u.unitKey, u.start, u.end) : null;
   const keys = files.map((f) => f.key);
   try {

@@ -111,8 +111,16 @@ export function renderMetrics(report: RunReport): string {
       help: 'Outcome of the last run: 1 for its status, 0 for the others',
       samples: STATUSES.map((s) => ({ labels: { status: s }, value: report.status === s ? 1 : 0 })),
     },
-    { name: 'insight_export_run_start_timestamp_seconds', help: 'Start of the last run, unix seconds', samples: [{ labels: {}, value: seconds(report.started_at) }] },
-    { name: 'insight_export_run_finish_timestamp_seconds', help: 'End of the last run, unix seconds', samples: [{ labels: {}, value: seconds(report.finished_at) }] },
+    {
+      name: 'insight_export_run_start_timestamp_seconds',
+      help: 'Start of the last run, unix seconds',
+      samples: [{ labels: {}, value: seconds(report.started_at) }],
+    },
+    {
+      name: 'insight_export_run_finish_timestamp_seconds',
+      help: 'End of the last run, unix seconds',
+      samples: [{ labels: {}, value: seconds(report.finished_at) }],
+    },
     { name: 'insight_export_run_duration_seconds', help: 'Duration of the last run', samples: [{ labels: {}, value: report.duration_s }] },
     {
       name: 'insight_export_last_success_timestamp_seconds',
@@ -134,10 +142,22 @@ export function renderMetrics(report: RunReport): string {
     },
     { name: 'insight_export_run_rows', help: 'Rows exported by the last run', samples: [{ labels: {}, value: report.rows }] },
     { name: 'insight_export_run_files', help: 'Files written by the last run', samples: [{ labels: {}, value: report.files }] },
-    { name: 'insight_export_run_bytes', help: 'Bytes of the files written by the last run', samples: [{ labels: {}, value: report.bytes }] },
-    { name: 'insight_export_run_requests', help: 'Requests sent to the read interface by the last run, retries included', samples: [{ labels: {}, value: report.requests }] },
+    {
+      name: 'insight_export_run_bytes',
+      help: 'Bytes of the files written by the last run',
+      samples: [{ labels: {}, value: report.bytes }],
+    },
+    {
+      name: 'insight_export_run_requests',
+      help: 'Requests sent to the read interface by the last run, retries included',
+      samples: [{ labels: {}, value: report.requests }],
+    },
     { name: 'insight_export_run_retries', help: 'Retried requests of the last run', samples: [{ labels: {}, value: report.retries }] },
-    { name: 'insight_export_run_responses_429', help: 'HTTP 429 responses the last run received', samples: [{ labels: {}, value: report.responses_429 }] },
+    {
+      name: 'insight_export_run_responses_429',
+      help: 'HTTP 429 responses the last run received',
+      samples: [{ labels: {}, value: report.responses_429 }],
+    },
     ...reorgFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),
@@ -166,7 +186,9 @@ export function parsePushgatewayUrl(text: string, where: string): PushTarget {
     throw new PushgatewayUrlError(`The Pushgateway URL must be http or https, not ${u.protocol}`, { details: where });
   }
   const authorization =
-    u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : null;
+    u.username || u.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`
+      : null;
   u.username = '';
   u.password = '';
   u.search = '';

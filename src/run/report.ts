@@ -96,7 +96,9 @@ export function buildReport(r: ReportInput): RunReport {
     retries: stats.retries,
     responses_429: stats.status429,
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
-    warnings: r.outcomes.flatMap((o) => (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning }))),
+    warnings: r.outcomes.flatMap((o) =>
+      (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
+    ),
     shard: r.shard ?? null,
     range_clamped: (r.plan.clamped ?? []).map((c) => ({ chain_id: c.chainId, to: c.to, end: c.end })),
     reorgs: r.reorgs ?? [],

@@ -60,7 +60,10 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const { config, logger } = input;
   limitHeapGrowth();
   if (config.output.format === 'parquet' && config.output.parquetEngine === 'duckdb') adviseMallocTuning(logger);
-  const runId = `${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
+  const runId = `${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
   const started = Date.now();
   const destination = config.output.destination;
   if (!destination) {
@@ -113,7 +116,14 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
     if (!input.force) {
       const range = job.range;
-      const r = await checkReorgs({ state, completed, owns, blocks, horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId), logger });
+      const r = await checkReorgs({
+        state,
+        completed,
+        owns,
+        blocks,
+        horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId),
+        logger,
+      });
       completed = r.completed;
       reorgs = r.reorgs;
       for (const found of reorgs) {
@@ -123,7 +133,10 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       }
       for (const [unitKey, windows] of repairs) {
         const overlaps = (iv: { start: number; end: number }) => windows.some((w) => iv.start < w.end && w.start < iv.end);
-        completed.set(unitKey, (completed.get(unitKey) ?? []).filter((iv: { start: number; end: number }) => !overlaps(iv)));
+        completed.set(
+          unitKey,
+          (completed.get(unitKey) ?? []).filter((iv: { start: number; end: number }) => !overlaps(iv)),
+        );
       }
     }
     const plan = planForShard(
@@ -138,7 +151,11 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       shard,
     );
     input.onPlan?.(plan);
-    for (const c of plan.clamped) logger.warn({ chainId: c.chainId, to: c.to, end: c.end }, 'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs');
+    for (const c of plan.clamped)
+      logger.warn(
+        { chainId: c.chainId, to: c.to, end: c.end },
+        'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs',
+      );
     const factory = new TargetFactory(job);
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
     // A chain the service does not serve, or a contract it never saw, answers with empty pages:
@@ -147,7 +164,9 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     await chains.checkContracts(contractsOn(listed));
     await chains.checkServed(listed.map((u) => u.chainId));
     held.assertHeld();
-    await writeKnownHeads(store, job.name, chains.found).catch((err: Error) => logger.warn({ err: err.message }, 'chain heads not kept for the next run'));
+    await writeKnownHeads(store, job.name, chains.found).catch((err: Error) =>
+      logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
+    );
     logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
 
     await openRunStagingDir(config.stagingDir, runId, logger);
@@ -177,13 +196,19 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     });
     if (!held.lost.aborted) {
       // Windows abandoned or failed in the middle of their commit: remove their uploads now, not at the next run.
-      await state.cleanPending(owns).catch((err: Error) => logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
+      await state
+        .cleanPending(owns)
+        .catch((err: Error) => logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
     }
     if (held.lost.aborted) throw held.lost.reason;
     // A unit whose windows all committed is repaired.
     for (const unitKey of repairs.keys()) {
       if (outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
-      await state.clearRepair(unitKey).catch((err: Error) => logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'));
+      await state
+        .clearRepair(unitKey)
+        .catch((err: Error) =>
+          logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
+        );
     }
     const report = buildReport({
       job,
@@ -197,7 +222,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       shard: shard ? shardLabel(shard) : null,
       reorgs,
     });
-    if (report.empty_units?.length) logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
+    if (report.empty_units?.length)
+      logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
     const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
     try {
       report.report_key = await state.writeReport(runId, report, lastRun);

@@ -96,7 +96,11 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
     return { ok: false, why: 'resolve gave no address, and the wallets route answered without meta.address' };
   } catch (err) {
     if (!refusedName(err)) throw err;
-    return { ok: false, why: `resolve gave no address, and the wallets route answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''}`, cause: err };
+    return {
+      ok: false,
+      why: `resolve gave no address, and the wallets route answered HTTP ${err.status}${err.serverMessage ? `: ${err.serverMessage}` : ''}`,
+      cause: err,
+    };
   }
 }
 
@@ -111,7 +115,14 @@ export function checkAggregateExpressions(job: Job): void {
     const units: UnitTarget[] =
       t.kind === 'wallet'
         ? [{ kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }]
-        : t.events.map((event, eventIndex) => ({ kind: 'contract', contract: t.contract, event, targetIndex: t.index, eventIndex, abi: t.abi }));
+        : t.events.map((event, eventIndex) => ({
+            kind: 'contract',
+            contract: t.contract,
+            event,
+            targetIndex: t.index,
+            eventIndex,
+            abi: t.abi,
+          }));
     for (const target of units) factory.aggregateTarget(target, t.filters);
   }
 }
@@ -155,7 +166,8 @@ export class TargetFactory {
       aggregate: spec.aggregate,
       filters,
       jobFile: this.job.jobFile,
-      targetLabel: t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
+      targetLabel:
+        t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
     });
   }
 

@@ -53,10 +53,7 @@ export const ERC1155_ABI = parseAbi([
   'event TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
 ]);
 /** The "unknown" contract: its calls and logs are real ABI encodings, but no registry ABI knows them. */
-export const UNKNOWN_ABI = parseAbi([
-  'function poke(uint256 round, bytes32 tag)',
-  'event SandboxPing(uint256 indexed round, bytes32 tag)',
-]);
+export const UNKNOWN_ABI = parseAbi(['function poke(uint256 round, bytes32 tag)', 'event SandboxPing(uint256 indexed round, bytes32 tag)']);
 
 /** The `rich` contract: every value encoding the real indexer varies on (tuples, fixed and dynamic arrays, bytes, bytesN, negative and > 2^53 ints). */
 export const RICH_ABI = parseAbi([
@@ -79,9 +76,7 @@ export const SELECTOR = {
   approve: toFunctionSelector('function approve(address spender, uint256 value)'),
   transferFrom: toFunctionSelector('function transferFrom(address from, address to, uint256 tokenId)'),
   safeTransferFrom721: toFunctionSelector('function safeTransferFrom(address from, address to, uint256 tokenId)'),
-  safeTransferFrom1155: toFunctionSelector(
-    'function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes data)',
-  ),
+  safeTransferFrom1155: toFunctionSelector('function safeTransferFrom(address from, address to, uint256 id, uint256 value, bytes data)'),
   poke: toFunctionSelector('function poke(uint256 round, bytes32 tag)'),
   settle: toFunctionSelector(RICH_ABI[0]),
 } as const;
@@ -318,7 +313,10 @@ export function decodeLogWith(
       args[pos] = isDynamic(p) ? topic : wireValue(p, decodeAbiParameters([p], topic)[0], style);
     });
     if (dataPos.length > 0) {
-      const values = decodeAbiParameters(dataPos.map((pos) => item.inputs[pos]!), data as Hex);
+      const values = decodeAbiParameters(
+        dataPos.map((pos) => item.inputs[pos]!),
+        data as Hex,
+      );
       dataPos.forEach((pos, k) => (args[pos] = wireValue(item.inputs[pos]!, values[k], style)));
     } else if (data !== '0x' && data !== '') {
       return null;
@@ -369,10 +367,7 @@ export function decodeCallWithAbi(abi: Abi, data: string, style: BytesStyle): De
   try {
     const { functionName, args } = decodeFunctionData({ abi, data: data as Hex });
     const selector = data.slice(0, 10).toLowerCase();
-    const item = abi.find(
-      (i): i is AbiFunction =>
-        i.type === 'function' && i.name === functionName && toFunctionSelector(i) === selector,
-    );
+    const item = abi.find((i): i is AbiFunction => i.type === 'function' && i.name === functionName && toFunctionSelector(i) === selector);
     if (!item) return null;
     const inputs: Record<string, unknown> = {};
     const wireArgs: unknown[] = [];

@@ -25,8 +25,25 @@ import { SandboxHttpError, badRequest } from './errors.js';
 import { hash3 } from './prng.js';
 import { decodeAnswer } from './decode-answer.js';
 import { decodedStyle, listAnswer } from './list-answer.js';
-import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type HeldCollection, type NftHoldingsSource, type NftInstancesPage, type NftWireShape } from './nft-collections-page.js';
-import { parseListQuery, selectAll, type ChainSource, type EngineOptions, type ListQuery, type PagingRules, type SelectedRow } from './query.js';
+import {
+  nftCollection,
+  nftCollectionsPage,
+  nftInstancesPage,
+  nftOwner,
+  type HeldCollection,
+  type NftHoldingsSource,
+  type NftInstancesPage,
+  type NftWireShape,
+} from './nft-collections-page.js';
+import {
+  parseListQuery,
+  selectAll,
+  type ChainSource,
+  type EngineOptions,
+  type ListQuery,
+  type PagingRules,
+  type SelectedRow,
+} from './query.js';
 import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
 
@@ -281,12 +298,22 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   walletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): ListResult<TransactionRecord> {
     const address = this.resolveWalletInput(wallet);
     const sources = this.walletSources(address, query, opts);
-    return listAnswer(sources, query, TRANSACTION_COLUMNS, this.metaChainIds(null), { address }, (r) => this.txWithDecode(r, query, opts), opts);
+    return listAnswer(
+      sources,
+      query,
+      TRANSACTION_COLUMNS,
+      this.metaChainIds(null),
+      { address },
+      (r) => this.txWithDecode(r, query, opts),
+      opts,
+    );
   }
 
   allWalletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): TransactionRecord[] {
     const address = this.resolveWalletInput(wallet);
-    return selectAll(this.walletSources(address, query, opts), query, TRANSACTION_COLUMNS).map((r) => this.transactionRecord(r.state, r.row));
+    return selectAll(this.walletSources(address, query, opts), query, TRANSACTION_COLUMNS).map((r) =>
+      this.transactionRecord(r.state, r.row),
+    );
   }
 
   private txWithDecode(r: SelectedRow<ChainState>, query: ListQuery, opts: ListOptions): TransactionRecord {
@@ -302,12 +329,21 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
   contractEvents(contract: string, signature: string, query: ListQuery, opts: ListOptions = {}): ListResult<EventRecord> {
     const { address, sig } = this.eventsPrelude(contract, signature);
     const sources = this.eventSources(address, sig.topic0, query);
-    return listAnswer(sources, query, EVENT_COLUMNS, this.metaChainIds(null), { address, signature: sig.topic0 }, (r) => {
-      const rec = this.eventRecord(r.state, r.row);
-      // The open-source indexer decodes events with the signature whether or not decode=true.
-      if (query.decode || opts.goValues) rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts), opts.goValues);
-      return rec;
-    }, opts);
+    return listAnswer(
+      sources,
+      query,
+      EVENT_COLUMNS,
+      this.metaChainIds(null),
+      { address, signature: sig.topic0 },
+      (r) => {
+        const rec = this.eventRecord(r.state, r.row);
+        // The open-source indexer decodes events with the signature whether or not decode=true.
+        if (query.decode || opts.goValues)
+          rec.decoded = this.decodeEvent(r.state, r.row, sig, this.style(r.state, r.row, opts), opts.goValues);
+        return rec;
+      },
+      opts,
+    );
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {
@@ -339,13 +375,19 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
       contractTransactions: (states, address) => {
         const actor = this.actorByAddress.get(address);
         if (actor === undefined || actor < this.walletCount) return null;
-        const rows = newestRows(states, (c) => c.actorRows.subarray(c.actorOffsets[actor]!, c.actorOffsets[actor + 1]!), (c, row) => c.blockTimestamp(row));
+        const rows = newestRows(
+          states,
+          (c) => c.actorRows.subarray(c.actorOffsets[actor]!, c.actorOffsets[actor + 1]!),
+          (c, row) => c.blockTimestamp(row),
+        );
         return rows.map(({ chain, row }) => this.transactionRecord(chain, row));
       },
       functionSelector: (states, selector) =>
         this.latest(states, (c, row) => c.functionSelector(row) === selector).map(({ c, row }) => this.transactionRecord(c, row)),
       nameAddress: (text) =>
-        NAME_RE.test(text) && this.walletByName.has(text.toLowerCase()) ? this.wallets[this.walletByName.get(text.toLowerCase())!]!.address : undefined,
+        NAME_RE.test(text) && this.walletByName.has(text.toLowerCase())
+          ? this.wallets[this.walletByName.get(text.toLowerCase())!]!.address
+          : undefined,
       expected: 'expected a block number, a 0x hash, an address, a 4-byte selector or a known name',
     });
   }

@@ -1,11 +1,5 @@
 import { keccak256, type Hex } from 'viem';
-import type {
-  BlockRecord,
-  DecodedEvent,
-  DecodedTransaction,
-  EventRecord,
-  TransactionRecord,
-} from '../source/records.js';
+import type { BlockRecord, DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../source/records.js';
 import {
   ABI_BY_KIND,
   CANONICAL,
@@ -106,9 +100,45 @@ interface ChainSpec {
 }
 
 const CHAIN_SPECS: ChainSpec[] = [
-  { chainId: 1, name: 'ethereum', blockTimeSeconds: 12, firstBlock: 19_130_000, share: 0.4, txPerBlock: 6, baseFee: [5e9, 60e9], priorityFee: [1e8, 3e9], erc20: 3, maxErc721: 130, maxErc1155: 25 },
-  { chainId: 8453, name: 'base', blockTimeSeconds: 2, firstBlock: 10_300_000, share: 0.35, txPerBlock: 4, baseFee: [1e6, 1e8], priorityFee: [1e5, 2e6], erc20: 2, maxErc721: 10, maxErc1155: 3 },
-  { chainId: 42161, name: 'arbitrum', blockTimeSeconds: 1, firstBlock: 176_000_000, share: 0.25, txPerBlock: 3, baseFee: [1e7, 1e8], priorityFee: [0, 1e6], erc20: 2, maxErc721: 8, maxErc1155: 2 },
+  {
+    chainId: 1,
+    name: 'ethereum',
+    blockTimeSeconds: 12,
+    firstBlock: 19_130_000,
+    share: 0.4,
+    txPerBlock: 6,
+    baseFee: [5e9, 60e9],
+    priorityFee: [1e8, 3e9],
+    erc20: 3,
+    maxErc721: 130,
+    maxErc1155: 25,
+  },
+  {
+    chainId: 8453,
+    name: 'base',
+    blockTimeSeconds: 2,
+    firstBlock: 10_300_000,
+    share: 0.35,
+    txPerBlock: 4,
+    baseFee: [1e6, 1e8],
+    priorityFee: [1e5, 2e6],
+    erc20: 2,
+    maxErc721: 10,
+    maxErc1155: 3,
+  },
+  {
+    chainId: 42161,
+    name: 'arbitrum',
+    blockTimeSeconds: 1,
+    firstBlock: 176_000_000,
+    share: 0.25,
+    txPerBlock: 3,
+    baseFee: [1e7, 1e8],
+    priorityFee: [0, 1e6],
+    erc20: 2,
+    maxErc721: 8,
+    maxErc1155: 2,
+  },
 ];
 
 /** 2024-02-01T00:00:00Z */
@@ -133,9 +163,31 @@ const EMPTY_UNCLES = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd
 
 // field salts for derived values
 const F = {
-  value: 21, valueMant: 22, valueExp: 23, gas: 24, gasUsed: 25, prio: 26, r: 27, s: 28, v: 29, access: 30,
-  amountMant: 31, amountExp: 32, amount1155: 33, data1155: 34, tag: 35, auth: 36, blob: 37, blobPrice: 38,
-  otherContract: 39, baseFee: 40, blockWords: 41, miner: 42, legacy: 43, variant: 44, rich: 45,
+  value: 21,
+  valueMant: 22,
+  valueExp: 23,
+  gas: 24,
+  gasUsed: 25,
+  prio: 26,
+  r: 27,
+  s: 28,
+  v: 29,
+  access: 30,
+  amountMant: 31,
+  amountExp: 32,
+  amount1155: 33,
+  data1155: 34,
+  tag: 35,
+  auth: 36,
+  blob: 37,
+  blobPrice: 38,
+  otherContract: 39,
+  baseFee: 40,
+  blockWords: 41,
+  miner: 42,
+  legacy: 43,
+  variant: 44,
+  rich: 45,
 } as const;
 
 // ------------------------------------------------------------------ internal chain state
@@ -179,7 +231,13 @@ export class ChainState {
   readonly contractSlot = new Map<number, number>();
   readonly contractActors: number[] = [];
 
-  constructor(spec: ChainSpec, index: number, seed: number, n: number, readonly data: SandboxDataImpl) {
+  constructor(
+    spec: ChainSpec,
+    index: number,
+    seed: number,
+    n: number,
+    readonly data: SandboxDataImpl,
+  ) {
     this.spec = spec;
     this.index = index;
     this.key = hash3(seed, spec.chainId, 0x5eed);
@@ -316,7 +374,12 @@ export class ChainState {
       shift: shiftKind === 0 ? -(2n ** 60n + BigInt(h(9))) : shiftKind === 1 ? BigInt(h(9)) : -BigInt(h(9) % 1000),
       tag: '0x' + wordHex(h(10)),
       code: '0x' + wordHex(h(11)) + wordHex(h(12)),
-      info: { amount: big(13), change: (h(14) & 1 ? -1n : 1n) * big(15), flags: '0x' + wordHex(h(17)).slice(0, 6), note: this.richBytes(row, 18, h(18) % 20) },
+      info: {
+        amount: big(13),
+        change: (h(14) & 1 ? -1n : 1n) * big(15),
+        flags: '0x' + wordHex(h(17)).slice(0, 6),
+        note: this.richBytes(row, 18, h(18) % 20),
+      },
       window: [BigInt(this.blockNumber(row)), big(19)],
       payload: this.richBytes(row, 21, h(21) % 50),
       skew: (h(22) % 2_000_000) - 1_000_000,
@@ -417,7 +480,13 @@ export class ChainState {
       case TxKind.erc721SafeTransferFrom:
         return encodeSafeTransferFrom721(from, this.address(this.arg[row]!), BigInt(this.tokenId[row]!));
       case TxKind.erc1155SafeTransferFrom:
-        return encodeSafeTransferFrom1155(from, this.address(this.arg[row]!), BigInt(this.tokenId[row]!), this.tokenAmount(row), this.bytes1155(row));
+        return encodeSafeTransferFrom1155(
+          from,
+          this.address(this.arg[row]!),
+          BigInt(this.tokenId[row]!),
+          this.tokenAmount(row),
+          this.bytes1155(row),
+        );
       case TxKind.unknownPoke:
         return encodePoke(BigInt(row), this.pokeTag(row));
       case TxKind.richSettle:
@@ -653,7 +722,14 @@ export class SandboxDataImpl {
       for (let k = 0; k < plan.erc20; k++) add('erc20', ERC20_NAMES[k % ERC20_NAMES.length]![0], ERC20_NAMES[k % ERC20_NAMES.length]![1]);
       for (let k = 0; k < plan.erc721; k++) {
         const name = `${ADJ[k % ADJ.length]} ${NOUN[Math.floor(k / ADJ.length) % NOUN.length]}`;
-        add('erc721', name, name.split(' ').map((w) => w.slice(0, 2).toUpperCase()).join('') + (k >= ADJ.length * NOUN.length ? String(k) : ''));
+        add(
+          'erc721',
+          name,
+          name
+            .split(' ')
+            .map((w) => w.slice(0, 2).toUpperCase())
+            .join('') + (k >= ADJ.length * NOUN.length ? String(k) : ''),
+        );
       }
       for (let k = 0; k < plan.erc1155; k++) add('erc1155', `Sandbox Items ${k + 1}`, `SITM${k + 1}`);
       for (let k = 0; k < plan.unknown; k++) add('unknown', 'Mystery Machine', null);
@@ -704,7 +780,9 @@ export class SandboxDataImpl {
       genesis.push({ kind, from: DEPLOYER, to: actor, arg: 1, tokenId: 2 });
     }
     if (genesis.length > n / 2) {
-      throw new SandboxOptionsError('sandbox data set too small for its contracts', { details: `chain ${spec.chainId}: ${n} transactions` });
+      throw new SandboxOptionsError('sandbox data set too small for its contracts', {
+        details: `chain ${spec.chainId}: ${n} transactions`,
+      });
     }
     c.genesisCount = genesis.length;
     const nextToken = new Uint32Array(this.actors.length).fill(3);
@@ -984,9 +1062,17 @@ export class SandboxDataImpl {
       case TxKind.erc20Approve:
         return { name: 'approve', signature: CANONICAL.approve, args: { spender: recipient(), value: c.tokenAmount(row).toString() } };
       case TxKind.erc721TransferFrom:
-        return { name: 'transferFrom', signature: CANONICAL.transferFrom, args: { from, to: recipient(), tokenId: String(c.tokenId[row]) } };
+        return {
+          name: 'transferFrom',
+          signature: CANONICAL.transferFrom,
+          args: { from, to: recipient(), tokenId: String(c.tokenId[row]) },
+        };
       case TxKind.erc721SafeTransferFrom:
-        return { name: 'safeTransferFrom', signature: CANONICAL.safeTransferFrom721, args: { from, to: recipient(), tokenId: String(c.tokenId[row]) } };
+        return {
+          name: 'safeTransferFrom',
+          signature: CANONICAL.safeTransferFrom721,
+          args: { from, to: recipient(), tokenId: String(c.tokenId[row]) },
+        };
       case TxKind.erc1155SafeTransferFrom:
         return {
           name: 'safeTransferFrom',
@@ -1009,7 +1095,11 @@ export class SandboxDataImpl {
       case TxKind.erc20Transfer:
         return { name: 'Transfer', signature: CANONICAL.Transfer, args: { from, to: recipient, value: c.tokenAmount(row).toString() } };
       case TxKind.erc20Approve:
-        return { name: 'Approval', signature: CANONICAL.Approval, args: { owner: from, spender: recipient, value: c.tokenAmount(row).toString() } };
+        return {
+          name: 'Approval',
+          signature: CANONICAL.Approval,
+          args: { owner: from, spender: recipient, value: c.tokenAmount(row).toString() },
+        };
       case TxKind.erc721TransferFrom:
       case TxKind.erc721SafeTransferFrom:
         return { name: 'Transfer', signature: CANONICAL.Transfer, args: { from, to: recipient, tokenId: String(c.tokenId[row]) } };

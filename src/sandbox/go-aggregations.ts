@@ -68,8 +68,12 @@ export function goAggregationRows(
     return wire;
   });
   // A fixed permutation (by seed and group values), as a hash table would give.
-  const rank = (row: Record<string, AggregationValue>) => hash3(orderSeed, hashText(JSON.stringify(query.groupBy.map((g) => row[g.key]))), 0x0dd);
-  return out.map((row) => ({ row, r: rank(row) })).sort((a, b) => a.r - b.r).map((x) => x.row);
+  const rank = (row: Record<string, AggregationValue>) =>
+    hash3(orderSeed, hashText(JSON.stringify(query.groupBy.map((g) => row[g.key]))), 0x0dd);
+  return out
+    .map((row) => ({ row, r: rank(row) }))
+    .sort((a, b) => a.r - b.r)
+    .map((x) => x.row);
 }
 
 function hashText(text: string): number {

@@ -116,7 +116,9 @@ export function goDecodedTransaction(abi: Abi | null, data: string): DecodedTran
   if (!abi || data.length < 10) return GO_FAILED_TRANSACTION;
   try {
     const { functionName, args } = decodeFunctionData({ abi, data: data as Hex });
-    const item = abi.find((i): i is AbiFunction => i.type === 'function' && i.name === functionName && i.inputs.length === (args ?? []).length);
+    const item = abi.find(
+      (i): i is AbiFunction => i.type === 'function' && i.name === functionName && i.inputs.length === (args ?? []).length,
+    );
     if (!item) return GO_FAILED_TRANSACTION;
     const inputs: Record<string, unknown> = {};
     item.inputs.forEach((p, i) => (inputs[p.name ?? ''] = goValue(p, (args ?? [])[i], 'transaction', 'top')));
@@ -144,7 +146,10 @@ export function goDecodedEvent(item: AbiEvent, topics: readonly string[], data: 
     indexed.forEach(({ p, i }, k) => (indexedParams[key(p, i)] = goIndexed(p, topics[k + 1]!)));
     const nonIndexedParams: Record<string, unknown> = {};
     if (plain.length > 0) {
-      const values = decodeAbiParameters(plain.map(({ p }) => p), data as Hex);
+      const values = decodeAbiParameters(
+        plain.map(({ p }) => p),
+        data as Hex,
+      );
       plain.forEach(({ p, i }, k) => (nonIndexedParams[key(p, i)] = goValue(p, values[k], 'event', 'top')));
     }
     return {

@@ -11,7 +11,17 @@ export { OK_ERROR_MESSAGE } from './ok-misbehaviour.js';
 export type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource, SandboxData } from './data.js';
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, NftTokenHolding, WalletInfo } from './dataset.js';
 export { EVENT_COLUMNS, TRANSACTION_COLUMNS } from './dataset.js';
-export { listQuery, parseListQuery, MAX_PAGE, MAX_PAGE_AGGREGATE, MAX_LIMIT, DEFAULT_LIMIT, MAX_CHAIN_IDS, CONTRACT_PAGING, INDEXER_PAGING } from './query.js';
+export {
+  listQuery,
+  parseListQuery,
+  MAX_PAGE,
+  MAX_PAGE_AGGREGATE,
+  MAX_LIMIT,
+  DEFAULT_LIMIT,
+  MAX_CHAIN_IDS,
+  CONTRACT_PAGING,
+  INDEXER_PAGING,
+} from './query.js';
 export type { ListQuery, Filter, FilterOp, GroupExpr, AggregateExpr, PagingRules } from './query.js';
 export { SandboxHttpError, SandboxOptionsError } from './errors.js';
 export {

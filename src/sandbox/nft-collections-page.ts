@@ -54,10 +54,16 @@ interface Selection<C, H> {
   types: string[];
 }
 
-function select<C, H extends HeldCollection>(address: string, params: NftPageParams, source: NftHoldingsSource<C, H>, typeOrder: boolean): Selection<C, H> {
+function select<C, H extends HeldCollection>(
+  address: string,
+  params: NftPageParams,
+  source: NftHoldingsSource<C, H>,
+  typeOrder: boolean,
+): Selection<C, H> {
   if (!ADDRESS_RE.test(address)) throw badRequest(`invalid address hash: ${address}`);
   const asked = (params.types ?? []).filter((t) => t !== '');
-  for (const t of asked) if (!NFT_TYPES[t] && t !== 'ERC-404') throw badRequest(`invalid type: ${t}`, 'allowed: ERC-721, ERC-404, ERC-1155');
+  for (const t of asked)
+    if (!NFT_TYPES[t] && t !== 'ERC-404') throw badRequest(`invalid type: ${t}`, 'allowed: ERC-721, ERC-404, ERC-1155');
   const types = asked.length === 0 ? Object.keys(TYPE_RANK) : Object.keys(TYPE_RANK).filter((t) => asked.includes(t));
   const kinds = types.map((t) => NFT_TYPES[t]).filter((k): k is ContractKind => k !== undefined);
   const chain = source.chain(params.chainId);
@@ -94,8 +100,11 @@ export function nftCollectionsPage<C, H extends HeldCollection>(
   const after = params.after?.toLowerCase();
   let from = 0;
   if (after) {
-    const afterRank = shape.typeOrder && params.afterType !== undefined && params.afterType !== null ? TYPE_RANK[params.afterType] : undefined;
-    from = full.findIndex((h) => (afterRank === undefined ? h.address > after : rank(h.kind) > afterRank || (rank(h.kind) === afterRank && h.address > after)));
+    const afterRank =
+      shape.typeOrder && params.afterType !== undefined && params.afterType !== null ? TYPE_RANK[params.afterType] : undefined;
+    from = full.findIndex((h) =>
+      afterRank === undefined ? h.address > after : rank(h.kind) > afterRank || (rank(h.kind) === afterRank && h.address > after),
+    );
     if (from < 0) from = full.length;
   }
   const page = full.slice(from, from + params.pageSize);
@@ -163,7 +172,11 @@ export interface NftInstancesPage {
  * ERC-404, each by contract hash and then highest token id first; the cursor is (contract, token
  * id, type) and next_page_params echoes the request as the collections route of `shape` does.
  */
-export function nftInstancesPage<C, H extends HeldCollection>(address: string, params: NftPageParams, source: NftHoldingsSource<C, H>): NftInstancesPage {
+export function nftInstancesPage<C, H extends HeldCollection>(
+  address: string,
+  params: NftPageParams,
+  source: NftHoldingsSource<C, H>,
+): NftInstancesPage {
   const shape = params.shape ?? {};
   const { chain, holder, held } = select(address, params, source, true);
   const all: { rank: number; contract: string; type: string; instance: NftTokenInstance; token: NftCollection['token'] }[] = [];
@@ -179,7 +192,8 @@ export function nftInstancesPage<C, H extends HeldCollection>(address: string, p
     const afterRank = TYPE_RANK[params.afterType] ?? -1;
     const afterId = /^\d+$/.test(params.afterId) ? BigInt(params.afterId) : -1n;
     from = all.findIndex(
-      (e) => e.rank > afterRank || (e.rank === afterRank && (e.contract > after || (e.contract === after && BigInt(e.instance.id) < afterId))),
+      (e) =>
+        e.rank > afterRank || (e.rank === afterRank && (e.contract > after || (e.contract === after && BigInt(e.instance.id) < afterId))),
     );
     if (from < 0) from = all.length;
   }

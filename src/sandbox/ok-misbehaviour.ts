@@ -11,7 +11,11 @@ export type OkMisbehaviour = (answer: () => unknown) => unknown;
  * (where rows were asked for) with `data: null` or no `data` at all. Drawn per request from its key
  * at the given rates; null: answer as usual.
  */
-export function okMisbehaviour(requestKey: number, rowsAsked: boolean, rates: { okErrorBody?: number | undefined; okWithoutData?: number | undefined }): OkMisbehaviour | null {
+export function okMisbehaviour(
+  requestKey: number,
+  rowsAsked: boolean,
+  rates: { okErrorBody?: number | undefined; okWithoutData?: number | undefined },
+): OkMisbehaviour | null {
   if (unit(hash3(requestKey, 0x0e, 1)) < (rates.okErrorBody ?? 0)) return () => ({ error: OK_ERROR_MESSAGE });
   if (!rowsAsked || unit(hash3(requestKey, 0x0d, 2)) >= (rates.okWithoutData ?? 0)) return null;
   return (answer) => {

@@ -46,7 +46,9 @@ export const SANDBOX_PROFILE_NAMES = Object.keys(SANDBOX_PROFILES) as SandboxPro
 export function withProfile(opts: SandboxOptions): SandboxOptions {
   const name = opts.profile ?? 'contract';
   if (!Object.hasOwn(SANDBOX_PROFILES, name)) {
-    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(name)}`, { hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}` });
+    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(name)}`, {
+      hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}`,
+    });
   }
   const set = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
   return { ...SANDBOX_PROFILES[name], ...set };

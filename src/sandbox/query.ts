@@ -78,7 +78,13 @@ export interface PagingRules {
   signed: boolean;
 }
 
-export const CONTRACT_PAGING: PagingRules = { defaultLimit: DEFAULT_LIMIT, maxLimit: MAX_LIMIT, maxPage: MAX_PAGE, maxPageAggregate: MAX_PAGE_AGGREGATE, signed: false };
+export const CONTRACT_PAGING: PagingRules = {
+  defaultLimit: DEFAULT_LIMIT,
+  maxLimit: MAX_LIMIT,
+  maxPage: MAX_PAGE,
+  maxPageAggregate: MAX_PAGE_AGGREGATE,
+  signed: false,
+};
 export const INDEXER_PAGING: PagingRules = { defaultLimit: 5, maxLimit: null, maxPage: null, maxPageAggregate: null, signed: true };
 
 /**
@@ -154,7 +160,8 @@ function parseGroupBy(expr: string, catalog: ColumnCatalog<unknown>): GroupExpr 
   }
   const spec = catalog[column];
   if (!spec) throw badRequest(`invalid group_by: ${expr}`, `unknown column ${column}`);
-  if (bucket !== 'none' && column !== 'block_timestamp') throw badRequest(`invalid group_by: ${expr}`, 'day bucketing works on block_timestamp');
+  if (bucket !== 'none' && column !== 'block_timestamp')
+    throw badRequest(`invalid group_by: ${expr}`, 'day bucketing works on block_timestamp');
   return { key: alias ?? body, column, bucket };
 }
 
@@ -174,7 +181,8 @@ function parseAggregate(expr: string, catalog: ColumnCatalog<unknown>): Aggregat
 }
 
 function parseSigned(name: string, raw: string): number {
-  if (!/^[+-]?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`invalid ${name}: ${raw}`, `${name} must be an integer`);
+  if (!/^[+-]?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw badRequest(`invalid ${name}: ${raw}`, `${name} must be an integer`);
   return Number(raw);
 }
 
@@ -204,14 +212,21 @@ export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalo
   const sortByRaw = params.get('sort_by') ?? '';
   let sortBy: string | null = null;
   if (sortByRaw !== '') {
-    if (sortByRaw !== 'block_number' && sortByRaw !== 'block_timestamp') throw badRequest(`invalid sort_by: ${sortByRaw}`, 'allowed: block_number');
+    if (sortByRaw !== 'block_number' && sortByRaw !== 'block_timestamp')
+      throw badRequest(`invalid sort_by: ${sortByRaw}`, 'allowed: block_number');
     sortBy = sortByRaw;
   }
   const sortOrderRaw = (params.get('sort_order') ?? '').toLowerCase();
   if (sortOrderRaw !== '' && sortOrderRaw !== 'asc' && sortOrderRaw !== 'desc') throw badRequest(`invalid sort_order: ${sortOrderRaw}`);
   const sortOrder = sortOrderRaw === 'desc' ? 'desc' : 'asc';
-  const groupBy = params.getAll('group_by').filter((g) => g.trim() !== '').map((g) => parseGroupBy(g, catalog as ColumnCatalog<unknown>));
-  const aggregates = params.getAll('aggregate').filter((a) => a.trim() !== '').map((a) => parseAggregate(a, catalog as ColumnCatalog<unknown>));
+  const groupBy = params
+    .getAll('group_by')
+    .filter((g) => g.trim() !== '')
+    .map((g) => parseGroupBy(g, catalog as ColumnCatalog<unknown>));
+  const aggregates = params
+    .getAll('aggregate')
+    .filter((a) => a.trim() !== '')
+    .map((a) => parseAggregate(a, catalog as ColumnCatalog<unknown>));
   const limitRaw = params.get('limit');
   const pageRaw = params.get('page');
   const aggregated = groupBy.length > 0 || aggregates.length > 0;
@@ -226,7 +241,8 @@ export function parseListQuery<S>(params: URLSearchParams, catalog: ColumnCatalo
     if (pageRaw !== null && pageRaw !== '') {
       if (!/^\d+$/.test(pageRaw)) throw badRequest(`invalid page: ${pageRaw}`);
       page = Number(pageRaw);
-      if (maxPage !== null && page > maxPage) throw badRequest(`page ${page} is past the maximum page ${maxPage}`, 'narrow the range (filters) instead of paging further');
+      if (maxPage !== null && page > maxPage)
+        throw badRequest(`page ${page} is past the maximum page ${maxPage}`, 'narrow the range (filters) instead of paging further');
     }
   }
   const decodeRaw = (params.get('decode') ?? '').toLowerCase();
@@ -381,7 +397,13 @@ function walk<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalo
  * `unstableOrder` rows tied on the sort key are shuffled per request (the whole tie group at the
  * cut is read, so the cut falls where a fresh query would put it), and without sort_by every row.
  */
-export function orderedRows<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnCatalog<S>, need: number, engine: EngineOptions = {}): number[] {
+export function orderedRows<S>(
+  source: ChainSource<S>,
+  query: ListQuery,
+  catalog: ColumnCatalog<S>,
+  need: number,
+  engine: EngineOptions = {},
+): number[] {
   const out: number[] = [];
   if (need <= 0) return out;
   if (!engine.unstableOrder) {
@@ -415,7 +437,12 @@ export function orderedRows<S>(source: ChainSource<S>, query: ListQuery, catalog
  * chain's filtered, sorted rows (`limit` applies per chain), in the request's order (`engine`),
  * some pages served early with `repeatEarlierRows`.
  */
-export function selectPage<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): SelectedRow<S>[] {
+export function selectPage<S>(
+  sources: ChainSource<S>[],
+  query: ListQuery,
+  catalog: ColumnCatalog<S>,
+  engine: EngineOptions = {},
+): SelectedRow<S>[] {
   const out: SelectedRow<S>[] = [];
   const { skip, end } = pageBounds(query.limit, query.page);
   const plain = !engine.unstableOrder && !engine.repeatEarlierRows;
@@ -430,7 +457,9 @@ export function selectPage<S>(sources: ChainSource<S>[], query: ListQuery, catal
     }
     const rows = orderedRows(source, query, catalog, end, engine);
     const blockOf = (row: number) => catalog.block_number!.get(source.state, row);
-    const page = repeatEarlierRows(rows, skip, end, blockOf, engine.repeatEarlierRows ?? 0, hash3(engine.requestKey ?? 0, source.chainId, 0x4e9)) ?? rows.slice(skip, end);
+    const page =
+      repeatEarlierRows(rows, skip, end, blockOf, engine.repeatEarlierRows ?? 0, hash3(engine.requestKey ?? 0, source.chainId, 0x4e9)) ??
+      rows.slice(skip, end);
     for (const row of page) out.push({ chainId: source.chainId, state: source.state, row });
   }
   return out;
@@ -489,7 +518,12 @@ function less(a: CellValue, b: CellValue): boolean {
  * ordered by the group keys (with `unstableOrder` and no sort_by: in no order), then paged with
  * limit/page over those rows.
  */
-export function aggregate<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions = {}): Record<string, AggregationValue>[] {
+export function aggregate<S>(
+  sources: ChainSource<S>[],
+  query: ListQuery,
+  catalog: ColumnCatalog<S>,
+  engine: EngineOptions = {},
+): Record<string, AggregationValue>[] {
   const groups = new Map<string, { keys: AggregationValue[]; accs: Accumulator[] }>();
   const groupSpecs = query.groupBy.map((g) => catalog[g.column]!);
   const aggSpecs = query.aggregates.map((a) => (a.column === null ? null : catalog[a.column]!));

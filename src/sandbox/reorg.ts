@@ -62,7 +62,15 @@ export function reorganise(data: SandboxData, chainId: number, depth: number): R
     moved++;
   }
   rebuildIndexes(c);
-  return { chain_id: chainId, depth, from_block: c.spec.firstBlock + fromOff, head_block: c.spec.firstBlock + c.headOff, dropped, replaced, moved };
+  return {
+    chain_id: chainId,
+    depth,
+    from_block: c.spec.firstBlock + fromOff,
+    head_block: c.spec.firstBlock + c.headOff,
+    dropped,
+    replaced,
+    moved,
+  };
 }
 
 /** The last row of its block becomes the first of the next block. */
@@ -96,7 +104,8 @@ function rebuildIndexes(c: ChainState): void {
 
 /** The control route: `POST /_sandbox/reorg?chain_id=<id>&depth=<blocks>`. */
 export function reorgRoute(data: unknown, url: URL): ReorgSummary {
-  if (typeof (data as SandboxDataset).chainState !== 'function') throw new SandboxHttpError(404, 'this sandbox cannot reorganise (only the seeded data set can)');
+  if (typeof (data as SandboxDataset).chainState !== 'function')
+    throw new SandboxHttpError(404, 'this sandbox cannot reorganise (only the seeded data set can)');
   const chainId = Number(url.searchParams.get('chain_id'));
   const depth = Number(url.searchParams.get('depth'));
   return reorganise(data as SandboxData, chainId, depth);

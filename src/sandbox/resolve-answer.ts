@@ -27,7 +27,12 @@ export interface ResolveLookups<C> {
  * The answer of resolve/<input>: a block number, a 0x hash (transaction, then block, then event
  * signature), an address (contract or not), a 4-byte function selector, or a known name.
  */
-export function resolveAnswer<C>(input: string, chains: C[], metaChainIds: number[], lookups: ResolveLookups<C>): { meta: ResponseMeta; data: ResolveData } {
+export function resolveAnswer<C>(
+  input: string,
+  chains: C[],
+  metaChainIds: number[],
+  lookups: ResolveLookups<C>,
+): { meta: ResponseMeta; data: ResolveData } {
   const data: ResolveData = { type: 'unknown', blocks: [], transactions: [], events: [], address: null };
   const text = input.trim();
   if (/^\d+$/.test(text)) {
@@ -89,7 +94,11 @@ export function resolveAnswer<C>(input: string, chains: C[], metaChainIds: numbe
  * A contract's newest transactions for resolve: the last RESOLVE_LIMIT rows of each chain (rows in
  * chain order), newest first by block timestamp, RESOLVE_LIMIT in all.
  */
-export function newestRows<C>(chains: C[], rowsOf: (chain: C) => ArrayLike<number>, timestampOf: (chain: C, row: number) => number): { chain: C; row: number }[] {
+export function newestRows<C>(
+  chains: C[],
+  rowsOf: (chain: C) => ArrayLike<number>,
+  timestampOf: (chain: C, row: number) => number,
+): { chain: C; row: number }[] {
   const found: { chain: C; row: number }[] = [];
   for (const chain of chains) {
     const rows = rowsOf(chain);

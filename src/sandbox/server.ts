@@ -180,7 +180,9 @@ function normalisePrefix(p: string): string {
 function validateOptions(opts: SandboxOptions): void {
   const rateOk = (r: number | undefined) => r === undefined || (Number.isFinite(r) && r >= 0 && r <= 1);
   if (opts.profile !== undefined && !SANDBOX_PROFILE_NAMES.includes(opts.profile)) {
-    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(opts.profile)}`, { hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}` });
+    throw new SandboxOptionsError(`unknown sandbox profile ${JSON.stringify(opts.profile)}`, {
+      hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}`,
+    });
   }
   for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData'] as const) {
     if (!rateOk(opts[key])) throw new SandboxOptionsError(`invalid ${key} ${opts[key]}`, { hint: 'a rate is a number in 0..1' });
@@ -280,13 +282,20 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     const under = (p: string) => path.startsWith(p + '/');
     try {
       if (under(prefix)) {
-        segs = path.slice(prefix.length + 1).split('/').map(decodeURIComponent);
-        if (method === 'GET' && segs.length === 3 && segs[0] === 'wallets' && segs[2] === 'transactions') return { route: 'transactions', params: [segs[1]!] };
+        segs = path
+          .slice(prefix.length + 1)
+          .split('/')
+          .map(decodeURIComponent);
+        if (method === 'GET' && segs.length === 3 && segs[0] === 'wallets' && segs[2] === 'transactions')
+          return { route: 'transactions', params: [segs[1]!] };
         if (method === 'GET' && segs.length === 3 && segs[0] === 'events') return { route: 'events', params: [segs[1]!, segs[2]!] };
         if (method === 'GET' && segs.length === 2 && segs[0] === 'resolve') return { route: 'resolve', params: [segs[1]!] };
         if (method === 'POST' && segs.length === 2 && segs[0] === 'decode') return { route: 'decode', params: [segs[1]!] };
       } else if (under(explorerPrefix)) {
-        segs = path.slice(explorerPrefix.length + 1).split('/').map(decodeURIComponent);
+        segs = path
+          .slice(explorerPrefix.length + 1)
+          .split('/')
+          .map(decodeURIComponent);
         if (method === 'GET' && segs.length === 4 && segs[0] === 'addresses' && segs[2] === 'nft' && segs[3] === 'collections') {
           return { route: 'nft', params: [segs[1]!] };
         }
@@ -304,7 +313,11 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
    * Rows of a list answer as sent: chain_id a string, no `decoded` unless asked for, and with
    * `legacyTypes` about a quarter of the rows (by chain and row) in older wire types.
    */
-  function wireRows<T extends { chain_id: number }>(result: ListResult<T>, decode: boolean, legacy: (out: Record<string, unknown>, rec: T) => void): unknown[] {
+  function wireRows<T extends { chain_id: number }>(
+    result: ListResult<T>,
+    decode: boolean,
+    legacy: (out: Record<string, unknown>, rec: T) => void,
+  ): unknown[] {
     const rows = result.data ?? [];
     return rows.map((rec, i) => {
       const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
@@ -338,7 +351,10 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     const chainIds = parseChainIds(q);
     return {
       chainId: chainIds?.[0],
-      types: (q.get('type') ?? '').split(',').map((t) => t.trim()).filter((t) => t !== ''),
+      types: (q.get('type') ?? '')
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
       after: q.get('token_contract_address_hash'),
       afterType: q.get('token_type'),
       afterId: q.get('token_id'),
@@ -457,7 +473,13 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     }
     cdnCompress(Buffer.from(text), encoding).then(
       (buf) => {
-        res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-encoding': encoding, vary: 'accept-encoding', 'content-length': buf.length, ...headers });
+        res.writeHead(status, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-encoding': encoding,
+          vary: 'accept-encoding',
+          'content-length': buf.length,
+          ...headers,
+        });
         res.end(buf);
       },
       () => res.destroy(),
@@ -508,14 +530,20 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       url = new URL(req.url ?? '/', 'http://sandbox.local');
       m = match(req.method ?? 'GET', url.pathname);
     } catch (err) {
-      sendError(res, err instanceof SandboxHttpError ? err.status : 400, err instanceof SandboxHttpError ? err.shortMessage : 'bad request');
+      sendError(
+        res,
+        err instanceof SandboxHttpError ? err.status : 400,
+        err instanceof SandboxHttpError ? err.shortMessage : 'bad request',
+      );
       return;
     }
     if (url.pathname === REORG_ROUTE && req.method === 'POST') {
       try {
         send(res, 200, reorgRoute(data, url));
       } catch (err) {
-        send(res, err instanceof SandboxHttpError ? err.status : 500, { error: err instanceof SandboxHttpError ? err.shortMessage : (err as Error).message });
+        send(res, err instanceof SandboxHttpError ? err.status : 500, {
+          error: err instanceof SandboxHttpError ? err.shortMessage : (err as Error).message,
+        });
       }
       return;
     }

@@ -56,7 +56,12 @@ function unionRows<S>(source: ChainSource<S>, query: ListQuery, catalog: ColumnC
 }
 
 /** Data rows of the wallet route under the union query. */
-export function walletUnionRows<S>(sources: ChainSource<S>[], query: ListQuery, catalog: ColumnCatalog<S>, engine: EngineOptions): SelectedRow<S>[] {
+export function walletUnionRows<S>(
+  sources: ChainSource<S>[],
+  query: ListQuery,
+  catalog: ColumnCatalog<S>,
+  engine: EngineOptions,
+): SelectedRow<S>[] {
   const { skip, end } = pageBounds(query.limit, query.page);
   return sources.flatMap((source) =>
     unionRows(source, query, catalog, engine)

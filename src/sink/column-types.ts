@@ -13,10 +13,7 @@ export type DuckDBTypeName = 'INTEGER' | 'BIGINT' | 'VARCHAR' | 'BOOLEAN' | 'TIM
 export type ParquetPhysicalType = 'BOOLEAN' | 'INT32' | 'INT64' | 'BYTE_ARRAY';
 
 /** The Parquet LogicalType annotation, shaped as in parquet-format (and hyparquet). */
-export type ParquetLogicalType =
-  | { type: 'STRING' }
-  | { type: 'TIMESTAMP'; isAdjustedToUTC: true; unit: 'MICROS' }
-  | { type: 'DATE' };
+export type ParquetLogicalType = { type: 'STRING' } | { type: 'TIMESTAMP'; isAdjustedToUTC: true; unit: 'MICROS' } | { type: 'DATE' };
 
 /** The legacy ConvertedType written beside the logical type for old readers (Hive, Athena engine 2). */
 export type ParquetConvertedType = 'INT_32' | 'INT_64' | 'UTF8' | 'TIMESTAMP_MICROS' | 'DATE';

@@ -70,7 +70,9 @@ export function fileExtension(format: OutputFormat, compression?: Compression): 
 
 function validateOptions(opts: FileWriterOptions): void {
   if (typeof opts.stagingDir !== 'string' || opts.stagingDir === '') {
-    throw new UnsupportedOutputError('The file writer needs a staging directory', { details: `stagingDir: ${JSON.stringify(opts.stagingDir)}` });
+    throw new UnsupportedOutputError('The file writer needs a staging directory', {
+      details: `stagingDir: ${JSON.stringify(opts.stagingDir)}`,
+    });
   }
   if (!Array.isArray(opts.columns) || opts.columns.length === 0) {
     throw new UnsupportedOutputError('The file writer needs at least one column', { hint: 'Select at least one column of the dataset.' });
@@ -132,12 +134,13 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
 
   if (format === 'ndjson') {
     const level = resolveLevel(compression, opts.compressionLevel, undefined);
-    return () => NdjsonFileWriter.create({
-      columns,
-      stagingDir: opts.stagingDir,
-      gzipLevel: compression === 'gzip' ? (level ?? DEFAULT_NDJSON_GZIP_LEVEL) : null,
-      extension,
-    });
+    return () =>
+      NdjsonFileWriter.create({
+        columns,
+        stagingDir: opts.stagingDir,
+        gzipLevel: compression === 'gzip' ? (level ?? DEFAULT_NDJSON_GZIP_LEVEL) : null,
+        extension,
+      });
   }
 
   const engine = opts.engine ?? 'duckdb';
@@ -152,5 +155,12 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
   if (engine === 'duckdb') {
     return () => DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
   }
-  return async () => (await import('./parquet-hyparquet.js')).HyparquetParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+  return async () =>
+    (await import('./parquet-hyparquet.js')).HyparquetParquetWriter.create({
+      columns,
+      stagingDir: opts.stagingDir,
+      compression,
+      rowGroupSize,
+      compressionLevel: level,
+    });
 }

@@ -48,17 +48,21 @@ function inConversionSlot<T>(fn: () => Promise<T>): Promise<T> {
 
 function duckdb(): Promise<DuckDBInstance> {
   // Loaded on first use: a run that writes no Parquet file does not pay for DuckDB's start-up.
-  instance ??= import('@duckdb/node-api').then(({ DuckDBInstance }) => DuckDBInstance.create(':memory:', {
-    threads: String(settings.threads),
-    memory_limit: settings.memoryLimit,
-    // Row order is the export's sort order: keep it.
-    preserve_insertion_order: 'true',
-    // The COPY streams; it never needs to spill, and must not litter the working directory.
-    max_temp_directory_size: '0KiB',
-  })).catch((err: unknown) => {
-    instance = undefined;
-    throw err;
-  });
+  instance ??= import('@duckdb/node-api')
+    .then(({ DuckDBInstance }) =>
+      DuckDBInstance.create(':memory:', {
+        threads: String(settings.threads),
+        memory_limit: settings.memoryLimit,
+        // Row order is the export's sort order: keep it.
+        preserve_insertion_order: 'true',
+        // The COPY streams; it never needs to spill, and must not litter the working directory.
+        max_temp_directory_size: '0KiB',
+      }),
+    )
+    .catch((err: unknown) => {
+      instance = undefined;
+      throw err;
+    });
   return instance;
 }
 
@@ -107,7 +111,9 @@ export async function writeEmptyParquet(columns: readonly Column[], outPath: str
   await inConversionSlot(async () => {
     const connection = await (await duckdb()).connect();
     try {
-      await connection.run(`COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`);
+      await connection.run(
+        `COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`,
+      );
     } finally {
       connection.closeSync();
     }

@@ -32,7 +32,10 @@ export async function openRunStagingDir(root: string, runId: string, logger: Log
 export async function createRunStagingDir(root: string, runId: string, me: ProcessIdentity = thisProcess()): Promise<string> {
   const dir = runStagingDir(root, runId);
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, OWNER_FILE), JSON.stringify({ host: me.host, pid: me.pid, boot_id: me.bootId, started_at: new Date().toISOString() }));
+  await writeFile(
+    join(dir, OWNER_FILE),
+    JSON.stringify({ host: me.host, pid: me.pid, boot_id: me.bootId, started_at: new Date().toISOString() }),
+  );
   return dir;
 }
 

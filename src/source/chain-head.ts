@@ -54,7 +54,10 @@ const MAX_DOUBLING = 2 ** 40;
  * first: the head a previous run found, the range's own block numbers, a target's newest row),
  * then genesis, then powers of two (indexes that start later than genesis). null when none exists.
  */
-export async function findAnyBlock(probe: BlockProbe, hints: readonly BlockHint[]): Promise<{ block: BlockRecord | null; requests: number }> {
+export async function findAnyBlock(
+  probe: BlockProbe,
+  hints: readonly BlockHint[],
+): Promise<{ block: BlockRecord | null; requests: number }> {
   let requests = 0;
   const tried = new Set<number>();
   const attempt = async (n: number | undefined) => {
@@ -102,7 +105,7 @@ export async function findChainHead(probe: BlockProbe, chainId: number, hints: r
   let step = 1;
   let high = lowN + step;
   let highBlock: BlockRecord | null;
-  while (((requests++, highBlock = await probe(high)))) {
+  while ((requests++, (highBlock = await probe(high)))) {
     low = highBlock;
     lowN = high;
     step *= 2;

@@ -262,8 +262,9 @@ export class InsightClient {
 
   /** Operation 5, every page: follows next_page_params until null. */
   async *nftCollections(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftCollection> {
-    yield* this.followPages((pageParams) => this.nftCollectionsPage(address, { ...opts, pageParams }), (pageParams) =>
-      nftCollectionsPath(address, { ...opts, pageParams }),
+    yield* this.followPages(
+      (pageParams) => this.nftCollectionsPage(address, { ...opts, pageParams }),
+      (pageParams) => nftCollectionsPath(address, { ...opts, pageParams }),
     );
   }
 
@@ -284,13 +285,16 @@ export class InsightClient {
 
   /** Every page of the ungrouped route: follows next_page_params until null. */
   async *nftInstances(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftListedInstance> {
-    yield* this.followPages((pageParams) => this.nftInstancesPage(address, { ...opts, pageParams }), (pageParams) =>
-      nftInstancesPath(address, { ...opts, pageParams }),
+    yield* this.followPages(
+      (pageParams) => this.nftInstancesPage(address, { ...opts, pageParams }),
+      (pageParams) => nftInstancesPath(address, { ...opts, pageParams }),
     );
   }
 
   private async *followPages<T>(
-    page: (pageParams: Record<string, string | number> | undefined) => Promise<{ items: T[]; next_page_params: Record<string, string | number> | null }>,
+    page: (
+      pageParams: Record<string, string | number> | undefined,
+    ) => Promise<{ items: T[]; next_page_params: Record<string, string | number> | null }>,
     pathOf: (pageParams: Record<string, string | number>) => string,
   ): AsyncGenerator<T> {
     const seen = new Set<string>();
@@ -474,7 +478,7 @@ export class InsightClient {
       } catch (err) {
         const trimmed = text.trimEnd();
         const last = trimmed.charCodeAt(trimmed.length - 1);
-        const truncated = trimmed.length === 0 || (last !== 125 /* } */ && last !== 93 /* ] */);
+        const truncated = trimmed.length === 0 || (last !== 125 /* } */ && last !== 93) /* ] */;
         throw new ResponseShapeError(
           truncated ? 'truncated' : 'invalid_json',
           url,
@@ -503,7 +507,13 @@ export class InsightClient {
     try {
       return await decodeBody(body, codings);
     } catch (err) {
-      throw new ResponseShapeError('truncated', url, '$', `${codings.join(', ')} body of ${body.length} bytes does not decode (${errCode(err) ?? (err as Error).message})`, err);
+      throw new ResponseShapeError(
+        'truncated',
+        url,
+        '$',
+        `${codings.join(', ')} body of ${body.length} bytes does not decode (${errCode(err) ?? (err as Error).message})`,
+        err,
+      );
     }
   }
 
@@ -539,7 +549,11 @@ function metaFallback(q: ListQuery): { chainIds: number[]; page: number; limit: 
 }
 
 function canonicalParams(params: Record<string, string | number>): string {
-  return JSON.stringify(Object.keys(params).sort().map((k) => [k, String(params[k])]));
+  return JSON.stringify(
+    Object.keys(params)
+      .sort()
+      .map((k) => [k, String(params[k])]),
+  );
 }
 
 function errCode(err: unknown): string | undefined {
@@ -596,8 +610,10 @@ function listPageCheck(q: ListQuery): (json: unknown, url: string) => void {
     const o = json as Record<string, unknown>;
     const rows = aggregated ? (o.aggregations ?? o.data) : o.data;
     if (Array.isArray(rows)) return;
-    if (o.error !== undefined && o.error !== null) throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message ?? JSON.stringify(o.error).slice(0, 300));
-    if (o.meta === undefined && typeof o.message === 'string') throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message);
+    if (o.error !== undefined && o.error !== null)
+      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message ?? JSON.stringify(o.error).slice(0, 300));
+    if (o.meta === undefined && typeof o.message === 'string')
+      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message);
     if (!aggregated) throw new NotAPageError(url, `no rows (data is ${o.data === null ? 'null' : 'missing'})`, undefined);
   };
 }

@@ -8,7 +8,8 @@ import * as zlib from 'node:zlib';
 type Decoder = (input: Buffer) => Promise<Buffer>;
 
 // Node >= 22.15 has zstd in zlib; Node 20 does not (the typings of either may lack it).
-const zstdDecompress = (zlib as unknown as { zstdDecompress?: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void }).zstdDecompress;
+const zstdDecompress = (zlib as unknown as { zstdDecompress?: (b: Buffer, cb: (e: Error | null, r: Buffer) => void) => void })
+  .zstdDecompress;
 
 /** Decoders by Content-Encoding token; x-gzip is gzip's old name (RFC 9110 8.4.1.3). */
 const DECODERS: ReadonlyMap<string, Decoder> = new Map<string, Decoder>([

@@ -142,7 +142,8 @@ export function networkHint(url: string, code: string | undefined): string | und
   } catch {
     // keep the whole text
   }
-  if (code === 'ECONNREFUSED') return `Nothing accepts connections at ${origin}: check the host and port of the base URL, and that the server is running.`;
+  if (code === 'ECONNREFUSED')
+    return `Nothing accepts connections at ${origin}: check the host and port of the base URL, and that the server is running.`;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `The host of ${origin} does not resolve: check the base URL (and DNS).`;
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return `No route to ${origin}: check the base URL and the network.`;
   return undefined;

@@ -90,7 +90,8 @@ function toSafeInt(v: unknown): number | undefined {
   if (typeof v === 'string') {
     let n: number;
     if (isDecimalDigits(v)) n = Number(v);
-    else if (v.length > 2 && v.charCodeAt(0) === 48 && (v.charCodeAt(1) === 120 || v.charCodeAt(1) === 88) && isHexDigits(v, 2)) n = Number(v);
+    else if (v.length > 2 && v.charCodeAt(0) === 48 && (v.charCodeAt(1) === 120 || v.charCodeAt(1) === 88) && isHexDigits(v, 2))
+      n = Number(v);
     else if (v.length > 1 && v.charCodeAt(0) === 45 && isDecimalDigits(v.slice(1))) n = Number(v);
     else return undefined;
     return Number.isSafeInteger(n) ? n : undefined;
@@ -247,7 +248,8 @@ export function normaliseTransaction(v: unknown, url: string, base: string, i: n
     data: r.data === undefined || r.data === null ? '0x' : hex(r.data, url, base, i, 'data'),
     max_fee_per_gas: decOrNull(r.max_fee_per_gas, url, base, i, 'max_fee_per_gas'),
     max_priority_fee_per_gas: decOrNull(r.max_priority_fee_per_gas, url, base, i, 'max_priority_fee_per_gas'),
-    transaction_type: r.transaction_type === undefined || r.transaction_type === null ? 0 : int(r.transaction_type, url, base, i, 'transaction_type'),
+    transaction_type:
+      r.transaction_type === undefined || r.transaction_type === null ? 0 : int(r.transaction_type, url, base, i, 'transaction_type'),
     r: decOrNull(r.r, url, base, i, 'r'),
     s: decOrNull(r.s, url, base, i, 's'),
     v: decOrNull(r.v, url, base, i, 'v'),
@@ -426,7 +428,8 @@ export function normaliseListResponse(
   }
 
   // Never an empty page: the client retries a 2xx without rows (see listPageCheck) before this.
-  if (!Array.isArray(rawData)) return fail(url, '$', -1, 'data', `expected an array of records, got ${rawData === undefined ? 'missing' : describe(rawData)}`);
+  if (!Array.isArray(rawData))
+    return fail(url, '$', -1, 'data', `expected an array of records, got ${rawData === undefined ? 'missing' : describe(rawData)}`);
   const raw = rawData;
   const n = raw.length;
   let aggregations: AggregationRow[] | null = null;
@@ -614,7 +617,8 @@ function nextPageParams(json: Obj, url: string): Record<string, string | number>
     const value = next[key];
     if (typeof value === 'string' || typeof value === 'number') out[key] = value;
     else if (typeof value === 'boolean') out[key] = String(value);
-    else if (value === null || value === undefined) continue; // not sent back, as the explorer's own client does
+    else if (value === null || value === undefined)
+      continue; // not sent back, as the explorer's own client does
     else return fail(url, '$.next_page_params', -1, key, `expected a string or number, got ${describe(value)}`);
   }
   return out;

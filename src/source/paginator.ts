@@ -214,7 +214,9 @@ class WindowPager<Rec> {
   }
 
   describe(box: Box): string {
-    return this.opts.axes.map((a, i) => `${a.field} [${box.lo[i]}, ${box.hi[i] === Number.POSITIVE_INFINITY ? '∞' : box.hi[i]})`).join(' × ');
+    return this.opts.axes
+      .map((a, i) => `${a.field} [${box.lo[i]}, ${box.hi[i] === Number.POSITIVE_INFINITY ? '∞' : box.hi[i]})`)
+      .join(' × ');
   }
 
   /** The rows of `chainId` in an answer, checked against the chains that request asked for. */
@@ -400,7 +402,14 @@ class Cutter {
  * concurrently; a piece that comes back full is cut again (on the same axis while it is wider
  * than one value, else on the next).
  */
-async function* cutAndPage<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, axis: number, known: Knowledge, wasFull: boolean): AsyncGenerator<Rec[]> {
+async function* cutAndPage<Rec>(
+  w: WindowPager<Rec>,
+  chainId: number,
+  box: Box,
+  axis: number,
+  known: Knowledge,
+  wasFull: boolean,
+): AsyncGenerator<Rec[]> {
   const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target, wasFull);
   const queue: Sent<Rec>[] = [];
   /** Sends pieces while there is room; the first of an empty queue is the one waited for. */
@@ -493,7 +502,8 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
   }
   for (const { chainId, rows } of alone) {
     const density = opts.density?.get(chainId) ?? 0;
-    const pieces = rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
+    const pieces =
+      rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
     let emitted = 0;
     for await (const records of pieces) {
       emitted += records.length;

@@ -173,11 +173,9 @@ export function validateChainIds(parameter: string, chainIds: unknown, required:
   if (chainIds === undefined && !required) return [];
   if (!Array.isArray(chainIds)) throw new RequestValidationError(parameter, 'expected an array of chain ids');
   if (chainIds.length === 0 || chainIds.length > MAX_CHAIN_IDS) {
-    throw new RequestValidationError(
-      parameter,
-      `expected 1 to ${MAX_CHAIN_IDS} chain ids, got ${chainIds.length}`,
-      { hint: chainIds.length > MAX_CHAIN_IDS ? 'Split the chains over several requests.' : undefined },
-    );
+    throw new RequestValidationError(parameter, `expected 1 to ${MAX_CHAIN_IDS} chain ids, got ${chainIds.length}`, {
+      hint: chainIds.length > MAX_CHAIN_IDS ? 'Split the chains over several requests.' : undefined,
+    });
   }
   const seen = new Set<number>();
   for (const id of chainIds) {
@@ -294,7 +292,10 @@ export function listQueryPairs(q: ListQuery, allowed: ReadonlyMap<string, Filter
   const groupBy = stringList('groupBy', q.groupBy);
   for (const field of groupBy) {
     if (!GROUP_BY_RE.test(field)) {
-      throw new RequestValidationError('groupBy', `expected a column name or an expression such as 'toDate(block_timestamp) as day', got ${show(field)}`);
+      throw new RequestValidationError(
+        'groupBy',
+        `expected a column name or an expression such as 'toDate(block_timestamp) as day', got ${show(field)}`,
+      );
     }
     pairs.push(['group_by', field]);
   }
@@ -346,7 +347,6 @@ export interface ParsedEventSignature {
   topic0: Hex;
 }
 
-
 /**
  * Parse a human-readable event signature with viem. Accepts 'Transfer(address indexed from, ...)'
  * with or without the 'event ' keyword; rejects functions, anonymous events, bare topic hashes
@@ -354,7 +354,10 @@ export interface ParsedEventSignature {
  */
 export function parseEventSignature(signature: unknown, parameter = 'signature'): ParsedEventSignature {
   if (typeof signature !== 'string' || signature.trim() === '') {
-    throw new RequestValidationError(parameter, `expected an event signature such as 'Transfer(address indexed from, address indexed to, uint256 value)', got ${show(signature)}`);
+    throw new RequestValidationError(
+      parameter,
+      `expected an event signature such as 'Transfer(address indexed from, address indexed to, uint256 value)', got ${show(signature)}`,
+    );
   }
   try {
     const parsed = parseSignature(signature.replace(/\s+/g, ' '));
@@ -372,7 +375,10 @@ export function walletTransactionsPath(wallet: string, q: ListQuery): string {
   } else if (typeof wallet === 'string' && !wallet.startsWith('0x') && wallet.length <= 255 && WALLET_NAME_RE.test(wallet)) {
     segment = wallet;
   } else {
-    throw new RequestValidationError('wallet', `expected an address (0x + 40 hex digits) or a name such as 'vitalik.eth', got ${show(wallet)}`);
+    throw new RequestValidationError(
+      'wallet',
+      `expected an address (0x + 40 hex digits) or a name such as 'vitalik.eth', got ${show(wallet)}`,
+    );
   }
   const query = queryString(listQueryPairs(q, TRANSACTION_FILTERS));
   return `/wallets/${encodeURIComponent(segment)}/transactions${query}`;

@@ -74,10 +74,13 @@ export class TokenBucket implements RateLimiter {
     let wait = 0;
     if (t < this.pausedUntil) wait = this.pausedUntil - t;
     else if (this.tokens < 1) wait = ((1 - this.tokens) * 1000) / this.requestsPerSecond;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.drain();
-    }, Math.max(0, Math.ceil(wait)));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.drain();
+      },
+      Math.max(0, Math.ceil(wait)),
+    );
   }
 
   private drain(): void {

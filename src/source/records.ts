@@ -117,14 +117,7 @@ export interface ListResponse<T> {
   aggregations: AggregationRow[] | null;
 }
 
-export type ResolveType =
-  | 'block'
-  | 'transaction'
-  | 'event_signature'
-  | 'function_signature'
-  | 'address'
-  | 'contract'
-  | 'unknown';
+export type ResolveType = 'block' | 'transaction' | 'event_signature' | 'function_signature' | 'address' | 'contract' | 'unknown';
 
 export interface ResolveData {
   // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- names the known types and still takes a new one

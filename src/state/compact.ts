@@ -226,7 +226,10 @@ function binPack(run: Candidate[], targetBytes: number, maxRows: number): Candid
  * (the same recovery as a run's). The caller holds the job's lease.
  */
 export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
-  const runId = `compact-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
+  const runId = `compact-${new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
   const state = new WindowState(opts.store, opts.jobName, { runId, guard: opts.guard });
   const log = opts.logger.child({ job: opts.jobName, run: runId });
   const recovered = opts.dryRun ? [] : await state.cleanPending();
@@ -291,7 +294,10 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         const ext = runExt(group)!;
         const stem = runStem(group)!;
         // Spills (large merges) go to the staging directory, never to the working directory.
-        if (ext === '.parquet') duck ??= await (await import('@duckdb/node-api')).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
+        if (ext === '.parquet')
+          duck ??= await (
+            await import('@duckdb/node-api')
+          ).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
         const merged: (FileRecord & { path: string })[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);
@@ -309,7 +315,10 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         }
         await commitMerged(state, opts.store, unitKey, start, end, merged, runId);
         bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
-        log.info({ unit: unitKey, windows: group.length, files: `${sources.length} -> ${merged.length}`, rows: info.rows }, 'windows merged');
+        log.info(
+          { unit: unitKey, windows: group.length, files: `${sources.length} -> ${merged.length}`, rows: info.rows },
+          'windows merged',
+        );
       }
     }
   } finally {
@@ -322,10 +331,29 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
 }
 
 /** The replacement protocol of window-state: pending (with what it replaces) -> upload -> completed. */
-async function commitMerged(state: WindowState, store: ObjectStore, unitKey: string, start: number, end: number, files: (FileRecord & { path: string })[], runId: string): Promise<void> {
-  await state.writePending(unitKey, start, end, files.map((f) => f.key));
+async function commitMerged(
+  state: WindowState,
+  store: ObjectStore,
+  unitKey: string,
+  start: number,
+  end: number,
+  files: (FileRecord & { path: string })[],
+  runId: string,
+): Promise<void> {
+  await state.writePending(
+    unitKey,
+    start,
+    end,
+    files.map((f) => f.key),
+  );
   for (const f of files) {
-    await store.putFile(f.key, f.path, { contentType: f.key.endsWith('.parquet') ? 'application/vnd.apache.parquet' : f.key.endsWith('.gz') ? 'application/gzip' : 'application/x-ndjson' });
+    await store.putFile(f.key, f.path, {
+      contentType: f.key.endsWith('.parquet')
+        ? 'application/vnd.apache.parquet'
+        : f.key.endsWith('.gz')
+          ? 'application/gzip'
+          : 'application/x-ndjson',
+    });
     await rm(f.path, { force: true });
   }
   await state.writeCompleted({
@@ -340,7 +368,15 @@ async function commitMerged(state: WindowState, store: ObjectStore, unitKey: str
 }
 
 /** Writes the concatenation of the sources (in window order) to `out`; returns its rows. */
-async function mergeFiles(store: ObjectStore, sources: FileRecord[], out: string, ext: string, staging: string, duck: DuckDBInstance | null, compression: Compression): Promise<number> {
+async function mergeFiles(
+  store: ObjectStore,
+  sources: FileRecord[],
+  out: string,
+  ext: string,
+  staging: string,
+  duck: DuckDBInstance | null,
+  compression: Compression,
+): Promise<number> {
   if (ext === '.parquet') {
     const locals: string[] = [];
     try {
@@ -355,7 +391,9 @@ async function mergeFiles(store: ObjectStore, sources: FileRecord[], out: string
         const codec = compression === 'none' ? 'uncompressed' : compression;
         // Rows keep the order of the files (window order), as the exporter wrote them.
         await conn.run('SET preserve_insertion_order = true');
-        await conn.run(`COPY (SELECT * FROM read_parquet([${list}])) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000)`);
+        await conn.run(
+          `COPY (SELECT * FROM read_parquet([${list}])) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000)`,
+        );
         const r = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(out)})`);
         return Number(r.getRowObjectsJS()[0]!.n);
       } finally {
@@ -387,7 +425,10 @@ async function mergeFiles(store: ObjectStore, sources: FileRecord[], out: string
   } finally {
     output.end();
     if (written) await written;
-    else await new Promise<void>((resolve, reject) => (file.writableFinished ? resolve() : file.once('finish', resolve).once('error', reject)));
+    else
+      await new Promise<void>((resolve, reject) =>
+        file.writableFinished ? resolve() : file.once('finish', resolve).once('error', reject),
+      );
   }
   return lines;
 }

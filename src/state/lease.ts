@@ -229,7 +229,11 @@ export async function acquireLease(store: ObjectStore, jobName: string, opts: Le
     const held = parseLease(current.body);
     if (held && !takeable(held, now(), me, isAlive)) throw new LeaseHeldError(key, held, store.location);
     if (!held) opts.logger?.warn({ lease: key }, 'lease object is not readable: taking it over');
-    else if (!held.released) opts.logger?.warn({ lease: key, holder: held.holder, run: held.run_id, expires_at: held.expires_at }, 'taking over the lease of a run that crashed or stalled');
+    else if (!held.released)
+      opts.logger?.warn(
+        { lease: key, holder: held.holder, run: held.run_id, expires_at: held.expires_at },
+        'taking over the lease of a run that crashed or stalled',
+      );
     record = fresh();
     try {
       const { etag } = await store.put(key, body(record), { ifMatch: current.etag, contentType: 'application/json' });
@@ -254,7 +258,12 @@ function started(lease: Lease, opts: LeaseOptions, ttlMs: number): Lease {
 }
 
 /** Can a run take this lease over? Expired, released, or its holder process on this machine is gone. */
-export function takeable(held: LeaseRecord, nowMs: number, me: { host: string; bootId: string | null }, isAlive: (pid: number) => boolean): boolean {
+export function takeable(
+  held: LeaseRecord,
+  nowMs: number,
+  me: { host: string; bootId: string | null },
+  isAlive: (pid: number) => boolean,
+): boolean {
   if (held.released) return true;
   const expires = Date.parse(held.expires_at);
   if (!Number.isFinite(expires) || nowMs >= expires) return true;

@@ -88,7 +88,8 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<{ completed: 
   const tooDeep: { text: string; rewind: { amount: number; text: string } }[] = [];
   for (const [unitKey, intervals] of input.completed) {
     const { chainId, axis } = unitChain(unitKey);
-    if ((axis !== 'block' && axis !== 'time') || unitKey.startsWith('nft_holdings/') || !input.owns(unitKey) || intervals.length === 0) continue;
+    if ((axis !== 'block' && axis !== 'time') || unitKey.startsWith('nft_holdings/') || !input.owns(unitKey) || intervals.length === 0)
+      continue;
     const horizon = input.horizon(chainId);
     const sorted = [...intervals].sort((a, b) => a.start - b.start);
     let newest: number | null = null;

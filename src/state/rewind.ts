@@ -21,7 +21,9 @@ export function parseRewind(input: string | number, where = '--rewind'): Rewind 
   if (/^\d+$/.test(text)) {
     const amount = Number(text);
     if (!Number.isSafeInteger(amount) || amount <= 0) {
-      throw new RewindError(`${where} must be a number of blocks greater than 0, not ${text}`, { hint: 'e.g. --rewind 128 (blocks) or --rewind 6h (time)' });
+      throw new RewindError(`${where} must be a number of blocks greater than 0, not ${text}`, {
+        hint: 'e.g. --rewind 128 (blocks) or --rewind 6h (time)',
+      });
     }
     return { axis: 'block', amount, text };
   }
@@ -38,11 +40,16 @@ export function parseRewind(input: string | number, where = '--rewind'): Rewind 
 /** The rewind must count what the job's windows count. */
 export function checkRewindAxis(rewind: Rewind, jobAxis: 'block' | 'time' | null | undefined, jobFile?: string): void {
   if (!jobAxis) {
-    throw new RewindError('--rewind needs a job with a range', { details: jobFile, hint: 'Snapshot datasets (nft_holdings) are exported again by every run.' });
+    throw new RewindError('--rewind needs a job with a range', {
+      details: jobFile,
+      hint: 'Snapshot datasets (nft_holdings) are exported again by every run.',
+    });
   }
   if (rewind.axis !== jobAxis) {
     throw new RewindError(
-      rewind.axis === 'block' ? `--rewind ${rewind.text} counts blocks but the job's windows are by time` : `--rewind ${rewind.text} is a duration but the job's windows are by block`,
+      rewind.axis === 'block'
+        ? `--rewind ${rewind.text} counts blocks but the job's windows are by time`
+        : `--rewind ${rewind.text} is a duration but the job's windows are by block`,
       {
         details: jobFile,
         hint: jobAxis === 'block' ? 'Give a number of blocks, e.g. --rewind 128.' : 'Give a duration, e.g. --rewind 6h.',
@@ -61,7 +68,10 @@ export interface Rewound {
  * Completed intervals without the rewound windows, and what was rewound. Units of the other axis
  * (nft_holdings snapshots are by time) are left alone.
  */
-export function rewindCompleted(completed: ReadonlyMap<string, Interval[]>, rewind: Rewind): { completed: Map<string, Interval[]>; rewound: Rewound[] } {
+export function rewindCompleted(
+  completed: ReadonlyMap<string, Interval[]>,
+  rewind: Rewind,
+): { completed: Map<string, Interval[]>; rewound: Rewound[] } {
   const out = new Map<string, Interval[]>();
   const rewound: Rewound[] = [];
   for (const [unitKey, intervals] of completed) {

@@ -30,8 +30,20 @@ export interface ChainHashReport {
   problems: ChainHashProblem[];
 }
 
-export async function verifyChainHashes(opts: { store: ObjectStore; state: WindowState; blocks: BlockLookup; sample?: number | null }): Promise<ChainHashReport> {
-  const report: ChainHashReport = { windows_checked: 0, edges_checked: 0, row_blocks_checked: 0, files_not_read: 0, sample: opts.sample ?? null, problems: [] };
+export async function verifyChainHashes(opts: {
+  store: ObjectStore;
+  state: WindowState;
+  blocks: BlockLookup;
+  sample?: number | null;
+}): Promise<ChainHashReport> {
+  const report: ChainHashReport = {
+    windows_checked: 0,
+    edges_checked: 0,
+    row_blocks_checked: 0,
+    files_not_read: 0,
+    sample: opts.sample ?? null,
+    problems: [],
+  };
   for await (const rec of opts.state.completedRecords()) {
     const m = /\/(\d+)\/(block|time)$/.exec(rec.unit_key);
     if (!m || rec.unit_key.startsWith('nft_holdings/')) continue;
@@ -63,7 +75,12 @@ export async function verifyChainHashes(opts: { store: ObjectStore; state: Windo
         if (typeof row.block_number !== 'number' || typeof row.block_hash !== 'string') continue;
         const prior = seen.get(row.block_number);
         if (prior && prior.hash !== row.block_hash) {
-          report.problems.push({ unit: rec.unit_key, window, key: f.key, message: `rows of block ${row.block_number} carry two hashes: ${prior.hash} and ${row.block_hash}` });
+          report.problems.push({
+            unit: rec.unit_key,
+            window,
+            key: f.key,
+            message: `rows of block ${row.block_number} carry two hashes: ${prior.hash} and ${row.block_hash}`,
+          });
         }
         if (!prior) seen.set(row.block_number, { hash: row.block_hash, key: f.key });
       }
@@ -78,10 +95,15 @@ export async function verifyChainHashes(opts: { store: ObjectStore; state: Windo
       report.row_blocks_checked++;
       const now = await opts.blocks.block(chainId, n);
       const had = seen.get(n)!;
-      if (now?.block_hash !== had.hash) wrong.push(`block ${n}: rows have ${had.hash}, the service ${now?.block_hash ?? 'no such block'} (${had.key})`);
+      if (now?.block_hash !== had.hash)
+        wrong.push(`block ${n}: rows have ${had.hash}, the service ${now?.block_hash ?? 'no such block'} (${had.key})`);
     }
     if (wrong.length > 0) {
-      report.problems.push({ unit: rec.unit_key, window, message: `${wrong.length} block(s) of its rows are no longer the service's: ${wrong.slice(0, 3).join('; ')}${wrong.length > 3 ? ' ...' : ''}` });
+      report.problems.push({
+        unit: rec.unit_key,
+        window,
+        message: `${wrong.length} block(s) of its rows are no longer the service's: ${wrong.slice(0, 3).join('; ')}${wrong.length > 3 ? ' ...' : ''}`,
+      });
     }
   }
   return report;

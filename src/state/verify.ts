@@ -202,7 +202,12 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
       Array.isArray(rec.files) &&
       rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes));
     if (!shapeOk) {
-      problems.push({ kind: 'bad-marker', key: obj.key, unit: unitKey, message: 'completed marker does not match its name or lacks its file list' });
+      problems.push({
+        kind: 'bad-marker',
+        key: obj.key,
+        unit: unitKey,
+        message: 'completed marker does not match its name or lacks its file list',
+      });
       continue;
     }
     const fileRows = rec.files.reduce((n, f) => n + f.rows, 0);
@@ -269,7 +274,11 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
           }
           const inFile = new Set(fileIds).size;
           if (inFile !== rows) {
-            problems.push({ kind: 'duplicate-rows', ...where, message: `file holds ${rows} rows but ${inFile} distinct item_ids: ${rows - inFile} row(s) twice` });
+            problems.push({
+              kind: 'duplicate-rows',
+              ...where,
+              message: `file holds ${rows} rows but ${inFile} distinct item_ids: ${rows - inFile} row(s) twice`,
+            });
           }
           for (const id of fileIds) ids.add(id);
         }
@@ -341,7 +350,10 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
   const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
-  problems.sort((a, b) => (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''));
+  problems.sort(
+    (a, b) =>
+      (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''),
+  );
   return {
     job: job.name,
     destination: store.location,
@@ -349,7 +361,11 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     units,
     windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
-    rows: { recorded: records.reduce((n, r) => n + r.rows, 0), counted: opts.quick ? null : counted, distinct: opts.quick ? null : distinct },
+    rows: {
+      recorded: records.reduce((n, r) => n + r.rows, 0),
+      counted: opts.quick ? null : counted,
+      distinct: opts.quick ? null : distinct,
+    },
     lease,
     other_units: otherUnits,
     problems,
@@ -358,7 +374,10 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
 /** `[a, b) [c, d)`, at most 8 of them. */
 function describeWindows(ws: Interval[]): string {
-  const shown = ws.slice(0, 8).map((w) => `[${w.start}, ${w.end})`).join(' ');
+  const shown = ws
+    .slice(0, 8)
+    .map((w) => `[${w.start}, ${w.end})`)
+    .join(' ');
   return ws.length > 8 ? `${shown} and ${ws.length - 8} more range(s)` : shown;
 }
 
@@ -381,7 +400,8 @@ function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
 
 async function leaseObjects(store: ObjectStore, root: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const obj of store.list(`${root}/lease`)) if (obj.key.endsWith('.json') && !obj.key.slice(root.length + 1).includes('/')) out.push(obj.key);
+  for await (const obj of store.list(`${root}/lease`))
+    if (obj.key.endsWith('.json') && !obj.key.slice(root.length + 1).includes('/')) out.push(obj.key);
   return out;
 }
 

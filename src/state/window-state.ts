@@ -165,7 +165,9 @@ export class WindowState {
     const marker: PendingMarker = {
       keys,
       ...(this.runId === undefined ? {} : { run_id: this.runId }),
-      ...(replaced.length === 0 ? {} : { replaces: replaced.map((r) => ({ start: r.start, end: r.end, keys: r.files.map((f) => f.key) })) }),
+      ...(replaced.length === 0
+        ? {}
+        : { replaces: replaced.map((r) => ({ start: r.start, end: r.end, keys: r.files.map((f) => f.key) })) }),
     };
     const key = this.pendingKey(unitKey, start, end);
     await this.store.put(key, JSON.stringify(marker), { contentType: 'application/json' });
@@ -258,7 +260,10 @@ export class WindowState {
       if (!obj.key.endsWith('.json')) continue;
       const body = await this.readJson<{ windows?: unknown }>(obj.key);
       const windows = body?.windows;
-      if (!Array.isArray(windows) || !windows.every((w: { start?: unknown; end?: unknown } | null) => Number.isSafeInteger(w?.start) && Number.isSafeInteger(w?.end))) {
+      if (
+        !Array.isArray(windows) ||
+        !windows.every((w: { start?: unknown; end?: unknown } | null) => Number.isSafeInteger(w?.start) && Number.isSafeInteger(w?.end))
+      ) {
         throw new StateCorruptError(obj.key, '"windows" is not a list of {start, end}');
       }
       out.set(obj.key.slice(prefix.length, -'.json'.length), windows as Interval[]);
@@ -268,9 +273,13 @@ export class WindowState {
 
   async writeRepair(unitKey: string, windows: Interval[]): Promise<void> {
     this.guard();
-    await this.store.put(`${this.root}/repair/${unitKey}.json`, JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }), {
-      contentType: 'application/json',
-    });
+    await this.store.put(
+      `${this.root}/repair/${unitKey}.json`,
+      JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }),
+      {
+        contentType: 'application/json',
+      },
+    );
   }
 
   async clearRepair(unitKey: string): Promise<void> {
@@ -288,7 +297,11 @@ export class WindowState {
   }
 
   /** Deletes the replaced windows' files the new record does not list, then their markers. Returns the files deleted. */
-  private async finishReplacing(unitKey: string, record: WindowRecord, replaces: NonNullable<PendingMarker['replaces']>): Promise<string[]> {
+  private async finishReplacing(
+    unitKey: string,
+    record: WindowRecord,
+    replaces: NonNullable<PendingMarker['replaces']>,
+  ): Promise<string[]> {
     const live = new Set(record.files.map((f) => f.key));
     const stale = [...new Set(replaces.flatMap((r) => r.keys))].filter((k) => !live.has(k));
     if (stale.length > 0) await this.store.deleteMany(stale);

@@ -9,7 +9,12 @@ export class StoreError extends InsightExportError {
 export class PreconditionFailedError extends StoreError {
   override name = 'PreconditionFailedError';
   readonly key: string;
-  constructor(location: string, key: string, condition: { ifNoneMatch?: '*' | undefined; ifMatch?: string | undefined }, params: ErrorParameters = {}) {
+  constructor(
+    location: string,
+    key: string,
+    condition: { ifNoneMatch?: '*' | undefined; ifMatch?: string | undefined },
+    params: ErrorParameters = {},
+  ) {
     const what = condition.ifNoneMatch === '*' ? 'already exists' : `no longer has ETag ${condition.ifMatch ?? '?'}`;
     super(`Conditional write refused: ${key} ${what}`, {
       details: `${location} ${key}`,

@@ -218,7 +218,9 @@ export class LocalStore implements ObjectStore {
         const blocker = code === 'ENOTDIR' || code === 'EEXIST' ? await fileOnThePath(this.rootDir) : null;
         throw new DestinationUnusableError(`The destination ${this.rootDir} cannot be used as a folder`, {
           details: blocker ? `${blocker} is a file, not a folder` : `${dir}: ${code} (${(err as Error).message})`,
-          hint: blocker ? 'Give a destination whose parent folders are folders (or s3://bucket/prefix).' : 'Give a destination this user can create folders and files in.',
+          hint: blocker
+            ? 'Give a destination whose parent folders are folders (or s3://bucket/prefix).'
+            : 'Give a destination this user can create folders and files in.',
           cause: err,
         });
       }
@@ -253,7 +255,8 @@ export class LocalStore implements ObjectStore {
             await unlink(file);
             return true;
           } catch (err) {
-            if (!isErrno(err, 'ENOENT')) this.log.debug({ file, code: (err as NodeJS.ErrnoException)?.code }, 'abandoned temp file not removed');
+            if (!isErrno(err, 'ENOENT'))
+              this.log.debug({ file, code: (err as NodeJS.ErrnoException)?.code }, 'abandoned temp file not removed');
             return false;
           }
         }),

@@ -58,7 +58,8 @@ export function parseStoreDestination(input: string, cwd: string): StoreDestinat
   if (s === '') throw new InvalidDestinationError(input, 'is empty');
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
   if (!scheme) {
-    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s)) throw new InvalidDestinationError(input, 'is not a URL or a path');
+    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s))
+      throw new InvalidDestinationError(input, 'is not a URL or a path');
     return { kind: 'local', path: path.resolve(cwd, s) };
   }
   if (scheme[1]!.toLowerCase() !== 's3') throw new InvalidDestinationError(input, `uses the unsupported scheme "${scheme[1]}://"`);

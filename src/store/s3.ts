@@ -17,13 +17,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { silentLogger, type Logger } from '../log.js';
 import { InsightExportError } from '../errors.js';
-import {
-  BucketNotFoundError,
-  PreconditionFailedError,
-  StoreAccessError,
-  StoreError,
-  StoreUnavailableError,
-} from './errors.js';
+import { BucketNotFoundError, PreconditionFailedError, StoreAccessError, StoreError, StoreUnavailableError } from './errors.js';
 import { joinKey, normalisePrefix, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
 
@@ -324,7 +318,11 @@ export class S3Store implements ObjectStore {
    * radosgw answers a conditional PUT that lost a race with 500 (ECANCELED, nothing written); the
    * SDK retries it and the retry gets its 412.
    */
-  private async putObject(key: string, body: Buffer | (() => Readable), opts: PutOptions & { contentLength?: number }): Promise<{ etag: string }> {
+  private async putObject(
+    key: string,
+    body: Buffer | (() => Readable),
+    opts: PutOptions & { contentLength?: number },
+  ): Promise<{ etag: string }> {
     const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
     const writeId = conditional ? randomUUID() : undefined;
     let sent = 0;
@@ -412,12 +410,20 @@ export class S3Store implements ObjectStore {
   /** SDK/network error -> typed store error naming the bucket and key, never the credentials. */
   private mapError(err: unknown, op: string, key: string, cond: PutOptions = {}): Error {
     if (err instanceof InsightExportError) return err;
-    const e = err as { name?: string; code?: string; message?: string; $metadata?: { httpStatusCode?: number; attempts?: number; requestId?: string } };
+    const e = err as {
+      name?: string;
+      code?: string;
+      message?: string;
+      $metadata?: { httpStatusCode?: number; attempts?: number; requestId?: string };
+    };
     const status = e.$metadata?.httpStatusCode;
     const name = e.name ?? 'Error';
     const where = key === '' ? this.location : `${this.location} key ${key}`;
     const attempts = e.$metadata?.attempts;
-    const facts = [`${op} ${where}`, `${name}${status ? ` (HTTP ${status})` : ''}${attempts && attempts > 1 ? ` after ${attempts} attempts` : ''}`];
+    const facts = [
+      `${op} ${where}`,
+      `${name}${status ? ` (HTTP ${status})` : ''}${attempts && attempts > 1 ? ` after ${attempts} attempts` : ''}`,
+    ];
     const details = facts.join(': ');
 
     if (isPreconditionFailed(err)) return new PreconditionFailedError(this.location, key, cond, { cause: err });
@@ -448,16 +454,23 @@ export class S3Store implements ObjectStore {
       });
     }
     if (/region is missing/i.test(e.message ?? '')) {
-      return new StoreError(`No AWS region set for ${this.location}`, { details, hint: 'Set AWS_REGION (or s3.region in the config).', cause: err });
+      return new StoreError(`No AWS region set for ${this.location}`, {
+        details,
+        hint: 'Set AWS_REGION (or s3.region in the config).',
+        cause: err,
+      });
     }
     if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || name === 'IllegalLocationConstraintException') {
       return new StoreError(`Wrong region for ${this.location} (${name})`, {
         details,
-        hint: 'Set AWS_REGION to the bucket\'s region.',
+        hint: "Set AWS_REGION to the bucket's region.",
         cause: err,
       });
     }
-    return new StoreError(`S3 ${op} failed for ${where}: ${name}`, { details: `${details}${e.message ? ` - ${e.message}` : ''}`, cause: err });
+    return new StoreError(`S3 ${op} failed for ${where}: ${name}`, {
+      details: `${details}${e.message ? ` - ${e.message}` : ''}`,
+      cause: err,
+    });
   }
 }
 
@@ -553,7 +566,11 @@ function addContentMd5ToDeleteObjects(client: S3Client): void {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const req = args.request as { headers?: Record<string, string>; body?: unknown } | undefined;
-      if (context.commandName === 'DeleteObjectsCommand' && req?.headers && (typeof req.body === 'string' || req.body instanceof Uint8Array)) {
+      if (
+        context.commandName === 'DeleteObjectsCommand' &&
+        req?.headers &&
+        (typeof req.body === 'string' || req.body instanceof Uint8Array)
+      ) {
         req.headers['content-md5'] = createHash('md5').update(req.body).digest('base64');
       }
       return next(args);

@@ -64,10 +64,13 @@ export function exportLayout(partitioning: string, jobName: string): ExportLayou
   const tableAt = segments.findIndex((s) => s.includes('{dataset}'));
   const where = `output.partitioning "${partitioning}"`;
   if (tableAt < 0) {
-    throw new UnsupportedLayoutError('The partitioning has no {dataset} folder, so tables share folders and no warehouse table can hold just one of them', {
-      details: where,
-      hint: 'Use a template with {dataset} first, e.g. "{dataset}/chain_id={chain_id}/date={date}" (the default).',
-    });
+    throw new UnsupportedLayoutError(
+      'The partitioning has no {dataset} folder, so tables share folders and no warehouse table can hold just one of them',
+      {
+        details: where,
+        hint: 'Use a template with {dataset} first, e.g. "{dataset}/chain_id={chain_id}/date={date}" (the default).',
+      },
+    );
   }
   for (const s of segments.slice(0, tableAt + 1)) {
     const other = [...s.matchAll(/\{([a-z_]+)\}/g)].map((m) => m[1]).filter((p) => p !== 'dataset' && p !== 'job');
@@ -126,7 +129,10 @@ const UINT256_NOTE = 'uint256 columns are exact decimal strings: DECIMAL(38,0) w
 /** The statements, separated by blank lines, each ending with ";". */
 export function generateDdl(o: DdlOptions): string {
   const root = o.location.replace(/\/+$/, '');
-  const parts: string[] = [`-- insight-export: ${o.dialect} tables over ${root} (job ${o.jobName}, ${o.format}${o.format === 'ndjson' ? `, ${o.compression}` : ''})`, `-- ${UINT256_NOTE}`];
+  const parts: string[] = [
+    `-- insight-export: ${o.dialect} tables over ${root} (job ${o.jobName}, ${o.format}${o.format === 'ndjson' ? `, ${o.compression}` : ''})`,
+    `-- ${UINT256_NOTE}`,
+  ];
   const dir = (t: TableSpec) => `${root}/${o.layout.tableDir(t.name)}`;
   switch (o.dialect) {
     case 'duckdb':
@@ -222,7 +228,9 @@ function duckdbView(o: DdlOptions, t: TableSpec, dir: string): string {
   // The files' columns in their order (DuckDB reads chain_id from the file and prunes by folder),
   // then the folders' columns the files do not have (date).
   const inFile = new Set(t.columns.map((c) => c.name));
-  const select = [...t.columns.map((c) => c.name), ...o.layout.partitions.filter((p) => !inFile.has(p.name)).map((p) => p.name)].map(duckQuote).join(', ');
+  const select = [...t.columns.map((c) => c.name), ...o.layout.partitions.filter((p) => !inFile.has(p.name)).map((p) => p.name)]
+    .map(duckQuote)
+    .join(', ');
   return `CREATE OR REPLACE VIEW ${qualified(o.schema, t.name, duckQuote)} AS\nSELECT ${select}\nFROM ${source};`;
 }
 
@@ -248,7 +256,11 @@ function athenaTable(o: DdlOptions, t: TableSpec, dir: string): string {
   if (o.format === 'parquet') {
     lines.push('STORED AS PARQUET');
   } else {
-    lines.push("ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'", "STORED AS INPUTFORMAT 'org.apache.hadoop.mapred.TextInputFormat'", "OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat'");
+    lines.push(
+      "ROW FORMAT SERDE 'org.openx.data.jsonserde.JsonSerDe'",
+      "STORED AS INPUTFORMAT 'org.apache.hadoop.mapred.TextInputFormat'",
+      "OUTPUTFORMAT 'org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat'",
+    );
   }
   lines.push(`LOCATION ${sqlString(`${dir}/`)}`);
   // Partition projection: new partitions are queryable at once, without MSCK REPAIR / ADD PARTITION.
@@ -301,12 +313,10 @@ function bigQueryTable(o: DdlOptions, t: TableSpec, dir: string): string {
     lines.push(`WITH PARTITION COLUMNS (${o.layout.partitions.map((p) => `\`${p.name}\` ${BIGQUERY_TYPES[p.type]}`).join(', ')})`);
   }
   if (o.connection) lines.push(`WITH CONNECTION \`${o.connection}\``);
-  const options = [
-    `format = ${o.format === 'parquet' ? "'PARQUET'" : "'NEWLINE_DELIMITED_JSON'"}`,
-    `uris = [${sqlString(`${dir}/*`)}]`,
-  ];
+  const options = [`format = ${o.format === 'parquet' ? "'PARQUET'" : "'NEWLINE_DELIMITED_JSON'"}`, `uris = [${sqlString(`${dir}/*`)}]`];
   if (o.format === 'ndjson' && o.compression === 'gzip') options.push("compression = 'GZIP'");
-  if (o.layout.partitions.length > 0) options.push(`hive_partition_uri_prefix = ${sqlString(dir)}`, 'require_hive_partition_filter = false');
+  if (o.layout.partitions.length > 0)
+    options.push(`hive_partition_uri_prefix = ${sqlString(dir)}`, 'require_hive_partition_filter = false');
   lines.push(`OPTIONS (\n  ${options.join(',\n  ')}\n)`);
   return `${lines.join('\n')};`;
 }
@@ -325,7 +335,23 @@ const SNOWFLAKE_TYPES: Record<ColumnType, string> = {
 };
 
 /** Unquoted names fold to upper case; these would clash with keywords or the VALUE column. */
-const SNOWFLAKE_QUOTED = new Set(['value', 'values', 'date', 'from', 'to', 'order', 'group', 'select', 'table', 'row', 'rows', 'start', 'set', 'sample', 'column']);
+const SNOWFLAKE_QUOTED = new Set([
+  'value',
+  'values',
+  'date',
+  'from',
+  'to',
+  'order',
+  'group',
+  'select',
+  'table',
+  'row',
+  'rows',
+  'start',
+  'set',
+  'sample',
+  'column',
+]);
 
 function snowflakeName(name: string): string {
   return SNOWFLAKE_QUOTED.has(name) || !/^[a-z_][a-z0-9_]*$/.test(name) ? `"${name.replaceAll('"', '""')}"` : name;
@@ -334,11 +360,18 @@ function snowflakeName(name: string): string {
 function snowflakeTable(o: DdlOptions, t: TableSpec, stage: string): string {
   const fromPath = (p: PartitionColumn) => `SPLIT_PART(SPLIT_PART(METADATA$FILENAME, ${sqlString(`/${p.name}=`)}, 2), '/', 1)`;
   const partitionCols = o.layout.partitions.map((p) => {
-    const expr = p.type === 'date' ? `TO_DATE(${fromPath(p)}, 'YYYY-MM-DD')` : p.type === 'int64' ? `TO_NUMBER(${fromPath(p)})` : fromPath(p);
+    const expr =
+      p.type === 'date' ? `TO_DATE(${fromPath(p)}, 'YYYY-MM-DD')` : p.type === 'int64' ? `TO_NUMBER(${fromPath(p)})` : fromPath(p);
     return `  ${snowflakeName(p.name)} ${SNOWFLAKE_TYPES[p.type]} AS (${expr})`;
   });
-  const dataCols = dataColumns(t, o.layout).map((c) => `  ${snowflakeName(c.name)} ${SNOWFLAKE_TYPES[c.type]} AS (VALUE:"${c.name}"::${SNOWFLAKE_TYPES[c.type]})`);
-  const lines = [`CREATE OR REPLACE EXTERNAL TABLE ${qualified(o.schema, t.name, snowflakeName)} (`, [...partitionCols, ...dataCols].join(',\n'), ')'];
+  const dataCols = dataColumns(t, o.layout).map(
+    (c) => `  ${snowflakeName(c.name)} ${SNOWFLAKE_TYPES[c.type]} AS (VALUE:"${c.name}"::${SNOWFLAKE_TYPES[c.type]})`,
+  );
+  const lines = [
+    `CREATE OR REPLACE EXTERNAL TABLE ${qualified(o.schema, t.name, snowflakeName)} (`,
+    [...partitionCols, ...dataCols].join(',\n'),
+    ')',
+  ];
   if (o.layout.partitions.length > 0) lines.push(`PARTITION BY (${o.layout.partitions.map((p) => snowflakeName(p.name)).join(', ')})`);
   lines.push(`LOCATION = @${stage}/${o.layout.tableDir(t.name)}/`);
   lines.push(
@@ -346,9 +379,13 @@ function snowflakeTable(o: DdlOptions, t: TableSpec, stage: string): string {
       ? 'FILE_FORMAT = (TYPE = PARQUET)'
       : `FILE_FORMAT = (TYPE = JSON, COMPRESSION = ${o.compression === 'gzip' ? 'GZIP' : 'NONE'})`,
   );
-  lines.push(`PATTERN = ${sqlString(`.*${o.format === 'parquet' ? '[.]parquet' : o.compression === 'gzip' ? '[.]ndjson[.]gz' : '[.]ndjson'}`)}`);
+  lines.push(
+    `PATTERN = ${sqlString(`.*${o.format === 'parquet' ? '[.]parquet' : o.compression === 'gzip' ? '[.]ndjson[.]gz' : '[.]ndjson'}`)}`,
+  );
   lines.push('AUTO_REFRESH = FALSE;');
-  lines.push(`-- New files: ALTER EXTERNAL TABLE ${qualified(o.schema, t.name, snowflakeName)} REFRESH; (or AUTO_REFRESH with S3 event notifications)`);
+  lines.push(
+    `-- New files: ALTER EXTERNAL TABLE ${qualified(o.schema, t.name, snowflakeName)} REFRESH; (or AUTO_REFRESH with S3 event notifications)`,
+  );
   return lines.join('\n');
 }
 

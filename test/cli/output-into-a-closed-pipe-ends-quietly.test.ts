@@ -10,9 +10,13 @@ const REPO = resolve(import.meta.dirname, '../..');
 const TSX = join(REPO, 'node_modules/.bin/tsx');
 
 it('nfts --json piped into a reader that stops after two lines', async () => {
-  const child = spawn(TSX, [join(REPO, 'src/cli.ts'), 'nfts', 'alice.eth', '--base-url', 'sandbox', '--chain', '1', '--json', '--log-level', 'silent'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    TSX,
+    [join(REPO, 'src/cli.ts'), 'nfts', 'alice.eth', '--base-url', 'sandbox', '--chain', '1', '--json', '--log-level', 'silent'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   let seen = '';

@@ -31,7 +31,10 @@ async function expectBadInput(argv: string[], message: RegExp, requests: 'none' 
 
 describe('resolve, decode and nfts refuse bad input with exit code 2 and a message naming it', () => {
   it('decode: a missing file, a file that is not JSON, a body of the wrong shape (with its JSON path), a bad address', async () => {
-    await expectBadInput(['decode', TOKEN(), '--file', '/nonexistent/logs.json'], /Cannot read the decode file \/nonexistent\/logs\.json[\s\S]*no such file/);
+    await expectBadInput(
+      ['decode', TOKEN(), '--file', '/nonexistent/logs.json'],
+      /Cannot read the decode file \/nonexistent\/logs\.json[\s\S]*no such file/,
+    );
     await expectBadInput(['decode', TOKEN(), '--file', await file('a.json', '{"logs": [')], /is not valid JSON/);
     await expectBadInput(['decode', TOKEN(), '--file', await file('b.json', '{"events": []}')], /has neither "logs" nor "transactions"/);
     const badTopic = await file('c.json', JSON.stringify({ logs: [LOG, { topics: ['0x12'], data: '0x' }] }));
@@ -43,7 +46,11 @@ describe('resolve, decode and nfts refuse bad input with exit code 2 and a messa
 
   it('decode: a contract the service knows no ABI for (404) is bad input, with a hint', async () => {
     const unknown = sandbox.data.contracts.find((c) => c.kind === 'unknown')!;
-    await expectBadInput(['decode', unknown.address, '--file', await file('f.json', JSON.stringify([LOG]))], /rejected the decode request[\s\S]*no ABI[\s\S]*Hint: The service knows no ABI/, 'some');
+    await expectBadInput(
+      ['decode', unknown.address, '--file', await file('f.json', JSON.stringify([LOG]))],
+      /rejected the decode request[\s\S]*no ABI[\s\S]*Hint: The service knows no ABI/,
+      'some',
+    );
   });
 
   it('resolve: input the service cannot resolve (400), and a malformed 0x input refused before sending', async () => {

@@ -16,7 +16,9 @@ describe('resolve of a signature', () => {
       const body = JSON.parse(r.stdout) as { data: { type: string; events: { topics: string[] }[] } };
       expect(body.data.type).toBe('event_signature');
       expect(body.data.events.length).toBeGreaterThan(0);
-      expect(body.data.events.every((e) => e.topics[0] === '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef')).toBe(true);
+      expect(body.data.events.every((e) => e.topics[0] === '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef')).toBe(
+        true,
+      );
     }
   });
 

@@ -31,7 +31,12 @@ describe('insight-export resolve', () => {
     expect(json.code).toBe(0);
     const res = JSON.parse(json.stdout);
     expect(res.data.blocks).toHaveLength(1);
-    expect(res.data.blocks[0]).toMatchObject({ chain_id: 1, block_number: number, block_hash: block.block_hash, block_timestamp: block.block_timestamp });
+    expect(res.data.blocks[0]).toMatchObject({
+      chain_id: 1,
+      block_number: number,
+      block_hash: block.block_hash,
+      block_timestamp: block.block_timestamp,
+    });
 
     const table = await runCli(['resolve', String(number), '-c', '1', ...source()]);
     const lines = table.stdout.split('\n');

@@ -52,7 +52,13 @@ describe('a base URL with the wrong path prefix', () => {
     const file = join(tmp.dir, 'named.yaml');
     await writeFile(
       file,
-      stringify({ name: 'named', source: { chains: [1] }, targets: [{ wallet: 'alice.eth' }], range: { from: '2024-02-01', to: '2024-02-02' }, output: { destination: join(tmp.dir, 'named') } }),
+      stringify({
+        name: 'named',
+        source: { chains: [1] },
+        targets: [{ wallet: 'alice.eth' }],
+        range: { from: '2024-02-01', to: '2024-02-02' },
+        output: { destination: join(tmp.dir, 'named') },
+      }),
     );
     const r = await runCli(['run', file, '--base-url', wrongPrefix(), '--log-level', 'silent']);
     expect(r.code, r.stderr).toBe(2);

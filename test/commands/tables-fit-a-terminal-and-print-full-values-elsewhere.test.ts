@@ -34,6 +34,11 @@ describe('text tables', () => {
 
   it('an empty table says so; fields are aligned label: value lines', () => {
     expect(renderTable([], columns, { empty: '(no NFTs)' })).toBe('(no NFTs)\n');
-    expect(renderFields([['type', 'block'], ['address', null]])).toBe('type:    block\naddress: -\n');
+    expect(
+      renderFields([
+        ['type', 'block'],
+        ['address', null],
+      ]),
+    ).toBe('type:    block\naddress: -\n');
   });
 });

@@ -63,7 +63,14 @@ describe('configuration precedence: defaults < config file < environment < job f
     const c = resolveConfig({ env: {}, configFile: null });
     expect(c.concurrency).toEqual({ requestsInFlight: 8, unitsInFlight: 4, requestsPerSecond: 0 });
     expect(c.retries).toEqual({ maxAttempts: 6, timeoutMs: 30_000 });
-    expect(c.output).toMatchObject({ format: 'parquet', compression: 'zstd', parquetEngine: 'duckdb', destination: null, maxRowsPerFile: 1_000_000, maxBytesPerFile: 512_000_000 });
+    expect(c.output).toMatchObject({
+      format: 'parquet',
+      compression: 'zstd',
+      parquetEngine: 'duckdb',
+      destination: null,
+      maxRowsPerFile: 1_000_000,
+      maxBytesPerFile: 512_000_000,
+    });
     expect(c.stagingDir).toBe(path.join(os.tmpdir(), 'insight-export'));
     expect(c.logLevel).toBe('info');
     expect(c.origins['concurrency.requests_in_flight']).toBe('default');
@@ -114,7 +121,12 @@ describe('configuration precedence: defaults < config file < environment < job f
 
   it('INSIGHT_EXPORT_CONFIG names the config file; S3_ENDPOINT wins over AWS_ENDPOINT_URL_S3', () => {
     const c = resolveConfig({
-      env: { INSIGHT_EXPORT_CONFIG: CONFIG, AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:7000', S3_ENDPOINT: 'http://127.0.0.1:7480', AWS_REGION: 'eu-west-1' },
+      env: {
+        INSIGHT_EXPORT_CONFIG: CONFIG,
+        AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:7000',
+        S3_ENDPOINT: 'http://127.0.0.1:7480',
+        AWS_REGION: 'eu-west-1',
+      },
     });
     expect(c.configFile).toBe(CONFIG);
     expect(c.concurrency.requestsInFlight).toBe(2);
@@ -131,7 +143,9 @@ describe('configuration precedence: defaults < config file < environment < job f
     expect(env.origins['s3.retry_budget_ms']).toBe('env INSIGHT_EXPORT_S3_RETRY_BUDGET');
     const flag = resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '45s' }, configFile: file, cliFlags: { s3RetryBudget: '2m' } });
     expect(flag.s3.retryBudgetMs).toBe(120_000);
-    expect(() => resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '0s' }, configFile: null })).toThrow(/INSIGHT_EXPORT_S3_RETRY_BUDGET.*longer than 0/);
+    expect(() => resolveConfig({ env: { INSIGHT_EXPORT_S3_RETRY_BUDGET: '0s' }, configFile: null })).toThrow(
+      /INSIGHT_EXPORT_S3_RETRY_BUDGET.*longer than 0/,
+    );
   });
 
   it('the packaged config/default.yaml says exactly the built-in defaults', () => {
@@ -155,14 +169,21 @@ describe('configuration precedence: defaults < config file < environment < job f
   it('validates once across layers and names the layer of each value', () => {
     let err: unknown;
     try {
-      resolveConfig({ env: { INSIGHT_EXPORT_REQUESTS_IN_FLIGHT: 'many' }, configFile: CONFIG, cliFlags: { compression: 'zstd' }, require: ['source', 'destination'] });
+      resolveConfig({
+        env: { INSIGHT_EXPORT_REQUESTS_IN_FLIGHT: 'many' },
+        configFile: CONFIG,
+        cliFlags: { compression: 'zstd' },
+        require: ['source', 'destination'],
+      });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(ConfigError);
     const msg = (err as Error).message;
     expect(msg).toContain('INSIGHT_EXPORT_REQUESTS_IN_FLIGHT="many": is not a whole number from 1 to 1024');
-    expect(msg).toContain(`output.compression=zstd (flag --compression): is not available for NDJSON (output.format from config ${CONFIG})`);
+    expect(msg).toContain(
+      `output.compression=zstd (flag --compression): is not available for NDJSON (output.format from config ${CONFIG})`,
+    );
     expect((err as ConfigError).exitCode).toBe(2);
   });
 

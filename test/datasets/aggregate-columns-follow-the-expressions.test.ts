@@ -28,7 +28,16 @@ describe('aggregates columns', () => {
     const t = createAggregateTarget({
       source: WALLET,
       groupBy: ['chain_id', 'toDate(block_timestamp) as day', 'toStartOfDay(toDateTime(block_timestamp))', 'from_address', 'status'],
-      aggregate: ['count()', 'count(*) as n', 'sum(value)', 'sum(gas_used) as gas', 'avg(gas_used)', 'min(block_number)', 'max(gas_price) as top', 'uniq(to_address)'],
+      aggregate: [
+        'count()',
+        'count(*) as n',
+        'sum(value)',
+        'sum(gas_used) as gas',
+        'avg(gas_used)',
+        'min(block_number)',
+        'max(gas_price) as top',
+        'uniq(to_address)',
+      ],
     });
     expect(t.columns.map((c) => [c.name, c.type])).toEqual([
       ['item_id', 'string'],
@@ -58,7 +67,15 @@ describe('aggregates columns', () => {
       aggregate: ['count() as n', 'sum(value)', 'avg(gas_used) as avg_gas', 'max(gas_price)'],
     });
     const row = aggregatesDataset.toRow(
-      record({ chain_id: '8453', day: '2024-02-01', midnight: '2024-02-01 00:00:00', n: '12', 'sum( value )': '000123', avg_gas: 21000.5, 'max(gas_price)': 99 }),
+      record({
+        chain_id: '8453',
+        day: '2024-02-01',
+        midnight: '2024-02-01 00:00:00',
+        n: '12',
+        'sum( value )': '000123',
+        avg_gas: 21000.5,
+        'max(gas_price)': 99,
+      }),
       t,
     );
     expect(row).toEqual({
@@ -105,10 +122,14 @@ describe('aggregates columns', () => {
   });
 
   it('refuses unknown columns, sum of text, clashing names and empty specs, naming the job field', () => {
-    const make = (groupBy: string[], aggregate: string[], source: typeof WALLET | typeof TRANSFER = WALLET) => () =>
-      createAggregateTarget({ source, groupBy, aggregate, jobFile: 'jobs/x.yaml', targetLabel: 'targets[2] (wallet transactions)' });
+    const make =
+      (groupBy: string[], aggregate: string[], source: typeof WALLET | typeof TRANSFER = WALLET) =>
+      () =>
+        createAggregateTarget({ source, groupBy, aggregate, jobFile: 'jobs/x.yaml', targetLabel: 'targets[2] (wallet transactions)' });
     expect(make([], ['sum(gas_usd)'])).toThrowError(AggregateExpressionError);
-    expect(make([], ['sum(gas_usd)'])).toThrowError(/Unknown column "gas_usd"[\s\S]*jobs\/x\.yaml aggregates\.aggregate\[0\], applied to targets\[2\]/);
+    expect(make([], ['sum(gas_usd)'])).toThrowError(
+      /Unknown column "gas_usd"[\s\S]*jobs\/x\.yaml aggregates\.aggregate\[0\], applied to targets\[2\]/,
+    );
     expect(make([], ['sum(gas_used)'], TRANSFER)).toThrowError(/Unknown column "gas_used"[\s\S]*Event columns: chain_id/);
     expect(make([], ['sum(from_address)'])).toThrowError(/sum\(\) needs a numeric column/);
     expect(make([], ['avg()'])).toThrowError(/avg\(\) needs a column/);

@@ -29,7 +29,12 @@ async function stream(target: AggregateTarget, req: Omit<WindowRequest, 'filters
   const original = client.walletTransactions.bind(client);
   const spy = Object.assign(Object.create(client) as InsightClient, {
     walletTransactions: (wallet: string, q: ListQuery) => {
-      pages.push({ page: q.page!, limit: q.limit!, start: Number(q.filters!.filter_block_timestamp_gte), end: Number(q.filters!.filter_block_timestamp_lt) });
+      pages.push({
+        page: q.page!,
+        limit: q.limit!,
+        start: Number(q.filters!.filter_block_timestamp_gte),
+        end: Number(q.filters!.filter_block_timestamp_lt),
+      });
       return original(wallet, q);
     },
   });
@@ -47,10 +52,19 @@ describe('aggregate windows are proven by a short answer', () => {
       aggregate: ['count() as n'],
     });
     const limit = 10;
-    const { pages, batches, records } = await stream(target, { chainIds: [1], axis: 'time', start: DAY_START, end: DAY_START + DAY, limit });
+    const { pages, batches, records } = await stream(target, {
+      chainIds: [1],
+      axis: 'time',
+      start: DAY_START,
+      end: DAY_START + DAY,
+      limit,
+    });
 
     const txs = [...sandbox.data.transactions(1)].filter(
-      (t) => (t.from_address === alice.address || t.to_address === alice.address) && t.block_timestamp >= DAY_START && t.block_timestamp < DAY_START + DAY,
+      (t) =>
+        (t.from_address === alice.address || t.to_address === alice.address) &&
+        t.block_timestamp >= DAY_START &&
+        t.block_timestamp < DAY_START + DAY,
     );
     const blocks = new Map<number, number>();
     for (const t of txs) blocks.set(t.block_number, (blocks.get(t.block_number) ?? 0) + 1);
@@ -84,14 +98,30 @@ describe('aggregate windows are proven by a short answer', () => {
       groupBy: ['hash'],
       aggregate: ['count() as n'],
     });
-    const err = await stream(target, { chainIds: [1], axis: 'time', start: tx.block_timestamp, end: tx.block_timestamp + 4, limit: 1 }).catch((e: unknown) => e);
+    const err = await stream(target, {
+      chainIds: [1],
+      axis: 'time',
+      start: tx.block_timestamp,
+      end: tx.block_timestamp + 4,
+      limit: 1,
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AggregateWindowTooDenseError);
   });
 
   it('a window that fits on its first page is one request and one part', async () => {
     const alice = sandbox.data.wallets[0]!;
-    const target = createAggregateTarget({ source: { kind: 'wallet', address: alice.address }, groupBy: ['status'], aggregate: ['count()'] });
-    const { pages, records } = await stream(target, { chainIds: [1, 8453], axis: 'time', start: DAY_START, end: DAY_START + DAY, limit: 1000 });
+    const target = createAggregateTarget({
+      source: { kind: 'wallet', address: alice.address },
+      groupBy: ['status'],
+      aggregate: ['count()'],
+    });
+    const { pages, records } = await stream(target, {
+      chainIds: [1, 8453],
+      axis: 'time',
+      start: DAY_START,
+      end: DAY_START + DAY,
+      limit: 1000,
+    });
     expect(pages).toHaveLength(2); // one per chain: aggregations are not split by chain on the wire
     expect(new Set(records.map((r) => `${r.chain_id}:${r.window_start}_${r.window_end}`))).toEqual(
       new Set([`1:${DAY_START}_${DAY_START + DAY}`, `8453:${DAY_START}_${DAY_START + DAY}`]),

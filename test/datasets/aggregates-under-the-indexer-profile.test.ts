@@ -36,14 +36,20 @@ range: { from: "2024-02-01", to: "2024-02-02", chunk: 1h }
     const [a, b] = [await exportJob(contract, job), await exportJob(indexer, job)];
     expect([a.report.status, b.report.status]).toEqual(['succeeded', 'succeeded']);
     const rows = await a.rows();
-    const logs = [...contract.data.logs(8453)].filter((e) => e.address === c.address && e.block_timestamp < Date.parse('2024-02-02') / 1000);
+    const logs = [...contract.data.logs(8453)].filter(
+      (e) => e.address === c.address && e.block_timestamp < Date.parse('2024-02-02') / 1000,
+    );
     const hours = new Set(logs.map((e) => e.block_timestamp - (e.block_timestamp % 3600)));
     expect(hours.size).toBeGreaterThan(0);
     expect(hours.size).toBeLessThan(24);
     expect(rows.map((r) => r.window_start).sort()).toEqual([...hours].sort());
     for (const r of rows) {
       const inHour = logs.filter((e) => e.block_timestamp - (e.block_timestamp % 3600) === r.window_start);
-      expect([r.n, r.last_time, r.blocks]).toEqual([inHour.length, Math.max(...inHour.map((e) => e.block_timestamp)), inHour.reduce((s, e) => s + e.block_number, 0)]);
+      expect([r.n, r.last_time, r.blocks]).toEqual([
+        inHour.length,
+        Math.max(...inHour.map((e) => e.block_timestamp)),
+        inHour.reduce((s, e) => s + e.block_number, 0),
+      ]);
       expect(r.insight_export_rows).toBeUndefined();
     }
     expect(await b.rows()).toEqual(rows);

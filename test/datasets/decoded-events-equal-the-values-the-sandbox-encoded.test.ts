@@ -85,7 +85,11 @@ function expectEncodedValues(rows: JsonRow[], truth: { transaction_hash: string 
     expect(encoded?.name).toBe(eventName);
     expect(row.decode_status, row.item_id).toBe('ok');
     const argColumns = Object.keys(row).filter((k) => k.startsWith('arg_'));
-    expect(argColumns.sort()).toEqual(Object.keys(encoded!.args).map((k) => COLUMN_OF[k]!).sort());
+    expect(argColumns.sort()).toEqual(
+      Object.keys(encoded!.args)
+        .map((k) => COLUMN_OF[k]!)
+        .sort(),
+    );
     for (const [name, value] of Object.entries(encoded!.args)) expect(row[COLUMN_OF[name]!], `${row.item_id} ${name}`).toBe(value);
   }
 }
@@ -180,6 +184,10 @@ describe('decoded event columns in an export', () => {
     abi: ./erc20.json`;
     const res = await exportJob(sandbox, jobYaml('abi-file', false, targets), { dir });
     expect(res.report.status).toBe('succeeded');
-    expectEncodedValues(await res.rows(`${eventTableForSignature(SIGNATURES.erc20Transfer)}/`), truthLogs(c.erc20.address, TOPIC0.Transfer), 'Transfer');
+    expectEncodedValues(
+      await res.rows(`${eventTableForSignature(SIGNATURES.erc20Transfer)}/`),
+      truthLogs(c.erc20.address, TOPIC0.Transfer),
+      'Transfer',
+    );
   });
 });

@@ -61,7 +61,14 @@ describe('nft_holdings rows', () => {
     );
     const out: { chainId: number; records?: NftHoldingRecord[]; done?: true }[] = [];
     const start = Date.UTC(2024, 1, 5) / 1000;
-    for await (const b of nftHoldingsDataset.streamWindow!(client, target, { chainIds: [1, 8453], axis: 'time', start, end: start + 86_400, filters: {}, limit: 1000 })) {
+    for await (const b of nftHoldingsDataset.streamWindow!(client, target, {
+      chainIds: [1, 8453],
+      axis: 'time',
+      start,
+      end: start + 86_400,
+      filters: {},
+      limit: 1000,
+    })) {
       out.push(b as never);
     }
     expect(asked).toEqual([
@@ -80,7 +87,16 @@ describe('nft_holdings rows', () => {
 
   it('map collection and instance fields to typed columns (exact integers, lowercase hex, metadata as JSON text)', () => {
     const c = collection(addr(9), 'ERC-721', ['0042']);
-    const row = nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]!, completeness: { returned: 1, held: 1, complete: true } }, target);
+    const row = nftHoldingsDataset.toRow(
+      {
+        chain_id: 1,
+        snapshot_date: '2024-02-05',
+        collection: c,
+        instance: c.token_instances[0]!,
+        completeness: { returned: 1, held: 1, complete: true },
+      },
+      target,
+    );
     expect(row).toMatchObject({
       item_id: `1:${WALLET}:${addr(9)}:42:2024-02-05`,
       token_id: '42',
@@ -98,8 +114,17 @@ describe('nft_holdings rows', () => {
 
   it('a token id that is not an integer is a typed error, not a silently wrong row', () => {
     const c = collection(addr(9), 'ERC-721', ['abc']);
-    expect(() => nftHoldingsDataset.toRow({ chain_id: 1, snapshot_date: '2024-02-05', collection: c, instance: c.token_instances[0]!, completeness: { returned: 1, held: 1, complete: true } }, target)).toThrowError(
-      NftValueError,
-    );
+    expect(() =>
+      nftHoldingsDataset.toRow(
+        {
+          chain_id: 1,
+          snapshot_date: '2024-02-05',
+          collection: c,
+          instance: c.token_instances[0]!,
+          completeness: { returned: 1, held: 1, complete: true },
+        },
+        target,
+      ),
+    ).toThrowError(NftValueError);
   });
 });

@@ -71,7 +71,10 @@ describe('loadAbiFile', () => {
 
   it('reads an array of human-readable signatures', async () => {
     const abi = await loadAbiFile(
-      await file('human.json', ['event Transfer(address indexed from, address indexed to, uint256 value)', 'function transfer(address to, uint256 amount) returns (bool)']),
+      await file('human.json', [
+        'event Transfer(address indexed from, address indexed to, uint256 value)',
+        'function transfer(address to, uint256 amount) returns (bool)',
+      ]),
     );
     expect(abi[0]).toMatchObject({ type: 'event', name: 'Transfer' });
     expect(abi[1]).toMatchObject({ type: 'function', name: 'transfer' });

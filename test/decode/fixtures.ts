@@ -3,16 +3,7 @@
  * column values a correct decoder must produce, computed from the encoded inputs by rules written
  * independently of src/decode/normalise.ts.
  */
-import {
-  encodeAbiParameters,
-  encodeEventTopics,
-  getAddress,
-  keccak256,
-  toHex,
-  type AbiEvent,
-  type AbiParameter,
-  type Hex,
-} from 'viem';
+import { encodeAbiParameters, encodeEventTopics, getAddress, keccak256, toHex, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import type { RowValue } from '../../src/datasets/columns.js';
 import type { DecodedEvent, EventRecord } from '../../src/source/records.js';
@@ -22,10 +13,8 @@ export const SIGS = {
   erc20Transfer: 'Transfer(address indexed from, address indexed to, uint256 value)',
   erc20Approval: 'Approval(address indexed owner, address indexed spender, uint256 value)',
   erc721Transfer: 'Transfer(address indexed from, address indexed to, uint256 indexed tokenId)',
-  erc1155Single:
-    'TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
-  erc1155Batch:
-    'TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)',
+  erc1155Single: 'TransferSingle(address indexed operator, address indexed from, address indexed to, uint256 id, uint256 value)',
+  erc1155Batch: 'TransferBatch(address indexed operator, address indexed from, address indexed to, uint256[] ids, uint256[] values)',
   complex:
     'OrderFilled(bytes32 indexed orderHash, string indexed tag, (address maker, uint128 amount, int24 tick, bytes extra) order, string note, bytes payload, bool isPartial, int256 delta, bytes4 selector, uint8[] flags)',
 } as const;
@@ -109,8 +98,7 @@ export function serviceShape(param: AbiParameter, value: unknown, variant: numbe
   }
   if (t === 'tuple') {
     const comps = (param as unknown as { components: AbiParameter[] }).components;
-    const get = (c: AbiParameter, i: number) =>
-      Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name as string];
+    const get = (c: AbiParameter, i: number) => (Array.isArray(value) ? value[i] : (value as Record<string, unknown>)[c.name as string]);
     switch (variant % 3) {
       case 0: // object keyed by component name
         return Object.fromEntries(comps.map((c, i) => [c.name, serviceShape(c, get(c, i), variant + i)]));

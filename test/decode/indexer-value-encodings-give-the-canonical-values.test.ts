@@ -65,7 +65,11 @@ describe('transactions: the indexer encodings give the canonical decoded_inputs_
 
   it("the service's sorted keys give the ABI order of the contract's encodings", () => {
     const safe = ERC1155_ABI[0] as AbiFunction;
-    const data = encodeFunctionData({ abi: [safe], functionName: 'safeTransferFrom', args: [ADDRESSES[1], ADDRESSES[2], 7n, 9n, '0x00ff'] });
+    const data = encodeFunctionData({
+      abi: [safe],
+      functionName: 'safeTransferFrom',
+      args: [ADDRESSES[1], ADDRESSES[2], 7n, 9n, '0x00ff'],
+    });
     const go = wire(goDecodedTransaction(ERC1155_ABI, data));
     expect(Object.keys(go.inputs)).toEqual(['data', 'from', 'id', 'to', 'value']);
     const contract: DecodedTransaction = {
@@ -75,7 +79,9 @@ describe('transactions: the indexer encodings give the canonical decoded_inputs_
     };
     const viaGo = bare.decode(tx(data, go));
     expect(viaGo.values).toEqual(bare.decode(tx(data, contract)).values);
-    expect(viaGo.values.decoded_inputs_json).toBe(JSON.stringify({ from: ADDRESSES[1], to: ADDRESSES[2], id: '7', value: '9', data: '0x00ff' }));
+    expect(viaGo.values.decoded_inputs_json).toBe(
+      JSON.stringify({ from: ADDRESSES[1], to: ADDRESSES[2], id: '7', value: '9', data: '0x00ff' }),
+    );
   });
 
   it('a failed decode ({"name":"", "inputs": null}) is undecoded: no_abi, or decoded locally with an ABI', () => {
@@ -86,17 +92,31 @@ describe('transactions: the indexer encodings give the canonical decoded_inputs_
     const r = withAbi.decode(tx(settleData, failed));
     expect(r.status).toBe('ok');
     expect(JSON.parse(r.values.decoded_inputs_json as string).order).toEqual({
-      account: ADDRESSES[1], delta: settleExpected.order[1], limits: settleExpected.order[2], memo: '0x0102abcdef',
+      account: ADDRESSES[1],
+      delta: settleExpected.order[1],
+      limits: settleExpected.order[2],
+      memo: '0x0102abcdef',
     });
   });
 });
 
-const MIXED = 'Mixed(uint8 indexed level, int64 indexed drift, bytes4 indexed code, bytes2 flag, bytes data, bytes32 ref, (uint256 a, bytes b) t, uint256[2] pair, uint64 big)';
+const MIXED =
+  'Mixed(uint8 indexed level, int64 indexed drift, bytes4 indexed code, bytes2 flag, bytes data, bytes32 ref, (uint256 a, bytes b) t, uint256[2] pair, uint64 big)';
 
 describe('events: the indexer encodings give the canonical arg columns', () => {
   const sig = parseEventSignature(MIXED);
   const event = sig.abi;
-  const values = [7, -5n, '0xcafebabe', '0xbeef', '0x010203', `0x${'42'.repeat(32)}`, { a: BIG, b: '0x0a0b' }, [BIG + 1n, 2n], 2n ** 63n + 5n] as const;
+  const values = [
+    7,
+    -5n,
+    '0xcafebabe',
+    '0xbeef',
+    '0x010203',
+    `0x${'42'.repeat(32)}`,
+    { a: BIG, b: '0x0a0b' },
+    [BIG + 1n, 2n],
+    2n ** 63n + 5n,
+  ] as const;
   const log = encodeLog(event, values as unknown as unknown[]);
   const go = (item: AbiEvent = event) => wire(goDecodedEvent(item, log.topics, log.data));
   const expected = {
@@ -141,8 +161,16 @@ describe('events: the indexer encodings give the canonical arg columns', () => {
     expect(Object.keys(d.non_indexed_params['6'] as object)).toEqual(['field0', 'field1']);
     const values = decode(d, unnamed);
     expect(values).toEqual({
-      arg_0: expected.arg_level, arg_1: expected.arg_drift, arg_2: expected.arg_code, arg_3: expected.arg_flag, arg_4: expected.arg_data,
-      arg_5: expected.arg_ref, arg_6: JSON.stringify([BIG.toString(), '0x0a0b']), arg_7: expected.arg_pair, arg_8: expected.arg_big, decode_status: 'ok',
+      arg_0: expected.arg_level,
+      arg_1: expected.arg_drift,
+      arg_2: expected.arg_code,
+      arg_3: expected.arg_flag,
+      arg_4: expected.arg_data,
+      arg_5: expected.arg_ref,
+      arg_6: JSON.stringify([BIG.toString(), '0x0a0b']),
+      arg_7: expected.arg_pair,
+      arg_8: expected.arg_big,
+      decode_status: 'ok',
     });
   });
 
@@ -154,7 +182,10 @@ describe('events: the indexer encodings give the canonical arg columns', () => {
     expect(decoded.non_indexed_params).toEqual({ t: { field0: 5, field1: 'Cgs=' } });
     // only the service's values can be read: the record's data is not hex
     const record = { ...locallyUndecodable(item, small), decoded } as EventRecord;
-    expect(createEventDecoder(parseEventSignature(unnamed)).decode(record).values).toEqual({ arg_t: JSON.stringify(['5', '0x0a0b']), decode_status: 'ok' });
+    expect(createEventDecoder(parseEventSignature(unnamed)).decode(record).values).toEqual({
+      arg_t: JSON.stringify(['5', '0x0a0b']),
+      decode_status: 'ok',
+    });
   });
 
   it('a failed decode ({"name":""}) is undecoded: decoded locally from the topics and data', () => {

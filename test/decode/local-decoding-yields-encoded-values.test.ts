@@ -79,10 +79,16 @@ describe('local decoding (viem, no service call) yields the encoded values', () 
   });
 
   it('an event unknown to any registry decodes from its signature alone', () => {
-    const parsed = parseEventSignature(
-      'SomethingHappened(uint64 indexed when, int8 level, address[2] pair, (uint16, bool)[] items)',
-    );
-    const values = [2n ** 64n - 1n, -128, [ADDRESSES[1], ADDRESSES[3]], [[65535, true], [0, false]]];
+    const parsed = parseEventSignature('SomethingHappened(uint64 indexed when, int8 level, address[2] pair, (uint16, bool)[] items)');
+    const values = [
+      2n ** 64n - 1n,
+      -128,
+      [ADDRESSES[1], ADDRESSES[3]],
+      [
+        [65535, true],
+        [0, false],
+      ],
+    ];
     const decoder = createEventDecoder(parsed);
     const { status, values: row } = decoder.decode(encodeLog(parsed.abi, values));
     expect(status).toBe('ok');
@@ -90,7 +96,12 @@ describe('local decoding (viem, no service call) yields the encoded values', () 
     expect(row.arg_level).toBe('-128');
     expect(row.arg_pair).toBe(JSON.stringify([ADDRESSES[1], ADDRESSES[3]]));
     // Unnamed tuple components: JSON arrays in ABI order.
-    expect(row.arg_items).toBe(JSON.stringify([['65535', true], ['0', false]]));
+    expect(row.arg_items).toBe(
+      JSON.stringify([
+        ['65535', true],
+        ['0', false],
+      ]),
+    );
   });
 
   it('unnamed parameters get positional columns and still decode', () => {

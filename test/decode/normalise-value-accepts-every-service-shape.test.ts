@@ -60,7 +60,14 @@ describe('normaliseValue', () => {
 
   it('bytes: hex (any case), base64 (std and url-safe), byte arrays, Buffer JSON and Uint8Array -> lowercase hex', () => {
     const buf = Buffer.from([0xfb, 0xff, 0x00, 0x3e, 0x7f]);
-    for (const v of ['0xFBFF003E7F', buf.toString('base64'), buf.toString('base64url'), [...buf], JSON.parse(JSON.stringify(buf)), new Uint8Array(buf)]) {
+    for (const v of [
+      '0xFBFF003E7F',
+      buf.toString('base64'),
+      buf.toString('base64url'),
+      [...buf],
+      JSON.parse(JSON.stringify(buf)),
+      new Uint8Array(buf),
+    ]) {
       expect(normaliseValue(v, p('bytes'))).toBe('0xfbff003e7f');
     }
     expect(normaliseValue('', p('bytes'))).toBe('0x');
@@ -91,9 +98,13 @@ describe('normaliseValue', () => {
     const expected = JSON.stringify([{ who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', amounts: ['1', MAX], memo: '0x0102' }]);
     // object keyed by name, Go-style capitalised keys, positional arrays, JSON text
     expect(normaliseValue([{ who: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', amounts: [1, MAX], memo: 'AQI=' }], tuple)).toBe(expected);
-    expect(normaliseValue([{ Who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', Amounts: ['0x1', MAX], Memo: [1, 2] }], tuple)).toBe(expected);
+    expect(normaliseValue([{ Who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', Amounts: ['0x1', MAX], Memo: [1, 2] }], tuple)).toBe(
+      expected,
+    );
     expect(normaliseValue([['0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', [1n, BigInt(MAX)], '0x0102']], tuple)).toBe(expected);
-    expect(normaliseValue(JSON.stringify([{ who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', amounts: ['1', MAX], memo: '0x0102' }]), tuple)).toBe(expected);
+    expect(
+      normaliseValue(JSON.stringify([{ who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', amounts: ['1', MAX], memo: '0x0102' }]), tuple),
+    ).toBe(expected);
     rejects([{ who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', amounts: [1], memo: '0x' }], tuple, 'wrong length for uint256[2]');
     rejects([{ who: '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', memo: '0x' }], tuple, 'missing tuple component');
     rejects('nope', tuple, 'not an array for tuple[]');
@@ -107,6 +118,8 @@ describe('normaliseValue', () => {
   it('indexed dynamic values are their topic hash', () => {
     const hash = `0x${'ab'.repeat(32)}`;
     expect(normaliseValue(hash.toUpperCase().replace('0X', '0x'), p('string', { indexed: true } as Partial<AbiParameter>))).toBe(hash);
-    expect(normaliseValue(Buffer.from(hash.slice(2), 'hex').toString('base64'), p('uint256[]', { indexed: true } as Partial<AbiParameter>))).toBe(hash);
+    expect(
+      normaliseValue(Buffer.from(hash.slice(2), 'hex').toString('base64'), p('uint256[]', { indexed: true } as Partial<AbiParameter>)),
+    ).toBe(hash);
   });
 });

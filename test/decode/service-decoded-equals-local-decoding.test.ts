@@ -5,7 +5,10 @@ import { bytesToHex } from '../../src/decode/normalise.js';
 import { ADDRESSES, UINT256_MAX, encodeLog, locallyUndecodable, serviceDecoded, sig, SIGS } from './fixtures.js';
 
 const address = fc.constantFrom(...ADDRESSES).chain((a) =>
-  fc.oneof(fc.constant(a), fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString('hex')}`)),
+  fc.oneof(
+    fc.constant(a),
+    fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${Buffer.from(b).toString('hex')}`),
+  ),
 );
 const uint256 = fc.oneof(fc.constantFrom(0n, 1n, UINT256_MAX, 2n ** 53n, 2n ** 64n - 1n), fc.bigInt({ min: 0n, max: UINT256_MAX }));
 const int256 = fc.oneof(fc.constantFrom(-(2n ** 255n), -1n, 2n ** 255n - 1n), fc.bigInt({ min: -(2n ** 255n), max: 2n ** 255n - 1n }));
@@ -63,12 +66,24 @@ describe("the service's decoded values normalise to exactly the locally decoded 
   it('base64 text that begins with "0x" or "0X" is read as base64 where hex cannot be meant', () => {
     // Found by the property above (seed -1465808115): bytes4 0xd1700000 is "0XAAAA==" in base64.
     const parsed = sig('complex');
-    const values = [`0x${'00'.repeat(32)}`, '', { maker: ADDRESSES[0], amount: 0n, tick: 0, extra: '0x' }, '', '0x', false, 0n, '0xd1700000', []];
+    const values = [
+      `0x${'00'.repeat(32)}`,
+      '',
+      { maker: ADDRESSES[0], amount: 0n, tick: 0, extra: '0x' },
+      '',
+      '0x',
+      false,
+      0n,
+      '0xd1700000',
+      [],
+    ];
     const record = encodeLog(parsed.abi, values);
     const local = createEventDecoder(parsed, { preferService: false }).decode(record);
     expect(local.status).toBe('ok');
     const broken = locallyUndecodable(parsed.abi, record);
-    expect(createEventDecoder(parsed, { preferService: true }).decode({ ...broken, decoded: serviceDecoded(parsed.abi, values, 874) })).toEqual(local);
+    expect(
+      createEventDecoder(parsed, { preferService: true }).decode({ ...broken, decoded: serviceDecoded(parsed.abi, values, 874) }),
+    ).toEqual(local);
     expect(bytesToHex('0XAAAA==')).toBe('0xd1700000');
     expect(bytesToHex('0xq8')).toBe('0xd31abc');
     // Text that is valid hex stays hex, even where base64 would give another length.

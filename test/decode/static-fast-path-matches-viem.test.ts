@@ -10,35 +10,39 @@ import { encodeLog, expectedColumn } from './fixtures.js';
 
 /** A random static one-word type and a random value of it. */
 const staticParam: fc.Arbitrary<{ type: string; value: unknown }> = fc.oneof(
-  fc.constant('address').chain((type) =>
-    fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => ({ type, value: `0x${Buffer.from(b).toString('hex')}` })),
-  ),
+  fc
+    .constant('address')
+    .chain((type) => fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => ({ type, value: `0x${Buffer.from(b).toString('hex')}` }))),
   fc.boolean().map((value) => ({ type: 'bool', value })),
-  fc.integer({ min: 1, max: 32 }).chain((bytes) =>
-    fc.bigInt({ min: 0n, max: 2n ** BigInt(bytes * 8) - 1n }).map((value) => ({ type: `uint${bytes * 8}`, value })),
-  ),
-  fc.integer({ min: 1, max: 32 }).chain((bytes) =>
-    fc
-      .bigInt({ min: -(2n ** BigInt(bytes * 8 - 1)), max: 2n ** BigInt(bytes * 8 - 1) - 1n })
-      .map((value) => ({ type: `int${bytes * 8}`, value })),
-  ),
-  fc.integer({ min: 1, max: 32 }).chain((size) =>
-    fc.uint8Array({ minLength: size, maxLength: size }).map((b) => ({ type: `bytes${size}`, value: `0x${Buffer.from(b).toString('hex')}` })),
-  ),
+  fc
+    .integer({ min: 1, max: 32 })
+    .chain((bytes) => fc.bigInt({ min: 0n, max: 2n ** BigInt(bytes * 8) - 1n }).map((value) => ({ type: `uint${bytes * 8}`, value }))),
+  fc
+    .integer({ min: 1, max: 32 })
+    .chain((bytes) =>
+      fc
+        .bigInt({ min: -(2n ** BigInt(bytes * 8 - 1)), max: 2n ** BigInt(bytes * 8 - 1) - 1n })
+        .map((value) => ({ type: `int${bytes * 8}`, value })),
+    ),
+  fc
+    .integer({ min: 1, max: 32 })
+    .chain((size) =>
+      fc
+        .uint8Array({ minLength: size, maxLength: size })
+        .map((b) => ({ type: `bytes${size}`, value: `0x${Buffer.from(b).toString('hex')}` })),
+    ),
 );
 
 /** A random event of 1-6 static parameters, up to 3 of them indexed, with values. */
-const staticEvent = fc
-  .array(fc.tuple(staticParam, fc.boolean()), { minLength: 1, maxLength: 6 })
-  .map((params) => {
-    let indexedLeft = 3;
-    const inputs = params.map(([p, wantIndexed], i) => {
-      const indexed = wantIndexed && indexedLeft-- > 0;
-      return { type: p.type, name: `p${i}`, indexed } as AbiParameter & { indexed: boolean };
-    });
-    const event: AbiEvent = { type: 'event', name: 'Random', inputs };
-    return { event, values: params.map(([p]) => p.value) };
+const staticEvent = fc.array(fc.tuple(staticParam, fc.boolean()), { minLength: 1, maxLength: 6 }).map((params) => {
+  let indexedLeft = 3;
+  const inputs = params.map(([p, wantIndexed], i) => {
+    const indexed = wantIndexed && indexedLeft-- > 0;
+    return { type: p.type, name: `p${i}`, indexed } as AbiParameter & { indexed: boolean };
   });
+  const event: AbiEvent = { type: 'event', name: 'Random', inputs };
+  return { event, values: params.map(([p]) => p.value) };
+});
 
 function viemColumns(event: AbiEvent, topics: string[], data: string) {
   const { args } = decodeEventLog({ abi: [event], topics: topics as [Hex], data: data as Hex, strict: true });
@@ -70,9 +74,9 @@ describe('static-word fast path', () => {
     const word = fc.oneof(
       fc.uint8Array({ minLength: 32, maxLength: 32 }),
       // mostly-zero and mostly-0xff words hit the padding checks
-      fc.tuple(fc.integer({ min: 0, max: 31 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.boolean()).map(
-        ([keep, bytes, ones]) => bytes.map((b, i) => (i < keep ? (ones ? 0xff : 0) : b)),
-      ),
+      fc
+        .tuple(fc.integer({ min: 0, max: 31 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.boolean())
+        .map(([keep, bytes, ones]) => bytes.map((b, i) => (i < keep ? (ones ? 0xff : 0) : b))),
     );
     fc.assert(
       fc.property(staticEvent, fc.array(word, { minLength: 6, maxLength: 6 }), ({ event }, words) => {

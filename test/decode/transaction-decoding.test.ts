@@ -111,7 +111,11 @@ describe('transaction decoding', () => {
         expect(local.status).toBe('ok');
         expect(local.values.decoded_inputs_json).toBe(expectedInputs(fn('fill'), args));
         // Calldata of another selector: only `decoded` can produce this row.
-        const decoded = { name: 'fill', signature: 'fill((address,uint128,bytes),int24[],bytes32,bool,string)', inputs: serviceInputs(fn('fill'), args, variant) };
+        const decoded = {
+          name: 'fill',
+          signature: 'fill((address,uint128,bytes),int24[],bytes32,bool,string)',
+          inputs: serviceInputs(fn('fill'), args, variant),
+        };
         const viaService = decoder.decode(tx(`0x${data.slice(10)}`.replace(/^0x/, '0xdeadbeef'), { decoded }));
         expect(viaService).toEqual(local);
       }),
@@ -123,7 +127,13 @@ describe('transaction decoding', () => {
     const bare = createTransactionDecoder({});
     const data = encodeFunctionData({ abi: ABI, functionName: 'approve', args: [ADDRESSES[1], 5n] });
     const named = bare.decode(
-      tx(data, { decoded: { name: 'approve', signature: 'function approve(address spender, uint256 amount)', inputs: { spender: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=', amount: 5 } } }),
+      tx(data, {
+        decoded: {
+          name: 'approve',
+          signature: 'function approve(address spender, uint256 amount)',
+          inputs: { spender: 'AAAAAAAAAAAAAAAAAAAAAAAAAAA=', amount: 5 },
+        },
+      }),
     );
     expect(named.values).toEqual({
       decoded_function_name: 'approve',
@@ -132,7 +142,13 @@ describe('transaction decoding', () => {
       decode_status: 'ok',
     });
     const unnamed = bare.decode(
-      tx(data, { decoded: { name: 'approve', signature: 'approve(address,uint256)', inputs: { spender: '0xD8dA6BF26964aF9D7eEd9e03E53415D37aA96045', amount: 5 } } }),
+      tx(data, {
+        decoded: {
+          name: 'approve',
+          signature: 'approve(address,uint256)',
+          inputs: { spender: '0xD8dA6BF26964aF9D7eEd9e03E53415D37aA96045', amount: 5 },
+        },
+      }),
     );
     expect(unnamed.status).toBe('ok');
     expect(unnamed.values.decoded_signature).toBe('approve(address,uint256)');
@@ -149,14 +165,21 @@ describe('transaction decoding', () => {
 
   it('keeps rows it cannot decode: no_abi, no_calldata, error', () => {
     const unknown = decoder.decode(tx('0x12345678'));
-    expect(unknown.values).toEqual({ decoded_function_name: null, decoded_signature: null, decoded_inputs_json: null, decode_status: 'no_abi' });
+    expect(unknown.values).toEqual({
+      decoded_function_name: null,
+      decoded_signature: null,
+      decoded_inputs_json: null,
+      decode_status: 'no_abi',
+    });
     expect(decoder.decode(tx('0x')).status).toBe('no_calldata');
     const data = encodeFunctionData({ abi: ABI, functionName: 'transfer', args: [ADDRESSES[1], 1n] });
     const truncated = decoder.decode(tx(data.slice(0, 40)));
     expect(truncated.status).toBe('error: calldata does not match the ABI');
     expect(truncated.values.decoded_inputs_json).toBeNull();
     // A service answer that does not fit the ABI falls back to local decoding.
-    const mismatched = decoder.decode(tx(data, { decoded: { name: 'transfer', signature: '', inputs: { recipient: ADDRESSES[1], value: 1 } } }));
+    const mismatched = decoder.decode(
+      tx(data, { decoded: { name: 'transfer', signature: '', inputs: { recipient: ADDRESSES[1], value: 1 } } }),
+    );
     expect(mismatched.values.decoded_inputs_json).toBe(JSON.stringify({ to: ADDRESSES[1], amount: '1' }));
   });
 });

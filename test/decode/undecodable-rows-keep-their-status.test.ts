@@ -39,14 +39,8 @@ describe('rows that cannot be decoded are kept with a status and null arg column
     );
     const flag = parseEventSignature('Flag(bool on, uint8 level)');
     const base = encodeLog(flag.abi, [true, 1]);
-    expectRejected(
-      createEventDecoder(flag).decode({ ...base, data: `0x${WORD('2')}${WORD('1')}` }),
-      'error: invalid bool in data',
-    );
-    expectRejected(
-      createEventDecoder(flag).decode({ ...base, data: `0x${WORD('1')}${WORD('100')}` }),
-      'error: out of range for uint8',
-    );
+    expectRejected(createEventDecoder(flag).decode({ ...base, data: `0x${WORD('2')}${WORD('1')}` }), 'error: invalid bool in data');
+    expectRejected(createEventDecoder(flag).decode({ ...base, data: `0x${WORD('1')}${WORD('100')}` }), 'error: out of range for uint8');
     expectRejected(createEventDecoder(flag).decode({ ...base, data: `0x${'zz'.repeat(64)}` }), /^error: undecodable log/);
   });
 

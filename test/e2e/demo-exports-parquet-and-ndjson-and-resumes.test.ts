@@ -26,7 +26,6 @@ beforeAll(async () => {
   second = await run(TSX, [join(REPO, 'src/demo.ts')], opts);
 }, 240_000);
 
-
 /** The part of the output that describes the files (not the run). */
 function summaryOf(stdout: string): string {
   return stdout.slice(stdout.indexOf('What out holds'));
@@ -48,12 +47,21 @@ it("the output holds exactly the sandbox's rows for the demo job, in both format
   const txIds = truthWalletTransactions(data, alice, [1, 8453, 42161], range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
   const evIds = data.contracts
     .filter((c) => c.symbol === 'SUSD')
-    .flatMap((c) => truthContractEvents(data, c.address, 'Transfer(address indexed from, address indexed to, uint256 value)', [c.chainId], range))
+    .flatMap((c) =>
+      truthContractEvents(data, c.address, 'Transfer(address indexed from, address indexed to, uint256 value)', [c.chainId], range),
+    )
     .map((e) => `${e.chain_id}:${e.transaction_hash}:${e.log_index}`);
-  for (const [format, dir] of [['parquet', 'parquet'], ['ndjson', 'ndjson']] as const) {
+  for (const [format, dir] of [
+    ['parquet', 'parquet'],
+    ['ndjson', 'ndjson'],
+  ] as const) {
     const root = join(tmp.dir, 'out', dir);
     expect((await readTable(root, 'transactions', format)).map((r) => r.item_id).sort()).toEqual(txIds.sort());
-    expect((await readTable(root, eventTableForSignature('Transfer(address indexed from, address indexed to, uint256 value)'), format)).map((r) => r.item_id).sort()).toEqual(evIds.sort());
+    expect(
+      (await readTable(root, eventTableForSignature('Transfer(address indexed from, address indexed to, uint256 value)'), format))
+        .map((r) => r.item_id)
+        .sort(),
+    ).toEqual(evIds.sort());
   }
 });
 

@@ -45,7 +45,6 @@ beforeAll(async () => {
   process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
 });
 
-
 function alice() {
   return sandbox.data.wallet('alice.eth')!;
 }
@@ -193,7 +192,13 @@ describe.each(CASES)('a run to $name', (c) => {
   it('contract events: same count, item_ids, sums and rows as the sandbox', async () => {
     const truth = truthEvents();
     expect(truth.length).toBeGreaterThan(100);
-    await checkTable(root, EVENTS_TABLE, c.format, truth.map((e) => expectedTransferRow(e, sandbox.data)), 'arg_value');
+    await checkTable(
+      root,
+      EVENTS_TABLE,
+      c.format,
+      truth.map((e) => expectedTransferRow(e, sandbox.data)),
+      'arg_value',
+    );
   });
 
   it('writes one file per window and chain, and nothing but data and state', () => {

@@ -51,8 +51,20 @@ interface Case {
 }
 
 const PROFILES: [SandboxProfile, Case[]][] = [
-  ['indexer', [{ destination: 'local', format: 'parquet', engine: 'duckdb' }, { destination: 's3', format: 'ndjson' }]],
-  ['hostile', [{ destination: 'local', format: 'ndjson' }, { destination: 's3', format: 'parquet', engine: 'hyparquet' }]],
+  [
+    'indexer',
+    [
+      { destination: 'local', format: 'parquet', engine: 'duckdb' },
+      { destination: 's3', format: 'ndjson' },
+    ],
+  ],
+  [
+    'hostile',
+    [
+      { destination: 'local', format: 'ndjson' },
+      { destination: 's3', format: 'parquet', engine: 'hyparquet' },
+    ],
+  ],
 ];
 
 describe.each(PROFILES)('under --profile %s', (profile, cases) => {
@@ -71,45 +83,55 @@ describe.each(PROFILES)('under --profile %s', (profile, cases) => {
     output: { format },
   });
 
-  it.each(cases)('the demo’s wallet and token export exactly the sandbox rows: $format to $destination', async (c) => {
-    const name = `${profile}-${c.destination}-${c.format}`;
-    const dir = join(tmp.dir, name);
-    const destination = c.destination === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${name}`;
-    const report = await exportJob({
-      job: job('e2e-indexer', c.format),
-      dir,
-      sandbox,
-      destination,
-      env: c.destination === 's3' ? s3Env : {},
-      flags: { format: c.format, ...(c.engine ? { parquetEngine: c.engine } : {}) },
-      pageSize: 20,
-    });
-    expect(report.status).toBe('succeeded');
+  it.each(cases)(
+    'the demo’s wallet and token export exactly the sandbox rows: $format to $destination',
+    async (c) => {
+      const name = `${profile}-${c.destination}-${c.format}`;
+      const dir = join(tmp.dir, name);
+      const destination = c.destination === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${name}`;
+      const report = await exportJob({
+        job: job('e2e-indexer', c.format),
+        dir,
+        sandbox,
+        destination,
+        env: c.destination === 's3' ? s3Env : {},
+        flags: { format: c.format, ...(c.engine ? { parquetEngine: c.engine } : {}) },
+        pageSize: 20,
+      });
+      expect(report.status).toBe('succeeded');
 
-    const transactions: TransactionRecord[] = truthWalletTransactions(sandbox.data, alice().address, CHAINS, RANGE);
-    const events = tokens().flatMap((t) => truthContractEvents(sandbox.data, t.address, TRANSFER, [t.chainId], RANGE));
-    expect(transactions.length).toBeGreaterThan(200); // several splits per window at 20 rows a request
-    expect(transactions.some((t) => t.from_address === t.to_address)).toBe(true); // self-transfers come twice from the union
-    expect(report.rows).toBe(transactions.length + events.length);
+      const transactions: TransactionRecord[] = truthWalletTransactions(sandbox.data, alice().address, CHAINS, RANGE);
+      const events = tokens().flatMap((t) => truthContractEvents(sandbox.data, t.address, TRANSFER, [t.chainId], RANGE));
+      expect(transactions.length).toBeGreaterThan(200); // several splits per window at 20 rows a request
+      expect(transactions.some((t) => t.from_address === t.to_address)).toBe(true); // self-transfers come twice from the union
+      expect(report.rows).toBe(transactions.length + events.length);
 
-    const root = c.destination === 'local' ? join(dir, 'out') : join(dir, 'downloaded');
-    if (c.destination === 's3') await downloadPrefix(bucket.client, bucket.bucket, name, root);
-    const check = async (table: string, expected: CanonRow[]) => {
-      const got = await readTable(root, table, c.format);
-      expect(got.length).toBe(expected.length);
-      const ids = got.map((r) => r.item_id as string);
-      expect(new Set(ids).size).toBe(got.length);
-      const want = new Map(expected.map((r) => [r.item_id as string, r]));
-      expect(new Set(ids)).toEqual(new Set(want.keys()));
-      for (const row of got) expect(row).toEqual(want.get(row.item_id as string));
-    };
-    await check('transactions', transactions.map((t) => expectedTransactionRow(t, alice().address)));
-    await check(EVENTS_TABLE, events.map((e) => expectedTransferRow(e, sandbox.data)));
+      const root = c.destination === 'local' ? join(dir, 'out') : join(dir, 'downloaded');
+      if (c.destination === 's3') await downloadPrefix(bucket.client, bucket.bucket, name, root);
+      const check = async (table: string, expected: CanonRow[]) => {
+        const got = await readTable(root, table, c.format);
+        expect(got.length).toBe(expected.length);
+        const ids = got.map((r) => r.item_id as string);
+        expect(new Set(ids).size).toBe(got.length);
+        const want = new Map(expected.map((r) => [r.item_id as string, r]));
+        expect(new Set(ids)).toEqual(new Set(want.keys()));
+        for (const row of got) expect(row).toEqual(want.get(row.item_id as string));
+      };
+      await check(
+        'transactions',
+        transactions.map((t) => expectedTransactionRow(t, alice().address)),
+      );
+      await check(
+        EVENTS_TABLE,
+        events.map((e) => expectedTransferRow(e, sandbox.data)),
+      );
 
-    if (c.destination === 'local') {
-      const verified = await verifyDestination({ store: new LocalStore(root), job: await loadJob(join(dir, 'job.yaml')) });
-      expect(verified.problems).toEqual([]);
-      expect(verified.rows.distinct).toBe(report.rows);
-    }
-  }, 120_000);
+      if (c.destination === 'local') {
+        const verified = await verifyDestination({ store: new LocalStore(root), job: await loadJob(join(dir, 'job.yaml')) });
+        expect(verified.problems).toEqual([]);
+        expect(verified.rows.distinct).toBe(report.rows);
+      }
+    },
+    120_000,
+  );
 });

@@ -14,7 +14,8 @@ import type { RichArgs } from '../../src/sandbox/abi.js';
 import type { EventRecord } from '../../src/source/records.js';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
 
-const UNNAMED_SIGNATURE = 'Settled(address indexed, int256 indexed, bytes8 indexed, (uint256,int128,bytes3,bytes), uint256[2], bytes, int32)';
+const UNNAMED_SIGNATURE =
+  'Settled(address indexed, int256 indexed, bytes8 indexed, (uint256,int128,bytes3,bytes), uint256[2], bytes, int32)';
 
 async function pair(opts: SandboxOptions): Promise<[Sandbox, Sandbox]> {
   return [await startSandbox(opts), await startSandbox({ ...opts, ...SANDBOX_PROFILES.indexer })];
@@ -70,7 +71,8 @@ decode: true
     expect(rows.length).toBeGreaterThan(50);
     // exact against the arguments the sandbox encoded
     const truth = new Map<string, EventRecord>();
-    for (const c of contracts) for (const e of rich[0].data.logs(c.chainId)) if (e.address === c.address) truth.set(`${e.chain_id}:${e.transaction_hash}`, e);
+    for (const c of contracts)
+      for (const e of rich[0].data.logs(c.chainId)) if (e.address === c.address) truth.set(`${e.chain_id}:${e.transaction_hash}`, e);
     expect(rows.every((r) => r.decode_status === 'ok')).toBe(true);
     expect(rows.some((r) => r.arg_delta.startsWith('-'))).toBe(true);
     expect(rows.some((r) => BigInt(JSON.parse(r.arg_info).amount) > 2n ** 53n)).toBe(true);
@@ -80,12 +82,21 @@ decode: true
       const chain = (rich[0].data as any).chainState(r.chain_id);
       const a: RichArgs = chain.richArgs(chain.rowOfHash(r.transaction_hash));
       expect({
-        account: r.arg_account, delta: r.arg_delta, code: r.arg_code, info: JSON.parse(r.arg_info),
-        window: JSON.parse(r.arg_window), payload: r.arg_payload, skew: r.arg_skew,
+        account: r.arg_account,
+        delta: r.arg_delta,
+        code: r.arg_code,
+        info: JSON.parse(r.arg_info),
+        window: JSON.parse(r.arg_window),
+        payload: r.arg_payload,
+        skew: r.arg_skew,
       }).toEqual({
-        account: a.account, delta: a.delta.toString(), code: a.code,
+        account: a.account,
+        delta: a.delta.toString(),
+        code: a.code,
         info: { amount: a.info.amount.toString(), change: a.info.change.toString(), flags: a.info.flags, note: a.info.note },
-        window: a.window.map(String), payload: a.payload, skew: String(a.skew),
+        window: a.window.map(String),
+        payload: a.payload,
+        skew: String(a.skew),
       });
     }
     expect(Object.keys(indexer).sort()).toEqual(Object.keys(contract).sort());

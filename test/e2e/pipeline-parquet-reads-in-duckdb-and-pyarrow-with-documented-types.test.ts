@@ -14,7 +14,18 @@ import { createEventDecoder } from '../../src/decode/event-decoder.js';
 import { parseEventSignature } from '../../src/decode/signature.js';
 import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
 import { parquetColumnTypes, type ParquetColumnType } from '../../src/sink/index.js';
-import { describeColumns, duckdb, exportJob, listFiles, readTable, tableSource, truthContractEvents, truthWalletTransactions, unixDay, type CanonRow } from '../helpers/export.js';
+import {
+  describeColumns,
+  duckdb,
+  exportJob,
+  listFiles,
+  readTable,
+  tableSource,
+  truthContractEvents,
+  truthWalletTransactions,
+  unixDay,
+  type CanonRow,
+} from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { readWithPyarrow, type PyarrowFile } from '../sink/readers.js';
@@ -43,7 +54,13 @@ function modelColumns(table: (typeof TABLES)[number]): Column[] {
     return transactionsDataset.columns({ kind: 'wallet', address: '0x', label: '', decode: true, decoder: createTransactionDecoder({}) });
   }
   const signature = parseEventSignature(TRANSFER);
-  return eventsDataset.columns({ kind: 'contract', address: '0x', signature, decode: true, decoder: createEventDecoder(signature, { preferService: true }) });
+  return eventsDataset.columns({
+    kind: 'contract',
+    address: '0x',
+    signature,
+    decode: true,
+    decoder: createEventDecoder(signature, { preferService: true }),
+  });
 }
 
 const tmp = useTempDir('e2e-engines-');
@@ -73,10 +90,13 @@ beforeAll(async () => {
     expect(report.status).toBe('succeeded');
     roots[engine] = join(dir, 'out');
   }
-  const files = ENGINES.flatMap((e) => listFiles(roots[e]!).filter((f) => f.endsWith('.parquet')).map((f) => join(roots[e]!, f)));
+  const files = ENGINES.flatMap((e) =>
+    listFiles(roots[e]!)
+      .filter((f) => f.endsWith('.parquet'))
+      .map((f) => join(roots[e]!, f)),
+  );
   pyarrow = readWithPyarrow(files);
 });
-
 
 function parquetFiles(engine: string, table: string): string[] {
   return listFiles(roots[engine]!)
@@ -101,7 +121,9 @@ describe.each(ENGINES)('%s engine, as written by a run', (engine) => {
       const files = parquetFiles(engine, table);
       expect(files).toHaveLength(12);
       for (const file of files) {
-        const schema = await duckdb(`SELECT name, type, converted_type, repetition_type FROM parquet_schema('${file}') WHERE type IS NOT NULL`);
+        const schema = await duckdb(
+          `SELECT name, type, converted_type, repetition_type FROM parquet_schema('${file}') WHERE type IS NOT NULL`,
+        );
         expect(schema.map((s) => s.name)).toEqual(want.map((t) => t.name));
         for (const t of want) {
           const s = schema.find((x) => x.name === t.name)!;

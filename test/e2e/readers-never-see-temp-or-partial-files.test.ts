@@ -68,7 +68,11 @@ describe.each([
         source: { base_url: 'sandbox', chains: [1, 8453, 42161] },
         targets: [
           { wallet: 'alice.eth', datasets: ['transactions'] },
-          ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: ['Transfer(address indexed from, address indexed to, uint256 value)'] })),
+          ...tokens.map((t) => ({
+            contract: t.address,
+            chains: [t.chainId],
+            events: ['Transfer(address indexed from, address indexed to, uint256 value)'],
+          })),
         ],
         range: { from: '2024-02-01', to: '2024-02-05', chunk: '6h' },
       },

@@ -24,7 +24,11 @@ beforeAll(async () => {
   // A checkout's layout in a fresh folder: the job file where the README names it.
   mkdirSync(join(tmp.dir, 'jobs'));
   copyFileSync(join(REPO, 'jobs', 'demo.yaml'), join(tmp.dir, 'jobs', 'demo.yaml'));
-  await run(TSX, [join(REPO, 'src/demo.ts')], { cwd: tmp.dir, env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' }, timeout: 120_000 });
+  await run(TSX, [join(REPO, 'src/demo.ts')], {
+    cwd: tmp.dir,
+    env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' },
+    timeout: 120_000,
+  });
   process.chdir(tmp.dir);
 }, 180_000);
 
@@ -57,7 +61,9 @@ it('ddl jobs/demo.yaml --dialect duckdb: its views read the demo rows', async ()
   const conn = await db.connect();
   try {
     await conn.run(r.stdout);
-    const rows = (await conn.runAndReadAll('SELECT chain_id, date, count(*) AS n FROM transactions GROUP BY ALL ORDER BY ALL')).getRowObjectsJS();
+    const rows = (
+      await conn.runAndReadAll('SELECT chain_id, date, count(*) AS n FROM transactions GROUP BY ALL ORDER BY ALL')
+    ).getRowObjectsJS();
     expect(rows.length).toBe(12);
     expect(rows.every((x) => Number(x.n) > 0)).toBe(true);
   } finally {

@@ -71,7 +71,9 @@ function dataRequests(from: number): { route: string; gte: number; lt: number }[
   return proxy.requests.slice(from).flatMap((u) => {
     const route = /\/wallets\/[^/]+\/transactions$/.test(u.pathname) ? 'transactions' : /\/events\//.test(u.pathname) ? 'events' : null;
     if (!route) return [];
-    return [{ route, gte: Number(u.searchParams.get('filter_block_timestamp_gte')), lt: Number(u.searchParams.get('filter_block_timestamp_lt')) }];
+    return [
+      { route, gte: Number(u.searchParams.get('filter_block_timestamp_gte')), lt: Number(u.searchParams.get('filter_block_timestamp_lt')) },
+    ];
   });
 }
 
@@ -104,7 +106,9 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     } else {
       let token: string | undefined;
       do {
-        const page = await bucket.client.send(new ListObjectsV2Command({ Bucket: bucket.bucket, Prefix: `${prefix}/`, ContinuationToken: token }));
+        const page = await bucket.client.send(
+          new ListObjectsV2Command({ Bucket: bucket.bucket, Prefix: `${prefix}/`, ContinuationToken: token }),
+        );
         for (const o of page.Contents ?? []) files.set(o.Key!.slice(prefix.length + 1), `${o.ETag}:${o.LastModified?.getTime()}`);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);

@@ -50,7 +50,9 @@ describe.each([
     // the truth is the rows of the window it planned.
     const exported = { ...range, to: Math.min(range.to, windows[0]!.end) };
     expected = truthWalletTransactions(sandbox.data, alice.address, [1], exported).map((t) => expectedTransactionRow(t, alice.address));
-    const query = sandbox.data.parseTransactionsQuery(`chain_id=1&filter_block_number_gte=${exported.from}&filter_block_number_lt=${exported.to}`);
+    const query = sandbox.data.parseTransactionsQuery(
+      `chain_id=1&filter_block_number_gte=${exported.from}&filter_block_number_lt=${exported.to}`,
+    );
     served = sandbox.data.allWalletTransactions(alice.address, query, { duplicateSelfTransfers }).length;
   });
 

@@ -120,7 +120,8 @@ export async function readTable(root: string, table: string, format: OutputForma
     .map(({ name, type }) => {
       const id = `"${name.replaceAll('"', '""')}"`;
       if (type.startsWith('TIMESTAMP')) return `CAST(epoch_us(${id}) AS VARCHAR) AS ${id}`;
-      if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|DATE)$/.test(type)) return `CAST(${id} AS VARCHAR) AS ${id}`;
+      if (/^(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|DATE)$/.test(type))
+        return `CAST(${id} AS VARCHAR) AS ${id}`;
       if (type === 'BOOLEAN' || type === 'VARCHAR') return id;
       return `CAST(${id} AS VARCHAR) AS ${id}`;
     })
@@ -185,7 +186,13 @@ export function truthWalletTransactions(data: SandboxData, wallet: string, chain
   return data.allWalletTransactions(wallet, q);
 }
 
-export function truthContractEvents(data: SandboxData, contract: string, signature: string, chainIds: number[], range: Range): EventRecord[] {
+export function truthContractEvents(
+  data: SandboxData,
+  contract: string,
+  signature: string,
+  chainIds: number[],
+  range: Range,
+): EventRecord[] {
   const q = data.parseEventsQuery(`chain_id=${chainIds.join(',')}&${rangeFilters(range)}`);
   return data.allContractEvents(contract, signature, q);
 }

@@ -45,7 +45,8 @@ async function waitReady(): Promise<S3TestConfig> {
   if (server.readyFile) {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     while (!existsSync(server.readyFile)) {
-      if (Date.now() > deadline) throw new Error(`The S3 test server did not come up within ${READY_TIMEOUT_MS / 1000} s (${server.endpoint})`);
+      if (Date.now() > deadline)
+        throw new Error(`The S3 test server did not come up within ${READY_TIMEOUT_MS / 1000} s (${server.endpoint})`);
       await sleep(25);
     }
     const status = JSON.parse(readFileSync(server.readyFile, 'utf8')) as { ok: boolean; error?: string };
@@ -96,7 +97,12 @@ export interface TestBucket {
 export async function createTestBucket(prefix: string): Promise<TestBucket> {
   const config = await s3TestConfig();
   const client = s3TestClient(config);
-  const stem = prefix.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'test';
+  const stem =
+    prefix
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 40) || 'test';
   const bucket = `${stem}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`;
   await client.send(new CreateBucketCommand({ Bucket: bucket }));
   const stores: S3Store[] = [];
@@ -120,7 +126,11 @@ export async function createTestBucket(prefix: string): Promise<TestBucket> {
 
 /** createTestBucket in beforeAll, cleanup in afterAll; the returned handle works inside tests. */
 export function useTestBucket(prefix: string): TestBucket {
-  return useForFile('useTestBucket(): bucket', () => createTestBucket(prefix), (bucket) => bucket.cleanup());
+  return useForFile(
+    'useTestBucket(): bucket',
+    () => createTestBucket(prefix),
+    (bucket) => bucket.cleanup(),
+  );
 }
 
 async function emptyBucket(client: S3Client, bucket: string): Promise<void> {

@@ -8,7 +8,11 @@ import { useForFile } from './use-for-file.js';
  *   it('...', async () => { await fetch(`${sandbox.url}/resolve/1`) });
  */
 export function useSandbox(opts: SandboxOptions = {}): Sandbox {
-  return useForFile('useSandbox(): sandbox', () => startSandbox(opts), (sandbox) => sandbox.close());
+  return useForFile(
+    'useSandbox(): sandbox',
+    () => startSandbox(opts),
+    (sandbox) => sandbox.close(),
+  );
 }
 
 /** GET a sandbox URL and parse the JSON body (any status). */

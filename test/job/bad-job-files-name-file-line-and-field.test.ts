@@ -54,7 +54,7 @@ interface Case {
 const CASES: Case[] = [
   {
     name: 'bad YAML syntax (unclosed list)',
-    text: variant({ 4: '  chains: [1, 8453', 5: '  # nothing else' , 6: null, 7: null, 8: null}),
+    text: variant({ 4: '  chains: [1, 8453', 5: '  # nothing else', 6: null, 7: null, 8: null }),
     line: 4,
     column: 11,
     field: 'source.chains',
@@ -214,7 +214,9 @@ const CASES: Case[] = [
   },
   {
     name: 'a filter of one route used for the other',
-    text: variant({ 8: ['    events: ["Transfer(address indexed from, address indexed to, uint256 value)"]', '    filters: { filter_value_gte: "1" }'] }),
+    text: variant({
+      8: ['    events: ["Transfer(address indexed from, address indexed to, uint256 value)"]', '    filters: { filter_value_gte: "1" }'],
+    }),
     line: 9,
     field: 'targets[1].filters.filter_value_gte',
     says: /is not a filter of the contract events route/,

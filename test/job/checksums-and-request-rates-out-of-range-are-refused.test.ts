@@ -19,7 +19,13 @@ async function job(name: string, fields: Record<string, unknown>): Promise<strin
   const file = join(tmp.dir, `${name}.yaml`);
   await writeFile(
     file,
-    stringify({ name, source: { base_url: 'sandbox', chains: [1] }, range: { from: '2024-02-01', to: '2024-02-02' }, output: { destination: join(tmp.dir, name) }, ...fields }),
+    stringify({
+      name,
+      source: { base_url: 'sandbox', chains: [1] },
+      range: { from: '2024-02-01', to: '2024-02-02' },
+      output: { destination: join(tmp.dir, name) },
+      ...fields,
+    }),
   );
   return file;
 }
@@ -56,7 +62,10 @@ describe('the request budget', () => {
   });
 
   it('concurrency.requests_per_second: 1e-9 in a job file is refused with the range', async () => {
-    const r = await runCli(['validate', await job('rps-file', { targets: [{ wallet: GOOD }], concurrency: { requests_per_second: 1e-9 } })]);
+    const r = await runCli([
+      'validate',
+      await job('rps-file', { targets: [{ wallet: GOOD }], concurrency: { requests_per_second: 1e-9 } }),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/concurrency\.requests_per_second: .*must be 0 \(unlimited\) or from 0\.01 to 100000/);
   });

@@ -7,7 +7,15 @@ const files = readdirSync('jobs').filter((f) => /\.(ya?ml|json)$/.test(f));
 
 describe('the example job files in jobs/ load', () => {
   it('has the examples the README and the team rely on', () => {
-    for (const name of ['demo', 'wallet-transactions', 'contract-events', 'aggregates', 'nft-holdings', 'incremental-latest', 's3-export']) {
+    for (const name of [
+      'demo',
+      'wallet-transactions',
+      'contract-events',
+      'aggregates',
+      'nft-holdings',
+      'incremental-latest',
+      's3-export',
+    ]) {
       expect(files).toContain(`${name}.yaml`);
     }
   });

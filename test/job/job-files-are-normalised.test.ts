@@ -64,7 +64,13 @@ range: { from: 19000000, to: latest }
     const dates = job(`targets: [{ wallet: "0x1111111111111111111111111111111111111111" }]
 range: { from: "2024-01-01", to: "2024-01-02T12:00:00+02:00", chunk: 6h }
 `);
-    expect(dates.range).toEqual({ by: 'time', from: Date.UTC(2024, 0, 1) / 1000, to: Date.UTC(2024, 0, 2, 10) / 1000, safety_lag: 900, chunk: 21_600 });
+    expect(dates.range).toEqual({
+      by: 'time',
+      from: Date.UTC(2024, 0, 1) / 1000,
+      to: Date.UTC(2024, 0, 2, 10) / 1000,
+      safety_lag: 900,
+      chunk: 21_600,
+    });
 
     const seconds = job(`targets: [{ wallet: "0x1111111111111111111111111111111111111111" }]
 range: { by: time, from: 1704067200, to: latest, safety_lag: 10m, chunk: 1d }

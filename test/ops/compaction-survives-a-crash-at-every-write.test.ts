@@ -78,7 +78,10 @@ async function itemIds(root: string, format: 'parquet' | 'ndjson'): Promise<stri
   const conn = await db.connect();
   try {
     const glob = `${root}/transactions/*/*/*.${format === 'parquet' ? 'parquet' : 'ndjson.gz'}`;
-    const source = format === 'parquet' ? `read_parquet('${glob}')` : `read_json('${glob}', format = 'newline_delimited', columns = {'item_id': 'VARCHAR'})`;
+    const source =
+      format === 'parquet'
+        ? `read_parquet('${glob}')`
+        : `read_json('${glob}', format = 'newline_delimited', columns = {'item_id': 'VARCHAR'})`;
     const r = await conn.runAndReadAll(`SELECT item_id FROM ${source}`);
     return r.getRowObjectsJS().map((row) => row.item_id as string);
   } finally {
@@ -93,7 +96,15 @@ async function records(store: ObjectStore, jobName: string): Promise<WindowRecor
 }
 
 function options(store: ObjectStore, jobName: string, extra: Partial<CompactOptions> = {}): CompactOptions {
-  return { store, jobName, targetBytes: 64_000_000, maxRows: 1_000_000, stagingDir: join(tmp.dir, 'staging'), logger: silentLogger, ...extra };
+  return {
+    store,
+    jobName,
+    targetBytes: 64_000_000,
+    maxRows: 1_000_000,
+    stagingDir: join(tmp.dir, 'staging'),
+    logger: silentLogger,
+    ...extra,
+  };
 }
 
 /** Rows exactly once, every data file listed by exactly one window, windows not overlapping, verify clean. */
@@ -135,7 +146,15 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
       expect(filesOf(before, date).length).toBeGreaterThan(2 * 2); // two chains, several windows a day
       expect(filesOf(after, date).length).toBe(2); // one file per chain
     }
-    expect(filesOf(after, '2024-02-03').map((f) => f.key).sort()).toEqual(filesOf(before, '2024-02-03').map((f) => f.key).sort());
+    expect(
+      filesOf(after, '2024-02-03')
+        .map((f) => f.key)
+        .sort(),
+    ).toEqual(
+      filesOf(before, '2024-02-03')
+        .map((f) => f.key)
+        .sort(),
+    );
     expect(report.files_after).toBe(after.reduce((n, r) => n + r.files.length, 0));
     await expectExact(root, format);
 
@@ -170,7 +189,8 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
       const seen = await itemIds(root, format);
       expect([...new Set(seen)].sort(), `crash after ${writes} writes`).toEqual(pristine[format].ids);
       const pending = (await listKeys(local, `_state/${pristine[format].job.name}/pending/`)).length;
-      if (seen.length !== pristine[format].ids.length) expect(pending, `duplicates without a pending commit (crash after ${writes})`).toBeGreaterThan(0);
+      if (seen.length !== pristine[format].ids.length)
+        expect(pending, `duplicates without a pending commit (crash after ${writes})`).toBeGreaterThan(0);
 
       // What the next run does first, then a second compaction.
       await new WindowState(local, pristine[format].job.name).cleanPending();

@@ -30,7 +30,11 @@ interface Stage {
 
 /** Dockerfile instructions (continuations joined), split into stages. */
 function stages(text: string): Stage[] {
-  const joined = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+  const joined = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('#'));
   const out: Stage[] = [];
   for (const line of joined) {
     const from = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(line);
@@ -53,7 +57,10 @@ describe('Dockerfile and .dockerignore', () => {
     const run = final.lines.filter((l) => l.startsWith('RUN '));
     // npm ci refuses this lock file (other platforms' optional DuckDB bindings are missing): install with the lock.
     expect(run.some((l) => /npm (ci|install) .*--omit=dev/.test(l))).toBe(true);
-    expect(run.some((l) => /npm (ci|install)(?!.*--omit=dev)/.test(l)), 'no dev dependencies in the final stage').toBe(false);
+    expect(
+      run.some((l) => /npm (ci|install)(?!.*--omit=dev)/.test(l)),
+      'no dev dependencies in the final stage',
+    ).toBe(false);
     expect(run.some((l) => /npm run build|tsc/.test(l))).toBe(false);
     expect(run.some((l) => /apt-get install .*\btini\b/.test(l))).toBe(true);
     expect(final.lines.some((l) => /^COPY --from=build \/app\/dist \.\/dist$/.test(l))).toBe(true);
@@ -77,7 +84,10 @@ describe('Dockerfile and .dockerignore', () => {
   });
 
   it('.dockerignore leaves out local builds and dependencies but not what the image copies', async () => {
-    const ignored = (await readFile(join(REPO, '.dockerignore'), 'utf8')).split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const ignored = (await readFile(join(REPO, '.dockerignore'), 'utf8'))
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     for (const p of ['node_modules', 'dist', 'test', '.git']) expect(ignored).toContain(p);
     const copied = stages(await readFile(join(REPO, 'Dockerfile'), 'utf8'))
       .flatMap((s) => s.lines)
@@ -85,7 +95,10 @@ describe('Dockerfile and .dockerignore', () => {
       .flatMap((l) => l.split(/\s+/).slice(1, -1));
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json', 'src', 'config']));
     for (const c of copied) {
-      expect(ignored.some((p) => c === p || c.startsWith(`${p}/`)), `${c} is copied but ignored`).toBe(false);
+      expect(
+        ignored.some((p) => c === p || c.startsWith(`${p}/`)),
+        `${c} is copied but ignored`,
+      ).toBe(false);
       expect(existsSync(join(REPO, c)), `${c} exists`).toBe(true);
     }
   });
@@ -136,16 +149,24 @@ describe('the image layout, rebuilt without Docker', () => {
   it('the linked bin runs dist/cli.js: --help lists every command', () => {
     const res = spawnSync('insight-export', ['--help'], { cwd: work, env: env(), encoding: 'utf8' });
     expect(res.status, res.stderr).toBe(0);
-    for (const c of ['run', 'plan', 'validate', 'verify', 'ddl', 'compact', 'sandbox']) expect(res.stdout).toMatch(new RegExp(`insight-export ${c}\\b`));
+    for (const c of ['run', 'plan', 'validate', 'verify', 'ddl', 'compact', 'sandbox'])
+      expect(res.stdout).toMatch(new RegExp(`insight-export ${c}\\b`));
   });
 
   it('runs a job from /work with the packaged config of the image', () => {
-    const res = spawnSync('insight-export', ['run', 'jobs/image.yaml', '--json'], { cwd: work, env: env(), encoding: 'utf8', timeout: 120_000 });
+    const res = spawnSync('insight-export', ['run', 'jobs/image.yaml', '--json'], {
+      cwd: work,
+      env: env(),
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     expect(res.status, res.stderr).toBe(0);
     const report = JSON.parse(res.stdout) as RunReport;
     expect(report.status).toBe('succeeded');
     expect(report.rows).toBeGreaterThan(100);
-    const files = readdirSync(join(work, 'out', 'transactions'), { recursive: true }).map(String).filter((f) => /\.(parquet|ndjson\.gz)$/.test(f));
+    const files = readdirSync(join(work, 'out', 'transactions'), { recursive: true })
+      .map(String)
+      .filter((f) => /\.(parquet|ndjson\.gz)$/.test(f));
     expect(files.length).toBe(report.files);
     expect(files.every((f) => f.endsWith('.ndjson.gz'))).toBe(true);
   });
@@ -156,7 +177,22 @@ describe('the image layout, rebuilt without Docker', () => {
       const out = join(root, 'signal-out');
       const child = spawn(
         'tini',
-        ['-s', '--', 'insight-export', 'run', 'jobs/image.yaml', '--json', '--base-url', sandbox.url, '--destination', out, '--units-in-flight', '1', '--requests-in-flight', '1'],
+        [
+          '-s',
+          '--',
+          'insight-export',
+          'run',
+          'jobs/image.yaml',
+          '--json',
+          '--base-url',
+          sandbox.url,
+          '--destination',
+          out,
+          '--units-in-flight',
+          '1',
+          '--requests-in-flight',
+          '1',
+        ],
         { cwd: work, env: { ...env(), INSIGHT_EXPORT_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let stdout = '';

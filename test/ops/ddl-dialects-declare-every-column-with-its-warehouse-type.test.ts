@@ -42,9 +42,36 @@ beforeAll(async () => {
 
 /** What each dialect must call each column type (independent of src/warehouse's tables). */
 const TYPES: Record<Exclude<Dialect, 'duckdb'>, Record<ColumnType, RegExp>> = {
-  athena: { int32: /^int$/, int64: /^bigint$/, uint256: /^string$/, string: /^string$/, bool: /^boolean$/, timestamp: /^timestamp$/, date: /^date$/, json: /^string$/ },
-  bigquery: { int32: /^INT64$/, int64: /^INT64$/, uint256: /^STRING$/, string: /^STRING$/, bool: /^BOOL$/, timestamp: /^TIMESTAMP$/, date: /^DATE$/, json: /^STRING$/ },
-  snowflake: { int32: /^NUMBER\(10,0\)$/, int64: /^NUMBER\(19,0\)$/, uint256: /^VARCHAR$/, string: /^VARCHAR$/, bool: /^BOOLEAN$/, timestamp: /^TIMESTAMP_TZ$/, date: /^DATE$/, json: /^VARCHAR$/ },
+  athena: {
+    int32: /^int$/,
+    int64: /^bigint$/,
+    uint256: /^string$/,
+    string: /^string$/,
+    bool: /^boolean$/,
+    timestamp: /^timestamp$/,
+    date: /^date$/,
+    json: /^string$/,
+  },
+  bigquery: {
+    int32: /^INT64$/,
+    int64: /^INT64$/,
+    uint256: /^STRING$/,
+    string: /^STRING$/,
+    bool: /^BOOL$/,
+    timestamp: /^TIMESTAMP$/,
+    date: /^DATE$/,
+    json: /^STRING$/,
+  },
+  snowflake: {
+    int32: /^NUMBER\(10,0\)$/,
+    int64: /^NUMBER\(19,0\)$/,
+    uint256: /^VARCHAR$/,
+    string: /^VARCHAR$/,
+    bool: /^BOOLEAN$/,
+    timestamp: /^TIMESTAMP_TZ$/,
+    date: /^DATE$/,
+    json: /^VARCHAR$/,
+  },
 };
 
 function ddlFor(dialect: Dialect, format: 'parquet' | 'ndjson' = 'parquet'): string {
@@ -76,7 +103,7 @@ function declaredColumns(ddl: string, table: string): Map<string, string> {
 }
 
 describe.each(['athena', 'bigquery', 'snowflake'] as const)('%s DDL', (dialect) => {
-  it('declares every column of every table with the dialect\'s type, chain_id and date as partitions', () => {
+  it("declares every column of every table with the dialect's type, chain_id and date as partitions", () => {
     const ddl = ddlFor(dialect);
     expect(tables.map((t) => t.name).sort()).toEqual([eventTableForSignature(TRANSFER), 'transactions']);
     for (const t of tables) {
@@ -93,7 +120,12 @@ describe.each(['athena', 'bigquery', 'snowflake'] as const)('%s DDL', (dialect) 
       }
       expect(t.columns.some((c) => c.type === 'uint256')).toBe(true);
     }
-    expect(ddl.split('\n').filter((l) => !l.startsWith('--')).join('\n')).not.toMatch(/DECIMAL|NUMERIC|NUMBER\(38/i);
+    expect(
+      ddl
+        .split('\n')
+        .filter((l) => !l.startsWith('--'))
+        .join('\n'),
+    ).not.toMatch(/DECIMAL|NUMERIC|NUMBER\(38/i);
   });
 
   it('points each table at its Hive-partitioned prefix', () => {
@@ -101,7 +133,9 @@ describe.each(['athena', 'bigquery', 'snowflake'] as const)('%s DDL', (dialect) 
     for (const t of tables) {
       if (dialect === 'athena') {
         expect(ddl).toContain(`LOCATION 's3://analytics-bucket/insight/${t.name}/'`);
-        expect(ddl).toContain(`'storage.location.template' = 's3://analytics-bucket/insight/${t.name}/chain_id=\${chain_id}/date=\${date}/'`);
+        expect(ddl).toContain(
+          `'storage.location.template' = 's3://analytics-bucket/insight/${t.name}/chain_id=\${chain_id}/date=\${date}/'`,
+        );
       } else if (dialect === 'bigquery') {
         expect(ddl).toContain(`hive_partition_uri_prefix = 's3://analytics-bucket/insight/${t.name}'`);
       } else {
@@ -116,7 +150,9 @@ describe.each(['athena', 'bigquery', 'snowflake'] as const)('%s DDL', (dialect) 
       expect(ddl).toContain('WITH PARTITION COLUMNS (`chain_id` INT64, `date` DATE)');
     } else {
       expect(ddl).toContain('PARTITION BY (chain_id, "date")');
-      expect(ddl).toMatch(/chain_id NUMBER\(19,0\) AS \(TO_NUMBER\(SPLIT_PART\(SPLIT_PART\(METADATA\$FILENAME, '\/chain_id=', 2\), '\/', 1\)\)\)/);
+      expect(ddl).toMatch(
+        /chain_id NUMBER\(19,0\) AS \(TO_NUMBER\(SPLIT_PART\(SPLIT_PART\(METADATA\$FILENAME, '\/chain_id=', 2\), '\/', 1\)\)\)/,
+      );
       expect(ddl).toContain(`"value" VARCHAR AS (VALUE:"value"::VARCHAR)`);
     }
   });

@@ -17,7 +17,8 @@ import { REPO } from './helpers.js';
 
 type Obj = Record<string, any>;
 
-const k8s = (file: string): Obj[] => parseAllDocuments(readFileSync(join(REPO, 'deploy/kubernetes', file), 'utf8')).map((d) => d.toJSON() as Obj);
+const k8s = (file: string): Obj[] =>
+  parseAllDocuments(readFileSync(join(REPO, 'deploy/kubernetes', file), 'utf8')).map((d) => d.toJSON() as Obj);
 const json = (file: string): Obj => JSON.parse(readFileSync(join(REPO, 'deploy/aws-batch', file), 'utf8')) as Obj;
 
 /** Variables the exporter (or the AWS SDK's default chain) reads. */
@@ -49,7 +50,9 @@ describe('deploy/', () => {
     expect(job.spec.completionMode).toBe('Indexed');
     const n = job.spec.completions as number;
     expect(n).toBeGreaterThan(1);
-    const env = Object.fromEntries((job.spec.template.spec.containers[0].env as Obj[]).filter((e) => 'value' in e).map((e) => [e.name, String(e.value)]));
+    const env = Object.fromEntries(
+      (job.spec.template.spec.containers[0].env as Obj[]).filter((e) => 'value' in e).map((e) => [e.name, String(e.value)]),
+    );
     expect(env.JOB_COMPLETION_COUNT).toBe(String(n));
     const shards = Array.from({ length: n }, (_, i) => resolveShard(undefined, { ...env, JOB_COMPLETION_INDEX: String(i) }));
     expect(shards).toEqual(Array.from({ length: n }, (_, i) => ({ index: i, count: n })));
@@ -66,7 +69,9 @@ describe('deploy/', () => {
     expect(def.containerProperties.command[0]).toBe('run');
     const secrets = (def.containerProperties.secrets as Obj[]).map((s) => s.name);
     expect(secrets).toEqual(expect.arrayContaining(['INSIGHT_CLIENT_ID', 'INSIGHT_SECRET_KEY']));
-    const plain = [...(def.containerProperties.environment as Obj[]), ...(submit.containerOverrides.environment as Obj[])].map((e) => e.name as string);
+    const plain = [...(def.containerProperties.environment as Obj[]), ...(submit.containerOverrides.environment as Obj[])].map(
+      (e) => e.name as string,
+    );
     expect(plain.filter((n) => /SECRET|CLIENT_ID|ACCESS_KEY/.test(n))).toEqual([]);
     for (const name of [...plain, ...secrets]) expect(KNOWN_ENV.has(name), name).toBe(true);
     // Bad input (exit 2) is final; the rest is retried (a retry exports only what is missing).
@@ -76,7 +81,8 @@ describe('deploy/', () => {
   it('pods run as non-root, one run of a cron job at a time, secrets by reference, known variables only', () => {
     const pods = podSpecs();
     expect(pods.length).toBe(3);
-    for (const doc of k8s('cronjob-incremental.yaml').filter((d) => d.kind === 'CronJob')) expect(doc.spec.concurrencyPolicy).toBe('Forbid');
+    for (const doc of k8s('cronjob-incremental.yaml').filter((d) => d.kind === 'CronJob'))
+      expect(doc.spec.concurrencyPolicy).toBe('Forbid');
     for (const { name, pod } of pods) {
       expect(pod.securityContext.runAsNonRoot, name).toBe(true);
       expect(pod.restartPolicy, name).toBe('Never');
@@ -84,7 +90,8 @@ describe('deploy/', () => {
       expect(['run', 'compact']).toContain(c.args[0]);
       for (const e of c.env as Obj[]) {
         expect(KNOWN_ENV.has(e.name), `${name}: ${e.name}`).toBe(true);
-        if (/SECRET|CLIENT_ID|ACCESS_KEY/.test(e.name)) expect(e.valueFrom?.secretKeyRef, `${name}: ${e.name} must come from a Secret`).toBeDefined();
+        if (/SECRET|CLIENT_ID|ACCESS_KEY/.test(e.name))
+          expect(e.valueFrom?.secretKeyRef, `${name}: ${e.name} must come from a Secret`).toBeDefined();
       }
       expect((c.volumeMounts as Obj[]).map((m) => m.mountPath)).toEqual(expect.arrayContaining(['/work/jobs', '/tmp']));
     }
@@ -101,10 +108,18 @@ describe('deploy/', () => {
     // The CLI's own parser (strict, with choices), the commands' handlers replaced by a recorder.
     const parse = async (args: string[]): Promise<string | null> => {
       let ran: string | null = null;
-      const mods = (await commands(() => undefined)).map((c: any) => ({ ...c, handler: () => void (ran = String(c.command).split(' ')[0] ?? null) }));
-      await yargs(args).command(mods).strict().exitProcess(false).fail((msg, err) => {
-        throw err ?? new Error(msg);
-      }).parseAsync();
+      const mods = (await commands(() => undefined)).map((c: any) => ({
+        ...c,
+        handler: () => void (ran = String(c.command).split(' ')[0] ?? null),
+      }));
+      await yargs(args)
+        .command(mods)
+        .strict()
+        .exitProcess(false)
+        .fail((msg, err) => {
+          throw err ?? new Error(msg);
+        })
+        .parseAsync();
       return ran;
     };
     for (const args of lines) expect(await parse(args), args.join(' ')).toBe(args[0] ?? '');

@@ -43,7 +43,9 @@ function truth() {
   const tokens = sandbox.data.contracts.filter((c) => c.kind === 'erc20' && c.symbol === 'SUSD' && CHAINS.includes(c.chainId));
   const filters = `filter_block_timestamp_gte=${FROM}&filter_block_timestamp_lt=${TO}`;
   const txs = sandbox.data.allWalletTransactions(wallet, sandbox.data.parseTransactionsQuery(`chain_id=${CHAINS.join(',')}&${filters}`));
-  const events = tokens.flatMap((t) => sandbox.data.allContractEvents(t.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=${t.chainId}&${filters}`)));
+  const events = tokens.flatMap((t) =>
+    sandbox.data.allContractEvents(t.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=${t.chainId}&${filters}`)),
+  );
   return { wallet, tokens, txs, events };
 }
 
@@ -62,7 +64,10 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
     const job = await writeAndLoadJob(jobFile, {
       name: `ddl-${format}`,
       source: { base_url: 'sandbox', chains: CHAINS },
-      targets: [{ wallet, datasets: ['transactions'] }, ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: [TRANSFER] }))],
+      targets: [
+        { wallet, datasets: ['transactions'] },
+        ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: [TRANSFER] })),
+      ],
       range: { from: '2024-02-01', to: '2024-02-04', chunk: '1d' },
       output: { format, destination: out },
     });
@@ -89,13 +94,18 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
       { table: 'transactions', columns: transactionsDataset.columns(wallet as never) },
       { table: eventsDataset.tableName(event as never), columns: eventsDataset.columns(event as never) },
     ];
-    const views = (await rows(conn, `SELECT view_name FROM duckdb_views() WHERE schema_name = 's_${format}' ORDER BY 1`)).map((r) => r.view_name);
+    const views = (await rows(conn, `SELECT view_name FROM duckdb_views() WHERE schema_name = 's_${format}' ORDER BY 1`)).map(
+      (r) => r.view_name,
+    );
     expect(views).toEqual(expected.map((e) => e.table).sort());
     for (const e of expected) {
       const described = (await rows(conn, `DESCRIBE "${e.table}"`)).map((r) => [r.column_name, r.column_type]);
       expect(described).toEqual([...e.columns.map((c) => [c.name, duckdbType(c)]), ['date', 'DATE']]);
     }
-    const statements = ddl.split('\n').filter((l) => !l.startsWith('--')).join('\n');
+    const statements = ddl
+      .split('\n')
+      .filter((l) => !l.startsWith('--'))
+      .join('\n');
     expect(statements).not.toMatch(/DECIMAL|HUGEINT/i);
   });
 
@@ -112,12 +122,18 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
     expect(evRows.length).toBe(t.events.length);
     expect(new Set(evRows.map((r) => r.item_id)).size).toBe(t.events.length);
     const args = new Map(evRows.map((r) => [r.item_id as string, r.arg_value as string]));
-    for (const e of t.events) expect(args.get(`${e.chain_id}:${e.transaction_hash}:${e.log_index}`)).toBe(sandbox.data.logArgs(e.chain_id, e.transaction_hash)?.args.value);
+    for (const e of t.events)
+      expect(args.get(`${e.chain_id}:${e.transaction_hash}:${e.log_index}`)).toBe(
+        sandbox.data.logArgs(e.chain_id, e.transaction_hash)?.args.value,
+      );
   });
 
   it('partition columns agree with the rows and prune files', async () => {
     const t = truth();
-    const mismatched = await rows(conn, `SELECT count(*)::INTEGER AS n FROM transactions WHERE "date" <> CAST(block_time AS DATE) OR epoch(block_time) <> block_timestamp`);
+    const mismatched = await rows(
+      conn,
+      `SELECT count(*)::INTEGER AS n FROM transactions WHERE "date" <> CAST(block_time AS DATE) OR epoch(block_time) <> block_timestamp`,
+    );
     expect(mismatched[0]!.n).toBe(0);
     const day = Date.parse('2024-02-02T00:00:00Z') / 1000;
     const want = t.txs.filter((x) => x.chain_id === 8453 && x.block_timestamp >= day && x.block_timestamp < day + 86_400).length;

@@ -34,9 +34,17 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
 }
 
 /** `insight-export <args>` from the TypeScript sources (node --import tsx src/cli.ts). */
-export function runCli(args: string[], env: Record<string, string>, opts: { onSpawn?(pid: number): void; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { onSpawn?(pid: number): void; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), ...args], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), ...args], {
+      cwd: REPO,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -60,7 +68,13 @@ export async function writeAndLoadJob(file: string, spec: Record<string, unknown
 
 /** Runs a job in-process (silent) against the sandbox at `baseUrl`, as `--base-url` would, with more CLI flags if given. */
 export function runJobAgainst(job: Job, baseUrl: string, opts: { cliFlags?: CliFlags; force?: boolean } = {}): Promise<RunReport> {
-  const config = resolveConfig({ job, cliFlags: { baseUrl, ...opts.cliFlags }, env: {}, configFile: null, require: ['source', 'destination'] });
+  const config = resolveConfig({
+    job,
+    cliFlags: { baseUrl, ...opts.cliFlags },
+    env: {},
+    configFile: null,
+    require: ['source', 'destination'],
+  });
   return runJob({ job, config, logger: silentLogger, force: opts.force });
 }
 

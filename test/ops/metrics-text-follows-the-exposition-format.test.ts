@@ -10,15 +10,34 @@ import type { RunReport } from '../../src/run/report.js';
 function report(over: Partial<RunReport> = {}): RunReport {
   const figures = (rows: number) => ({ windows: { planned: 2, done: 2, failed: 0, abandoned: 0 }, rows, files: 2, bytes: rows * 10 });
   return {
-    job: 'j', run_id: 'r', status: 'succeeded', started_at: '2024-02-01T00:00:00.000Z', finished_at: '2024-02-01T00:01:00.000Z', duration_s: 60,
-    destination: '/x', windows: { planned: 4, done: 4, failed: 0, abandoned: 0 }, units_skipped: 0, units_total: 2, rows: 30, files: 4, bytes: 300,
-    requests: 9, retries: 1, responses_429: 0, failed: [], warnings: [], shard: null, range_clamped: [],
-    by_dataset: { 'we"ird\\name\nx': figures(10), events: figures(20) }, by_chain: { '1': figures(30) },
+    job: 'j',
+    run_id: 'r',
+    status: 'succeeded',
+    started_at: '2024-02-01T00:00:00.000Z',
+    finished_at: '2024-02-01T00:01:00.000Z',
+    duration_s: 60,
+    destination: '/x',
+    windows: { planned: 4, done: 4, failed: 0, abandoned: 0 },
+    units_skipped: 0,
+    units_total: 2,
+    rows: 30,
+    files: 4,
+    bytes: 300,
+    requests: 9,
+    retries: 1,
+    responses_429: 0,
+    failed: [],
+    warnings: [],
+    shard: null,
+    range_clamped: [],
+    by_dataset: { 'we"ird\\name\nx': figures(10), events: figures(20) },
+    by_chain: { '1': figures(30) },
     ...over,
   };
 }
 
-const SAMPLE = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? (-?[0-9.e+]+|NaN|[+-]Inf)$/;
+const SAMPLE =
+  /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")(,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\["\\n])*")*\})? (-?[0-9.e+]+|NaN|[+-]Inf)$/;
 
 describe('renderMetrics', () => {
   it('every line is a HELP, a TYPE or a sample; each family is declared once, before its samples', () => {

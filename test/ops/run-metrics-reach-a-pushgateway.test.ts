@@ -51,9 +51,15 @@ beforeAll(async () => {
     gateway!.once('spawn', () => resolve(null));
     gateway!.once('error', (err) => resolve(err));
   });
-  if (spawned) throw new Error(`prometheus-pushgateway could not start (${spawned.message}): apt-get install prometheus-pushgateway (scripts/install-test-deps.sh does)`);
+  if (spawned)
+    throw new Error(
+      `prometheus-pushgateway could not start (${spawned.message}): apt-get install prometheus-pushgateway (scripts/install-test-deps.sh does)`,
+    );
   for (let i = 0; ; i++) {
-    const ok = await fetch(`${gatewayUrl}/-/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${gatewayUrl}/-/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (i > 200) throw new Error('prometheus-pushgateway did not become ready');
     await sleep(50);
@@ -66,7 +72,10 @@ beforeAll(async () => {
     stringify({
       name: 'metrics-job',
       source: { base_url: 'sandbox', chains: CHAINS },
-      targets: [{ wallet, datasets: ['transactions'] }, { contract: token.address, chains: [1], events: [TRANSFER] }],
+      targets: [
+        { wallet, datasets: ['transactions'] },
+        { contract: token.address, chains: [1], events: [TRANSFER] },
+      ],
       range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
       output: { format: 'ndjson' },
     }),
@@ -93,7 +102,10 @@ describe('run metrics', () => {
     const token = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!;
     const range = `filter_block_timestamp_gte=${Date.parse('2024-02-01T00:00:00Z') / 1000}&filter_block_timestamp_lt=${Date.parse('2024-02-03T00:00:00Z') / 1000}`;
     const txByChain = new Map<number, number>();
-    for (const t of sandbox.data.allWalletTransactions(wallet, sandbox.data.parseTransactionsQuery(`chain_id=${CHAINS.join(',')}&${range}`))) {
+    for (const t of sandbox.data.allWalletTransactions(
+      wallet,
+      sandbox.data.parseTransactionsQuery(`chain_id=${CHAINS.join(',')}&${range}`),
+    )) {
       txByChain.set(t.chain_id, (txByChain.get(t.chain_id) ?? 0) + 1);
     }
     const events = sandbox.data.allContractEvents(token.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=1&${range}`)).length;
@@ -158,7 +170,12 @@ describe('run metrics', () => {
 
   it('an unreachable gateway is logged, not fatal, and its password is never printed', async () => {
     const closed = await freePort();
-    const res = await run(['--destination', join(tmp.dir, 'out-unreachable'), '--pushgateway', `http://metrics:s3cr3t-pw@127.0.0.1:${closed}`]);
+    const res = await run([
+      '--destination',
+      join(tmp.dir, 'out-unreachable'),
+      '--pushgateway',
+      `http://metrics:s3cr3t-pw@127.0.0.1:${closed}`,
+    ]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toMatch(/run metrics not pushed/);
     expect(res.stderr).toContain(`127.0.0.1:${closed}`);

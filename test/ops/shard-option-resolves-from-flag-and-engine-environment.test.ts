@@ -11,7 +11,13 @@ import { parseShard, planForShard, resolveShard, shardOwnsUnit, ShardError } fro
 
 describe('resolveShard', () => {
   it('takes --shard first, then INSIGHT_EXPORT_SHARD, then the Kubernetes and AWS Batch variables', () => {
-    const env = { INSIGHT_EXPORT_SHARD: '1/3', JOB_COMPLETION_INDEX: '2', JOB_COMPLETION_COUNT: '5', AWS_BATCH_JOB_ARRAY_INDEX: '3', AWS_BATCH_JOB_ARRAY_SIZE: '7' };
+    const env = {
+      INSIGHT_EXPORT_SHARD: '1/3',
+      JOB_COMPLETION_INDEX: '2',
+      JOB_COMPLETION_COUNT: '5',
+      AWS_BATCH_JOB_ARRAY_INDEX: '3',
+      AWS_BATCH_JOB_ARRAY_SIZE: '7',
+    };
     expect(resolveShard('0/2', env)).toEqual({ index: 0, count: 2 });
     expect(resolveShard(undefined, env)).toEqual({ index: 1, count: 3 });
     expect(resolveShard(undefined, { ...env, INSIGHT_EXPORT_SHARD: undefined })).toEqual({ index: 2, count: 5 });
@@ -62,33 +68,39 @@ function planOf(unitKeys: string[]): Plan {
 }
 
 describe('shards of a plan', () => {
-  it('are disjoint, cover the plan, keep a unit\'s windows together, and agree with shardOwnsUnit', () => {
+  it("are disjoint, cover the plan, keep a unit's windows together, and agree with shardOwnsUnit", () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1, max: 12 }), (keys, n) => {
-        const plan = planOf(keys);
-        const owners = new Map<string, number[]>();
-        for (let i = 0; i < n; i++) {
-          const part = planForShard(plan, { index: i, count: n });
-          for (const u of part.units) {
-            if (!owners.has(u.unitKey)) owners.set(u.unitKey, []);
-            owners.get(u.unitKey)!.push(i);
-            expect(shardOwnsUnit({ index: i, count: n }, u.unitKey)).toBe(true);
+      fc.property(
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 12 }),
+        (keys, n) => {
+          const plan = planOf(keys);
+          const owners = new Map<string, number[]>();
+          for (let i = 0; i < n; i++) {
+            const part = planForShard(plan, { index: i, count: n });
+            for (const u of part.units) {
+              if (!owners.has(u.unitKey)) owners.set(u.unitKey, []);
+              owners.get(u.unitKey)!.push(i);
+              expect(shardOwnsUnit({ index: i, count: n }, u.unitKey)).toBe(true);
+            }
           }
-        }
-        for (const k of keys) {
-          const o = owners.get(k) ?? [];
-          expect(o.length).toBe(2); // both windows of the unit ...
-          expect(new Set(o).size).toBe(1); // ... in exactly one shard
-        }
-      }),
+          for (const k of keys) {
+            const o = owners.get(k) ?? [];
+            expect(o.length).toBe(2); // both windows of the unit ...
+            expect(new Set(o).size).toBe(1); // ... in exactly one shard
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
 
-  it('a unit\'s shard depends only on its key and the count, not on the rest of the plan', () => {
+  it("a unit's shard depends only on its key and the count, not on the rest of the plan", () => {
     const keys = Array.from({ length: 40 }, (_, i) => `transactions/0x${i.toString(16).padStart(40, '0')}/1/time`);
     const alone = keys.map((k) => [0, 1, 2, 3].find((i) => shardOwnsUnit({ index: i, count: 4 }, k)));
-    const inPlan = keys.map((k) => [0, 1, 2, 3].find((i) => planForShard(planOf(keys), { index: i, count: 4 }).coverage.some((c) => c.unitKey === k)));
+    const inPlan = keys.map((k) =>
+      [0, 1, 2, 3].find((i) => planForShard(planOf(keys), { index: i, count: 4 }).coverage.some((c) => c.unitKey === k)),
+    );
     expect(inPlan).toEqual(alone);
     expect(new Set(alone).size).toBe(4); // 40 units spread over all four shards
   });

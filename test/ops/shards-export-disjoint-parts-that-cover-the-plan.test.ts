@@ -37,7 +37,9 @@ const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 val
 beforeAll(async () => {
   bucket = await createTestBucket('ops-shards');
   wallets = sandbox.data.wallets.slice(0, 4).map((w) => w.address);
-  tokens = sandbox.data.contracts.filter((c) => c.kind === 'erc20' && c.symbol === 'SUSD').map((c) => ({ chainId: c.chainId, address: c.address }));
+  tokens = sandbox.data.contracts
+    .filter((c) => c.kind === 'erc20' && c.symbol === 'SUSD')
+    .map((c) => ({ chainId: c.chainId, address: c.address }));
   expect(tokens.length).toBe(CHAINS.length);
   jobFile = join(tmp.dir, 'sharded.yaml');
   await writeFile(
@@ -56,7 +58,17 @@ beforeAll(async () => {
   plan = await planJob(await loadJob(jobFile), { completed: () => [] });
 
   const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging') });
-  const args = (i: number) => ['run', jobFile, '--shard', `${i}/${SHARDS}`, '--json', '--base-url', sandbox.url, '--destination', `s3://${bucket.bucket}/${PREFIX}`];
+  const args = (i: number) => [
+    'run',
+    jobFile,
+    '--shard',
+    `${i}/${SHARDS}`,
+    '--json',
+    '--base-url',
+    sandbox.url,
+    '--destination',
+    `s3://${bucket.bucket}/${PREFIX}`,
+  ];
   results = await Promise.all(Array.from({ length: SHARDS }, (_, i) => runCli(args(i), env)));
 }, 180_000);
 
@@ -88,7 +100,7 @@ describe('sharded run: N workers at once against one sandbox and S3', () => {
     expect(results.filter((r) => reportOf(r).windows.done > 0).length).toBeGreaterThan(1);
   });
 
-  it('the shards\' completed windows are the unsharded plan, each window once, each unit from one shard', async () => {
+  it("the shards' completed windows are the unsharded plan, each window once, each unit from one shard", async () => {
     const records = await completedRecords();
     const planned = plan.units.map((u) => `${u.unitKey}@${u.windowKey}`).sort();
     const written = records.map((r) => `${r.unit_key}@${windowKey(r)}`).sort();
@@ -107,7 +119,7 @@ describe('sharded run: N workers at once against one sandbox and S3', () => {
     expect(reports.reduce((n, r) => n + r.windows.done, 0)).toBe(plan.units.length);
   });
 
-  it('the union of the shards\' files holds every source row exactly once', async () => {
+  it("the union of the shards' files holds every source row exactly once", async () => {
     const store = bucket.store(PREFIX);
     const range = { gte: Date.parse(`${FROM}T00:00:00Z`) / 1000, lt: Date.parse(`${TO}T00:00:00Z`) / 1000 };
     const filters = `filter_block_timestamp_gte=${range.gte}&filter_block_timestamp_lt=${range.lt}`;
@@ -118,7 +130,8 @@ describe('sharded run: N workers at once against one sandbox and S3', () => {
     }
     for (const t of tokens) {
       const q = sandbox.data.parseEventsQuery(`chain_id=${t.chainId}&${filters}`);
-      for (const e of sandbox.data.allContractEvents(t.address, TRANSFER, q)) expected.push(`${e.chain_id}:${e.transaction_hash}:${e.log_index}`);
+      for (const e of sandbox.data.allContractEvents(t.address, TRANSFER, q))
+        expected.push(`${e.chain_id}:${e.transaction_hash}:${e.log_index}`);
     }
     expect(expected.length).toBeGreaterThan(1000);
 
@@ -154,7 +167,20 @@ describe('sharded run: N workers at once against one sandbox and S3', () => {
     const env = baseEnv({ ...(await s3TestEnv()), INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging2') });
     const again = await Promise.all(
       Array.from({ length: SHARDS }, (_, i) =>
-        runCli(['run', jobFile, '--shard', `${i}/${SHARDS}`, '--json', '--base-url', sandbox.url, '--destination', `s3://${bucket.bucket}/${PREFIX}`], env),
+        runCli(
+          [
+            'run',
+            jobFile,
+            '--shard',
+            `${i}/${SHARDS}`,
+            '--json',
+            '--base-url',
+            sandbox.url,
+            '--destination',
+            `s3://${bucket.bucket}/${PREFIX}`,
+          ],
+          env,
+        ),
       ),
     );
     for (const r of again) {

@@ -67,7 +67,11 @@ describe('a fixed `to` past the chain head', () => {
   });
 
   it('verify plans the whole fixed range (clampFixedTo: false)', async () => {
-    const plan = await planJob(job('{ from: 900, to: 4000, chunk: 50 }'), { completed: none, latest: async () => ({ block: 1_000 }), clampFixedTo: false });
+    const plan = await planJob(job('{ from: 900, to: 4000, chunk: 50 }'), {
+      completed: none,
+      latest: async () => ({ block: 1_000 }),
+      clampFixedTo: false,
+    });
     expect(plan.clamped).toEqual([]);
     expect(plan.units.at(-1)!.window.end).toBe(4000);
   });

@@ -4,7 +4,9 @@ import { alignedPieces, contains, gaps, intersect, merge, subtract, totalLength,
 
 /** The model: a set of integer points in [0, 64). */
 const N = 64;
-const arbInterval = fc.tuple(fc.integer({ min: 0, max: N }), fc.integer({ min: 0, max: N })).map(([a, b]): Interval => ({ start: a, end: b }));
+const arbInterval = fc
+  .tuple(fc.integer({ min: 0, max: N }), fc.integer({ min: 0, max: N }))
+  .map(([a, b]): Interval => ({ start: a, end: b }));
 const arbSet = fc.array(arbInterval, { maxLength: 8 });
 
 function points(set: readonly Interval[]): Set<number> {

@@ -61,7 +61,11 @@ describe('planJob', () => {
 
   it('subtracts completed intervals, so a re-run plans exactly what is missing', async () => {
     const key = `transactions/${W1}/1/block`;
-    const done: Interval[] = [{ start: 20, end: 30 }, { start: 33, end: 36 }, { start: 0, end: 17 }];
+    const done: Interval[] = [
+      { start: 20, end: 30 },
+      { start: 33, end: 36 },
+      { start: 0, end: 17 },
+    ];
     const plan = await planJob(job('{ from: 15, to: 42, chunk: 10 }'), { completed: (k) => (k === key ? done : []) });
     const ws = windowsOf(plan, key);
     expect(ws).toEqual([
@@ -75,7 +79,11 @@ describe('planJob', () => {
     expect(intersect(ws, done)).toEqual([]);
     expect(merge([...ws, ...intersect(done, range)])).toEqual(range);
     const cov = plan.coverage.find((c) => c.unitKey === key)!;
-    expect(cov.done).toEqual([{ start: 15, end: 17 }, { start: 20, end: 30 }, { start: 33, end: 36 }]);
+    expect(cov.done).toEqual([
+      { start: 15, end: 17 },
+      { start: 20, end: 30 },
+      { start: 33, end: 36 },
+    ]);
     // Other units are untouched.
     expect(windowsOf(plan, `transactions/${W1}/8453/block`)).toHaveLength(4);
   });
@@ -111,31 +119,43 @@ describe('planJob', () => {
     });
     expect(asked.sort((a, b) => a - b)).toEqual([1, 8453]);
     // Newest exportable block on chain 1 is 1000 - 64 = 936: the range is [900, 937).
-    expect(windowsOf(plan, `transactions/${W1}/1/block`)).toEqual([
-      { start: 900, end: 937 },
-    ]);
+    expect(windowsOf(plan, `transactions/${W1}/1/block`)).toEqual([{ start: 900, end: 937 }]);
     expect(windowsOf(plan, `transactions/${W1}/8453/block`).at(-1)).toEqual({ start: 4900, end: 4937 });
     expect(plan.heads[1]).toEqual({ block: 1000 });
   });
 
   it('plans nothing for a chain whose safe head is not past `from` yet', async () => {
-    const plan = await planJob(job('{ from: 900, to: latest, safety_lag: 200 }'), { completed: none, latest: async () => ({ block: 1_000 }) });
+    const plan = await planJob(job('{ from: 900, to: latest, safety_lag: 200 }'), {
+      completed: none,
+      latest: async () => ({ block: 1_000 }),
+    });
     expect(plan.units).toEqual([]);
     expect(plan.coverage.every((c) => c.range === null)).toBe(true);
   });
 
   it('fails clearly when to: latest has no head', async () => {
     await expect(planJob(job('{ from: 1, to: latest }'), { completed: none })).rejects.toThrow(PlanError);
-    await expect(planJob(job('{ from: "2024-01-01", to: latest }'), { completed: none, latest: async () => ({ block: 5 }) })).rejects.toThrow(/head block time/);
+    await expect(
+      planJob(job('{ from: "2024-01-01", to: latest }'), { completed: none, latest: async () => ({ block: 5 }) }),
+    ).rejects.toThrow(/head block time/);
   });
 
   it('orders units deterministically (same plan whatever order state returns intervals in)', async () => {
     const j = job('{ from: 0, to: 100, chunk: 10 }');
-    const done: Interval[] = [{ start: 50, end: 60 }, { start: 10, end: 20 }];
+    const done: Interval[] = [
+      { start: 50, end: 60 },
+      { start: 10, end: 20 },
+    ];
     const a = await planJob(j, { completed: () => done });
     const b = await planJob(j, { completed: () => [...done].reverse() });
     expect(b.units.map((u) => `${u.unitKey}#${u.windowKey}`)).toEqual(a.units.map((u) => `${u.unitKey}#${u.windowKey}`));
-    const keys = a.units.map((u) => [u.dataset, u.target.targetIndex, u.target.kind === 'contract' ? u.target.eventIndex : 0, u.chainId, u.window.start]);
+    const keys = a.units.map((u) => [
+      u.dataset,
+      u.target.targetIndex,
+      u.target.kind === 'contract' ? u.target.eventIndex : 0,
+      u.chainId,
+      u.window.start,
+    ]);
     const sorted = [...keys].sort((x, y) => {
       for (let i = 0; i < x.length; i++) {
         const d = typeof x[i] === 'number' ? (x[i] as number) - (y[i] as number) : 0;
@@ -149,7 +169,11 @@ describe('planJob', () => {
   });
 
   it('windowKey pads so that keys sort like numbers', () => {
-    const ws = [{ start: 9, end: 10 }, { start: 10, end: 100 }, { start: 100, end: 1000 }];
+    const ws = [
+      { start: 9, end: 10 },
+      { start: 10, end: 100 },
+      { start: 100, end: 1000 },
+    ];
     const keys = ws.map(windowKey);
     expect([...keys].sort()).toEqual(keys);
   });
@@ -183,9 +207,11 @@ targets: [{ wallet: "${W1}", datasets: [nft_holdings] }]
     const shards = [0, 1, 2].map((i) => selectShard(plan, i, 3));
     expect(shards.reduce((n, s) => n + s.units.length, 0)).toBe(plan.units.length);
     const owner = new Map<string, number>();
-    shards.forEach((s, i) => s.units.forEach((u) => {
-      expect(owner.get(u.unitKey) ?? i).toBe(i);
-      owner.set(u.unitKey, i);
-    }));
+    shards.forEach((s, i) =>
+      s.units.forEach((u) => {
+        expect(owner.get(u.unitKey) ?? i).toBe(i);
+        owner.set(u.unitKey, i);
+      }),
+    );
   });
 });

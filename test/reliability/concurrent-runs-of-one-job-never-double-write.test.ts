@@ -17,7 +17,17 @@ import type { ObjectStore } from '../../src/store/store.js';
 import { downloadPrefix } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { aliceTransactionIds, aliceTransactionsJob, duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
+import {
+  aliceTransactionIds,
+  aliceTransactionsJob,
+  duplicates,
+  readNdjsonExport,
+  runCli,
+  setDigest,
+  writeJob,
+  useTestCli,
+  type CliResult,
+} from './harness.js';
 
 const sandbox = useSandbox({ latency: { fixedMs: 5, jitterMs: 10 } });
 const bucket = useTestBucket('concurrent');
@@ -47,7 +57,11 @@ describe('two runs of one job started together', () => {
     for (let round = 0; round < rounds; round++) {
       // Each round starts from scratch so that both runs have everything to do.
       await rm(join(base, 'out'), { recursive: true, force: true });
-      const [a, b] = await Promise.all([0, 1].map((i) => runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)])));
+      const [a, b] = await Promise.all(
+        [0, 1].map((i) =>
+          runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)]),
+        ),
+      );
       const { winner } = checkPair(a!, b!);
       const got = readNdjsonExport(join(base, 'out')).itemIds;
       expect(duplicates(got)).toEqual([]);
@@ -56,7 +70,9 @@ describe('two runs of one job started together', () => {
       expect(reports.run_id).toBe((JSON.parse(winner.stdout) as RunReport).run_id);
       expect((await verifyDestination({ store: new LocalStore(join(base, 'out')), job: await loadJob(jobFile) })).problems).toEqual([]);
     }
-    console.log(`[concurrent] local: ${rounds} rounds of two simultaneous runs: 1 exported, 1 refused (exit 75) each round; ${expectedIds().length} rows exact`);
+    console.log(
+      `[concurrent] local: ${rounds} rounds of two simultaneous runs: 1 exported, 1 refused (exit 75) each round; ${expectedIds().length} rows exact`,
+    );
   });
 
   it('S3: one exports, the other exits 75 and writes nothing', { timeout: 120_000 }, async () => {
@@ -64,7 +80,11 @@ describe('two runs of one job started together', () => {
     const destination = `s3://${bucket.bucket}/together`;
     const jobFile = await writeJob(base, job(destination));
     const env = await s3TestEnv();
-    const [a, b] = await Promise.all([0, 1].map((i) => runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)], { env })));
+    const [a, b] = await Promise.all(
+      [0, 1].map((i) =>
+        runCli(work.cli, ['run', jobFile, '--json', '--log-level', 'error', '--staging-dir', join(base, `staging-${i}`)], { env }),
+      ),
+    );
     checkPair(a!, b!);
     const local = join(base, 'download');
     await downloadPrefix(bucket.client, bucket.bucket, 'together', local);
@@ -89,7 +109,15 @@ describe('a lease someone else holds', () => {
     await mkdir(out, { recursive: true });
     const store = new LocalStore(out);
     const now = Date.now();
-    const remote = { holder: 'batch-7:41', run_id: 'remote-run', host: 'batch-7', pid: 41, boot_id: 'other', acquired_at: new Date(now).toISOString(), renewed_at: new Date(now).toISOString() };
+    const remote = {
+      holder: 'batch-7:41',
+      run_id: 'remote-run',
+      host: 'batch-7',
+      pid: 41,
+      boot_id: 'other',
+      acquired_at: new Date(now).toISOString(),
+      renewed_at: new Date(now).toISOString(),
+    };
     await writeLease(store, { ...remote, expires_at: new Date(now + 600_000).toISOString() });
     const blocked = await runCli(work.cli, ['run', jobFile, '--log-level', 'error']);
     expect(blocked.code).toBe(ExitCode.busy);
@@ -122,6 +150,8 @@ describe('a lease someone else holds', () => {
     expect(next.code, next.stderr).toBe(0);
     expect(next.stderr).toContain(`"holder":"${held.holder}"`);
     expect(setDigest(readNdjsonExport(out).itemIds)).toBe(setDigest(expectedIds()));
-    console.log(`[concurrent] lease of a SIGKILLed run (valid ${Math.round((Date.parse(held.expires_at) - t0) / 1000)} s more) taken over at once; run took ${Date.now() - t0} ms`);
+    console.log(
+      `[concurrent] lease of a SIGKILLed run (valid ${Math.round((Date.parse(held.expires_at) - t0) / 1000)} s more) taken over at once; run took ${Date.now() - t0} ms`,
+    );
   });
 });

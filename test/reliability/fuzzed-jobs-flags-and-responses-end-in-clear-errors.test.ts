@@ -211,13 +211,21 @@ const JOB_PATHS: Path[] = [
 const jobMutation = fc.oneof(
   fc.record({ op: fc.constant('set' as const), path: fc.constantFrom(...JOB_PATHS), value: nasty }),
   fc.record({ op: fc.constant('delete' as const), path: fc.constantFrom(...JOB_PATHS) }),
-  fc.record({ op: fc.constant('extra' as const), path: fc.constantFrom<Path>([], ['source'], ['range'], ['output'], ['targets', 0]), key: fc.string({ maxLength: 8 }), value: nasty }),
+  fc.record({
+    op: fc.constant('extra' as const),
+    path: fc.constantFrom<Path>([], ['source'], ['range'], ['output'], ['targets', 0]),
+    key: fc.string({ maxLength: 8 }),
+    value: nasty,
+  }),
 );
 
 const jobCase = fc.record({
   mutations: fc.array(jobMutation, { minLength: 0, maxLength: 3 }),
   encoding: fc.constantFrom('yaml', 'yaml', 'json', 'junk'),
-  junk: fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('{', 'name: [', '\uFEFFname: x', '\t- a', 'a: &x\n  b: *y', ': :', '%YAML 9.9\n---\nx', `${'['.repeat(5000)}`)),
+  junk: fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 200 }),
+    fc.constantFrom('{', 'name: [', '\uFEFFname: x', '\t- a', 'a: &x\n  b: *y', ': :', '%YAML 9.9\n---\nx', `${'['.repeat(5000)}`),
+  ),
 });
 
 describe('fuzzed job files', () => {
@@ -265,7 +273,18 @@ describe('fuzzed job files', () => {
           valid++;
           // Valid jobs are run (the flags pin the service to the sandbox and the destination).
           const out = join(root, 'out');
-          const r = await cli(['run', file, '--destination', out, '--staging-dir', join(root, 'staging'), '--base-url', sandbox.url, '--log-level', 'silent']);
+          const r = await cli([
+            'run',
+            file,
+            '--destination',
+            out,
+            '--staging-dir',
+            join(root, 'staging'),
+            '--base-url',
+            sandbox.url,
+            '--log-level',
+            'silent',
+          ]);
           ran++;
           clearOutcome(r, `run ${JSON.stringify(c).slice(0, 500)}`);
           if (r.code === 0) {
@@ -279,7 +298,9 @@ describe('fuzzed job files', () => {
       }),
       { seed: SEED, numRuns: 150 },
     );
-    console.log(`[fuzz] job files: seed ${SEED}, ${cases} cases, exit codes of validate ${JSON.stringify(Object.fromEntries(codes))}; ${valid} valid, ${ran} run, ${exported} exported and verified`);
+    console.log(
+      `[fuzz] job files: seed ${SEED}, ${cases} cases, exit codes of validate ${JSON.stringify(Object.fromEntries(codes))}; ${valid} valid, ${ran} run, ${exported} exported and verified`,
+    );
     expect(cases).toBe(150);
   });
 });
@@ -310,7 +331,10 @@ const FLAGS = [
 
 const flagCase = fc.record({
   command: fc.constantFrom('run', 'plan', 'validate', 'verify', 'run', 'run', 'nope', ''),
-  jobPath: fc.oneof(fc.constant('GOOD'), fc.constantFrom('../../etc/passwd', '/dev/null', '', 'missing.yaml', '.', '/etc', 'job.yaml\u0000x')),
+  jobPath: fc.oneof(
+    fc.constant('GOOD'),
+    fc.constantFrom('../../etc/passwd', '/dev/null', '', 'missing.yaml', '.', '/etc', 'job.yaml\u0000x'),
+  ),
   flags: fc.array(fc.tuple(fc.constantFrom(...FLAGS), nasty), { maxLength: 4 }),
 });
 
@@ -333,7 +357,16 @@ describe('fuzzed CLI flags', () => {
           else if (value !== true && value !== null) argv.push(JSON.stringify(value));
         }
         // The service, the destination, the staging folder and the log level are pinned (never fuzzed: the service must stay on loopback).
-        argv.push('--base-url', sandbox.url, '--destination', join(root, 'out'), '--staging-dir', join(root, 'staging'), '--log-level', 'silent');
+        argv.push(
+          '--base-url',
+          sandbox.url,
+          '--destination',
+          join(root, 'out'),
+          '--staging-dir',
+          join(root, 'staging'),
+          '--log-level',
+          'silent',
+        );
         const o = await cli(argv.filter((a) => a !== '--help' && a !== '--version' && a !== '-h'));
         clearOutcome(o, `argv ${JSON.stringify(argv).slice(0, 600)}`);
         codes.set(o.code, (codes.get(o.code) ?? 0) + 1);
@@ -348,8 +381,39 @@ describe('fuzzed CLI flags', () => {
 
 // ------------------------------------------------------------------ service responses
 
-const TX_FIELDS = ['hash', 'block_number', 'block_timestamp', 'block_hash', 'chain_id', 'from_address', 'to_address', 'value', 'gas', 'nonce', 'transaction_index', 'data', 'status', 'gas_used', 'gas_price', 'transaction_type', 'logs_bloom', 'access_list_json'];
-const EV_FIELDS = ['transaction_hash', 'log_index', 'address', 'topics', 'data', 'block_number', 'block_timestamp', 'block_hash', 'chain_id', 'transaction_index', 'decoded'];
+const TX_FIELDS = [
+  'hash',
+  'block_number',
+  'block_timestamp',
+  'block_hash',
+  'chain_id',
+  'from_address',
+  'to_address',
+  'value',
+  'gas',
+  'nonce',
+  'transaction_index',
+  'data',
+  'status',
+  'gas_used',
+  'gas_price',
+  'transaction_type',
+  'logs_bloom',
+  'access_list_json',
+];
+const EV_FIELDS = [
+  'transaction_hash',
+  'log_index',
+  'address',
+  'topics',
+  'data',
+  'block_number',
+  'block_timestamp',
+  'block_hash',
+  'chain_id',
+  'transaction_index',
+  'decoded',
+];
 
 const responseMutation = fc.oneof(
   fc.record({ kind: fc.constant('field' as const), row: fc.nat(40), field: fc.nat(30), value: nasty }),
@@ -359,11 +423,20 @@ const responseMutation = fc.oneof(
   fc.record({ kind: fc.constant('extra-field' as const), row: fc.nat(40), key: fc.string({ maxLength: 8 }), value: nasty }),
   fc.record({ kind: fc.constant('data' as const), value: nasty }),
   fc.record({ kind: fc.constant('meta' as const), value: nasty }),
-  fc.record({ kind: fc.constant('body' as const), body: fc.oneof(fc.constantFrom('', '{', 'null', '[]', '<html>oops</html>', '{"data": [', '\u0000'), fc.string({ unit: 'binary', maxLength: 50 })) }),
+  fc.record({
+    kind: fc.constant('body' as const),
+    body: fc.oneof(
+      fc.constantFrom('', '{', 'null', '[]', '<html>oops</html>', '{"data": [', '\u0000'),
+      fc.string({ unit: 'binary', maxLength: 50 }),
+    ),
+  }),
   fc.record({ kind: fc.constant('status' as const), status: fc.constantFrom(200, 204, 301, 400, 401, 404, 418, 500) }),
 );
 
-const responseCase = fc.record({ route: fc.constantFrom('transactions', 'events'), mutations: fc.array(responseMutation, { minLength: 1, maxLength: 2 }) });
+const responseCase = fc.record({
+  route: fc.constantFrom('transactions', 'events'),
+  mutations: fc.array(responseMutation, { minLength: 1, maxLength: 2 }),
+});
 type ResponseCase = typeof responseCase extends fc.Arbitrary<infer T> ? T : never;
 
 describe('fuzzed service responses', () => {
@@ -395,11 +468,14 @@ describe('fuzzed service responses', () => {
             const rows = Array.isArray(json.data) ? (json.data as unknown[]) : [];
             const fields = route === 'transactions' ? TX_FIELDS : EV_FIELDS;
             const at = (n: number) => (rows.length ? n % rows.length : -1);
-            if (m.kind === 'field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object') (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!] = m.value;
-            else if (m.kind === 'delete-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object') delete (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!];
+            if (m.kind === 'field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object')
+              (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!] = m.value;
+            else if (m.kind === 'delete-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object')
+              delete (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!];
             else if (m.kind === 'row' && at(m.row) >= 0) rows[at(m.row)] = m.value;
             else if (m.kind === 'duplicate-row' && at(m.row) >= 0) rows.splice(at(m.row), 0, structuredClone(rows[at(m.row)]));
-            else if (m.kind === 'extra-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object' && rows[at(m.row)] !== null) (rows[at(m.row)] as Record<string, unknown>)[`x_${m.key}`] = m.value;
+            else if (m.kind === 'extra-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object' && rows[at(m.row)] !== null)
+              (rows[at(m.row)] as Record<string, unknown>)[`x_${m.key}`] = m.value;
             else if (m.kind === 'data') json.data = m.value;
             else if (m.kind === 'meta') json.meta = m.value;
           }
@@ -521,7 +597,7 @@ describe('fuzzed service responses', () => {
 
 /** A served value as text (objects with keys such as "toString" cannot go through String()). */
 function text(v: unknown): string {
-  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v) ?? 'undefined';
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? String(v) : (JSON.stringify(v) ?? 'undefined');
 }
 
 function readIds(file: string): string[] {

@@ -2,7 +2,15 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
-import { acquireLease, leaseKey, LeaseHeldError, LeaseLostError, parseLease, type Lease, type LeaseOptions } from '../../src/state/lease.js';
+import {
+  acquireLease,
+  leaseKey,
+  LeaseHeldError,
+  LeaseLostError,
+  parseLease,
+  type Lease,
+  type LeaseOptions,
+} from '../../src/state/lease.js';
 import { PreconditionFailedError, StoreUnavailableError } from '../../src/store/errors.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
@@ -47,14 +55,20 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     let clock = Date.parse('2026-01-01T00:00:00Z');
     const crashed = await acquireLease(store, 'job-b', { runId: 'crashed', identity: remote(99), ttlMs: 30_000, now: () => clock });
     // The holder dies without releasing (its renewals, every 7.5 s of real time, do not come in this test).
-    await expect(acquireLease(store, 'job-b', { runId: 'early', identity: remote(1), now: () => clock })).rejects.toBeInstanceOf(LeaseHeldError);
+    await expect(acquireLease(store, 'job-b', { runId: 'early', identity: remote(1), now: () => clock })).rejects.toBeInstanceOf(
+      LeaseHeldError,
+    );
     clock += 30_001;
     const results = await Promise.allSettled(
-      Array.from({ length: 6 }, (_, i) => acquireLease(store, 'job-b', { runId: `late-${i}`, identity: remote(i), ttlMs: 30_000, now: () => clock })),
+      Array.from({ length: 6 }, (_, i) =>
+        acquireLease(store, 'job-b', { runId: `late-${i}`, identity: remote(i), ttlMs: 30_000, now: () => clock }),
+      ),
     );
     const won = results.filter((r): r is PromiseFulfilledResult<Lease> => r.status === 'fulfilled');
     expect(won).toHaveLength(1);
-    expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof LeaseHeldError)).toBe(true);
+    expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof LeaseHeldError)).toBe(
+      true,
+    );
     // The crashed holder, should it come back, has lost it: its renewal is refused.
     await crashed.renew();
     expect(crashed.lost.aborted).toBe(true);
@@ -70,7 +84,9 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     await acquireLease(store, 'job-c', { runId: 'second', identity: { ...here, pid: 4242 }, isAlive: () => true });
     // "crashes" (never released)
     // Same host and boot, pid alive: held.
-    await expect(acquireLease(store, 'job-c', { runId: 'third', identity: { ...here, pid: 1 }, isAlive: () => true })).rejects.toBeInstanceOf(LeaseHeldError);
+    await expect(
+      acquireLease(store, 'job-c', { runId: 'third', identity: { ...here, pid: 1 }, isAlive: () => true }),
+    ).rejects.toBeInstanceOf(LeaseHeldError);
     // Same host and boot, pid gone: taken over without waiting for the expiry.
     const third = await acquireLease(store, 'job-c', { runId: 'third', identity: { ...here, pid: 1 }, isAlive: (pid) => pid !== 4242 });
     expect(third.runId).toBe('third');
@@ -78,7 +94,9 @@ describe.each(stores)('lease on %s', (_name, makeStore) => {
     await third.release();
     const other = await acquireLease(store, 'job-c', { runId: 'other', identity: { host: 'elsewhere', pid: 7, bootId: 'b' } });
     expect(other.runId).toBe('other');
-    await expect(acquireLease(store, 'job-c', { runId: 'x', identity: { ...here, pid: 1 }, isAlive: () => false })).rejects.toBeInstanceOf(LeaseHeldError);
+    await expect(acquireLease(store, 'job-c', { runId: 'x', identity: { ...here, pid: 1 }, isAlive: () => false })).rejects.toBeInstanceOf(
+      LeaseHeldError,
+    );
   });
 
   it('renews itself while held and stops the run when another run takes it over', async () => {
@@ -123,7 +141,13 @@ async function usurp(store: ObjectStore, key: string, record: object): Promise<v
 it('a run that cannot renew (store unreachable) stops writing before its lease expires', async () => {
   const store = new LocalStore(join(tmp.dir, 'unreachable'));
   let clock = 1_000_000;
-  const lease = await acquireLease(store, 'job-e', { runId: 'r', identity: remote(1), ttlMs: 10_000, renewEveryMs: 3_600_000, now: () => clock });
+  const lease = await acquireLease(store, 'job-e', {
+    runId: 'r',
+    identity: remote(1),
+    ttlMs: 10_000,
+    renewEveryMs: 3_600_000,
+    now: () => clock,
+  });
   const put = store.put.bind(store);
   store.put = async () => {
     throw new Error('connect ECONNREFUSED');

@@ -56,7 +56,13 @@ async function run(jobFile: string, extra: string[] = []): Promise<{ code: numbe
 }
 
 /** The destination's data files equal, byte for byte, those of a fresh export of the same job. */
-async function expectEqualToFreshExport(base: string, name: string, out: string, range: Record<string, unknown>, label: string): Promise<number> {
+async function expectEqualToFreshExport(
+  base: string,
+  name: string,
+  out: string,
+  range: Record<string, unknown>,
+  label: string,
+): Promise<number> {
   const freshOut = join(base, `fresh-${label}`);
   const fresh = await run(await writeJob(join(base, `fresh-${label}-job`), job(name, freshOut, range)));
   expect(fresh.code, fresh.stderr).toBe(0);
@@ -130,7 +136,9 @@ it('a quiet run costs one request per chain; a run with fixed `to` costs nothing
   // Every target's newest window of a chain ends at the same block: one request per chain.
   expect(stats.byRoute).toEqual({ resolve: CHAINS.length });
   expect(quiet.report!.requests).toBe(CHAINS.length);
-  console.log(`[reorg] quiet run of a ${CHAINS.length}-chain job with 4 targets: ${stats.requests} requests (resolve of each chain's newest edge)`);
+  console.log(
+    `[reorg] quiet run of a ${CHAINS.length}-chain job with 4 targets: ${stats.requests} requests (resolve of each chain's newest edge)`,
+  );
 });
 
 it('a reorganisation deeper than the horizon fails the run naming the range; --rewind repairs it', { timeout: 600_000 }, async () => {
@@ -146,7 +154,9 @@ it('a reorganisation deeper than the horizon fails the run naming the range; --r
   const deep = await run(jobFile);
   expect(deep.code).toBe(1);
   expect(deep.stderr).toMatch(/A chain reorganisation reaches deeper than the reorg horizon: nothing was exported/);
-  expect(deep.stderr).toMatch(new RegExp(`chain ${REORG_CHAIN}, .*changed, \\d+ blocks below the newest exported block ${summary.head_block} \\(horizon 10\\)`));
+  expect(deep.stderr).toMatch(
+    new RegExp(`chain ${REORG_CHAIN}, .*changed, \\d+ blocks below the newest exported block ${summary.head_block} \\(horizon 10\\)`),
+  );
   expect(deep.stderr).toMatch(/--rewind \d+s or more/);
   // Nothing was exported or replaced.
   expect(readNdjsonExport(out).files).toEqual(before);
@@ -157,5 +167,7 @@ it('a reorganisation deeper than the horizon fails the run naming the range; --r
   const repaired = await run(jobFile, ['--rewind', rewind]);
   expect(repaired.code, repaired.stderr).toBe(0);
   const rows = await expectEqualToFreshExport(base, 'reorg-deep', out, range, 'deep');
-  console.log(`[reorg] depth 10,000 past a horizon of 10 blocks: exit 1 naming the range; --rewind ${rewind} (as the error said) then leaves the export equal to a fresh one (${rows} rows)`);
+  console.log(
+    `[reorg] depth 10,000 past a horizon of 10 blocks: exit 1 naming the range; --rewind ${rewind} (as the error said) then leaves the export equal to a fresh one (${rows} rows)`,
+  );
 });

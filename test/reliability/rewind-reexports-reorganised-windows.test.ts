@@ -36,7 +36,9 @@ const dropped = (t: { hash: string }) => /[0-3]$/.test(t.hash);
 function reorganise(rows: TransactionRecord[]): TransactionRecord[] {
   if (reorgFrom === null) return rows;
   const from = reorgFrom;
-  return rows.filter((t) => t.block_number < from || !dropped(t)).map((t) => (t.block_number >= from ? { ...t, block_hash: reorgHash(t.block_hash) } : t));
+  return rows
+    .filter((t) => t.block_number < from || !dropped(t))
+    .map((t) => (t.block_number >= from ? { ...t, block_hash: reorgHash(t.block_hash) } : t));
 }
 
 beforeAll(async () => {
@@ -93,9 +95,12 @@ it('--rewind replaces the reorganised windows; a plain run does not', { timeout:
   reorgFrom = headEnd - 3000;
   const truthRows = (): Map<string, string> =>
     new Map(
-      reorganise(sandbox.data.allWalletTransactions(alice, sandbox.data.parseTransactionsQuery(`chain_id=1&filter_block_number_gte=${chain.firstBlock}&filter_block_number_lt=${headEnd}`))).map(
-        (t) => [`1:${t.hash}:${alice}`, t.block_hash],
-      ),
+      reorganise(
+        sandbox.data.allWalletTransactions(
+          alice,
+          sandbox.data.parseTransactionsQuery(`chain_id=1&filter_block_number_gte=${chain.firstBlock}&filter_block_number_lt=${headEnd}`),
+        ),
+      ).map((t) => [`1:${t.hash}:${alice}`, t.block_hash]),
     );
   const expected = truthRows();
   const plain = await runCli(cli, ['run', jobFile, ...flags]);
@@ -134,7 +139,9 @@ async function readRows(out: string): Promise<Map<string, string>> {
   const ids: string[] = [];
   for (const rel of listFiles(out)) {
     if (!rel.endsWith('.ndjson.gz') || rel.startsWith('_state/')) continue;
-    for (const line of gunzipSync(await readFile(join(out, rel))).toString('utf8').split('\n')) {
+    for (const line of gunzipSync(await readFile(join(out, rel)))
+      .toString('utf8')
+      .split('\n')) {
       if (!line) continue;
       const r = JSON.parse(line) as { item_id: string; block_hash: string };
       ids.push(r.item_id);

@@ -19,7 +19,18 @@ import { downloadPrefix } from '../helpers/export.js';
 import { freePort } from '../helpers/free-port.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { aliceTransactionIds, aliceTransactionsJob, buildTestCli, duplicates, readNdjsonExport, REPO, runCli, setDigest, writeJob, type TestCli } from './harness.js';
+import {
+  aliceTransactionIds,
+  aliceTransactionsJob,
+  buildTestCli,
+  duplicates,
+  readNdjsonExport,
+  REPO,
+  runCli,
+  setDigest,
+  writeJob,
+  type TestCli,
+} from './harness.js';
 
 const exec = promisify(execFile);
 const SCRIPT = join(REPO, 'scripts/s3/radosgw.sh');
@@ -46,7 +57,12 @@ beforeAll(async () => {
   ]);
   cli = built;
   endpoint = `http://127.0.0.1:${port}`;
-  client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
+  client = new S3Client({
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: KEY, secretAccessKey: SECRET },
+  });
   await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
 }, 180_000);
 
@@ -131,73 +147,104 @@ async function runWithOutage(base: string, jobFile: string, downMs: number, runE
   return { r, downMs: upAt - downAt, completedBefore };
 }
 
-it('the gateway stops for 10 s in the middle of a run: the run rides it out, exit 0, the export is exact', { timeout: 180_000 }, async () => {
-  const base = join(tmp.dir, 'blip');
-  const jobFile = await writeJob(base, job(`s3://${BUCKET}/blip`));
-  const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 10_000, env());
-  expect(r.code, r.stderr.slice(-2000)).toBe(0);
-  const report = JSON.parse(r.stdout) as RunReport;
-  expect(report.status).toBe('succeeded');
-  expect(report.failed).toEqual([]);
-  expect(r.stderr).toMatch(/S3 unavailable; retrying/);
-  const local = join(tmp.dir, 'download-blip');
-  await downloadPrefix(client, BUCKET, 'blip', local);
-  const got = readNdjsonExport(local).itemIds;
-  expect(duplicates(got)).toEqual([]);
-  expect(setDigest(got)).toBe(setDigest(expectedIds()));
-  const store = new S3Store({ bucket: BUCKET, prefix: 'blip', endpoint, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
-  expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
-  await store.close();
-  console.log(`[s3] gateway down for ${downMs} ms after ${completedBefore} windows: run exit 0, ${report.windows.done} windows, ${got.length} rows exact`);
-});
-
-it('the gateway stays down longer than the retry budget: units fail clearly, exit 1, the next run completes', { timeout: 180_000 }, async () => {
-  const base = join(tmp.dir, 'outage');
-  const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
-  const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 8_000, env({ INSIGHT_EXPORT_S3_RETRY_BUDGET: '2s' }));
-  expect(r.code, r.stderr.slice(-2000)).toBe(1);
-  expect(r.stderr).not.toMatch(/internal error|\n\s+at \S+ \(/);
-  let failedWindows = 0;
-  if (r.stdout.trim().startsWith('{')) {
-    // The gateway was back before the run ended: the report names the failed windows and the S3 error.
+it(
+  'the gateway stops for 10 s in the middle of a run: the run rides it out, exit 0, the export is exact',
+  { timeout: 180_000 },
+  async () => {
+    const base = join(tmp.dir, 'blip');
+    const jobFile = await writeJob(base, job(`s3://${BUCKET}/blip`));
+    const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 10_000, env());
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
     const report = JSON.parse(r.stdout) as RunReport;
-    expect(report.status).toBe('failed');
-    expect(report.failed.length).toBeGreaterThan(0);
-    for (const f of report.failed) expect(f.error).toMatch(/S3|ECONNREFUSED|socket|unavailable|connect/i);
-    failedWindows = report.failed.length;
-  } else {
-    // Every remaining window failed and the run ended while the gateway was still down:
-    // the report itself could not be written, and the CLI says so.
-    clearError(r.stderr);
-    expect(errorLine(r.stderr)).toMatch(/S3|unavailable|connect/i);
-  }
-  expect(r.stderr).toMatch(/s3\.retry_budget 2 s/);
-  const rows = await nextRunIsExact(jobFile, 'outage');
-  console.log(
-    `[s3] gateway down for ${downMs} ms (budget 2 s) after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
-      `${failedWindows ? ' (named in the report)' : ` (logged; ${errorLine(r.stderr)})`}; next run exit 0, ${rows} rows exact`,
-  );
-});
+    expect(report.status).toBe('succeeded');
+    expect(report.failed).toEqual([]);
+    expect(r.stderr).toMatch(/S3 unavailable; retrying/);
+    const local = join(tmp.dir, 'download-blip');
+    await downloadPrefix(client, BUCKET, 'blip', local);
+    const got = readNdjsonExport(local).itemIds;
+    expect(duplicates(got)).toEqual([]);
+    expect(setDigest(got)).toBe(setDigest(expectedIds()));
+    const store = new S3Store({ bucket: BUCKET, prefix: 'blip', endpoint, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
+    expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
+    await store.close();
+    console.log(
+      `[s3] gateway down for ${downMs} ms after ${completedBefore} windows: run exit 0, ${report.windows.done} windows, ${got.length} rows exact`,
+    );
+  },
+);
+
+it(
+  'the gateway stays down longer than the retry budget: units fail clearly, exit 1, the next run completes',
+  { timeout: 180_000 },
+  async () => {
+    const base = join(tmp.dir, 'outage');
+    const jobFile = await writeJob(base, job(`s3://${BUCKET}/outage`));
+    const { r, downMs, completedBefore } = await runWithOutage(base, jobFile, 8_000, env({ INSIGHT_EXPORT_S3_RETRY_BUDGET: '2s' }));
+    expect(r.code, r.stderr.slice(-2000)).toBe(1);
+    expect(r.stderr).not.toMatch(/internal error|\n\s+at \S+ \(/);
+    let failedWindows = 0;
+    if (r.stdout.trim().startsWith('{')) {
+      // The gateway was back before the run ended: the report names the failed windows and the S3 error.
+      const report = JSON.parse(r.stdout) as RunReport;
+      expect(report.status).toBe('failed');
+      expect(report.failed.length).toBeGreaterThan(0);
+      for (const f of report.failed) expect(f.error).toMatch(/S3|ECONNREFUSED|socket|unavailable|connect/i);
+      failedWindows = report.failed.length;
+    } else {
+      // Every remaining window failed and the run ended while the gateway was still down:
+      // the report itself could not be written, and the CLI says so.
+      clearError(r.stderr);
+      expect(errorLine(r.stderr)).toMatch(/S3|unavailable|connect/i);
+    }
+    expect(r.stderr).toMatch(/s3\.retry_budget 2 s/);
+    const rows = await nextRunIsExact(jobFile, 'outage');
+    console.log(
+      `[s3] gateway down for ${downMs} ms (budget 2 s) after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
+        `${failedWindows ? ' (named in the report)' : ` (logged; ${errorLine(r.stderr)})`}; next run exit 0, ${rows} rows exact`,
+    );
+  },
+);
 
 it('wrong credentials: a clear access error, exit 1, nothing written; the next run completes', { timeout: 60_000 }, async () => {
   const base = join(tmp.dir, 'creds');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/creds`));
-  const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-0000000000000000000000000' }) });
+  const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
+    env: env({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-0000000000000000000000000' }),
+  });
   expect(r.code).toBe(1);
   clearError(r.stderr);
   expect(r.stderr).toMatch(/credential|access|signature|denied|forbidden/i);
   expect(r.stderr).not.toContain('not-the-secret');
   expect(await countKeys('creds/')).toBe(0);
-  const missing = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: { S3_ENDPOINT: endpoint, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' } });
+  const missing = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
+    env: { S3_ENDPOINT: endpoint, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' },
+  });
   expect(missing.code).not.toBe(0);
   clearError(missing.stderr);
   expect(missing.stderr).toMatch(/credential/i);
-  console.log(`[s3] wrong secret -> exit ${r.code}: ${errorLine(r.stderr)}; no credentials -> exit ${missing.code}: ${errorLine(missing.stderr)}`);
+  console.log(
+    `[s3] wrong secret -> exit ${r.code}: ${errorLine(r.stderr)}; no credentials -> exit ${missing.code}: ${errorLine(missing.stderr)}`,
+  );
   await nextRunIsExact(jobFile, 'creds');
 });
 
 it('a user without permission on the bucket: a clear access error, exit 1, nothing written', { timeout: 60_000 }, async () => {
-  await exec('radosgw-admin', ['-c', join(cluster, 'ceph.conf'), '-n', 'client.admin', 'user', 'create', '--uid', 'intruder', '--display-name', 'intruder', '--access-key', 'intruderkey', '--secret', 'intrudersecret0000000000000000000000000']);
+  await exec('radosgw-admin', [
+    '-c',
+    join(cluster, 'ceph.conf'),
+    '-n',
+    'client.admin',
+    'user',
+    'create',
+    '--uid',
+    'intruder',
+    '--display-name',
+    'intruder',
+    '--access-key',
+    'intruderkey',
+    '--secret',
+    'intrudersecret0000000000000000000000000',
+  ]);
   const base = join(tmp.dir, 'perm');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/perm`));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {

@@ -67,9 +67,19 @@ it('no secret in logs, reports, state, output or staging, whether runs succeed o
   await run('verify', ['verify', s3Job, ...trace, '--json'], env, 0);
   await run('resolve', ['resolve', 'alice.eth', '--base-url', sandbox.url, '--log-level', 'trace'], env, null);
   // Failing runs: a wrong API secret (401), a wrong AWS secret (403), faults with retries logged.
-  const wrongKeys = await run('run wrong api keys', ['run', localJob, ...trace, '--force'], { ...env, INSIGHT_CLIENT_ID: `${CLIENT_ID}x`, INSIGHT_SECRET_KEY: `${SECRET_KEY}x` }, 2); // 401: configuration (README: exit 2)
+  const wrongKeys = await run(
+    'run wrong api keys',
+    ['run', localJob, ...trace, '--force'],
+    { ...env, INSIGHT_CLIENT_ID: `${CLIENT_ID}x`, INSIGHT_SECRET_KEY: `${SECRET_KEY}x` },
+    2,
+  ); // 401: configuration (README: exit 2)
   expect(wrongKeys.stdout + wrongKeys.stderr).toMatch(/401/);
-  await run('run wrong aws secret', ['run', s3Job, ...trace, '--force'], { ...env, AWS_SECRET_ACCESS_KEY: `${s3.AWS_SECRET_ACCESS_KEY}x` }, 1);
+  await run(
+    'run wrong aws secret',
+    ['run', s3Job, ...trace, '--force'],
+    { ...env, AWS_SECRET_ACCESS_KEY: `${s3.AWS_SECRET_ACCESS_KEY}x` },
+    1,
+  );
   sandbox.setFaults({ rates: { http500: 0.3, http429: 0.2, reset: 0.1 }, retryAfterSeconds: 0, seed: 7 });
   await run('run with faults', ['run', localJob, ...trace, '--force', '--max-attempts', '2'], env, null);
   sandbox.setFaults(null);
@@ -90,7 +100,10 @@ it('no secret in logs, reports, state, output or staging, whether runs succeed o
     ...(await contents(staging)).map((c) => ({ ...c, file: `staging: ${c.file}` })),
   ];
   const leaks: string[] = [];
-  for (const p of places) for (const s of secrets) for (const f of forms(s)) if (p.text.includes(f)) leaks.push(`${p.file} contains ${s === f ? '' : 'an encoding of '}${s.slice(0, 4)}…`);
+  for (const p of places)
+    for (const s of secrets)
+      for (const f of forms(s))
+        if (p.text.includes(f)) leaks.push(`${p.file} contains ${s === f ? '' : 'an encoding of '}${s.slice(0, 4)}…`);
   expect(leaks).toEqual([]);
   const logLines = runs.reduce((n, [, r]) => n + r.stderr.split('\n').filter((l) => l.startsWith('{')).length, 0);
   const bytes = places.reduce((n, p) => n + p.text.length, 0);

@@ -27,84 +27,95 @@ const work = useTestCli('service-faults-');
 
 const common = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error', '--json'];
 
-it('an export of 200k+ rows under 5xx, 429, resets, truncated and stalled bodies equals the fault-free export', { timeout: 300_000 }, async () => {
-  const from = unixDay('2024-02-01');
-  const to = Math.ceil(Math.max(...sandbox.data.chains.map((c) => c.headTimestamp + 1)) / 3600) * 3600;
-  const wallets = ['alice.eth'].map((n) => sandbox.data.wallet(n)!.address);
-  const job = {
-    name: 'faults',
-    source: { base_url: sandbox.url, chains: CHAINS },
-    targets: wallets.map((wallet) => ({ wallet, datasets: ['transactions'] })),
-    range: { by: 'time', from, to, chunk: '3h' },
-    // Plain NDJSON: the test is about the source side; gzip would only add CPU time.
-    output: { format: 'ndjson', compression: 'none' },
-  };
-  const expected = wallets.flatMap((w) => truthWalletTransactions(sandbox.data, w, CHAINS, { by: 'time', from, to }).map((t) => `${t.chain_id}:${t.hash}:${w}`));
-  expect(expected.length).toBeGreaterThanOrEqual(200_000);
+it(
+  'an export of 200k+ rows under 5xx, 429, resets, truncated and stalled bodies equals the fault-free export',
+  { timeout: 300_000 },
+  async () => {
+    const from = unixDay('2024-02-01');
+    const to = Math.ceil(Math.max(...sandbox.data.chains.map((c) => c.headTimestamp + 1)) / 3600) * 3600;
+    const wallets = ['alice.eth'].map((n) => sandbox.data.wallet(n)!.address);
+    const job = {
+      name: 'faults',
+      source: { base_url: sandbox.url, chains: CHAINS },
+      targets: wallets.map((wallet) => ({ wallet, datasets: ['transactions'] })),
+      range: { by: 'time', from, to, chunk: '3h' },
+      // Plain NDJSON: the test is about the source side; gzip would only add CPU time.
+      output: { format: 'ndjson', compression: 'none' },
+    };
+    const expected = wallets.flatMap((w) =>
+      truthWalletTransactions(sandbox.data, w, CHAINS, { by: 'time', from, to }).map((t) => `${t.chain_id}:${t.hash}:${w}`),
+    );
+    expect(expected.length).toBeGreaterThanOrEqual(200_000);
 
-  const cleanDir = join(work.dir, 'clean');
-  const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
-  expect(clean.code, clean.stderr).toBe(0);
-  const cleanReport = JSON.parse(clean.stdout) as RunReport;
+    const cleanDir = join(work.dir, 'clean');
+    const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
+    expect(clean.code, clean.stderr).toBe(0);
+    const cleanReport = JSON.parse(clean.stdout) as RunReport;
 
-  sandbox.resetStats();
-  const mixed = {
-    rates: { http500: 0.04, http502: 0.03, http503: 0.03, http429: 0.05, reset: 0.02, truncate: 0.01, stall: 0.005 },
-    retryAfterSeconds: 1,
-    stallMs: 10_000,
-    seed: SEED,
-  };
-  // The first two requests stall for sure (a 0.5% rate alone may draw none), then the mix applies.
-  sandbox.setFaults({ ...mixed, rates: { stall: 1 } });
-  const poll = setInterval(() => {
-    if ((sandbox.stats().faultsInjected.stall ?? 0) >= 2) {
-      clearInterval(poll);
-      sandbox.setFaults(mixed);
-    }
-  }, 5);
-  const faultyDir = join(work.dir, 'faulty');
-  const faulty = await runCli(work.cli, [
-    'run',
-    await writeJob(faultyDir, job),
-    '-d',
-    join(faultyDir, 'out'),
-    ...common(faultyDir),
-    // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
-    '--timeout',
-    '2s',
-    '--max-attempts',
-    '12',
-  ]);
-  clearInterval(poll);
-  const stats = sandbox.stats();
-  sandbox.setFaults(null);
-  expect(faulty.code, faulty.stderr.slice(-3000)).toBe(0);
-  const report = JSON.parse(faulty.stdout) as RunReport;
+    sandbox.resetStats();
+    const mixed = {
+      rates: { http500: 0.04, http502: 0.03, http503: 0.03, http429: 0.05, reset: 0.02, truncate: 0.01, stall: 0.005 },
+      retryAfterSeconds: 1,
+      stallMs: 10_000,
+      seed: SEED,
+    };
+    // The first two requests stall for sure (a 0.5% rate alone may draw none), then the mix applies.
+    sandbox.setFaults({ ...mixed, rates: { stall: 1 } });
+    const poll = setInterval(() => {
+      if ((sandbox.stats().faultsInjected.stall ?? 0) >= 2) {
+        clearInterval(poll);
+        sandbox.setFaults(mixed);
+      }
+    }, 5);
+    const faultyDir = join(work.dir, 'faulty');
+    const faulty = await runCli(work.cli, [
+      'run',
+      await writeJob(faultyDir, job),
+      '-d',
+      join(faultyDir, 'out'),
+      ...common(faultyDir),
+      // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
+      '--timeout',
+      '2s',
+      '--max-attempts',
+      '12',
+    ]);
+    clearInterval(poll);
+    const stats = sandbox.stats();
+    sandbox.setFaults(null);
+    expect(faulty.code, faulty.stderr.slice(-3000)).toBe(0);
+    const report = JSON.parse(faulty.stdout) as RunReport;
 
-  const a = readNdjsonExport(join(cleanDir, 'out'));
-  const b = readNdjsonExport(join(faultyDir, 'out'));
-  expect(duplicates(b.itemIds)).toEqual([]);
-  expect(b.itemIds.length).toBe(expected.length);
-  expect(setDigest(b.itemIds)).toBe(setDigest(expected));
-  expect(setDigest(a.itemIds)).toBe(setDigest(expected));
-  // Same files with the same bytes (sha256 of each file).
-  expect(b.files).toEqual(a.files);
-  const verified = await verifyDestination({ store: new LocalStore(join(faultyDir, 'out')), job: await loadJob(join(faultyDir, 'job.yaml')) });
-  expect(verified.problems).toEqual([]);
+    const a = readNdjsonExport(join(cleanDir, 'out'));
+    const b = readNdjsonExport(join(faultyDir, 'out'));
+    expect(duplicates(b.itemIds)).toEqual([]);
+    expect(b.itemIds.length).toBe(expected.length);
+    expect(setDigest(b.itemIds)).toBe(setDigest(expected));
+    expect(setDigest(a.itemIds)).toBe(setDigest(expected));
+    // Same files with the same bytes (sha256 of each file).
+    expect(b.files).toEqual(a.files);
+    const verified = await verifyDestination({
+      store: new LocalStore(join(faultyDir, 'out')),
+      job: await loadJob(join(faultyDir, 'job.yaml')),
+    });
+    expect(verified.problems).toEqual([]);
 
-  const injected = Object.values(stats.faultsInjected).reduce((n, v) => n + v, 0);
-  console.log(
-    `[faults] seed ${SEED}: ${b.itemIds.length} rows in ${b.files.size} files compared (row set ${setDigest(b.itemIds)}, every file's sha256 equal); ` +
-      `${stats.requests} requests to the sandbox, ${injected} faults injected ${JSON.stringify(stats.faultsInjected)}; ` +
-      `client: ${report.requests} attempts, ${report.retries} retries, ${report.responses_429} 429s; ` +
-      `fault-free run ${cleanReport.duration_s}s, faulty run ${report.duration_s}s`,
-  );
-  expect(stats.faultsInjected.http429 ?? 0).toBeGreaterThan(0);
-  expect((stats.faultsInjected.http500 ?? 0) + (stats.faultsInjected.http502 ?? 0) + (stats.faultsInjected.http503 ?? 0)).toBeGreaterThan(0);
-  expect((stats.faultsInjected.reset ?? 0) + (stats.faultsInjected.truncate ?? 0)).toBeGreaterThan(0);
-  expect(stats.faultsInjected.stall ?? 0).toBeGreaterThanOrEqual(2);
-  expect(report.retries).toBeGreaterThanOrEqual(injected - (stats.faultsInjected.stall ?? 0));
-});
+    const injected = Object.values(stats.faultsInjected).reduce((n, v) => n + v, 0);
+    console.log(
+      `[faults] seed ${SEED}: ${b.itemIds.length} rows in ${b.files.size} files compared (row set ${setDigest(b.itemIds)}, every file's sha256 equal); ` +
+        `${stats.requests} requests to the sandbox, ${injected} faults injected ${JSON.stringify(stats.faultsInjected)}; ` +
+        `client: ${report.requests} attempts, ${report.retries} retries, ${report.responses_429} 429s; ` +
+        `fault-free run ${cleanReport.duration_s}s, faulty run ${report.duration_s}s`,
+    );
+    expect(stats.faultsInjected.http429 ?? 0).toBeGreaterThan(0);
+    expect((stats.faultsInjected.http500 ?? 0) + (stats.faultsInjected.http502 ?? 0) + (stats.faultsInjected.http503 ?? 0)).toBeGreaterThan(
+      0,
+    );
+    expect((stats.faultsInjected.reset ?? 0) + (stats.faultsInjected.truncate ?? 0)).toBeGreaterThan(0);
+    expect(stats.faultsInjected.stall ?? 0).toBeGreaterThanOrEqual(2);
+    expect(report.retries).toBeGreaterThanOrEqual(injected - (stats.faultsInjected.stall ?? 0));
+  },
+);
 
 it('past the retry budget the unit fails, the run exits 1 naming it, and the next run completes it', { timeout: 120_000 }, async () => {
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
@@ -154,5 +165,7 @@ it('past the retry budget the unit fails, the run exits 1 naming it, and the nex
   const got = readNdjsonExport(join(base, 'out')).itemIds;
   expect(duplicates(got)).toEqual([]);
   expect(setDigest(got)).toBe(setDigest(expected));
-  console.log(`[faults] retry budget: run 1 exit 1 naming ${report.failed.length} windows of ${eventUnit}; run 2 exit 0, ${got.length} rows exact`);
+  console.log(
+    `[faults] retry budget: run 1 exit 1 naming ${report.failed.length} windows of ${eventUnit}; run 2 exit 0, ${got.length} rows exact`,
+  );
 });

@@ -88,7 +88,8 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
   }
 
   const trials: Trial[] = [];
-  const add = (kind: Kind, format: Format, t: Omit<Trial, 'n' | 'kind' | 'format'>) => trials.push({ n: trials.length + 1, kind, format, ...t });
+  const add = (kind: Kind, format: Format, t: Omit<Trial, 'n' | 'kind' | 'format'>) =>
+    trials.push({ n: trials.length + 1, kind, format, ...t });
   const pick = (format: Format, p: string) => `${p}:${1 + Math.floor(random() * probes[format].counts[p]!)}`;
   for (let i = 0; i < 2; i++) {
     for (const p of ['page', 'upload', 'state', 'state-after', 'lock'] as const) add(p, 'ndjson', { crashes: [pick('ndjson', p)] });
@@ -96,13 +97,21 @@ it('SIGKILL at 22 points of runs; the next run completes with exactly the source
     add('recovery', 'ndjson', { crashes: [pick('ndjson', 'upload'), 'delete:1'] });
   }
   for (let i = 0; i < 3; i++) add('encode', 'parquet', { crashes: [pick('parquet', 'encode')] });
-  for (const format of ['ndjson', 'ndjson', 'parquet'] as const) add('time', format, { crashes: [''], delayMs: Math.round(300 + random() * probes[format].ms * 0.8) });
-  for (const [format, p] of [['ndjson', 'state'], ['ndjson', 'upload'], ['parquet', 'state-after'], ['parquet', 'encode']] as const) {
+  for (const format of ['ndjson', 'ndjson', 'parquet'] as const)
+    add('time', format, { crashes: [''], delayMs: Math.round(300 + random() * probes[format].ms * 0.8) });
+  for (const [format, p] of [
+    ['ndjson', 'state'],
+    ['ndjson', 'upload'],
+    ['parquet', 'state-after'],
+    ['parquet', 'encode'],
+  ] as const) {
     add('force', format, { crashes: [pick(format, p)], force: true });
   }
   console.log(
     `[crash] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} trials; undisturbed runs: ` +
-      (['ndjson', 'parquet'] as const).map((f) => `${f} ${probes[f].ms} ms, ${probes[f].files.size} files, points ${JSON.stringify(probes[f].counts)}`).join('; '),
+      (['ndjson', 'parquet'] as const)
+        .map((f) => `${f} ${probes[f].ms} ms, ${probes[f].files.size} files, points ${JSON.stringify(probes[f].counts)}`)
+        .join('; '),
   );
 
   const results: { trial: Trial; killed: number; finishedFirst: number; visibleAfterKill: number; ms: number }[] = [];
@@ -193,59 +202,70 @@ async function fileDigests(out: string): Promise<Map<string, string>> {
   return map;
 }
 
-it('S3 destination: SIGKILL mid-upload, around state writes and at random moments; the next run is exact, no partial object', { timeout: 180_000 }, async () => {
-  const random = mulberry32(SEED + 1);
-  const env = await s3TestEnv();
-  const alice = sandbox.data.wallet('alice.eth')!.address;
-  const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
-  const expected = [
-    ...truthWalletTransactions(sandbox.data, alice, CHAINS, RANGE).map((t) => `${t.chain_id}:${t.hash}:${alice}`),
-    ...truthContractEvents(sandbox.data, susd, TRANSFER, [1], RANGE).map((e) => `${e.chain_id}:${e.transaction_hash}:${e.log_index}`),
-  ];
-  const s3Job = (base: string, prefix: string) => ({ ...job(base, 'ndjson'), output: { format: 'ndjson', destination: `s3://${bucket.bucket}/${prefix}` } });
-
-  const probeBase = join(work.dir, 's3-probe');
-  const countsFile = join(probeBase, 'counts.json');
-  const probe = await runCli(work.cli, ['run', await writeJob(probeBase, s3Job(probeBase, 'probe')), ...flags(probeBase)], { env: { ...env, INSIGHT_TEST_COUNTS: countsFile } });
-  expect(probe.code, probe.stderr).toBe(0);
-  const counts = JSON.parse(await readFile(countsFile, 'utf8')) as Record<string, number>;
-  const reference = await objectDigests(bucket.store('probe'));
-  const pick = (p: string) => `${p}:${1 + Math.floor(random() * counts[p]!)}`;
-  const crashes = [pick('upload'), pick('state'), pick('state-after'), ''];
-  let killed = 0;
-  let checkedWhole = 0;
-  for (const [i, crash] of crashes.entries()) {
-    const base = join(work.dir, `s3-trial-${i}`);
-    const prefix = `trial-${i}`;
-    const jobFile = await writeJob(base, s3Job(base, prefix));
-    const r = await runCli(work.cli, ['run', jobFile, ...flags(base)], {
-      env: crash ? { ...env, INSIGHT_TEST_CRASH: crash } : env,
-      killAfterMs: crash ? undefined : Math.round(300 + random() * probe.ms * 0.8),
+it(
+  'S3 destination: SIGKILL mid-upload, around state writes and at random moments; the next run is exact, no partial object',
+  { timeout: 180_000 },
+  async () => {
+    const random = mulberry32(SEED + 1);
+    const env = await s3TestEnv();
+    const alice = sandbox.data.wallet('alice.eth')!.address;
+    const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
+    const expected = [
+      ...truthWalletTransactions(sandbox.data, alice, CHAINS, RANGE).map((t) => `${t.chain_id}:${t.hash}:${alice}`),
+      ...truthContractEvents(sandbox.data, susd, TRANSFER, [1], RANGE).map((e) => `${e.chain_id}:${e.transaction_hash}:${e.log_index}`),
+    ];
+    const s3Job = (base: string, prefix: string) => ({
+      ...job(base, 'ndjson'),
+      output: { format: 'ndjson', destination: `s3://${bucket.bucket}/${prefix}` },
     });
-    if (r.signal === 'SIGKILL') killed++;
-    else expect(r.code, r.stderr).toBe(0);
-    // Right after the kill every object a reader can list is whole.
-    const store = bucket.store(prefix);
-    for await (const o of store.list('')) {
-      if (o.key.startsWith('_state/')) continue;
-      await expect(countRows(store, o.key), o.key).resolves.toBeGreaterThanOrEqual(0);
-      checkedWhole++;
+
+    const probeBase = join(work.dir, 's3-probe');
+    const countsFile = join(probeBase, 'counts.json');
+    const probe = await runCli(work.cli, ['run', await writeJob(probeBase, s3Job(probeBase, 'probe')), ...flags(probeBase)], {
+      env: { ...env, INSIGHT_TEST_COUNTS: countsFile },
+    });
+    expect(probe.code, probe.stderr).toBe(0);
+    const counts = JSON.parse(await readFile(countsFile, 'utf8')) as Record<string, number>;
+    const reference = await objectDigests(bucket.store('probe'));
+    const pick = (p: string) => `${p}:${1 + Math.floor(random() * counts[p]!)}`;
+    const crashes = [pick('upload'), pick('state'), pick('state-after'), ''];
+    let killed = 0;
+    let checkedWhole = 0;
+    for (const [i, crash] of crashes.entries()) {
+      const base = join(work.dir, `s3-trial-${i}`);
+      const prefix = `trial-${i}`;
+      const jobFile = await writeJob(base, s3Job(base, prefix));
+      const r = await runCli(work.cli, ['run', jobFile, ...flags(base)], {
+        env: crash ? { ...env, INSIGHT_TEST_CRASH: crash } : env,
+        killAfterMs: crash ? undefined : Math.round(300 + random() * probe.ms * 0.8),
+      });
+      if (r.signal === 'SIGKILL') killed++;
+      else expect(r.code, r.stderr).toBe(0);
+      // Right after the kill every object a reader can list is whole.
+      const store = bucket.store(prefix);
+      for await (const o of store.list('')) {
+        if (o.key.startsWith('_state/')) continue;
+        await expect(countRows(store, o.key), o.key).resolves.toBeGreaterThanOrEqual(0);
+        checkedWhole++;
+      }
+      const next = await runCli(work.cli, ['run', jobFile, ...flags(base)], { env });
+      expect(next.code, `S3 trial ${i} (${crash || 'timed'}): ${next.stderr}`).toBe(0);
+      expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
+      const local = join(base, 'download');
+      await downloadPrefix(bucket.client, bucket.bucket, prefix, local);
+      const ids = readNdjsonExport(local).itemIds;
+      expect(duplicates(ids)).toEqual([]);
+      expect(setDigest(ids)).toBe(setDigest(expected));
+      expect(await objectDigests(store)).toEqual(reference);
+      const uploads = await bucket.client.send(new ListMultipartUploadsCommand({ Bucket: bucket.bucket, Prefix: `${prefix}/` }));
+      expect(uploads.Uploads ?? []).toEqual([]);
     }
-    const next = await runCli(work.cli, ['run', jobFile, ...flags(base)], { env });
-    expect(next.code, `S3 trial ${i} (${crash || 'timed'}): ${next.stderr}`).toBe(0);
-    expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
-    const local = join(base, 'download');
-    await downloadPrefix(bucket.client, bucket.bucket, prefix, local);
-    const ids = readNdjsonExport(local).itemIds;
-    expect(duplicates(ids)).toEqual([]);
-    expect(setDigest(ids)).toBe(setDigest(expected));
-    expect(await objectDigests(store)).toEqual(reference);
-    const uploads = await bucket.client.send(new ListMultipartUploadsCommand({ Bucket: bucket.bucket, Prefix: `${prefix}/` }));
-    expect(uploads.Uploads ?? []).toEqual([]);
-  }
-  console.log(`[crash] S3: ${crashes.length} trials, ${killed} SIGKILLs (${crashes.map((c) => c || 'timed').join(', ')}); ${checkedWhole} objects whole right after kills; each next run exact (${expected.length} rows, ${reference.size} objects equal to an undisturbed run)`);
-  expect(killed).toBeGreaterThanOrEqual(3);
-});
+    console.log(
+      `[crash] S3: ${crashes.length} trials, ${killed} SIGKILLs (${crashes.map((c) => c || 'timed').join(', ')}); ${checkedWhole} objects whole right after kills; each next run exact (${expected.length} rows, ${reference.size} objects equal to an undisturbed run)`,
+    );
+    expect(killed).toBeGreaterThanOrEqual(3);
+  },
+);
 
 async function objectDigests(store: ObjectStore): Promise<Map<string, string>> {
   const map = new Map<string, string>();

@@ -90,6 +90,8 @@ it('SIGKILL at any point of a repair: the next run leaves exactly a fresh export
   console.log(
     `[reorg-crash] repair of ${report.windows_reexported} windows (${Object.entries(counts)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}): ${trials.length} SIGKILL trials (${trials.map(([p, n]) => `${p}:${n}`).join(' ')}), each followed by a run that left exactly the fresh export`,
+      .join(
+        ', ',
+      )}): ${trials.length} SIGKILL trials (${trials.map(([p, n]) => `${p}:${n}`).join(' ')}), each followed by a run that left exactly the fresh export`,
   );
 });

@@ -30,7 +30,8 @@ async function completedMarkers(out: string): Promise<number> {
   const root = join(out, '_state/stop/completed');
   const walk = async (d: string): Promise<number> => {
     let n = 0;
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) n += e.isDirectory() ? await walk(join(d, e.name)) : e.name.endsWith('.json') ? 1 : 0;
+    for (const e of await readdir(d, { withFileTypes: true }).catch(() => []))
+      n += e.isDirectory() ? await walk(join(d, e.name)) : e.name.endsWith('.json') ? 1 : 0;
     return n;
   };
   return walk(root);
@@ -91,7 +92,9 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
     expect(midway.windows.completed).toBe(report.windows.done);
   } else {
     // Ended at once: whatever it left is recoverable (a pending commit at most), never an overlap or a broken file.
-    expect(midway.problems.map((p) => p.kind).filter((k) => !['missing-windows', 'pending-commit', 'unreferenced-file'].includes(k))).toEqual([]);
+    expect(
+      midway.problems.map((p) => p.kind).filter((k) => !['missing-windows', 'pending-commit', 'unreferenced-file'].includes(k)),
+    ).toEqual([]);
   }
   expect(midway.windows.missing).toBeGreaterThan(0);
 
@@ -100,7 +103,11 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
   const nextReport = JSON.parse(next.stdout) as RunReport;
   expect(nextReport.windows.planned).toBe(midway.windows.missing);
   const got = readNdjsonExport(out).itemIds;
-  const expected = truthWalletTransactions(sandbox.data, alice, CHAINS, { by: 'time', from: unixDay('2024-02-01'), to: unixDay('2024-02-05') });
+  const expected = truthWalletTransactions(sandbox.data, alice, CHAINS, {
+    by: 'time',
+    from: unixDay('2024-02-01'),
+    to: unixDay('2024-02-05'),
+  });
   expect(duplicates(got)).toEqual([]);
   expect(setDigest(got)).toBe(setDigest(expected.map((t) => `${t.chain_id}:${t.hash}:${alice}`)));
   expect((await verifyDestination({ store, job })).problems).toEqual([]);

@@ -34,7 +34,10 @@ function job(format: 'parquet' | 'ndjson', destination: string) {
   };
 }
 
-async function verify(jobFile: string, env: Record<string, string> = {}): Promise<{ code: number | null; report: VerifyReport; text: string }> {
+async function verify(
+  jobFile: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; report: VerifyReport; text: string }> {
   const [json, text] = await Promise.all([
     runCli(work.cli, ['verify', jobFile, '--json', '--log-level', 'error'], { env }),
     runCli(work.cli, ['verify', jobFile, '--log-level', 'error'], { env }),
@@ -75,12 +78,16 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
     // 3. A file replaced by another window's file (other size, other row count).
     await copyFile(join(out, shrunk.record.files[0]!.key), join(out, broken.record.files[0]!.key));
     // 4. An overlapping marker (half of a completed window, recorded again).
-    const over = all.find((m) => m !== gone && m.record.files.length === 0) ?? all.find((m) => m !== gone && m !== broken && m !== shrunk && m !== lost)!;
+    const over =
+      all.find((m) => m !== gone && m.record.files.length === 0) ??
+      all.find((m) => m !== gone && m !== broken && m !== shrunk && m !== lost)!;
     const mid = over.record.start + (over.record.end - over.record.start) / 2;
     const overKey = over.key.replace(windowKey(over.record), windowKey({ start: over.record.start, end: mid }));
     await writeFile(join(out, overKey), JSON.stringify({ ...over.record, end: mid, files: [], rows: 0 }));
     // 5. A pending commit with an uploaded file (what a crash between upload and marker leaves).
-    const stray = over.record.files[0]?.key.replace(/__\d{4}(\.[a-z.]+)$/, '__0099$1') ?? `transactions/stray/${sandbox.data.wallet('alice.eth')!.address}__x__0099.ndjson.gz`;
+    const stray =
+      over.record.files[0]?.key.replace(/__\d{4}(\.[a-z.]+)$/, '__0099$1') ??
+      `transactions/stray/${sandbox.data.wallet('alice.eth')!.address}__x__0099.ndjson.gz`;
     await copyFile(join(out, shrunk.record.files[0]!.key), join(out, stray));
     const pendingKey = over.key.replace('/completed/', '/pending/');
     await mkdir(dirname(join(out, pendingKey)), { recursive: true });
@@ -89,7 +96,11 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
     const bad = await verify(jobFile);
     expect(bad.code).toBe(1);
     expect(bad.report.ok).toBe(false);
-    const got = bad.report.problems.map((p) => `${p.kind} ${p.unit ?? ''} ${p.window ? windowKey({ start: p.window[0], end: p.window[1] }) : ''} ${p.windows ? JSON.stringify(p.windows) : ''} ${p.key ?? ''}`.replace(/\s+/g, ' ').trim());
+    const got = bad.report.problems.map((p) =>
+      `${p.kind} ${p.unit ?? ''} ${p.window ? windowKey({ start: p.window[0], end: p.window[1] }) : ''} ${p.windows ? JSON.stringify(p.windows) : ''} ${p.key ?? ''}`
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
     const want = [
       `missing-windows ${gone.record.unit_key} ${JSON.stringify([[gone.record.start, gone.record.end]])}`,
       `unreferenced-file ${gone.record.files[0]!.key}`,
@@ -107,7 +118,9 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
     expect(bad.text).toContain(`MISSING-WINDOWS ${gone.record.unit_key}`);
     expect(bad.text).toContain(`[${gone.record.start}, ${gone.record.end})`);
     expect(bad.text).toContain(`ROW-COUNT-MISMATCH ${broken.record.unit_key}`);
-    console.log(`[verify] ${format}: complete export verified (${ok.report.rows.counted} rows counted in ${ok.report.files.checked_rows} files); ${want.length} planted problems all named, nothing else:\n${bad.text}`);
+    console.log(
+      `[verify] ${format}: complete export verified (${ok.report.rows.counted} rows counted in ${ok.report.files.checked_rows} files); ${want.length} planted problems all named, nothing else:\n${bad.text}`,
+    );
   });
 });
 
@@ -149,12 +162,16 @@ it('to: latest: a unit behind the other units of its chain shows its missing win
   expect(report.status).toBe('succeeded');
   expect((await verify(jobFile)).code).toBe(0);
   // bob's newest window is lost (its marker deleted): alice's frontier still says how far the chain got.
-  const bob = (await markers(out)).filter((m) => m.record.unit_key.includes(sandbox.data.wallet('bob.eth')!.address)).sort((a, b) => b.record.end - a.record.end)[0]!;
+  const bob = (await markers(out))
+    .filter((m) => m.record.unit_key.includes(sandbox.data.wallet('bob.eth')!.address))
+    .sort((a, b) => b.record.end - a.record.end)[0]!;
   await unlink(join(out, bob.key));
   for (const f of bob.record.files) await unlink(join(out, f.key));
   const bad = await verify(jobFile);
   expect(bad.code).toBe(1);
-  expect(bad.report.problems.map((p) => [p.kind, p.unit, p.windows])).toEqual([['missing-windows', bob.record.unit_key, [[bob.record.start, bob.record.end]]]]);
+  expect(bad.report.problems.map((p) => [p.kind, p.unit, p.windows])).toEqual([
+    ['missing-windows', bob.record.unit_key, [[bob.record.start, bob.record.end]]],
+  ]);
 });
 
 async function downloadState(store: import('../../src/store/store.js').ObjectStore): Promise<string> {

@@ -48,10 +48,19 @@ function crashingStore(inner: ObjectStore, budget: number, after: boolean): Obje
 }
 
 function rec(start: number, end: number, keys: string[], runId: string): WindowRecord {
-  return { unit_key: UNIT, start, end, rows: keys.length, files: keys.map((key) => ({ key, rows: 1, bytes: 3 })), run_id: runId, completed_at: 'then' };
+  return {
+    unit_key: UNIT,
+    start,
+    end,
+    rows: keys.length,
+    files: keys.map((key) => ({ key, rows: 1, bytes: 3 })),
+    run_id: runId,
+    completed_at: 'then',
+  };
 }
 
-const file = (w: [number, number], seq: number) => `transactions/chain_id=1/0xabc__${String(w[0]).padStart(12, '0')}_${String(w[1]).padStart(12, '0')}__${String(seq).padStart(4, '0')}.ndjson`;
+const file = (w: [number, number], seq: number) =>
+  `transactions/chain_id=1/0xabc__${String(w[0]).padStart(12, '0')}_${String(w[1]).padStart(12, '0')}__${String(seq).padStart(4, '0')}.ndjson`;
 
 interface Scenario {
   name: string;
@@ -110,7 +119,8 @@ async function commit(store: ObjectStore, s: Scenario, runId: string): Promise<v
 async function invariants(store: ObjectStore): Promise<{ intervals: [number, number][]; files: string[] }> {
   const state = new WindowState(store, 'job');
   const intervals = ((await state.completedIntervals()).get(UNIT) ?? []).map((i): [number, number] => [i.start, i.end]);
-  for (let i = 1; i < intervals.length; i++) expect(intervals[i]![0], `overlap ${JSON.stringify(intervals)}`).toBeGreaterThanOrEqual(intervals[i - 1]![1]);
+  for (let i = 1; i < intervals.length; i++)
+    expect(intervals[i]![0], `overlap ${JSON.stringify(intervals)}`).toBeGreaterThanOrEqual(intervals[i - 1]![1]);
   const listed = new Set<string>();
   for await (const r of state.completedRecords()) for (const f of r.files) listed.add(f.key);
   const files: string[] = [];

@@ -69,7 +69,14 @@ describe('a window', () => {
       client: { maxInFlight: 2 } as InsightClient,
       store,
       state: new WindowState(store, 'dedupe'),
-      output: { format: 'ndjson', engine: 'duckdb', compression: 'none', partitioning: '{dataset}/chain_id={chain_id}', maxRowsPerFile: 1_000_000, maxBytesPerFile: 1e9 },
+      output: {
+        format: 'ndjson',
+        engine: 'duckdb',
+        compression: 'none',
+        partitioning: '{dataset}/chain_id={chain_id}',
+        maxRowsPerFile: 1_000_000,
+        maxBytesPerFile: 1e9,
+      },
       stagingDir: join(tmp.dir, 'staging'),
       unitsInFlight: 1,
       logger: silentLogger,
@@ -80,7 +87,12 @@ describe('a window', () => {
     ]);
     for (const chain of [1, 8453]) {
       const dir = join(out, 'repeats', `chain_id=${chain}`);
-      const ids = readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { item_id: string }).item_id));
+      const ids = readdirSync(dir).flatMap((f) =>
+        readFileSync(join(dir, f), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => (JSON.parse(l) as { item_id: string }).item_id),
+      );
       expect(ids).toEqual(Array.from({ length: 30 }, (_, n) => `${chain}:${n}`));
     }
   });

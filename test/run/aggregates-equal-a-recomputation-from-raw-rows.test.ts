@@ -49,7 +49,8 @@ range: { from: "2024-02-01", to: "2024-02-07", chunk: 12h }
 
     const txs: TransactionRecord[] = [];
     for (const c of sandbox.data.chains) {
-      for (const t of sandbox.data.transactions(c.chainId)) if (t.from_address === alice.address || t.to_address === alice.address) txs.push(t);
+      for (const t of sandbox.data.transactions(c.chainId))
+        if (t.from_address === alice.address || t.to_address === alice.address) txs.push(t);
     }
     const windowOf = (t: TransactionRecord) => t.block_timestamp - (t.block_timestamp % HALF_DAY);
     const groups = groupBy(txs, (t) => `${t.chain_id}|${windowOf(t)}|${t.status}`);

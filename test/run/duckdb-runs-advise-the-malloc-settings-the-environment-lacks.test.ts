@@ -15,7 +15,15 @@ function captured(): { logger: pino.Logger; lines: () => Record<string, unknown>
       cb();
     },
   });
-  return { logger: pino({ level: 'info' }, sink), lines: () => out.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger: pino({ level: 'info' }, sink),
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }
 
 describe('malloc settings for the DuckDB engine', () => {

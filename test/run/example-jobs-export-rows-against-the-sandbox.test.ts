@@ -43,7 +43,8 @@ describe('the example jobs', () => {
       const job = await loadJob(join(JOBS, file));
       const toS3 = job.output.destination?.kind === 's3';
       const destination = toS3 ? `s3://${bucket.bucket}/${file}` : join(tmp.dir, file);
-      const cliFlags = job.source.base_url === 'sandbox' ? { destination } : { destination, baseUrl: sandbox.url, explorerUrl: sandbox.explorerUrl };
+      const cliFlags =
+        job.source.base_url === 'sandbox' ? { destination } : { destination, baseUrl: sandbox.url, explorerUrl: sandbox.explorerUrl };
       const config = resolveConfig({ job, cliFlags, env: toS3 ? s3Env : {}, configFile: null, require: ['source', 'destination'] });
       const report = await runJob({ job, config, logger: silentLogger });
       expect(report.status).toBe('succeeded');

@@ -59,7 +59,9 @@ targets:
     expect([before, new Date().toISOString().slice(0, 10)]).toContain(today);
     const collectionsOn1 = sandbox.data.nftHoldings(alice.address, 1).length;
     expect(collectionsOn1).toBeGreaterThan(3 * PAGE);
-    expect(sandbox.stats().byRoute.nft).toBe(Math.ceil(collectionsOn1 / PAGE) + Math.ceil(sandbox.data.nftHoldings(alice.address, 8453).length / PAGE));
+    expect(sandbox.stats().byRoute.nft).toBe(
+      Math.ceil(collectionsOn1 / PAGE) + Math.ceil(sandbox.data.nftHoldings(alice.address, 8453).length / PAGE),
+    );
 
     for (const chainId of [1, 8453]) {
       const rows = (await res.rows(`nft_holdings/chain_id=${chainId}/date=${today}/`)).filter((r) => r.chain_id === chainId);
@@ -83,9 +85,13 @@ targets:
 
     // The same day again: the snapshot is taken, nothing is asked or written twice.
     sandbox.resetStats();
-    const again = await exportJob(sandbox, `name: holdings\nsource: { chains: [1, 8453] }\ntargets:\n  - wallet: ${alice.name}\n    datasets: [nft_holdings]\n`, {
-      dir: res.dir.replace(/\/out$/, ''),
-    });
+    const again = await exportJob(
+      sandbox,
+      `name: holdings\nsource: { chains: [1, 8453] }\ntargets:\n  - wallet: ${alice.name}\n    datasets: [nft_holdings]\n`,
+      {
+        dir: res.dir.replace(/\/out$/, ''),
+      },
+    );
     expect(again.report.windows.planned).toBe(0);
     expect(sandbox.stats().byRoute.nft ?? 0).toBe(0);
     expect(again.files).toEqual(res.files);

@@ -5,8 +5,20 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
-import { serveReadInterface, type ReadInterfaceSource, type Sandbox, type SandboxOptions, type SandboxServer } from '../../src/sandbox/index.js';
-import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type NftHoldingsSource } from '../../src/sandbox/nft-collections-page.js';
+import {
+  serveReadInterface,
+  type ReadInterfaceSource,
+  type Sandbox,
+  type SandboxOptions,
+  type SandboxServer,
+} from '../../src/sandbox/index.js';
+import {
+  nftCollection,
+  nftCollectionsPage,
+  nftInstancesPage,
+  nftOwner,
+  type NftHoldingsSource,
+} from '../../src/sandbox/nft-collections-page.js';
 import type { ContractKind } from '../../src/sandbox/abi.js';
 
 const WALLET = '0x5aeda56215b167893e80b4fe645ba6d5bab767de';
@@ -21,7 +33,8 @@ const HELD: { address: string; kind: ContractKind; tokens: { id: string; amount:
 
 const holdings: NftHoldingsSource<number, (typeof HELD)[number]> = {
   chain: (chainId) => (chainId === undefined || chainId === 1 ? 1 : undefined),
-  held: (_c, holder, kinds) => (holder === WALLET ? HELD.filter((h) => kinds.includes(h.kind)).sort((a, b) => (a.address < b.address ? -1 : 1)) : []),
+  held: (_c, holder, kinds) =>
+    holder === WALLET ? HELD.filter((h) => kinds.includes(h.kind)).sort((a, b) => (a.address < b.address ? -1 : 1)) : [],
   collection: (_c, holder, h) =>
     nftCollection(
       { address: h.address, kind: h.kind, name: `C${h.address.slice(2, 6)}`, symbol: 'C', decimals: null, holders: '1', totalSupply: null },
@@ -61,10 +74,15 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
-async function exportHoldings(opts: SandboxOptions): Promise<{ rows: JsonRow[]; report: Awaited<ReturnType<typeof exportJob>>['report']; server: SandboxServer<ReadInterfaceSource> }> {
+async function exportHoldings(
+  opts: SandboxOptions,
+): Promise<{ rows: JsonRow[]; report: Awaited<ReturnType<typeof exportJob>>['report']; server: SandboxServer<ReadInterfaceSource> }> {
   const server = await serveReadInterface(source, opts);
   servers.push(server);
-  const res = await exportJob(server as unknown as Sandbox, `name: holdings\nsource: { chains: [1] }\ntargets:\n  - wallet: "${WALLET}"\n    datasets: [nft_holdings]\n`);
+  const res = await exportJob(
+    server as unknown as Sandbox,
+    `name: holdings\nsource: { chains: [1] }\ntargets:\n  - wallet: "${WALLET}"\n    datasets: [nft_holdings]\n`,
+  );
   return { rows: await res.rows('nft_holdings/'), report: res.report, server };
 }
 
@@ -89,7 +107,12 @@ describe('nft_holdings against an explorer that lists at most 9 instances per co
     for (const token of [addr(0xb2), addr(0x0c)]) {
       const theirs = rows.filter((r) => r.token_address === token);
       expect(theirs.length).toBe(HELD.find((h) => h.address === token)!.tokens.length);
-      for (const r of theirs) expect([r.collection_complete, r.collection_instances_returned, r.collection_instances_held]).toEqual([true, theirs.length, theirs.length]);
+      for (const r of theirs)
+        expect([r.collection_complete, r.collection_instances_returned, r.collection_instances_held]).toEqual([
+          true,
+          theirs.length,
+          theirs.length,
+        ]);
     }
     expect(report.warnings).toHaveLength(1);
     expect(report.warnings[0]!.warning).toContain(addr(0xa1));

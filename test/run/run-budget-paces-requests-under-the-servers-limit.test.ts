@@ -21,7 +21,9 @@ describe('the run request budget (requests_per_second)', () => {
     const wallet = sandbox.data.wallets[0]!.address;
     const n = 60;
     const t0 = performance.now();
-    await Promise.all(Array.from({ length: n }, (_, page) => client.walletTransactions(wallet, { chainIds: [1], limit: 1, page: page % 20 })));
+    await Promise.all(
+      Array.from({ length: n }, (_, page) => client.walletTransactions(wallet, { chainIds: [1], limit: 1, page: page % 20 })),
+    );
     const seconds = (performance.now() - t0) / 1000;
     expect(client.stats.status429).toBe(0);
     expect(client.stats.requests).toBe(n);

@@ -44,9 +44,18 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 10_000): P
  * Runs job `name` (its targets, range, decode) on the sandbox's one chain, the job file in
  * tmp.dir/job-<name> and the export in tmp.dir/<name>.
  */
-async function exportFromSandbox(name: string, format: 'parquet' | 'ndjson', job: Record<string, unknown>): Promise<{ out: string; report: RunReport }> {
+async function exportFromSandbox(
+  name: string,
+  format: 'parquet' | 'ndjson',
+  job: Record<string, unknown>,
+): Promise<{ out: string; report: RunReport }> {
   const out = join(tmp.dir, name);
-  const report = await exportJob({ dir: join(tmp.dir, `job-${name}`), destination: out, flags: { format }, job: { name, source: { base_url: sandbox.url, chains: [CHAIN] }, ...job } });
+  const report = await exportJob({
+    dir: join(tmp.dir, `job-${name}`),
+    destination: out,
+    flags: { format },
+    job: { name, source: { base_url: sandbox.url, chains: [CHAIN] }, ...job },
+  });
   return { out, report };
 }
 
@@ -82,13 +91,20 @@ describe('sandbox --rpc over anvil', () => {
     for (const s of act.sent) {
       const r = truth.receipts.get(s.hash);
       expect(r, `receipt of ${s.kind} ${s.hash}`).toBeDefined();
-      expect(r!.status, `${s.kind} ${s.from} -> ${s.to} ${s.amount ?? s.tokenId} in block ${r!.blockNumber}`).toBe(s.ok ? 'success' : 'reverted');
+      expect(r!.status, `${s.kind} ${s.from} -> ${s.to} ${s.amount ?? s.tokenId} in block ${r!.blockNumber}`).toBe(
+        s.ok ? 'success' : 'reverted',
+      );
     }
     expect(act.sent.some((s) => !s.ok)).toBe(true);
   });
 
   it('serves every block the node has, field by field (resolve/<number>)', async () => {
-    expect(sandbox.data.chains[0]).toMatchObject({ chainId: CHAIN, firstBlock: 0, headBlock: head, transactionCount: truth.transactions().length });
+    expect(sandbox.data.chains[0]).toMatchObject({
+      chainId: CHAIN,
+      firstBlock: 0,
+      headBlock: head,
+      transactionCount: truth.transactions().length,
+    });
     for (let n = 0; n <= head; n++) {
       const res = await fetch(`${sandbox.url}/resolve/${n}?chain_id=${CHAIN}`);
       const body = (await res.json()) as { data: { type: string; blocks: unknown[] } };
@@ -176,7 +192,9 @@ describe('sandbox --rpc over anvil', () => {
         toBlock: BigInt(head),
         strict: true,
       });
-      const expectedLogs = act.sent.filter((s) => s.ok).flatMap((s) => s.transfers.filter((t) => t.token === c.token).map((t) => ({ s, t })));
+      const expectedLogs = act.sent
+        .filter((s) => s.ok)
+        .flatMap((s) => s.transfers.filter((t) => t.token === c.token).map((t) => ({ s, t })));
       expect(logs.length).toBe(expectedLogs.length);
       expect(rows.map((r) => r.item_id).sort()).toEqual(logs.map((l) => `${CHAIN}:${l.transactionHash}:${l.logIndex}`).sort());
       const byId = new Map(rows.map((r) => [r.item_id as string, r]));
@@ -208,7 +226,9 @@ describe('sandbox --rpc over anvil', () => {
     }
     for (const account of act.accounts) {
       const res = await fetch(`${sandbox.explorerUrl}/addresses/${account}/nft/collections?chain_id=${CHAIN}&type=ERC-721`);
-      const body = (await res.json()) as { items: { token: { address: string; symbol: string; name: string }; token_instances: { id: string }[] }[] };
+      const body = (await res.json()) as {
+        items: { token: { address: string; symbol: string; name: string }; token_instances: { id: string }[] }[];
+      };
       const ids = body.items.flatMap((c) => c.token_instances.map((t) => t.id)).sort();
       expect(ids, `NFTs of ${account}`).toEqual((expected.get(account) ?? []).sort());
       for (const c of body.items) expect(c.token).toMatchObject({ address: act.erc721, name: 'Anvil Apes', symbol: 'AAPE' });
@@ -218,7 +238,9 @@ describe('sandbox --rpc over anvil', () => {
   it('answers group_by/aggregate over the node rows like a recomputation from the node', async () => {
     const wallet = act.accounts[2]!;
     const q = `chain_id=${CHAIN}&group_by=block_number&aggregate=${encodeURIComponent('count() as n')}&aggregate=${encodeURIComponent('sum(gas_used) as gas')}&limit=1000`;
-    const body = (await (await fetch(`${sandbox.url}/wallets/${wallet}/transactions?${q}`)).json()) as { aggregations: { block_number: number; n: number; gas: number }[] };
+    const body = (await (await fetch(`${sandbox.url}/wallets/${wallet}/transactions?${q}`)).json()) as {
+      aggregations: { block_number: number; n: number; gas: number }[];
+    };
     const expected = new Map<number, { n: number; gas: number }>();
     for (const t of truth.walletTransactions(wallet)) {
       const e = expected.get(Number(t.blockNumber)) ?? { n: 0, gas: 0 };
@@ -226,7 +248,9 @@ describe('sandbox --rpc over anvil', () => {
       e.gas += Number(truth.receipts.get(t.hash)!.gasUsed);
       expected.set(Number(t.blockNumber), e);
     }
-    expect(body.aggregations).toEqual([...expected.entries()].sort((a, b) => a[0] - b[0]).map(([block_number, e]) => ({ block_number, ...e })));
+    expect(body.aggregations).toEqual(
+      [...expected.entries()].sort((a, b) => a[0] - b[0]).map(([block_number, e]) => ({ block_number, ...e })),
+    );
   });
 
   it('decodes posted calldata and logs with the ABI file given for the contract', async () => {
@@ -239,7 +263,9 @@ describe('sandbox --rpc over anvil', () => {
       body: JSON.stringify({ transactions: [{ data: tx.input }], logs: [{ topics: log.topics, data: log.data }] }),
     });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { data: { transactions: { function_name: string; args: unknown[] }[]; logs: { event_name: string; args: unknown[] }[] } };
+    const body = (await res.json()) as {
+      data: { transactions: { function_name: string; args: unknown[] }[]; logs: { event_name: string; args: unknown[] }[] };
+    };
     expect(body.data.transactions[0]).toMatchObject({ function_name: 'transfer', args: [sent.to, sent.amount!.toString()] });
     expect(body.data.logs[0]).toMatchObject({ event_name: 'Transfer', args: [sent.from, sent.to, sent.amount!.toString()] });
     // An address with no ABI (a plain account): 404 like the real service.

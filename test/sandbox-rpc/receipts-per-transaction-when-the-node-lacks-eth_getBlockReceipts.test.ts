@@ -28,7 +28,11 @@ interface RpcRequest {
 async function answer(req: RpcRequest): Promise<unknown> {
   methods.set(req.method, (methods.get(req.method) ?? 0) + 1);
   if (req.method === 'eth_getBlockReceipts') {
-    return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' } };
+    return {
+      jsonrpc: '2.0',
+      id: req.id,
+      error: { code: -32601, message: 'the method eth_getBlockReceipts does not exist/is not available' },
+    };
   }
   const res = await fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(req) });
   return res.json();
@@ -75,7 +79,9 @@ describe('receipts', () => {
       expect(b.blocks).toEqual(a.blocks);
       expect(b.txs).toEqual(a.txs);
       expect(b.logs).toEqual(a.logs);
-      expect(a.txs.every((t) => t.gas_used !== null && t.cumulative_gas_used !== null && t.status !== null && t.logs_bloom !== null)).toBe(true);
+      expect(a.txs.every((t) => t.gas_used !== null && t.cumulative_gas_used !== null && t.status !== null && t.logs_bloom !== null)).toBe(
+        true,
+      );
     } finally {
       await direct?.close();
       await fallback?.close();

@@ -57,8 +57,12 @@ async function expectTheNodesChain(s: RpcSandbox = sandbox): Promise<void> {
     nodeTxs.push(...b.transactions);
   }
   expect(store(s).txs.map((t) => t.hash)).toEqual(nodeTxs);
-  const logs = await anvil.rpc<{ transactionHash: string; logIndex: string; blockHash: string }[]>('eth_getLogs', [{ fromBlock: '0x0', toBlock: 'latest' }]);
-  expect(store(s).logs.map((l) => [l.transaction_hash, l.log_index, l.block_hash])).toEqual(logs.map((l) => [l.transactionHash, Number(l.logIndex), l.blockHash]));
+  const logs = await anvil.rpc<{ transactionHash: string; logIndex: string; blockHash: string }[]>('eth_getLogs', [
+    { fromBlock: '0x0', toBlock: 'latest' },
+  ]);
+  expect(store(s).logs.map((l) => [l.transaction_hash, l.log_index, l.block_hash])).toEqual(
+    logs.map((l) => [l.transactionHash, Number(l.logIndex), l.blockHash]),
+  );
 }
 
 async function resolveType(input: string): Promise<string> {
@@ -97,7 +101,12 @@ describe('reorganisations', () => {
     for (let k = 0; k < 4; k++) {
       const [from, to] = [act.accounts[k]!, act.accounts[k + 1]!];
       branch.push(await sendRaw(from, { to, value: toHex(10n ** 16n) }));
-      branch.push(await sendRaw(act.accounts[0]!, { to: act.erc20, data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as `0x${string}`, 12345n + BigInt(k)] }) }));
+      branch.push(
+        await sendRaw(act.accounts[0]!, {
+          to: act.erc20,
+          data: encodeFunctionData({ abi: ERC20, functionName: 'transfer', args: [to as `0x${string}`, 12345n + BigInt(k)] }),
+        }),
+      );
       await anvil.mine();
     }
     await sandbox.sync();
@@ -114,7 +123,11 @@ describe('reorganisations', () => {
     await sandbox.sync();
     const head = await nodeHead();
     const oldHashes = [head - 1, head].map((n) => store().blockAt(n)!.block_hash);
-    const oldTxs = [head - 1, head].flatMap((n) => store().txs.filter((t) => t.block_number === n).map((t) => t.hash));
+    const oldTxs = [head - 1, head].flatMap((n) =>
+      store()
+        .txs.filter((t) => t.block_number === n)
+        .map((t) => t.hash),
+    );
     expect(oldTxs.length).toBeGreaterThan(0);
     const removedBefore = sandbox.data.chains[0]!.reorgedBlocks;
     await anvil.rpc('anvil_reorg', [2, []]);

@@ -52,7 +52,9 @@ describe('the sandbox compresses as a CDN does', () => {
 
   it('leaves small bodies and unknown encodings alone', async () => {
     const s = await sandbox();
-    const small = await get(`${s.url}/wallets/0x0000000000000000000000000000000000000001/transactions?chain_id=1&limit=1`, { 'accept-encoding': 'br, gzip' });
+    const small = await get(`${s.url}/wallets/0x0000000000000000000000000000000000000001/transactions?chain_id=1&limit=1`, {
+      'accept-encoding': 'br, gzip',
+    });
     expect(small.status).toBe(200);
     expect(small.body.length).toBeLessThan(1_000);
     expect(small.headers['content-encoding']).toBeUndefined();

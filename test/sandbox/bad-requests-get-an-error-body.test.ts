@@ -11,7 +11,12 @@ describe('bad requests', () => {
     ['limit not a number', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?limit=ten`, 400],
     ['page past 20', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?page=21`, 400],
     ['page past 500 with aggregate', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?aggregate=count()&page=501`, 400],
-    ['56 chain ids', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?${Array.from({ length: 56 }, (_, i) => `chain_id=${i + 1}`).join('&')}`, 400],
+    [
+      '56 chain ids',
+      () =>
+        `/wallets/${sandbox.data.wallets[0]!.address}/transactions?${Array.from({ length: 56 }, (_, i) => `chain_id=${i + 1}`).join('&')}`,
+      400,
+    ],
     ['chain id not a number', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?chain_id=eth`, 400],
     ['bad uint256 filter value', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?filter_value_gte=1e18`, 400],
     ['unknown filter column', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?filter_colour=red`, 400],
@@ -22,9 +27,18 @@ describe('bad requests', () => {
     ['unknown name', () => `/wallets/nobody.eth/transactions`, 400],
     ['bad aggregate', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?aggregate=median(value)`, 400],
     ['bad group_by', () => `/wallets/${sandbox.data.wallets[0]!.address}/transactions?group_by=colour`, 400],
-    ['bare topic0 as signature', () => `/events/${sandbox.data.contracts[0]!.address}/0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef`, 400],
+    [
+      'bare topic0 as signature',
+      () => `/events/${sandbox.data.contracts[0]!.address}/0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef`,
+      400,
+    ],
     ['unparseable signature', () => `/events/${sandbox.data.contracts[0]!.address}/Transfer(address`, 400],
-    ['non-canonical uint in signature', () => `/events/${sandbox.data.contracts[0]!.address}/${encodeURIComponent('Transfer(address indexed from, address indexed to, uint value)')}`, 400],
+    [
+      'non-canonical uint in signature',
+      () =>
+        `/events/${sandbox.data.contracts[0]!.address}/${encodeURIComponent('Transfer(address indexed from, address indexed to, uint value)')}`,
+      400,
+    ],
     ['invalid contract', () => `/events/0xabc/${TRANSFER}`, 400],
     ['unknown route', () => `/wallets/${sandbox.data.wallets[0]!.address}/balances`, 404],
     ['resolve garbage', () => `/resolve/hello-world`, 400],

@@ -13,7 +13,13 @@ import {
 } from '../../src/sandbox/index.js';
 
 const data = buildSandboxData({ seed: 3, transactions: 4_000 });
-const ABIS: Record<ContractKind, Abi> = { erc20: ERC20_ABI, erc721: ERC721_ABI, erc1155: ERC1155_ABI, unknown: UNKNOWN_ABI, rich: RICH_ABI };
+const ABIS: Record<ContractKind, Abi> = {
+  erc20: ERC20_ABI,
+  erc721: ERC721_ABI,
+  erc1155: ERC1155_ABI,
+  unknown: UNKNOWN_ABI,
+  rich: RICH_ABI,
+};
 
 /** Ground-truth args as viem wants them: uint -> bigint, the rest as given. */
 function toViemArgs(abi: Abi, name: string, args: Record<string, string>): unknown[] {
@@ -72,9 +78,16 @@ describe('sandbox ABI encoding', () => {
       for (const log of data.logs(chain.chainId)) {
         const args = data.logArgs(chain.chainId, log.transaction_hash)!;
         const contract = data.contract(log.address)!;
-        const decoded = decodeEventLog({ abi: ABIS[contract.kind], topics: log.topics as [Hex, ...Hex[]], data: log.data as Hex, strict: true });
+        const decoded = decodeEventLog({
+          abi: ABIS[contract.kind],
+          topics: log.topics as [Hex, ...Hex[]],
+          data: log.data as Hex,
+          strict: true,
+        });
         expect(decoded.eventName).toBe(args.name);
-        const got = Object.fromEntries(Object.entries(decoded.args as unknown as Record<string, unknown>).map(([k, v]) => [k, normalise(v)]));
+        const got = Object.fromEntries(
+          Object.entries(decoded.args as unknown as Record<string, unknown>).map(([k, v]) => [k, normalise(v)]),
+        );
         expect(got).toEqual(args.args);
         count++;
       }

@@ -8,9 +8,13 @@ const script = fileURLToPath(new URL('./fixtures/sandbox-cli.ts', import.meta.ur
 
 describe('insight-export sandbox command', () => {
   it('prints its URLs on stdout, serves them, and exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, 'sandbox', '--port', '0', '--transactions', '1000', '--path-prefix', '/v1', '--fault-503', '0'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', script, 'sandbox', '--port', '0', '--transactions', '1000', '--path-prefix', '/v1', '--fault-503', '0'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
@@ -32,14 +36,34 @@ describe('insight-export sandbox command', () => {
   });
 
   const args = (over: Partial<SandboxArgs>): SandboxArgs => ({
-    port: 0, host: '127.0.0.1', transactions: 1000, seed: 1, 'latency-ms': 0, 'jitter-ms': 0,
-    'fault-500': 0, 'fault-502': 0, 'fault-503': 0, 'fault-429': 0, 'fault-reset': 0, 'fault-truncate': 0, 'fault-stall': 0,
-    'stall-ms': 60_000, 'fault-seed': 1, 'path-prefix': '/insights/v1', 'explorer-prefix': '/api/v2', 'nft-page-size': 50,
-    'duplicate-self-transfers': false, 'legacy-types': false, 'decoded-variants': false, ...over,
+    port: 0,
+    host: '127.0.0.1',
+    transactions: 1000,
+    seed: 1,
+    'latency-ms': 0,
+    'jitter-ms': 0,
+    'fault-500': 0,
+    'fault-502': 0,
+    'fault-503': 0,
+    'fault-429': 0,
+    'fault-reset': 0,
+    'fault-truncate': 0,
+    'fault-stall': 0,
+    'stall-ms': 60_000,
+    'fault-seed': 1,
+    'path-prefix': '/insights/v1',
+    'explorer-prefix': '/api/v2',
+    'nft-page-size': 50,
+    'duplicate-self-transfers': false,
+    'legacy-types': false,
+    'decoded-variants': false,
+    ...over,
   });
 
   it('maps flags to sandbox options and reads auth from the environment', () => {
-    const opts = sandboxOptionsFromArgs(args({ rps: 10, 'retry-after': 4, 'fault-500': 0.1, 'latency-ms': 5 }), { INSIGHT_SANDBOX_SECRET_KEY: 'sk' });
+    const opts = sandboxOptionsFromArgs(args({ rps: 10, 'retry-after': 4, 'fault-500': 0.1, 'latency-ms': 5 }), {
+      INSIGHT_SANDBOX_SECRET_KEY: 'sk',
+    });
     expect(opts.rateLimit).toEqual({ requestsPerSecond: 10, retryAfterSeconds: 4 });
     expect(opts.faults).toMatchObject({ rates: { http500: 0.1 }, retryAfterSeconds: 4 });
     expect(opts.latency).toEqual({ fixedMs: 5, jitterMs: 0 });

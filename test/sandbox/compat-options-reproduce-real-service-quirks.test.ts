@@ -14,7 +14,9 @@ async function withSandbox<T>(opts: Parameters<typeof startSandbox>[0], fn: (s: 
 async function walletAll(s: Sandbox, address: string, chainId: number): Promise<any[]> {
   const rows: any[] = [];
   for (let page = 0; page <= 20; page++) {
-    const { body } = await getJson(`${s.url}/wallets/${address}/transactions?chain_id=${chainId}&sort_by=block_number&limit=1000&page=${page}`);
+    const { body } = await getJson(
+      `${s.url}/wallets/${address}/transactions?chain_id=${chainId}&sort_by=block_number&limit=1000&page=${page}`,
+    );
     rows.push(...body.data);
     if (body.data.length < 1000) break;
   }

@@ -34,7 +34,12 @@ describe('POST decode', () => {
     expect(body.data.transactions.at(-1)).toEqual({ data: '0xdeadbeef', function_name: null, args: [] });
     logs.forEach((l, i) => {
       const a = sandbox.data.logArgs(1, l.transaction_hash)!.args;
-      expect(body.data.logs[i]).toEqual({ topics: l.topics, data: l.data, event_name: 'TransferSingle', args: [a.operator, a.from, a.to, a.id, a.value] });
+      expect(body.data.logs[i]).toEqual({
+        topics: l.topics,
+        data: l.data,
+        event_name: 'TransferSingle',
+        args: [a.operator, a.from, a.to, a.id, a.value],
+      });
     });
   });
 
@@ -53,7 +58,9 @@ describe('POST decode', () => {
 describe('decode=true on list routes', () => {
   it('fills decoded for token calls from the to_address ABI, null for plain transfers and the unknown contract', async () => {
     const alice = sandbox.data.wallets[0]!;
-    const { body } = await getJson(`${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&limit=400&sort_by=block_number&decode=true`);
+    const { body } = await getJson(
+      `${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&limit=400&sort_by=block_number&decode=true`,
+    );
     let decoded = 0;
     for (const row of body.data) {
       const args = sandbox.data.transactionArgs(1, row.hash);

@@ -41,7 +41,10 @@ describe('injected faults', () => {
         const outcome = await request(path()).then(
           async (res) => {
             expect(res.statusCode).toBe(200);
-            return res.body.text().then(() => 'complete', () => 'body-error');
+            return res.body.text().then(
+              () => 'complete',
+              () => 'body-error',
+            );
           },
           (e: Error & { code?: string }) => {
             expect(e.code).toMatch(/UND_ERR_SOCKET|ECONNRESET/);
@@ -65,7 +68,10 @@ describe('injected faults', () => {
       let received = 0;
       const err = await (async () => {
         for await (const chunk of res.body) received += (chunk as Buffer).length;
-      })().then(() => null, (e: unknown) => e as Error);
+      })().then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
       expect(err).not.toBeNull();
       expect(received).toBeGreaterThan(0);
       expect(received).toBeLessThan(promised);
@@ -87,7 +93,10 @@ describe('injected faults', () => {
           received += (chunk as Buffer).length;
           lastChunkAt = performance.now();
         }
-      })().then(() => null, (e: unknown) => e as Error);
+      })().then(
+        () => null,
+        (e: unknown) => e as Error,
+      );
       const silence = performance.now() - lastChunkAt;
       expect(err).not.toBeNull();
       expect(received).toBeGreaterThan(0);

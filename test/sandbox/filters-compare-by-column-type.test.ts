@@ -45,7 +45,10 @@ describe('filters on wallet transactions', () => {
           `${sandbox.url}/wallets/${wallet.address}/transactions?chain_id=1&sort_by=block_number&filter_${column}${op}=${pivot.toString()}`,
         );
         const expected = truth.filter((t) => cmp(BigInt((t as any)[column]), pivot, op));
-        expect(rows.map((r) => r.hash), `${column}${op}`).toEqual(expected.map((t) => t.hash));
+        expect(
+          rows.map((r) => r.hash),
+          `${column}${op}`,
+        ).toEqual(expected.map((t) => t.hash));
         if (op !== '') {
           expect(expected.length).toBeGreaterThan(0);
           expect(expected.length).toBeLessThan(truth.length);
@@ -57,8 +60,7 @@ describe('filters on wallet transactions', () => {
   it('compares uint256 values exactly beyond 2^53', async () => {
     const wallet = sandbox.data.wallets[0]!;
     const truth = [...sandbox.data.transactions(8453)].filter((t) => t.from_address === wallet.address || t.to_address === wallet.address);
-    const big = truth.find((t) => BigInt(t.value) > 2n ** 70n && !t.value.endsWith('0'))
-      ?? truth.find((t) => BigInt(t.value) > 2n ** 70n)!;
+    const big = truth.find((t) => BigInt(t.value) > 2n ** 70n && !t.value.endsWith('0')) ?? truth.find((t) => BigInt(t.value) > 2n ** 70n)!;
     // one wei more than a real value: a double cannot tell them apart, BigInt can
     const plusOne = (BigInt(big.value) + 1n).toString();
     const eq = await allPages(`${sandbox.url}/wallets/${wallet.address}/transactions?chain_id=8453&filter_value=${plusOne}`);
@@ -72,10 +74,14 @@ describe('filters on wallet transactions', () => {
   for (const column of ['hash', 'block_hash', 'function_selector'] as const) {
     it(`filter_${column} matches by equality`, async () => {
       const wallet = sandbox.data.wallets[2]!;
-      const truth = [...sandbox.data.transactions(42161)].filter((t) => t.from_address === wallet.address || t.to_address === wallet.address);
+      const truth = [...sandbox.data.transactions(42161)].filter(
+        (t) => t.from_address === wallet.address || t.to_address === wallet.address,
+      );
       const pick = truth.find((t) => t.function_selector !== null)!;
       const value = (pick as any)[column] as string;
-      const rows = await allPages(`${sandbox.url}/wallets/${wallet.address}/transactions?chain_id=42161&filter_${column}=${value.toUpperCase().replace('0X', '0x')}`);
+      const rows = await allPages(
+        `${sandbox.url}/wallets/${wallet.address}/transactions?chain_id=42161&filter_${column}=${value.toUpperCase().replace('0X', '0x')}`,
+      );
       const expected = truth.filter((t: TransactionRecord) => (t as any)[column] === value);
       expect(expected.length).toBeGreaterThan(0);
       expect(rows.map((r) => r.hash)).toEqual(expected.map((t) => t.hash));
@@ -89,7 +95,9 @@ describe('filters on contract events', () => {
   const tokenOf = () => sandbox.data.contracts.find((c) => c.kind === 'erc20' && c.chainId === 1)!;
   const truthOf = () => {
     const token = tokenOf();
-    return [...sandbox.data.logs(1)].filter((l) => l.address === token.address && l.topics[0] === '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef');
+    return [...sandbox.data.logs(1)].filter(
+      (l) => l.address === token.address && l.topics[0] === '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef',
+    );
   };
   const key = (e: EventRecord) => `${e.transaction_hash}:${e.log_index}`;
 
@@ -99,7 +107,9 @@ describe('filters on contract events', () => {
       const values = truth.map((l) => (l as any)[column] as number).sort((a, b) => a - b);
       const pivot = values[Math.floor(values.length / 2)]!;
       for (const op of OPS) {
-        const rows = await allPages(`${sandbox.url}/events/${tokenOf().address}/${sig}?chain_id=1&sort_by=block_number&filter_${column}${op}=${pivot}`);
+        const rows = await allPages(
+          `${sandbox.url}/events/${tokenOf().address}/${sig}?chain_id=1&sort_by=block_number&filter_${column}${op}=${pivot}`,
+        );
         const expected = truth.filter((l) => cmp(BigInt((l as any)[column]), BigInt(pivot), op));
         expect(rows.map(key), `${column}${op}`).toEqual(expected.map(key));
       }
@@ -114,7 +124,10 @@ describe('filters on contract events', () => {
       [`filter_block_hash=${pick.block_hash}`, (l) => l.block_hash === pick.block_hash],
       [`filter_topic_1=${pick.topics[1]}`, (l) => l.topics[1] === pick.topics[1]],
       [`filter_topic_2=${pick.topics[2]}`, (l) => l.topics[2] === pick.topics[2]],
-      [`filter_topic_1=${pick.topics[1]}&filter_topic_2=${pick.topics[2]}`, (l) => l.topics[1] === pick.topics[1] && l.topics[2] === pick.topics[2]],
+      [
+        `filter_topic_1=${pick.topics[1]}&filter_topic_2=${pick.topics[2]}`,
+        (l) => l.topics[1] === pick.topics[1] && l.topics[2] === pick.topics[2],
+      ],
     ];
     for (const [q, pred] of cases) {
       const rows = await allPages(`${sandbox.url}/events/${tokenOf().address}/${sig}?chain_id=1&${q}`);

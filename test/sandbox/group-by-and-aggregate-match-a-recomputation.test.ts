@@ -17,7 +17,9 @@ describe('group_by and aggregate', () => {
       'aggregate=min(block_number) as first_block',
       'aggregate=max(gas_price) as max_price',
       'limit=1000',
-    ].map((p) => p.replace(/ /g, '%20')).join('&');
+    ]
+      .map((p) => p.replace(/ /g, '%20'))
+      .join('&');
     const { status, body } = await getJson(`${sandbox.url}/wallets/${alice.address}/transactions?${qs}`);
     expect(status).toBe(200);
     expect(body.data).toBeUndefined();
@@ -45,7 +47,10 @@ describe('group_by and aggregate', () => {
           'sum(value)': rows.reduce((a, t) => a + BigInt(t.value), 0n).toString(),
           avg_gas: rows.reduce((a, t) => a + t.gas_used, 0) / rows.length,
           first_block: Math.min(...rows.map((t) => t.block_number)),
-          max_price: rows.map((t) => BigInt(t.gas_price)).reduce((a, b) => (a > b ? a : b)).toString(),
+          max_price: rows
+            .map((t) => BigInt(t.gas_price))
+            .reduce((a, b) => (a > b ? a : b))
+            .toString(),
         };
       });
     expect(expected.length).toBeGreaterThanOrEqual(9);
@@ -79,8 +84,12 @@ describe('group_by and aggregate', () => {
 
   it('aggregate without group_by gives one row over the filtered rows', async () => {
     const bob = sandbox.data.wallets[1]!;
-    const { body } = await getJson(`${sandbox.url}/wallets/${bob.address}/transactions?chain_id=8453&filter_status=0&aggregate=count()%20as%20failed&aggregate=sum(gas_used)%20as%20gas`);
-    const failed = [...sandbox.data.transactions(8453)].filter((t) => (t.from_address === bob.address || t.to_address === bob.address) && t.status === 0);
+    const { body } = await getJson(
+      `${sandbox.url}/wallets/${bob.address}/transactions?chain_id=8453&filter_status=0&aggregate=count()%20as%20failed&aggregate=sum(gas_used)%20as%20gas`,
+    );
+    const failed = [...sandbox.data.transactions(8453)].filter(
+      (t) => (t.from_address === bob.address || t.to_address === bob.address) && t.status === 0,
+    );
     expect(body.aggregations).toEqual([{ failed: failed.length, gas: failed.reduce((a, t) => a + t.gas_used!, 0) }]);
   });
 });

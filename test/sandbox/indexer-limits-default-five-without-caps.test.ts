@@ -50,7 +50,10 @@ describe("indexerLimits: the indexer's limit and page", () => {
         const bob = s.data.wallets[1]!.address;
         const truth = s.data.allWalletTransactions(bob, listQuery({ chainIds: [1] }));
         expect(truth.length).toBeGreaterThan(100);
-        const rows = await pageByOffset((page) => `${s.url}/wallets/${bob}/transactions?chain_id=1&sort_by=block_number&page=${page}`, DEFAULT_LIMIT);
+        const rows = await pageByOffset(
+          (page) => `${s.url}/wallets/${bob}/transactions?chain_id=1&sort_by=block_number&page=${page}`,
+          DEFAULT_LIMIT,
+        );
         return compareWithTruth(rows, truth);
       });
     const indexer = await outcome({ indexerLimits: true });

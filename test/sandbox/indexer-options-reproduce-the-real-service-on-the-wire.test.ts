@@ -21,7 +21,8 @@ async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<
 }
 
 /** next_page_params sent back as query parameters. */
-const queryOf = (p: Record<string, unknown>) => new URLSearchParams(Object.entries(p).map(([k, v]): [string, string] => [k, String(v)])).toString();
+const queryOf = (p: Record<string, unknown>) =>
+  new URLSearchParams(Object.entries(p).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
 const alice = () => plain.data.wallets[0]!.address;
 const nftUrl = (s: Sandbox, q = 'chain_id=1') => `${s.explorerUrl}/addresses/${alice()}/nft/collections?${q}`;
@@ -33,7 +34,10 @@ describe('Blockscout NFT options', () => {
     expect(big).toBeDefined();
     await withSandbox({ nftInstanceLimit: 3 }, async (s) => {
       const item = (await getJson(nftUrl(s))).body.items.find((c: any) => c.token.address === big.token.address);
-      const ids = big.token_instances.map((i: any) => BigInt(i.id)).sort((a: bigint, b: bigint) => (a > b ? -1 : 1)).slice(0, 3);
+      const ids = big.token_instances
+        .map((i: any) => BigInt(i.id))
+        .sort((a: bigint, b: bigint) => (a > b ? -1 : 1))
+        .slice(0, 3);
       expect(item.token_instances.map((i: any) => BigInt(i.id))).toEqual(ids);
       expect(item.amount).toBe(big.amount);
     });
@@ -120,7 +124,9 @@ describe('indexer error, envelope, resolve and record options', () => {
         expect(res.status).toBe(500);
         expect(await res.text()).toBe('');
       }
-      expect((await getJson(`${s.url}/resolve/${plain.data.chains[0]!.headBlock}?chain_id=${plain.data.chains[0]!.chainId}`)).status).toBe(200);
+      expect((await getJson(`${s.url}/resolve/${plain.data.chains[0]!.headBlock}?chain_id=${plain.data.chains[0]!.chainId}`)).status).toBe(
+        200,
+      );
     });
   });
 
@@ -135,7 +141,11 @@ describe('indexer error, envelope, resolve and record options', () => {
   it('omitEmpty: zero meta fields and null data/aggregations are left out; resolve of nothing is data {}', async () => {
     const page = `/wallets/${alice()}/transactions?chain_id=1&filter_block_number_gt=999999999`;
     const unknown = `/resolve/0x${'ab'.repeat(32)}`;
-    expect((await getJson(plain.url + page)).body).toMatchObject({ meta: { total_items: 0, total_pages: 0 }, data: [], aggregations: null });
+    expect((await getJson(plain.url + page)).body).toMatchObject({
+      meta: { total_items: 0, total_pages: 0 },
+      data: [],
+      aggregations: null,
+    });
     await withSandbox({ omitEmpty: true, strictResolve: true }, async (s) => {
       const body = (await getJson(s.url + page)).body;
       expect(body).toEqual({ meta: { chain_ids: [1], page: 0, limit_per_chain: 20, address: alice() }, data: [] });
@@ -176,7 +186,29 @@ describe('indexer error, envelope, resolve and record options', () => {
 
 describe('--profile', () => {
   it('indexer turns every option on; a flag given overrides it; an unknown profile is a typed error', () => {
-    const base = { port: 0, host: '127.0.0.1', transactions: 1000, seed: 1, 'latency-ms': 0, 'jitter-ms': 0, 'fault-500': 0, 'fault-502': 0, 'fault-503': 0, 'fault-429': 0, 'fault-reset': 0, 'fault-truncate': 0, 'fault-stall': 0, 'stall-ms': 1, 'fault-seed': 1, 'path-prefix': '/v1', 'explorer-prefix': '/api/v2', 'nft-page-size': 50, 'duplicate-self-transfers': false, 'legacy-types': false, 'decoded-variants': false };
+    const base = {
+      port: 0,
+      host: '127.0.0.1',
+      transactions: 1000,
+      seed: 1,
+      'latency-ms': 0,
+      'jitter-ms': 0,
+      'fault-500': 0,
+      'fault-502': 0,
+      'fault-503': 0,
+      'fault-429': 0,
+      'fault-reset': 0,
+      'fault-truncate': 0,
+      'fault-stall': 0,
+      'stall-ms': 1,
+      'fault-seed': 1,
+      'path-prefix': '/v1',
+      'explorer-prefix': '/api/v2',
+      'nft-page-size': 50,
+      'duplicate-self-transfers': false,
+      'legacy-types': false,
+      'decoded-variants': false,
+    };
     const opts = withProfile(sandboxOptionsFromArgs({ ...base, profile: 'indexer', 'nft-ungrouped-route': false }, {}));
     expect(opts).toMatchObject({ ...profileOptions('indexer'), nftUngroupedRoute: false });
     expect(opts.nftInstanceLimit).toBe(9);

@@ -22,7 +22,8 @@ const text = async (url: string) => {
   return { status: res.status, text: await res.text() };
 };
 const rich = () => contract.data.contracts.find((c) => c.kind === 'rich' && c.chainId === 1)!;
-const eventsUrl = (s: Sandbox, query: string) => `${s.url}/events/${rich().address}/${encodeURIComponent(RICH_EVENT_SIGNATURE)}?chain_id=1&${query}`;
+const eventsUrl = (s: Sandbox, query: string) =>
+  `${s.url}/events/${rich().address}/${encodeURIComponent(RICH_EVENT_SIGNATURE)}?chain_id=1&${query}`;
 
 describe('goValues', () => {
   it('writes big integers in tuples and fixed arrays as bare JSON numbers beyond 2^53', async () => {
@@ -45,16 +46,21 @@ describe('goValues', () => {
     const { data } = JSON.parse((await text(`${indexer.url}/wallets/${alice}/transactions?chain_id=1&limit=1000&decode=true`)).text);
     const native = data.find((r: any) => r.data === '0x');
     expect(native.decoded).toEqual({ name: '', signature: '', inputs: null });
-    const erc1155 = data.find((r: any) => r.decoded?.signature === 'safeTransferFrom(address,address,uint256,uint256,bytes)' && r.data.length > 10 + 64 * 6);
+    const erc1155 = data.find(
+      (r: any) => r.decoded?.signature === 'safeTransferFrom(address,address,uint256,uint256,bytes)' && r.data.length > 10 + 64 * 6,
+    );
     expect(Object.keys(erc1155.decoded.inputs)).toEqual(['data', 'from', 'id', 'to', 'value']);
     expect(erc1155.decoded.inputs.data).not.toMatch(/^0x/);
-    expect(`0x${Buffer.from(erc1155.decoded.inputs.data, 'base64').toString('hex')}`).toBe(contract.data.transactionArgs(1, erc1155.hash)!.args.data);
+    expect(`0x${Buffer.from(erc1155.decoded.inputs.data, 'base64').toString('hex')}`).toBe(
+      contract.data.transactionArgs(1, erc1155.hash)!.args.data,
+    );
   });
 });
 
 describe('goAggregations', () => {
   it('sends DateTime as RFC 3339, UInt256 quoted, count() as a number', async () => {
-    const q = 'group_by=block_timestamp&group_by=toDate(block_timestamp) as day&aggregate=count() as n&aggregate=sum(block_number) as b&limit=5';
+    const q =
+      'group_by=block_timestamp&group_by=toDate(block_timestamp) as day&aggregate=count() as n&aggregate=sum(block_number) as b&limit=5';
     const { aggregations } = JSON.parse((await text(eventsUrl(indexer, q))).text);
     for (const row of aggregations) {
       expect(row.block_timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);

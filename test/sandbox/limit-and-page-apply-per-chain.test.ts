@@ -16,7 +16,11 @@ describe('limit and page', () => {
       `${sandbox.url}/wallets/${alice.address}/transactions?chain_id=42161&chain_id=1&sort_by=block_number&sort_order=desc&limit=${limit}&page=${page}`,
     );
     expect(status).toBe(200);
-    const expected = [42161, 1].flatMap((c) => walletRows(c, alice.address).reverse().slice(page * limit, (page + 1) * limit));
+    const expected = [42161, 1].flatMap((c) =>
+      walletRows(c, alice.address)
+        .reverse()
+        .slice(page * limit, (page + 1) * limit),
+    );
     expect(body.data.map((r: any) => `${r.chain_id}:${r.hash}`)).toEqual(expected.map((t) => `${t.chain_id}:${t.hash}`));
     expect(body.meta).toEqual({
       chain_ids: [42161, 1],
@@ -40,7 +44,9 @@ describe('limit and page', () => {
   it('breaks block ties by transaction_index in the sort direction', async () => {
     const alice = sandbox.data.wallets[0]!;
     for (const order of ['asc', 'desc']) {
-      const { body } = await getJson(`${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&sort_by=block_number&sort_order=${order}&limit=1000`);
+      const { body } = await getJson(
+        `${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&sort_by=block_number&sort_order=${order}&limit=1000`,
+      );
       const keys = body.data.map((r: any) => r.block_number * 10_000 + r.transaction_index);
       const sorted = [...keys].sort((a, b) => (order === 'asc' ? a - b : b - a));
       expect(keys).toEqual(sorted);
@@ -54,7 +60,9 @@ describe('limit and page', () => {
     const total = bob.transactionsByChain[8453]!;
     const limit = 50;
     const last = Math.floor(total / limit);
-    const { body } = await getJson(`${sandbox.url}/wallets/${bob.address}/transactions?chain_id=8453&limit=${limit}&page=${last}&sort_by=block_number`);
+    const { body } = await getJson(
+      `${sandbox.url}/wallets/${bob.address}/transactions?chain_id=8453&limit=${limit}&page=${last}&sort_by=block_number`,
+    );
     expect(body.data).toHaveLength(total - last * limit);
   });
 
@@ -62,7 +70,11 @@ describe('limit and page', () => {
     const alice = sandbox.data.wallets[0]!;
     const ok = await getJson(`${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&limit=10&page=20&sort_by=block_number`);
     expect(ok.status).toBe(200);
-    expect(ok.body.data.map((r: any) => r.hash)).toEqual(walletRows(1, alice.address).slice(200, 210).map((t) => t.hash));
+    expect(ok.body.data.map((r: any) => r.hash)).toEqual(
+      walletRows(1, alice.address)
+        .slice(200, 210)
+        .map((t) => t.hash),
+    );
     const past = await getJson(`${sandbox.url}/wallets/${alice.address}/transactions?chain_id=1&limit=10&page=21`);
     expect(past.status).toBe(400);
     expect(Object.keys(past.body)).toEqual(['error']);

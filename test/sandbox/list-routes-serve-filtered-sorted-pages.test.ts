@@ -17,9 +17,7 @@ describe('wallet transactions route', () => {
       if (body.data.length < 200) break;
     }
     expect(rows.length).toBe(alice.transactionsByChain[chainId]);
-    const truth = [...sandbox.data.transactions(chainId)].filter(
-      (t) => t.from_address === alice.address || t.to_address === alice.address,
-    );
+    const truth = [...sandbox.data.transactions(chainId)].filter((t) => t.from_address === alice.address || t.to_address === alice.address);
     expect(rows.map((r) => r.hash)).toEqual(truth.map((t) => t.hash));
     for (const r of rows) expect(r.chain_id).toBe(String(chainId));
   });
@@ -41,12 +39,8 @@ describe('events route', () => {
       `${sandbox.url}/events/${token.address}/${encodeURIComponent(sig)}?chain_id=1&limit=1000&sort_by=block_number`,
     );
     expect(status).toBe(200);
-    const truth = [...sandbox.data.logs(1)].filter(
-      (l) => l.address === token.address && l.topics[0] === body.meta.signature,
-    );
+    const truth = [...sandbox.data.logs(1)].filter((l) => l.address === token.address && l.topics[0] === body.meta.signature);
     expect(truth.length).toBeGreaterThan(0);
-    expect(body.data.map((e: any) => [e.transaction_hash, e.log_index])).toEqual(
-      truth.map((t) => [t.transaction_hash, t.log_index]),
-    );
+    expect(body.data.map((e: any) => [e.transaction_hash, e.log_index])).toEqual(truth.map((t) => [t.transaction_hash, t.log_index]));
   });
 });

@@ -48,7 +48,10 @@ describe('NFT collections route', () => {
       if (sandbox.data.contract(l.address)!.kind !== 'erc721') continue;
       owner.set(`${l.address}:${BigInt(l.topics[3]!)}`, '0x' + l.topics[2]!.slice(26));
     }
-    const fromLogs = [...owner.entries()].filter(([, o]) => o === alice.address).map(([k]) => k).sort();
+    const fromLogs = [...owner.entries()]
+      .filter(([, o]) => o === alice.address)
+      .map(([k]) => k)
+      .sort();
     const fromHoldings = sandbox.data
       .nftHoldings(alice.address, 1)
       .filter((h) => h.contract.kind === 'erc721')

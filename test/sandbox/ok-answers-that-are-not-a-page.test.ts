@@ -68,7 +68,10 @@ describe('HTTP 200 answers that are not a page', () => {
       withSandbox(opts, async (s) => {
         const alice = s.data.wallets[0]!.address;
         const truth = s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }));
-        const rows = await pageByOffset((page) => `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`, limit);
+        const rows = await pageByOffset(
+          (page) => `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`,
+          limit,
+        );
         return compareWithTruth(rows, truth);
       });
     for (const opts of [{ okErrorBody: 0.3 }, { okWithoutData: 0.3 }]) expect((await outcome(opts)).lost).toBeGreaterThan(limit);

@@ -1,7 +1,15 @@
 import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
 import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
-import { SANDBOX_PROFILES, SandboxOptionsError, listQuery, startSandbox, withProfile, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import {
+  SANDBOX_PROFILES,
+  SandboxOptionsError,
+  listQuery,
+  startSandbox,
+  withProfile,
+  type Sandbox,
+  type SandboxOptions,
+} from '../../src/sandbox/index.js';
 import { getJson } from '../helpers/sandbox.js';
 
 async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
@@ -28,13 +36,20 @@ describe('sandbox profiles', () => {
   });
 
   it('options set explicitly win over the profile, unset ones do not', () => {
-    expect(withProfile({ profile: 'indexer', walletUnion: false, unstableOrder: undefined })).toMatchObject({ walletUnion: false, unstableOrder: true });
+    expect(withProfile({ profile: 'indexer', walletUnion: false, unstableOrder: undefined })).toMatchObject({
+      walletUnion: false,
+      unstableOrder: true,
+    });
     expect(() => withProfile({ profile: 'nope' as never })).toThrow(SandboxOptionsError);
   });
 
   it('the CLI: --profile indexer sets the defaults, a flag given overrides one, flags not given leave them', () => {
     expect(cliOptions(['--profile', 'indexer'])).toMatchObject({ walletUnion: true, unstableOrder: true, indexerLimits: true });
-    expect(cliOptions(['--profile', 'indexer', '--no-wallet-union'])).toMatchObject({ walletUnion: false, unstableOrder: true, indexerLimits: true });
+    expect(cliOptions(['--profile', 'indexer', '--no-wallet-union'])).toMatchObject({
+      walletUnion: false,
+      unstableOrder: true,
+      indexerLimits: true,
+    });
     const plain = cliOptions(['--ok-error-body', '0.2', '--unstable-order']);
     expect(plain).toMatchObject({ okErrorBody: 0.2, unstableOrder: true });
     expect(plain.walletUnion).toBeUndefined();

@@ -20,7 +20,9 @@ async function block(n: number, chainId = CHAIN): Promise<BlockRecord> {
 async function allTransactions(wallet: string, from: number): Promise<TransactionRecord[]> {
   const rows: TransactionRecord[] = [];
   for (let page = 0; ; page++) {
-    const r = await getJson(`${sandbox.url}/wallets/${wallet}/transactions?chain_id=${CHAIN}&filter_block_number_gte=${from}&limit=1000&page=${page}&sort_by=block_number&sort_order=asc`);
+    const r = await getJson(
+      `${sandbox.url}/wallets/${wallet}/transactions?chain_id=${CHAIN}&filter_block_number_gte=${from}&limit=1000&page=${page}&sort_by=block_number&sort_order=asc`,
+    );
     expect(r.status).toBe(200);
     rows.push(...(r.body.data as TransactionRecord[]));
     if (r.body.data.length < 1000) return rows;
@@ -39,7 +41,9 @@ it('replaces the last blocks with a new branch that every route answers', async 
   const oldRows = await allTransactions(alice, from);
   const oldTruth = [...sandbox.data.transactions(CHAIN)].filter((t) => t.block_number >= from);
 
-  const res = await fetch(`${sandbox.url.replace(/\/insights\/v1$/, '')}/_sandbox/reorg?chain_id=${CHAIN}&depth=${depth}`, { method: 'POST' });
+  const res = await fetch(`${sandbox.url.replace(/\/insights\/v1$/, '')}/_sandbox/reorg?chain_id=${CHAIN}&depth=${depth}`, {
+    method: 'POST',
+  });
   expect(res.status).toBe(200);
   const summary = (await res.json()) as { from_block: number; head_block: number; dropped: number; replaced: number; moved: number };
   expect(summary.from_block).toBe(from);
@@ -66,7 +70,10 @@ it('replaces the last blocks with a new branch that every route answers', async 
 
   // Rows: the list route equals the ground truth of the new branch, every row with its block's new hash.
   const newRows = await allTransactions(alice, from);
-  const truth = sandbox.data.allWalletTransactions(alice, sandbox.data.parseTransactionsQuery(`chain_id=${CHAIN}&filter_block_number_gte=${from}`));
+  const truth = sandbox.data.allWalletTransactions(
+    alice,
+    sandbox.data.parseTransactionsQuery(`chain_id=${CHAIN}&filter_block_number_gte=${from}`),
+  );
   expect(newRows.map((t) => t.hash)).toEqual(truth.map((t) => t.hash));
   const hashes = new Map<number, string>();
   for (const t of newRows) {
@@ -88,7 +95,8 @@ it('replaces the last blocks with a new branch that every route answers', async 
   }
   // Within a block, transaction indexes stay 0, 1, 2 ... in order.
   const byBlock = new Map<number, number[]>();
-  for (const t of [...sandbox.data.transactions(CHAIN)].filter((x) => x.block_number >= from)) (byBlock.get(t.block_number) ?? byBlock.set(t.block_number, []).get(t.block_number)!).push(t.transaction_index);
+  for (const t of [...sandbox.data.transactions(CHAIN)].filter((x) => x.block_number >= from))
+    (byBlock.get(t.block_number) ?? byBlock.set(t.block_number, []).get(t.block_number)!).push(t.transaction_index);
   for (const [, idx] of byBlock) expect(idx).toEqual([...idx].sort((a, b) => a - b));
   expect(newTruth.length).toBe(oldTruth.length - summary.dropped);
 });

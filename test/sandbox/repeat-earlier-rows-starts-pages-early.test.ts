@@ -24,7 +24,9 @@ describe('repeatEarlierRows: pages that repeat rows an earlier page carried in a
       const pages = Math.ceil(truth.length / limit);
       let repeated = 0;
       for (let page = 0; page < pages; page++) {
-        const { body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`);
+        const { body } = await getJson(
+          `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`,
+        );
         const own = truthIds.slice(page * limit, (page + 1) * limit);
         const got = ids(body.data);
         if (page === 0) {
@@ -53,7 +55,12 @@ describe('repeatEarlierRows: pages that repeat rows an earlier page carried in a
         const alice = s.data.wallets[0]!.address;
         const out: string[][] = [];
         for (let page = 1; page < 15; page++) {
-          out.push(ids((await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`)).body.data));
+          out.push(
+            ids(
+              (await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`)).body
+                .data,
+            ),
+          );
         }
         return { out, truth: ids(s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }))) };
       });
@@ -70,7 +77,10 @@ describe('repeatEarlierRows: pages that repeat rows an earlier page carried in a
       withSandbox(opts, async (s) => {
         const alice = s.data.wallets[0]!.address;
         const truth = s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }));
-        const rows = await pageByOffset((page) => `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`, limit);
+        const rows = await pageByOffset(
+          (page) => `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`,
+          limit,
+        );
         return compareWithTruth(rows, truth);
       });
     const repeating = await outcome({ repeatEarlierRows: 0.5 });

@@ -23,7 +23,9 @@ describe('unstableOrder: the order ClickHouse gives ties and unordered queries',
       const orders = new Set<string>();
       for (const order of ['asc', 'desc']) {
         for (let round = 0; round < 4; round++) {
-          const { body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&sort_order=${order}&limit=1000`);
+          const { body } = await getJson(
+            `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&sort_order=${order}&limit=1000`,
+          );
           const blocks = body.data.map((r: any) => r.block_number);
           expect(blocks).toEqual([...blocks].sort((a, b) => (order === 'asc' ? a - b : b - a)));
           expect(sorted(ids(body.data))).toEqual(sorted(ids(truth)));
@@ -43,7 +45,9 @@ describe('unstableOrder: the order ClickHouse gives ties and unordered queries',
       expect(sorted(a)).toEqual(sorted(truth));
       expect(a).not.toEqual(truth);
       expect(a).not.toEqual(b);
-      const groups = async () => (await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&group_by=block_number&aggregate=count() as n&limit=500`)).body.aggregations;
+      const groups = async () =>
+        (await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&group_by=block_number&aggregate=count() as n&limit=500`)).body
+          .aggregations;
       const [g1, g2] = [await groups(), await groups()];
       expect(g1).not.toEqual(g2);
       const byBlock = (rows: any[]) => [...rows].sort((x, y) => x.block_number - y.block_number);

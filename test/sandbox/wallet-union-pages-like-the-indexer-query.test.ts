@@ -26,13 +26,16 @@ describe('walletUnion: the wallet route as the indexer UNION ALL query', () => {
       const orders = new Set<string>();
       for (let round = 0; round < 6; round++) {
         for (const page of [0, 1, 2, 3, 4]) {
-          const { status, body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`);
+          const { status, body } = await getJson(
+            `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=${limit}&page=${page}`,
+          );
           expect(status).toBe(200);
           const half = (rows: typeof truth) => rows.slice(page * limit, page * limit + 2 * limit);
           const fromFirst = [...half(from), ...half(to)].slice(page * limit, page * limit + limit);
           const toFirst = [...half(to), ...half(from)].slice(page * limit, page * limit + limit);
           const got = ids(body.data);
-          if (page === 4) expect(got).toEqual([]); // both halves hold 2l rows: the outer offset 4l is past them
+          if (page === 4)
+            expect(got).toEqual([]); // both halves hold 2l rows: the outer offset 4l is past them
           else if (JSON.stringify(got) === JSON.stringify(ids(fromFirst))) orders.add('from first');
           else {
             expect(got).toEqual(ids(toFirst));
@@ -71,7 +74,9 @@ describe('walletUnion: the wallet route as the indexer UNION ALL query', () => {
       }
       // the contract's answer for the same query: one row over the whole wallet
       await withSandbox({}, async (c) => {
-        expect((await getJson(`${c.url}/wallets/${alice}/transactions?chain_id=1&aggregate=count() as n`)).body.aggregations).toEqual([{ n: truth.length }]);
+        expect((await getJson(`${c.url}/wallets/${alice}/transactions?chain_id=1&aggregate=count() as n`)).body.aggregations).toEqual([
+          { n: truth.length },
+        ]);
       });
     });
   });
@@ -82,10 +87,15 @@ describe('walletUnion: the wallet route as the indexer UNION ALL query', () => {
       const truth = s.data.allWalletTransactions(alice, listQuery({ chainIds: [1] }));
       const [limit, page] = [10, 1];
       const halfBlocks = (side: 'from_address' | 'to_address') =>
-        truth.filter((t) => t[side] === alice).slice(page * limit, page * limit + 2 * limit).map((t) => t.block_number);
+        truth
+          .filter((t) => t[side] === alice)
+          .slice(page * limit, page * limit + 2 * limit)
+          .map((t) => t.block_number);
       const distinct = [...new Set([...halfBlocks('from_address'), ...halfBlocks('to_address')])].sort((a, b) => a - b);
       expect(distinct.length).toBeGreaterThan(2 * limit);
-      const { status, body } = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&group_by=block_number&limit=${limit}&page=${page}`);
+      const { status, body } = await getJson(
+        `${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&group_by=block_number&limit=${limit}&page=${page}`,
+      );
       expect(status).toBe(200);
       expect(body.aggregations).toEqual(distinct.slice(page * limit, (page + 1) * limit).map((block_number) => ({ block_number })));
     });

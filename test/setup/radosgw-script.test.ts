@@ -57,8 +57,17 @@ describe('scripts/s3/radosgw.sh', () => {
     const started = await script(['start', dir, String(port)], { S3_ACCESS_KEY_ID: 'scriptkey', S3_SECRET_ACCESS_KEY: 'scriptsecret' });
     expect(started.stderr).toBe('');
     expect(started.code).toBe(0);
-    const vars = Object.fromEntries(started.stdout.trim().split('\n').map((l) => l.split('=', 2) as [string, string]));
-    expect(vars).toMatchObject({ S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_ACCESS_KEY_ID: 'scriptkey', S3_SECRET_ACCESS_KEY: 'scriptsecret' });
+    const vars = Object.fromEntries(
+      started.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('=', 2) as [string, string]),
+    );
+    expect(vars).toMatchObject({
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_ACCESS_KEY_ID: 'scriptkey',
+      S3_SECRET_ACCESS_KEY: 'scriptsecret',
+    });
     console.log(`[radosgw.sh] second cluster started in ${vars.RGW_START_MS} ms`);
     expect(daemonsOf(dir).length).toBe(3);
     expect((await script(['status', dir, String(port)])).code).toBe(0);

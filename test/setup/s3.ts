@@ -106,7 +106,13 @@ function serverFromEnv(): S3TestServer | null {
         'set them, or unset S3_ENDPOINT to let the tests start their own radosgw.',
     );
   }
-  return { endpoint, region: process.env.S3_REGION ?? process.env.AWS_REGION ?? 'us-east-1', accessKeyId, secretAccessKey, readyFile: null };
+  return {
+    endpoint,
+    region: process.env.S3_REGION ?? process.env.AWS_REGION ?? 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    readyFile: null,
+  };
 }
 
 function ensureCephInstalled(): void {
@@ -122,7 +128,10 @@ function ensureCephInstalled(): void {
   const t0 = Date.now();
   const res = spawnSync(
     'bash',
-    ['-c', `apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends ${PACKAGES.join(' ')}`],
+    [
+      '-c',
+      `apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends ${PACKAGES.join(' ')}`,
+    ],
     { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   const still = missingBinaries();
@@ -165,10 +174,15 @@ function freePort(): Promise<number> {
 
 function run(cmd: string, args: string[], env: Record<string, string>): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile('bash', [cmd, ...args], { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stderr }) as Error);
-      else resolve({ stdout, stderr });
-    });
+    execFile(
+      'bash',
+      [cmd, ...args],
+      { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        if (err) reject(Object.assign(err, { stderr }) as Error);
+        else resolve({ stdout, stderr });
+      },
+    );
   });
 }
 

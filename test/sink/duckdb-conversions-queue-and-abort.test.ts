@@ -13,7 +13,9 @@ afterAll(async () => {
 describe('DuckDB conversions', () => {
   it('finish() of several writers at once: every file complete (conversions queue, none runs out of memory)', async () => {
     const sets = [0, 1, 2, 3].map((k) => makeTransactionRows(2000 + k * 500, 100 + k, k * 10_000));
-    const writers = await Promise.all(sets.map(() => createFileWriter({ format: 'parquet', columns: transactionColumns, stagingDir: tmp.dir })));
+    const writers = await Promise.all(
+      sets.map(() => createFileWriter({ format: 'parquet', columns: transactionColumns, stagingDir: tmp.dir })),
+    );
     await Promise.all(writers.map((w, k) => w.write(sets[k]!)));
     const files = await Promise.all(writers.map((w) => w.finish()));
     for (let k = 0; k < sets.length; k++) {

@@ -3,7 +3,14 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDuckDB, createFileWriter, parquetColumnTypes, type FinishedFile, type ParquetEngine } from '../../src/sink/index.js';
 import { transactionColumns } from './fixtures.js';
-import { duckdbParquetSchema, readWithDuckDB, readWithHyparquet, readWithParquetWasm, readWithPyarrow, type PyarrowFile } from './readers.js';
+import {
+  duckdbParquetSchema,
+  readWithDuckDB,
+  readWithHyparquet,
+  readWithParquetWasm,
+  readWithPyarrow,
+  type PyarrowFile,
+} from './readers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 /** A window with no rows still produces a file: a valid, empty file that carries the schema. */

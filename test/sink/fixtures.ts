@@ -58,7 +58,8 @@ function hex(rand: () => number, nibbles: number): string {
 function callData(rand: () => number): string {
   let s = hex(rand, 8);
   const words = 1 + ((rand() * 6) | 0);
-  for (let w = 0; w < words; w++) s += rand() < 0.5 ? `${'0'.repeat(24)}${hex(rand, 40).slice(2)}` : `${'0'.repeat(48)}${hex(rand, 16).slice(2)}`;
+  for (let w = 0; w < words; w++)
+    s += rand() < 0.5 ? `${'0'.repeat(24)}${hex(rand, 40).slice(2)}` : `${'0'.repeat(48)}${hex(rand, 16).slice(2)}`;
   return s;
 }
 
@@ -123,7 +124,10 @@ export function makeTransactionRow(i: number, rand: () => number): Row {
     status: isNullRow ? null : i % 50 === 0 ? 0 : 1,
     success: isNullRow ? null : i % 50 !== 0,
     decoded_name: decoded && !isNullRow ? UNICODE[i % UNICODE.length]! : null,
-    decoded_json: decoded && !isNullRow ? JSON.stringify({ to: hex(rand, 40), amount: bigDecimal(rand, 256), memo: UNICODE[(i + 3) % UNICODE.length] }) : null,
+    decoded_json:
+      decoded && !isNullRow
+        ? JSON.stringify({ to: hex(rand, 40), amount: bigDecimal(rand, 256), memo: UNICODE[(i + 3) % UNICODE.length] })
+        : null,
     decode_status: decoded ? 'ok' : i % 6 === 0 ? 'no_abi' : 'error: unknown selector',
     item_id: `${i % 5 === 0 ? 8453 : 1}:${i}`,
   };
@@ -151,18 +155,39 @@ export const edgeColumns: Column[] = [
 
 export const edgeRows: Row[] = [
   {
-    i32: 2147483647, i64: Number.MAX_SAFE_INTEGER, u256: MAX_UINT256, s: 'nul \u0000 inside', b: true,
-    ts: '9999-12-31T23:59:59.999999Z', d: '9999-12-31', j: '{"a":[1,2,{"b":null}],"u":"\\u00e9"}', required_s: 'max',
+    i32: 2147483647,
+    i64: Number.MAX_SAFE_INTEGER,
+    u256: MAX_UINT256,
+    s: 'nul \u0000 inside',
+    b: true,
+    ts: '9999-12-31T23:59:59.999999Z',
+    d: '9999-12-31',
+    j: '{"a":[1,2,{"b":null}],"u":"\\u00e9"}',
+    required_s: 'max',
   },
   {
-    i32: -2147483648, i64: -Number.MAX_SAFE_INTEGER, u256: '0', s: 'lone \ud800 surrogate', b: false,
-    ts: '1969-12-31T23:59:59.5Z', d: '1900-02-28', j: 'null', required_s: 'min',
+    i32: -2147483648,
+    i64: -Number.MAX_SAFE_INTEGER,
+    u256: '0',
+    s: 'lone \ud800 surrogate',
+    b: false,
+    ts: '1969-12-31T23:59:59.5Z',
+    d: '1900-02-28',
+    j: 'null',
+    required_s: 'min',
   },
   { i32: null, i64: null, u256: null, s: null, b: null, ts: null, d: null, j: null, required_s: 'all null' },
   { i32: 0, i64: 0, u256: '1', s: '', b: true, ts: '1970-01-01T00:00:00Z', d: '1970-01-01', j: '""', required_s: '' },
   {
-    i32: 1, i64: 1, u256: `1${'0'.repeat(76)}`, s: '👩‍👩‍👧 日本 مرحبا e\u0301', b: false,
-    ts: '2024-02-29T12:00:00.000001Z', d: '2000-02-29', j: '[]', required_s: 'leap',
+    i32: 1,
+    i64: 1,
+    u256: `1${'0'.repeat(76)}`,
+    s: '👩‍👩‍👧 日本 مرحبا e\u0301',
+    b: false,
+    ts: '2024-02-29T12:00:00.000001Z',
+    d: '2000-02-29',
+    j: '[]',
+    required_s: 'leap',
   },
   { i32: 7, i64: 7, u256: '7', s: 'year one', b: true, ts: '0001-01-01T00:00:00Z', d: '0001-01-01', j: '{}', required_s: 'year 1' },
   // Every nullable key missing: written as nulls.

@@ -26,7 +26,12 @@ function reference(rows: Row[]): string {
     .map((row) => {
       const parts = COLUMNS.map((c) => {
         const v = row[c.name];
-        const text = v === null || v === undefined ? 'null' : typeof v === 'string' ? JSON.stringify(c.type === 'string' || c.type === 'json' ? wellFormed(v) : v) : JSON.stringify(v);
+        const text =
+          v === null || v === undefined
+            ? 'null'
+            : typeof v === 'string'
+              ? JSON.stringify(c.type === 'string' || c.type === 'json' ? wellFormed(v) : v)
+              : JSON.stringify(v);
         return `${JSON.stringify(c.name)}:${text}`;
       });
       return `{${parts.join(',')}}\n`;
@@ -40,15 +45,25 @@ const values: Record<string, fc.Arbitrary<unknown>> = {
   n: fc.oneof(fc.constant(null), fc.maxSafeInteger()),
   small: fc.oneof(fc.constant(null), fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 })),
   amount: fc.oneof(fc.constant(null), fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }).map(String)),
-  at: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 4_102_444_800 }).map((s) => new Date(s * 1000).toISOString().replace('.000Z', 'Z'))),
-  day: fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 50_000 }).map((d) => new Date(d * 86_400_000).toISOString().slice(0, 10))),
+  at: fc.oneof(
+    fc.constant(null),
+    fc.integer({ min: 0, max: 4_102_444_800 }).map((s) => new Date(s * 1000).toISOString().replace('.000Z', 'Z')),
+  ),
+  day: fc.oneof(
+    fc.constant(null),
+    fc.integer({ min: 0, max: 50_000 }).map((d) => new Date(d * 86_400_000).toISOString().slice(0, 10)),
+  ),
   flag: fc.oneof(fc.constant(null), fc.boolean()),
   doc: fc.oneof(fc.constant(null), text),
 };
 
 /** A valid row in one of the shapes rows come in: exact, a key missing or undefined, reordered, an extra key. */
 const row: fc.Arbitrary<Row> = fc
-  .tuple(fc.record(values) as fc.Arbitrary<Row>, fc.constantFrom('exact', 'missing', 'undefined', 'reordered', 'extra'), fc.nat(COLUMNS.length - 2))
+  .tuple(
+    fc.record(values) as fc.Arbitrary<Row>,
+    fc.constantFrom('exact', 'missing', 'undefined', 'reordered', 'extra'),
+    fc.nat(COLUMNS.length - 2),
+  )
   .map(([r, shape, k]) => {
     const name = COLUMNS[k + 1]!.name; // never the non-nullable id
     if (shape === 'missing') delete r[name];
@@ -77,7 +92,16 @@ describe('NDJSON page encoder', () => {
       fc.property(
         fc.array(row, { minLength: 1, maxLength: 10 }),
         fc.nat(),
-        fc.constantFrom<[string, unknown]>(['n', 1.5], ['small', 2 ** 31], ['amount', '007'], ['at', '2024-02-30T00:00:00Z'], ['day', '2024-13-01'], ['flag', 1], ['doc', 5], ['id', null]),
+        fc.constantFrom<[string, unknown]>(
+          ['n', 1.5],
+          ['small', 2 ** 31],
+          ['amount', '007'],
+          ['at', '2024-02-30T00:00:00Z'],
+          ['day', '2024-13-01'],
+          ['flag', 1],
+          ['doc', 5],
+          ['id', null],
+        ),
         (rows, at, [name, bad]) => {
           const i = at % rows.length;
           (rows[i] as Record<string, unknown>)[name] = bad;

@@ -22,9 +22,13 @@ beforeAll(async () => {
   await writeNdjson('gzip level 1', 'gzip', transactionColumns, tx, 1);
   await writeNdjson('edge gzip', 'gzip', edgeColumns, edgeRows);
   // Extra keys in the input rows are not columns: they must not appear in the file.
-  await writeNdjson('extra keys', 'none', edgeColumns, edgeRows.map((r) => ({ ...r, not_a_column: 'x', __proto_like: 1 })));
+  await writeNdjson(
+    'extra keys',
+    'none',
+    edgeColumns,
+    edgeRows.map((r) => ({ ...r, not_a_column: 'x', __proto_like: 1 })),
+  );
 });
-
 
 describe('NDJSON writer', () => {
   it('names files by compression and reports rows and exact bytes', () => {

@@ -27,7 +27,10 @@ describe('createFileWriter options', () => {
     [{ format: 'csv' }, /format/],
     [{ format: 'parquet', engine: 'parquetjs' }, /Parquet engine/],
     [{ format: 'parquet', engine: 'hyparquet', compression: 'snappy', compressionLevel: 3 }, /level does not apply to snappy/],
-    [{ format: 'parquet', engine: 'duckdb', compression: 'gzip', compressionLevel: 5 }, /level does not apply to gzip with the duckdb engine/],
+    [
+      { format: 'parquet', engine: 'duckdb', compression: 'gzip', compressionLevel: 5 },
+      /level does not apply to gzip with the duckdb engine/,
+    ],
     [{ format: 'ndjson', compression: 'gzip', compressionLevel: 10 }, /Invalid gzip compression level/],
     [{ format: 'parquet', compression: 'zstd', compressionLevel: 0 }, /Invalid zstd compression level/],
     [{ format: 'parquet', rowGroupSize: 0 }, /row group size/],

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Column, Row } from '../../src/datasets/columns.js';
-import { closeDuckDB, createFileWriter, parquetColumnTypes, type Compression, type FinishedFile, type ParquetEngine } from '../../src/sink/index.js';
+import {
+  closeDuckDB,
+  createFileWriter,
+  parquetColumnTypes,
+  type Compression,
+  type FinishedFile,
+  type ParquetEngine,
+} from '../../src/sink/index.js';
 import { edgeColumns, edgeRows, makeTransactionRows, MAX_UINT256, transactionColumns } from './fixtures.js';
 import {
   canonicalInput,
@@ -61,7 +68,14 @@ beforeAll(async () => {
   for (const set of DATA_SETS) {
     for (const engine of ENGINES) {
       for (const compression of COMPRESSIONS) {
-        const writer = await createFileWriter({ format: 'parquet', engine, compression, columns: set.columns, stagingDir: tmp.dir, rowGroupSize: ROW_GROUP_SIZE });
+        const writer = await createFileWriter({
+          format: 'parquet',
+          engine,
+          compression,
+          columns: set.columns,
+          stagingDir: tmp.dir,
+          rowGroupSize: ROW_GROUP_SIZE,
+        });
         // Pages of uneven sizes, so row groups and pages do not line up.
         for (let at = 0; at < set.rows.length; at += 333) await writer.write(set.rows.slice(at, at + 333));
         written.push({ set, engine, compression, file: await writer.finish() });

@@ -49,10 +49,14 @@ describe.each(['duckdb', 'hyparquet'] as const)('Parquet %s engine', (engine) =>
 });
 
 describe('Parquet duckdb engine, a single huge row', () => {
-  it('converts a row longer than the JSON reader\'s maximum_object_size (16 MB, which only sizes its buffers)', async () => {
+  it("converts a row longer than the JSON reader's maximum_object_size (16 MB, which only sizes its buffers)", async () => {
     const huge = `0x${'ab'.repeat(12 * 1024 * 1024)}`; // 24 MB of hex calldata
     const writer = await createFileWriter({ format: 'parquet', engine: 'duckdb', columns, stagingDir: tmp.dir });
-    await writer.write([{ id: 1, payload: 'small' }, { id: 2, payload: huge }, { id: 3, payload: null }]);
+    await writer.write([
+      { id: 1, payload: 'small' },
+      { id: 2, payload: huge },
+      { id: 3, payload: null },
+    ]);
     const file = await writer.finish();
     const got = await rowGroups(file.path);
     expect(got.ids).toEqual([1, 2, 3]);

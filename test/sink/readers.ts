@@ -94,18 +94,34 @@ export async function readWithDuckDB(path: string, columns: readonly Column[]): 
 }
 
 /** DuckDB's own view of the Parquet schema: physical type, converted type, logical type per column. */
-export async function duckdbParquetSchema(path: string): Promise<Record<string, { type: string; converted: string | null; repetition: string }>> {
+export async function duckdbParquetSchema(
+  path: string,
+): Promise<Record<string, { type: string; converted: string | null; repetition: string }>> {
   const rows = await duckQuery(`SELECT name, type, converted_type, repetition_type FROM parquet_schema('${path}') WHERE type IS NOT NULL`);
-  return Object.fromEntries(rows.map((r) => [r.name as string, { type: r.type as string, converted: (r.converted_type as string | null) ?? null, repetition: r.repetition_type as string }]));
+  return Object.fromEntries(
+    rows.map((r) => [
+      r.name as string,
+      { type: r.type as string, converted: (r.converted_type as string | null) ?? null, repetition: r.repetition_type as string },
+    ]),
+  );
 }
 
 /** NDJSON(.gz) read by DuckDB's JSON reader with the declared types. */
 export async function readNdjsonWithDuckDB(path: string, columns: readonly Column[]): Promise<CanonRow[]> {
   const types: Record<Column['type'], string> = {
-    int32: 'INTEGER', int64: 'BIGINT', uint256: 'VARCHAR', string: 'VARCHAR', json: 'VARCHAR', bool: 'BOOLEAN', timestamp: 'TIMESTAMPTZ', date: 'DATE',
+    int32: 'INTEGER',
+    int64: 'BIGINT',
+    uint256: 'VARCHAR',
+    string: 'VARCHAR',
+    json: 'VARCHAR',
+    bool: 'BOOLEAN',
+    timestamp: 'TIMESTAMPTZ',
+    date: 'DATE',
   };
   const decl = columns.map((c) => `'${c.name}': '${types[c.type]}'`).join(', ');
-  const rows = await duckQuery(`SELECT ${duckSelect(columns)} FROM read_json('${path}', format = 'newline_delimited', columns = {${decl}})`);
+  const rows = await duckQuery(
+    `SELECT ${duckSelect(columns)} FROM read_json('${path}', format = 'newline_delimited', columns = {${decl}})`,
+  );
   return rows.map((r) => Object.fromEntries(columns.map((c) => [c.name, canon(c, r[c.name])])));
 }
 

@@ -9,7 +9,12 @@ const { servers, clients } = closeAfterEach();
 async function setup(handler: Handler) {
   const server = await fakeServer(handler);
   servers.push(server);
-  const client = new InsightClient({ baseUrl: `${server.url}/insights/v1`, backoff: { baseMs: 1, maxMs: 5 }, timeoutMs: 2_000, maxAttempts: 3 });
+  const client = new InsightClient({
+    baseUrl: `${server.url}/insights/v1`,
+    backoff: { baseMs: 1, maxMs: 5 },
+    timeoutMs: 2_000,
+    maxAttempts: 3,
+  });
   clients.push(client);
   return { server, client };
 }

@@ -15,7 +15,12 @@ const { servers: sandboxes, clients } = closeAfterEach();
 async function setup(sb: SandboxOptions, opts: Partial<ClientOptions> = {}) {
   const sandbox = await startSandbox({ seed: 11, transactions: 3000, ...sb });
   sandboxes.push(sandbox);
-  const client = new InsightClient({ baseUrl: sandbox.url, explorerBaseUrl: sandbox.explorerUrl, backoff: { baseMs: 1, maxMs: 10 }, ...opts });
+  const client = new InsightClient({
+    baseUrl: sandbox.url,
+    explorerBaseUrl: sandbox.explorerUrl,
+    backoff: { baseMs: 1, maxMs: 10 },
+    ...opts,
+  });
   clients.push(client);
   return { sandbox, client };
 }
@@ -30,7 +35,10 @@ async function allRows(client: InsightClient, wallet: string, chainId: number, l
 }
 
 function truth(sandbox: Sandbox, wallet: string, chainId: number): TransactionRecord[] {
-  return sandbox.data.allWalletTransactions(wallet, sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number&sort_order=asc`));
+  return sandbox.data.allWalletTransactions(
+    wallet,
+    sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number&sort_order=asc`),
+  );
 }
 
 describe('faults', () => {
@@ -54,7 +62,10 @@ describe('faults', () => {
     }
     const injected = sandbox.stats().faultsInjected;
     for (const kind of ['http500', 'http502', 'http503', 'http429', 'reset', 'truncate', 'stall']) {
-      expect(injected[kind] ?? 0, `fault ${kind} was exercised: ${JSON.stringify(injected)} of ${sandbox.stats().requests}`).toBeGreaterThan(0);
+      expect(
+        injected[kind] ?? 0,
+        `fault ${kind} was exercised: ${JSON.stringify(injected)} of ${sandbox.stats().requests}`,
+      ).toBeGreaterThan(0);
     }
     const faults = Object.values(injected).reduce((a, b) => a + b, 0);
     expect(client.stats.retries).toBe(faults);
@@ -82,9 +93,12 @@ describe('faults', () => {
   });
 
   it('injected 429s with Retry-After are waited out', async () => {
-    const { sandbox, client } = await setup({ faults: { rates: { http429: 0.5 }, retryAfterSeconds: 1, seed: 5, routes: ['resolve'] } }, {
-      backoff: { baseMs: 0, maxMs: 0 },
-    });
+    const { sandbox, client } = await setup(
+      { faults: { rates: { http429: 0.5 }, retryAfterSeconds: 1, seed: 5, routes: ['resolve'] } },
+      {
+        backoff: { baseMs: 0, maxMs: 0 },
+      },
+    );
     const t0 = performance.now();
     for (let i = 0; i < 3; i++) await client.resolve(String(sandbox.data.chains[0]!.firstBlock + i));
     const waited = client.stats.status429;
@@ -134,6 +148,8 @@ describe('older wire types', () => {
     const expected = truth(sandbox, wallet, chainId);
     // A JSON number cannot carry a uint256 exactly: values above 2^53 lose digits on the wire.
     const exact = (v: string) => (BigInt(v) <= BigInt(Number.MAX_SAFE_INTEGER) ? v : 'big');
-    expect(rows.map((r) => ({ ...r, value: exact(r.value) }))).toEqual(expected.map((r) => ({ ...r, decoded: null, value: exact(r.value) })));
+    expect(rows.map((r) => ({ ...r, value: exact(r.value) }))).toEqual(
+      expected.map((r) => ({ ...r, decoded: null, value: exact(r.value) })),
+    );
   });
 });

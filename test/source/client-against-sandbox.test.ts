@@ -94,7 +94,10 @@ describe('wallet transactions (operation 1)', () => {
   it('applies range and equality filters the same way the ground truth does', async () => {
     const wallet = hot();
     const chainId = chainOf(0);
-    const all = sandbox.data.allWalletTransactions(wallet.address, sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`));
+    const all = sandbox.data.allWalletTransactions(
+      wallet.address,
+      sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`),
+    );
     const lo = all[Math.floor(all.length / 4)]!.block_number;
     const hi = all[Math.floor((3 * all.length) / 4)]!.block_number;
     const res = await client.walletTransactions(wallet.address, {
@@ -125,7 +128,10 @@ describe('wallet transactions (operation 1)', () => {
   it('pages to the cap (page 20) and refuses page 21 without sending it', async () => {
     const wallet = hot();
     const chainId = chainOf(0);
-    const truth = sandbox.data.allWalletTransactions(wallet.address, sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`));
+    const truth = sandbox.data.allWalletTransactions(
+      wallet.address,
+      sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`),
+    );
     expect(truth.length).toBeGreaterThan(21 * 10);
     const seen: string[] = [];
     for (let page = 0; page <= 20; page++) {
@@ -136,14 +142,19 @@ describe('wallet transactions (operation 1)', () => {
     }
     expect(seen).toEqual(truth.slice(0, 210).map((r) => r.hash));
     const before = sandbox.stats().requests;
-    await expect(client.walletTransactions(wallet.address, { chainIds: [chainId], sortBy: 'block_number', limit: 10, page: 21 })).rejects.toBeInstanceOf(
-      RequestValidationError,
-    );
+    await expect(
+      client.walletTransactions(wallet.address, { chainIds: [chainId], sortBy: 'block_number', limit: 10, page: 21 }),
+    ).rejects.toBeInstanceOf(RequestValidationError);
     expect(sandbox.stats().requests).toBe(before);
   });
 
   it('decode=true fills decoded on wallet transactions', async () => {
-    const res = await client.walletTransactions(hot().address, { chainIds: [chainOf(0)], decode: true, limit: 200, sortBy: 'block_number' });
+    const res = await client.walletTransactions(hot().address, {
+      chainIds: [chainOf(0)],
+      decode: true,
+      limit: 200,
+      sortBy: 'block_number',
+    });
     const decoded = res.data.filter((r) => r.decoded !== null);
     expect(decoded.length).toBeGreaterThan(0);
     for (const r of decoded) {
@@ -157,14 +168,21 @@ describe('wallet transactions (operation 1)', () => {
   it('group_by + aggregate rows agree with counting the ground truth, and page past 20', async () => {
     const wallet = hot();
     const ids = sandbox.data.chains.map((c) => c.chainId);
-    const byChain = await client.walletTransactions(wallet.address, { chainIds: ids, groupBy: ['chain_id'], aggregate: ['count() as count'] });
+    const byChain = await client.walletTransactions(wallet.address, {
+      chainIds: ids,
+      groupBy: ['chain_id'],
+      aggregate: ['count() as count'],
+    });
     const counts = Object.fromEntries(byChain.aggregations!.map((row) => [String(row.chain_id), Number(row.count)]));
     expect(counts).toEqual(Object.fromEntries(Object.entries(wallet.transactionsByChain).map(([k, v]) => [k, v])));
     expect(byChain.data).toEqual([]);
 
     // One row per block, 5 rows a page: more than 21 pages, allowed because the query aggregates.
     const chainId = chainOf(0);
-    const truth = sandbox.data.allWalletTransactions(wallet.address, sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`));
+    const truth = sandbox.data.allWalletTransactions(
+      wallet.address,
+      sandbox.data.parseTransactionsQuery(`chain_id=${chainId}&sort_by=block_number`),
+    );
     const gasByBlock = new Map<number, bigint>();
     for (const r of truth) gasByBlock.set(r.block_number, (gasByBlock.get(r.block_number) ?? 0n) + BigInt(r.gas_used ?? 0));
     expect(gasByBlock.size).toBeGreaterThan(22 * 5);
@@ -194,7 +212,11 @@ describe('contract events (operation 2)', () => {
     const token = sandbox.data.contracts.find((c) => c.kind === 'erc20')!;
     const q: ListQuery = { chainIds: [token.chainId], sortBy: 'block_number', sortOrder: 'asc', decode: true, limit: 100 };
     const { rows } = await pageAll((page) => client.contractEvents(token.address, TRANSFER, { ...q, page }), 100);
-    const truth = sandbox.data.allContractEvents(token.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=${token.chainId}&sort_by=block_number&sort_order=asc`));
+    const truth = sandbox.data.allContractEvents(
+      token.address,
+      TRANSFER,
+      sandbox.data.parseEventsQuery(`chain_id=${token.chainId}&sort_by=block_number&sort_order=asc`),
+    );
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.map(withoutDecoded)).toEqual(truth.map(withoutDecoded));
     for (const ev of rows) {
@@ -209,7 +231,11 @@ describe('contract events (operation 2)', () => {
 
   it('filters on topics and log index', async () => {
     const token = sandbox.data.contracts.find((c) => c.kind === 'erc20')!;
-    const all = sandbox.data.allContractEvents(token.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=${token.chainId}&sort_by=block_number`));
+    const all = sandbox.data.allContractEvents(
+      token.address,
+      TRANSFER,
+      sandbox.data.parseEventsQuery(`chain_id=${token.chainId}&sort_by=block_number`),
+    );
     const sample = all[0]!;
     const res = await client.contractEvents(token.address, TRANSFER, {
       chainIds: [token.chainId],
@@ -218,12 +244,18 @@ describe('contract events (operation 2)', () => {
       limit: 1000,
     });
     const expected = all.filter((e) => e.topics[1] === sample.topics[1]);
-    expect(res.data.map((e) => `${e.transaction_hash}:${e.log_index}`)).toEqual(expected.map((e) => `${e.transaction_hash}:${e.log_index}`));
+    expect(res.data.map((e) => `${e.transaction_hash}:${e.log_index}`)).toEqual(
+      expected.map((e) => `${e.transaction_hash}:${e.log_index}`),
+    );
   });
 
   it('group_by + aggregate on events', async () => {
     const token = sandbox.data.contracts.find((c) => c.kind === 'erc20')!;
-    const res = await client.contractEvents(token.address, TRANSFER, { chainIds: [token.chainId], groupBy: ['chain_id'], aggregate: ['count() as n'] });
+    const res = await client.contractEvents(token.address, TRANSFER, {
+      chainIds: [token.chainId],
+      groupBy: ['chain_id'],
+      aggregate: ['count() as n'],
+    });
     const truth = sandbox.data.allContractEvents(token.address, TRANSFER, sandbox.data.parseEventsQuery(`chain_id=${token.chainId}`));
     expect(res.aggregations).toHaveLength(1);
     expect(Number(res.aggregations![0]!.n)).toBe(truth.length);

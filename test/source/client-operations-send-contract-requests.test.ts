@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InsightClient } from '../../src/source/client.js';
 import { HttpStatusError } from '../../src/source/errors.js';
-import { CONTRACT, HASH, TRANSFER, WALLET, fakeServer, sendJson, wireBlock, wireEvent, wireMeta, wireTransaction, type FakeServer } from './fixtures.js';
+import {
+  CONTRACT,
+  HASH,
+  TRANSFER,
+  WALLET,
+  fakeServer,
+  sendJson,
+  wireBlock,
+  wireEvent,
+  wireMeta,
+  wireTransaction,
+  type FakeServer,
+} from './fixtures.js';
 
 let server: FakeServer;
 let client: InsightClient;
@@ -9,7 +21,8 @@ let client: InsightClient;
 beforeAll(async () => {
   server = await fakeServer((req, res, body) => {
     const path = new URL(req.url!, 'http://x').pathname;
-    if (path.startsWith('/v1/events/')) return sendJson(res, 200, { meta: wireMeta({ signature: '0xDDF2' }), data: [wireEvent(0), wireEvent(1)] });
+    if (path.startsWith('/v1/events/'))
+      return sendJson(res, 200, { meta: wireMeta({ signature: '0xDDF2' }), data: [wireEvent(0), wireEvent(1)] });
     if (path.startsWith('/v1/wallets/') && req.url!.includes('group_by')) {
       return sendJson(res, 200, { meta: wireMeta(), aggregations: [{ block_number: 1, count: 2 }] });
     }
@@ -17,7 +30,9 @@ beforeAll(async () => {
     if (path.startsWith('/v1/decode/')) {
       const parsed = JSON.parse(body) as { transactions?: { data: string }[] };
       if (path.endsWith(CONTRACT)) {
-        return sendJson(res, 200, { data: { transactions: parsed.transactions!.map((t) => ({ ...t, function_name: 'transfer', args: [WALLET, '1'] })), logs: [] } });
+        return sendJson(res, 200, {
+          data: { transactions: parsed.transactions!.map((t) => ({ ...t, function_name: 'transfer', args: [WALLET, '1'] })), logs: [] },
+        });
       }
       return sendJson(res, 404, { error: 'no ABI found for contract' });
     }
@@ -83,7 +98,10 @@ describe('operations over HTTP', () => {
 
 it('wallet transactions keep decoded when present', async () => {
   const s = await fakeServer((_q, res) =>
-    sendJson(res, 200, { meta: wireMeta(), data: [{ ...wireTransaction(0), decoded: { name: 'transfer', signature: 'transfer(address,uint256)', inputs: { to: WALLET } } }] }),
+    sendJson(res, 200, {
+      meta: wireMeta(),
+      data: [{ ...wireTransaction(0), decoded: { name: 'transfer', signature: 'transfer(address,uint256)', inputs: { to: WALLET } } }],
+    }),
   );
   const c = new InsightClient({ baseUrl: `${s.url}/v1` });
   try {

@@ -3,12 +3,7 @@ import type { ServerResponse } from 'node:http';
 import * as zlib from 'node:zlib';
 import { InsightClient } from '../../src/source/client.js';
 import { ACCEPT_ENCODING } from '../../src/source/content-encoding.js';
-import {
-  HttpStatusError,
-  ResponseShapeError,
-  RetriesExhaustedError,
-  UnsupportedContentEncodingError,
-} from '../../src/source/errors.js';
+import { HttpStatusError, ResponseShapeError, RetriesExhaustedError, UnsupportedContentEncodingError } from '../../src/source/errors.js';
 import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
@@ -41,7 +36,12 @@ function encode(text: string, encoding: string): Buffer {
 async function setup(handler: Handler) {
   const server = await fakeServer(handler);
   servers.push(server);
-  const client = new InsightClient({ baseUrl: `${server.url}/insights/v1`, backoff: { baseMs: 1, maxMs: 2 }, timeoutMs: 2_000, maxAttempts: 3 });
+  const client = new InsightClient({
+    baseUrl: `${server.url}/insights/v1`,
+    backoff: { baseMs: 1, maxMs: 2 },
+    timeoutMs: 2_000,
+    maxAttempts: 3,
+  });
   clients.push(client);
   return { server, client };
 }
@@ -59,7 +59,9 @@ describe('the client asks for compressed responses', () => {
   it('sends Accept-Encoding with br and gzip, and zstd exactly where the runtime decodes it', async () => {
     const { server, client } = await setup((_q, res) => sendJson(res, 200, page()));
     await client.walletTransactions(WALLET, { chainIds: [1] });
-    const accepted = String(server.requests[0]!.headers['accept-encoding']).split(',').map((s) => s.trim());
+    const accepted = String(server.requests[0]!.headers['accept-encoding'])
+      .split(',')
+      .map((s) => s.trim());
     expect(accepted).toContain('br');
     expect(accepted).toContain('gzip');
     expect(accepted.includes('zstd')).toBe(hasZstd);
@@ -90,7 +92,9 @@ describe('the client reads whatever Content-Encoding comes back', () => {
   it('decodes an encoding it did not ask for (deflate) and stacked codings (gzip, br)', async () => {
     expect(ACCEPT_ENCODING).not.toContain('deflate');
     for (const encoding of ['deflate', 'gzip, br', 'identity']) {
-      const { server, client } = await setup((_q, res) => sendEncoded(res, 200, encoding === 'identity' ? Buffer.from(pageText()) : encode(pageText(), encoding), encoding));
+      const { server, client } = await setup((_q, res) =>
+        sendEncoded(res, 200, encoding === 'identity' ? Buffer.from(pageText()) : encode(pageText(), encoding), encoding),
+      );
       const got = await client.walletTransactions(WALLET, { chainIds: [1] });
       expect(got.data.map((t) => t.hash)).toEqual(page().data.map((t) => t.hash));
       expect(server.requests).toHaveLength(1);
@@ -98,7 +102,9 @@ describe('the client reads whatever Content-Encoding comes back', () => {
   });
 
   it('reads the message of a compressed error body', async () => {
-    const { client } = await setup((_q, res) => sendEncoded(res, 400, zlib.gzipSync(JSON.stringify({ error: 'filter_block_number_gte is not a number' })), 'gzip'));
+    const { client } = await setup((_q, res) =>
+      sendEncoded(res, 400, zlib.gzipSync(JSON.stringify({ error: 'filter_block_number_gte is not a number' })), 'gzip'),
+    );
     const err = await caught(client.walletTransactions(WALLET, { chainIds: [1] }));
     expect(err).toBeInstanceOf(HttpStatusError);
     expect((err as HttpStatusError).shortMessage).toContain('filter_block_number_gte is not a number');

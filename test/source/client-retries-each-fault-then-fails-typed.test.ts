@@ -2,13 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { InsightClient, type ClientOptions } from '../../src/source/client.js';
-import {
-  HttpStatusError,
-  NetworkError,
-  RequestTimeoutError,
-  ResponseShapeError,
-  RetriesExhaustedError,
-} from '../../src/source/errors.js';
+import { HttpStatusError, NetworkError, RequestTimeoutError, ResponseShapeError, RetriesExhaustedError } from '../../src/source/errors.js';
 import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
@@ -106,10 +100,13 @@ describe('retried faults recover', () => {
   });
 
   it('backs off exponentially with full jitter when 429 has no Retry-After', async () => {
-    const { client, logs } = await setup(failFirst(3, (_q, res) => sendJson(res, 429, { error: 'slow down' })), {
-      backoff: { baseMs: 40, maxMs: 100 },
-      random: () => 1,
-    });
+    const { client, logs } = await setup(
+      failFirst(3, (_q, res) => sendJson(res, 429, { error: 'slow down' })),
+      {
+        backoff: { baseMs: 40, maxMs: 100 },
+        random: () => 1,
+      },
+    );
     const t0 = performance.now();
     await client.walletTransactions(WALLET, { chainIds: [1] });
     expect(logs.filter((l) => l.level === 40).map((l) => l.delayMs)).toEqual([40, 80, 100]);
@@ -228,7 +225,9 @@ describe('exhausted and non-retryable failures', () => {
   }
 
   it('does not retry a well-formed JSON body of the wrong shape', async () => {
-    const { server, client } = await setup((_q, res) => sendJson(res, 200, { meta: wireMeta(), data: [{ ...wireTransaction(0), block_number: 'pending' }] }));
+    const { server, client } = await setup((_q, res) =>
+      sendJson(res, 200, { meta: wireMeta(), data: [{ ...wireTransaction(0), block_number: 'pending' }] }),
+    );
     const err = await caught(client.walletTransactions(WALLET, { chainIds: [1] }));
     expect(err).toBeInstanceOf(ResponseShapeError);
     expect((err as ResponseShapeError).jsonPath).toBe('$.data[0].block_number');

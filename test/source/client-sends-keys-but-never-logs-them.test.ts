@@ -67,7 +67,11 @@ describe('authentication and secrets', () => {
     const other = await fakeServer((_q, res) => sendJson(res, 200, page));
     servers.push(api, other);
     const same = new InsightClient({ baseUrl: `${api.url}/insights/v1`, secretKey: SECRET });
-    const elsewhere = new InsightClient({ baseUrl: `${api.url}/insights/v1`, explorerBaseUrl: `${other.url}/explorer/api/v2`, secretKey: SECRET });
+    const elsewhere = new InsightClient({
+      baseUrl: `${api.url}/insights/v1`,
+      explorerBaseUrl: `${other.url}/explorer/api/v2`,
+      secretKey: SECRET,
+    });
     clients.push(same, elsewhere);
     await same.nftCollectionsPage(WALLET);
     await elsewhere.nftCollectionsPage(WALLET);

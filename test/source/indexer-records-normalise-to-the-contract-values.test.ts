@@ -50,7 +50,13 @@ describe('indexer records', () => {
   });
 
   it('extra fields (max_fee_per_blob_gas, blob_versioned_hashes) are accepted and not carried', () => {
-    const t = tx({ transaction_type: 3, max_fee_per_gas: '9', max_priority_fee_per_gas: '1', max_fee_per_blob_gas: '4', blob_versioned_hashes: [`0x01${'ab'.repeat(31)}`] });
+    const t = tx({
+      transaction_type: 3,
+      max_fee_per_gas: '9',
+      max_priority_fee_per_gas: '1',
+      max_fee_per_blob_gas: '4',
+      blob_versioned_hashes: [`0x01${'ab'.repeat(31)}`],
+    });
     expect(t.transaction_type).toBe(3);
     expect('max_fee_per_blob_gas' in t).toBe(false);
     expect('blob_versioned_hashes' in t).toBe(false);

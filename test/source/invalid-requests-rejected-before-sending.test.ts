@@ -74,7 +74,10 @@ describe('list query rules', () => {
     await rejects(() => client.contractEvents(CONTRACT, TRANSFER, { ...ok, filters: { filter_value: 1 } }), 'filters.filter_value');
   });
   it('rejects a short topic', async () => {
-    await rejects(() => client.contractEvents(CONTRACT, TRANSFER, { ...ok, filters: { filter_topic_1: WALLET } }), 'filters.filter_topic_1');
+    await rejects(
+      () => client.contractEvents(CONTRACT, TRANSFER, { ...ok, filters: { filter_topic_1: WALLET } }),
+      'filters.filter_topic_1',
+    );
   });
 });
 
@@ -117,7 +120,10 @@ describe('path parameters', () => {
   it('rejects bad NFT arguments', async () => {
     await rejects(() => client.nftCollectionsPage('0xabc'), 'address');
     await rejects(() => client.nftCollectionsPage(WALLET, { types: ['ERC-20' as 'ERC-721'] }), 'types');
-    await rejects(() => client.nftCollectionsPage(WALLET, { pageParams: { token_type: { a: 1 } as unknown as string } }), 'pageParams.token_type');
+    await rejects(
+      () => client.nftCollectionsPage(WALLET, { pageParams: { token_type: { a: 1 } as unknown as string } }),
+      'pageParams.token_type',
+    );
   });
 });
 

@@ -62,7 +62,16 @@ describe('transactions', () => {
 
   it('turns missing optional fields into null', () => {
     const raw = wireTransaction(0);
-    for (const key of ['to_address', 'gas_price', 'max_fee_per_gas', 'authorization_list_json', 'gas_used', 'blob_gas_price', 'logs_bloom', 'status']) {
+    for (const key of [
+      'to_address',
+      'gas_price',
+      'max_fee_per_gas',
+      'authorization_list_json',
+      'gas_used',
+      'blob_gas_price',
+      'logs_bloom',
+      'status',
+    ]) {
       delete raw[key];
     }
     const tx = normaliseListResponse({ meta: wireMeta(), data: [raw] }, URL, 'transactions', false).data[0]!;
@@ -95,7 +104,12 @@ describe('events', () => {
     const raw = {
       ...wireEvent(2),
       chain_id: 8453,
-      decoded: { name: 'Transfer', signature: 'Transfer(address,address,uint256)', indexedParams: { from: WALLET }, nonIndexedParams: { value: '1000' } },
+      decoded: {
+        name: 'Transfer',
+        signature: 'Transfer(address,address,uint256)',
+        indexedParams: { from: WALLET },
+        nonIndexedParams: { value: '1000' },
+      },
     };
     const ev = normaliseListResponse({ meta: wireMeta(), data: [raw] }, URL, 'events', false).data[0]!;
     expect(ev.chain_id).toBe(8453);
@@ -136,7 +150,11 @@ describe('aggregations', () => {
 
 describe('meta', () => {
   it('accepts the open-source indexer meta (chain_id, limit) and fills gaps from the request', () => {
-    const res = normaliseListResponse({ meta: { chain_id: 10, limit: 5, page: 2 }, data: [] }, URL, 'events', false, { chainIds: [10], page: 2, limit: 5 });
+    const res = normaliseListResponse({ meta: { chain_id: 10, limit: 5, page: 2 }, data: [] }, URL, 'events', false, {
+      chainIds: [10],
+      page: 2,
+      limit: 5,
+    });
     expect(res.meta).toEqual({ chain_ids: [10], page: 2, limit_per_chain: 5, total_items: 0, total_pages: 0 });
     const res2 = normaliseListResponse({ meta: { chain_ids: ['1', '8453'] }, data: [] }, URL, 'events', false, { page: 4, limit: 100 });
     expect(res2.meta).toEqual({ chain_ids: [1, 8453], page: 4, limit_per_chain: 100, total_items: 0, total_pages: 0 });
@@ -149,7 +167,13 @@ describe('resolve', () => {
     const res = normaliseResolveResponse(
       {
         meta: wireMeta(),
-        data: { type: 'block', blocks: [block], transactions: [{ ...wireTransaction(0), decoded: { name: 'x' } }], events: null, address: null },
+        data: {
+          type: 'block',
+          blocks: [block],
+          transactions: [{ ...wireTransaction(0), decoded: { name: 'x' } }],
+          events: null,
+          address: null,
+        },
       },
       URL,
     );
@@ -166,7 +190,10 @@ describe('resolve', () => {
 
 describe('decode', () => {
   it('fills missing arrays and names', () => {
-    const res = normaliseDecodeResponse({ data: { transactions: [{ data: '0xAB', function_name: 'transfer', args: [CONTRACT, '5'] }] } }, URL);
+    const res = normaliseDecodeResponse(
+      { data: { transactions: [{ data: '0xAB', function_name: 'transfer', args: [CONTRACT, '5'] }] } },
+      URL,
+    );
     expect(res).toEqual({ data: { transactions: [{ data: '0xab', function_name: 'transfer', args: [CONTRACT, '5'] }], logs: [] } });
     const logs = normaliseDecodeResponse({ data: { logs: [{ topics: ['0xAA'], data: '0x' }] } }, URL);
     expect(logs.data.logs[0]).toEqual({ topics: ['0xaa'], data: '0x', event_name: null, args: [] });
@@ -175,7 +202,14 @@ describe('decode', () => {
 
 describe('NFT collections', () => {
   const item = {
-    token: { address: '0xABCDEFabcdefABCDEFabcdefABCDEFabcdefABCD', type: 'ERC-721', name: 'Cats', symbol: 'CAT', holders: 12, decimals: null },
+    token: {
+      address: '0xABCDEFabcdefABCDEFabcdefABCDEFabcdefABCD',
+      type: 'ERC-721',
+      name: 'Cats',
+      symbol: 'CAT',
+      holders: 12,
+      decimals: null,
+    },
     amount: '2',
     token_instances: [
       {
@@ -187,7 +221,10 @@ describe('NFT collections', () => {
     ],
   };
   it('normalises Blockscout items, lowercases addresses, keeps next_page_params', () => {
-    const page = normaliseNftCollectionsPage({ items: [item], next_page_params: { token_contract_address_hash: CONTRACT, token_type: 'ERC-721', skip: null } }, URL);
+    const page = normaliseNftCollectionsPage(
+      { items: [item], next_page_params: { token_contract_address_hash: CONTRACT, token_type: 'ERC-721', skip: null } },
+      URL,
+    );
     const got = page.items[0]!;
     expect(got.token.address).toBe(item.token.address.toLowerCase());
     expect(got.token.holders).toBe('12');

@@ -30,7 +30,17 @@ export type RecFetch = (chains: number[], filters: Filters, page: number, limit:
  */
 export function blockWindowOptions(
   fetch: RecFetch,
-  o: { chainIds: number[]; start: number; end: number; limit: number; maxPage?: number; prefetch: number; pool?: RequestPool; target?: number; density?: Map<number, number> },
+  o: {
+    chainIds: number[];
+    start: number;
+    end: number;
+    limit: number;
+    maxPage?: number;
+    prefetch: number;
+    pool?: RequestPool;
+    target?: number;
+    density?: Map<number, number>;
+  },
 ): WindowPagerOptions<Rec> {
   const options = {
     chainIds: o.chainIds,

@@ -21,7 +21,8 @@ function slowSource(rows: Rec[], delay: (n: number) => number, failAt?: number) 
     const gte = Number(filters.filter_block_number_gte);
     const lt = Number(filters.filter_block_number_lt);
     const out: Rec[] = [];
-    for (const chain of chains) out.push(...rows.filter((r) => r.chain === chain && r.block >= gte && r.block < lt).slice(page * limit, (page + 1) * limit));
+    for (const chain of chains)
+      out.push(...rows.filter((r) => r.chain === chain && r.block >= gte && r.block < lt).slice(page * limit, (page + 1) * limit));
     return out;
   };
   return { stats, fetch };
@@ -47,7 +48,15 @@ function countingPool(room: number) {
 }
 
 function options(src: ReturnType<typeof slowSource>, pool: RequestPool | undefined, limit: number, maxPage: number, end: number) {
-  return blockWindowOptions(src.fetch, { chainIds: [1], start: 1000, end, limit, maxPage, prefetch: Number.POSITIVE_INFINITY, ...(pool ? { pool } : {}) });
+  return blockWindowOptions(src.fetch, {
+    chainIds: [1],
+    start: 1000,
+    end,
+    limit,
+    maxPage,
+    prefetch: Number.POSITIVE_INFINITY,
+    ...(pool ? { pool } : {}),
+  });
 }
 
 async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
@@ -88,7 +97,15 @@ describe('pageWindow with a request pool', () => {
     expect(a.state.outstanding).toBe(0);
 
     const b = countingPool(8);
-    const gen = pageWindow(options(slowSource(rows, () => 2), b.pool, 10, 1000, 1100));
+    const gen = pageWindow(
+      options(
+        slowSource(rows, () => 2),
+        b.pool,
+        10,
+        1000,
+        1100,
+      ),
+    );
     for await (const batch of gen) if (!('done' in batch)) break;
     expect(b.state.outstanding).toBe(0);
   });

@@ -80,7 +80,9 @@ describe('wallet transactions path', () => {
       chainIds: [1],
       filters: { filter_hash: HASH.toUpperCase().replace('0X', '0x'), filter_block_hash: HASH, filter_function_selector: '0xA9059CBB' },
     });
-    expect(path).toBe(`/wallets/${WALLET}/transactions?chain_id=1&filter_block_hash=${HASH}&filter_hash=${HASH}&filter_function_selector=0xa9059cbb`);
+    expect(path).toBe(
+      `/wallets/${WALLET}/transactions?chain_id=1&filter_block_hash=${HASH}&filter_hash=${HASH}&filter_function_selector=0xa9059cbb`,
+    );
   });
 
   it('puts every part in canonical order whatever the caller order', () => {
@@ -189,7 +191,9 @@ describe('resolve, decode and NFT paths', () => {
 
   it('NFT path sends types comma-separated and every page param back', () => {
     expect(nftCollectionsPath(WALLET)).toBe(`/addresses/${WALLET}/nft/collections`);
-    expect(nftCollectionsPath(WALLET, { types: ['ERC-721', 'ERC-1155'] })).toBe(`/addresses/${WALLET}/nft/collections?type=ERC-721,ERC-1155`);
+    expect(nftCollectionsPath(WALLET, { types: ['ERC-721', 'ERC-1155'] })).toBe(
+      `/addresses/${WALLET}/nft/collections?type=ERC-721,ERC-1155`,
+    );
     expect(
       nftCollectionsPath(WALLET, {
         types: ['ERC-404'],

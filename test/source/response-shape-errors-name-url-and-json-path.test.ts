@@ -52,13 +52,21 @@ describe('wrong shapes are typed errors with the JSON path', () => {
 
   it('reports deep paths in resolve and NFT pages', () => {
     expect(
-      problemAt(() => normaliseResolveResponse({ meta: wireMeta(), data: { type: 'address', transactions: [wireTransaction(0), { ...wireTransaction(1), nonce: 'x' }] } }, URL)).path,
+      problemAt(() =>
+        normaliseResolveResponse(
+          { meta: wireMeta(), data: { type: 'address', transactions: [wireTransaction(0), { ...wireTransaction(1), nonce: 'x' }] } },
+          URL,
+        ),
+      ).path,
     ).toBe('$.data.transactions[1].nonce');
     expect(problemAt(() => normaliseResolveResponse({ meta: wireMeta(), data: [] }, URL)).path).toBe('$.data');
     expect(
       problemAt(() =>
         normaliseNftCollectionsPage(
-          { items: [{ token: { address: '0x01', type: 'ERC-721' }, amount: '1', token_instances: [{ id: '1', owner: { hash: 5 } }] }], next_page_params: null },
+          {
+            items: [{ token: { address: '0x01', type: 'ERC-721' }, amount: '1', token_instances: [{ id: '1', owner: { hash: 5 } }] }],
+            next_page_params: null,
+          },
           URL,
         ),
       ).path,

@@ -70,7 +70,10 @@ describe('a query the service crashes on', () => {
 
   it('a 500 with a body, or an empty 500 on a query of no such kind, is retried to maxAttempts as before', async () => {
     for (const [a, call] of [
-      [{ status: 500, body: '{"code":500,"message":"An unexpected error occurred.","support_id":"TODO"}' }, (c: InsightClient) => c.contractEvents(TOKEN, TRANSFER, { chainIds: [1] })],
+      [
+        { status: 500, body: '{"code":500,"message":"An unexpected error occurred.","support_id":"TODO"}' },
+        (c: InsightClient) => c.contractEvents(TOKEN, TRANSFER, { chainIds: [1] }),
+      ],
       [{ status: 500, body: '' }, (c: InsightClient) => c.resolve(`0x${'ab'.repeat(32)}`, { chainIds: [1] })],
     ] as const) {
       answer = a;

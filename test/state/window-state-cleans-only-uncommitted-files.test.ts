@@ -19,7 +19,15 @@ afterEach(async () => {
 });
 
 function record(unitKey: string, start: number, end: number, keys: string[]): WindowRecord {
-  return { unit_key: unitKey, start, end, rows: keys.length, files: keys.map((key) => ({ key, rows: 1, bytes: 1 })), run_id: 'r', completed_at: 'now' };
+  return {
+    unit_key: unitKey,
+    start,
+    end,
+    rows: keys.length,
+    files: keys.map((key) => ({ key, rows: 1, bytes: 1 })),
+    run_id: 'r',
+    completed_at: 'now',
+  };
 }
 
 describe('WindowState', () => {

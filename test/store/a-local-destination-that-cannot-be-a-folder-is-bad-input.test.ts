@@ -31,10 +31,18 @@ describe('a local destination that cannot be a folder', () => {
   it('under a regular file: exit 2 naming the file', async () => {
     const blocker = join(tmp.dir, 'a-file');
     await writeFile(blocker, 'x');
-    const r = await runCli(['run', await jobFile(), '--base-url', sandbox.url, '--destination', join(blocker, 'out'), '--log-level', 'silent']);
+    const r = await runCli([
+      'run',
+      await jobFile(),
+      '--base-url',
+      sandbox.url,
+      '--destination',
+      join(blocker, 'out'),
+      '--log-level',
+      'silent',
+    ]);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).not.toMatch(/internal error|at async/);
     expect(r.stderr).toContain(`${blocker} is a file, not a folder`);
   });
-
 });

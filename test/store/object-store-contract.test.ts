@@ -186,7 +186,9 @@ describe.each(backends)('ObjectStore contract: $name', (backend) => {
 
   it('ifNoneMatch "*": of several concurrent creators exactly one wins', async () => {
     const n = 8;
-    const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => store.put('cond/race.json', `writer-${i}`, { ifNoneMatch: '*' })));
+    const results = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) => store.put('cond/race.json', `writer-${i}`, { ifNoneMatch: '*' })),
+    );
     const won = results.flatMap((r, i) => (r.status === 'fulfilled' ? [i] : []));
     expect(won).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(PreconditionFailedError);
@@ -196,7 +198,7 @@ describe.each(backends)('ObjectStore contract: $name', (backend) => {
   it('ifMatch read-modify-write loops from concurrent writers lose no update', async () => {
     await store.put('cond/counter.json', '0');
     const increments = async (times: number) => {
-      for (let done = 0; done < times; ) {
+      for (let done = 0; done < times;) {
         const cur = (await store.get('cond/counter.json'))!;
         try {
           await store.put('cond/counter.json', String(Number(cur.body.toString()) + 1), { ifMatch: cur.etag });
@@ -243,7 +245,13 @@ describe.each(backends)('ObjectStore contract: $name', (backend) => {
     ['an empty key', ''],
     ['a control character', 'a\nb'],
   ])('rejects %s with InvalidKeyError (exit code 2) before touching storage', async (_what, key) => {
-    for (const op of [() => store.put(key, 'x'), () => store.get(key), () => store.head(key), () => store.delete(key), () => store.deleteMany(['ok.txt', key])]) {
+    for (const op of [
+      () => store.put(key, 'x'),
+      () => store.get(key),
+      () => store.head(key),
+      () => store.delete(key),
+      () => store.deleteMany(['ok.txt', key]),
+    ]) {
       const err = await op().then(
         () => null,
         (e: unknown) => e,

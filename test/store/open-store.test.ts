@@ -34,7 +34,9 @@ describe('openStore', () => {
 
   it('accepts an already parsed destination', async () => {
     expect((await openStore({ kind: 'local', path: '/tmp/x' })).location).toBe('/tmp/x');
-    expect((await openStore({ kind: 's3', bucket: 'b-1', prefix: 'p' }, { s3: { endpoint: 'http://127.0.0.1:1' } })).location).toBe('s3://b-1/p');
+    expect((await openStore({ kind: 's3', bucket: 'b-1', prefix: 'p' }, { s3: { endpoint: 'http://127.0.0.1:1' } })).location).toBe(
+      's3://b-1/p',
+    );
   });
 
   it.each([

@@ -40,7 +40,12 @@ describe('S3Store errors', () => {
 
   it('a wrong secret key is a StoreAccessError naming the bucket and the fix, not the secret', async () => {
     const secret = 'wrong-secret-that-must-not-leak';
-    const store = new S3Store({ ...cfg, bucket: bucket.bucket, prefix: 'p', credentials: { accessKeyId: cfg.credentials.accessKeyId, secretAccessKey: secret } });
+    const store = new S3Store({
+      ...cfg,
+      bucket: bucket.bucket,
+      prefix: 'p',
+      credentials: { accessKeyId: cfg.credentials.accessKeyId, secretAccessKey: secret },
+    });
     for (const [op, fn] of operations(store)) {
       const err = await failure(fn());
       expect(err, op).toBeInstanceOf(StoreAccessError);
@@ -55,7 +60,11 @@ describe('S3Store errors', () => {
   });
 
   it('an unknown access key is a StoreAccessError (InvalidAccessKeyId)', async () => {
-    const store = new S3Store({ ...cfg, bucket: bucket.bucket, credentials: { accessKeyId: 'NOSUCHKEY', secretAccessKey: 'whatever-secret' } });
+    const store = new S3Store({
+      ...cfg,
+      bucket: bucket.bucket,
+      credentials: { accessKeyId: 'NOSUCHKEY', secretAccessKey: 'whatever-secret' },
+    });
     const err = (await failure(store.put('x.json', '{}'))) as StoreAccessError;
     expect(err).toBeInstanceOf(StoreAccessError);
     expect(err.shortMessage).toContain('InvalidAccessKeyId');
@@ -121,7 +130,13 @@ describe('S3Store errors', () => {
     });
 
     it('connection refused is a StoreUnavailableError after the retries, within a bounded time', async () => {
-      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${closedPort}`, bucket: 'any-bucket', maxAttempts: 3, retryBudgetMs: 0 });
+      const store = new S3Store({
+        ...cfg,
+        endpoint: `http://127.0.0.1:${closedPort}`,
+        bucket: 'any-bucket',
+        maxAttempts: 3,
+        retryBudgetMs: 0,
+      });
       for (const [op, fn] of operations(store)) {
         const t0 = Date.now();
         const err = await failure(fn());
@@ -134,7 +149,14 @@ describe('S3Store errors', () => {
     });
 
     it('a server that never answers is a StoreUnavailableError once the socket timeout passes', async () => {
-      const store = new S3Store({ ...cfg, endpoint: `http://127.0.0.1:${blackholePort}`, bucket: 'any-bucket', maxAttempts: 2, socketTimeoutMs: 400, retryBudgetMs: 0 });
+      const store = new S3Store({
+        ...cfg,
+        endpoint: `http://127.0.0.1:${blackholePort}`,
+        bucket: 'any-bucket',
+        maxAttempts: 2,
+        socketTimeoutMs: 400,
+        retryBudgetMs: 0,
+      });
       const t0 = Date.now();
       const err = await failure(store.put('x.json', '{}'));
       const ms = Date.now() - t0;

@@ -47,7 +47,7 @@ describe('S3Store on radosgw', () => {
     const got = await bucket.client.send(new GetObjectCommand({ Bucket: bucket.bucket, Key: 'big/data/big.parquet' }));
     expect(sha256(await got.Body!.transformToByteArray())).toBe(sha256(big));
     expect(await unfinishedUploads()).toBe(0);
-    console.log(`[s3-store] 20 MiB multipart putFile: ${ms} ms (${((big.length / MiB) / (ms / 1000)).toFixed(0)} MiB/s)`);
+    console.log(`[s3-store] 20 MiB multipart putFile: ${ms} ms (${(big.length / MiB / (ms / 1000)).toFixed(0)} MiB/s)`);
   });
 
   it('a multipart upload whose part fails is aborted: no object, no unfinished upload', async () => {
@@ -56,7 +56,8 @@ describe('S3Store on radosgw', () => {
     let parts = 0;
     store.client.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'UploadPartCommand' && ++parts === 3) throw Object.assign(new Error('injected part failure'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
+        if (context.commandName === 'UploadPartCommand' && ++parts === 3)
+          throw Object.assign(new Error('injected part failure'), { name: 'InternalError', $metadata: { httpStatusCode: 500 } });
         return next(args);
       },
       { step: 'initialize', name: 'failThirdPart' },
@@ -89,7 +90,9 @@ describe('S3Store on radosgw', () => {
     const { etag } = await store.putFile('medium.bin', file, { ifNoneMatch: '*' });
     expect(etag).toBe(md5(body));
     await expect(store.putFile('medium.bin', file, { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
-    await expect(store.putFile('medium.bin', file, { ifMatch: 'ffffffffffffffffffffffffffffffff' })).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(store.putFile('medium.bin', file, { ifMatch: 'ffffffffffffffffffffffffffffffff' })).rejects.toBeInstanceOf(
+      PreconditionFailedError,
+    );
     await expect(store.putFile('medium.bin', file, { ifMatch: etag })).resolves.toEqual({ etag });
   });
 
@@ -127,7 +130,7 @@ describe('S3Store on radosgw', () => {
     await expect(bucket.store('retry').put('once.json', '{"a":2}', { ifNoneMatch: '*' })).rejects.toBeInstanceOf(PreconditionFailedError);
   });
 
-  it('a retried compare-and-swap that met another writer\'s identical bytes still fails', async () => {
+  it("a retried compare-and-swap that met another writer's identical bytes still fails", async () => {
     const store = bucket.store('retry-cas', { maxAttempts: 3 });
     const other = bucket.store('retry-cas');
     const v1 = await other.put('counter.json', '5');

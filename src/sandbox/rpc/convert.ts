@@ -211,7 +211,9 @@ export function transactionRecord(block: BlockRecord, tx: RpcTransaction, receip
     s: decOrNull(tx.s, `${where} s`),
     v: decOrNull(tx.v ?? tx.yParity, `${where} v`),
     access_list_json: tx.accessList
-      ? JSON.stringify(tx.accessList.map((e) => ({ address: e.address.toLowerCase(), storageKeys: e.storageKeys.map((k) => k.toLowerCase()) })))
+      ? JSON.stringify(
+          tx.accessList.map((e) => ({ address: e.address.toLowerCase(), storageKeys: e.storageKeys.map((k) => k.toLowerCase()) })),
+        )
       : null,
     authorization_list_json: tx.authorizationList ? authorizationJson(tx.authorizationList) : null,
     contract_address: lower(receipt.contractAddress),
@@ -252,10 +254,12 @@ export function loadedBlock(chainId: number, raw: RpcBlock, receipts: RpcReceipt
   const transactions: TransactionRecord[] = [];
   const logs: EventRecord[] = [];
   for (const tx of raw.transactions) {
-    if (typeof tx === 'string') throw new RpcNodeError('The node sent transaction hashes where full transactions were asked for', { details: `block ${raw.number}` });
+    if (typeof tx === 'string')
+      throw new RpcNodeError('The node sent transaction hashes where full transactions were asked for', { details: `block ${raw.number}` });
     const receipt = byHash.get(tx.hash.toLowerCase());
     if (!receipt) throw new ReorgDuringLoad(block.block_number, `no receipt for ${tx.hash}`);
-    if (receipt.blockHash.toLowerCase() !== block.block_hash) throw new ReorgDuringLoad(block.block_number, `receipt of ${tx.hash} is in block ${receipt.blockHash}`);
+    if (receipt.blockHash.toLowerCase() !== block.block_hash)
+      throw new ReorgDuringLoad(block.block_number, `receipt of ${tx.hash} is in block ${receipt.blockHash}`);
     transactions.push(transactionRecord(block, tx, receipt));
     for (const log of receipt.logs) logs.push(eventRecord(block, log));
   }

@@ -13,7 +13,15 @@ import type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource } from
 import { decodeAnswer } from '../decode-answer.js';
 import { SandboxHttpError, badRequest } from '../errors.js';
 import { decodedStyle, listAnswer } from '../list-answer.js';
-import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type HeldCollection, type NftHoldingsSource, type NftInstancesPage } from '../nft-collections-page.js';
+import {
+  nftCollection,
+  nftCollectionsPage,
+  nftInstancesPage,
+  nftOwner,
+  type HeldCollection,
+  type NftHoldingsSource,
+  type NftInstancesPage,
+} from '../nft-collections-page.js';
 import { parseListQuery, selectAll, type ChainSource, type ListQuery, type PagingRules, type SelectedRow } from '../query.js';
 import { ADDRESS_RE, contractAddress, toParams } from '../request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from '../resolve-answer.js';
@@ -129,10 +137,18 @@ export class RpcSandboxData implements ReadInterfaceSource {
   walletTransactions(wallet: string, query: ListQuery, opts: ListOptions = {}): ListResult<TransactionRecord> {
     const address = this.walletAddress(wallet);
     const sources = this.walletSources(address, query, opts);
-    return listAnswer(sources, query, RPC_TRANSACTION_COLUMNS, this.chainIds(), { address }, (r) => {
-      const tx = r.state.txs[r.row]!;
-      return query.decode ? { ...tx, decoded: this.decodeTransaction(r.state, tx, this.style(r.state, r.row, opts)) } : { ...tx };
-    }, opts);
+    return listAnswer(
+      sources,
+      query,
+      RPC_TRANSACTION_COLUMNS,
+      this.chainIds(),
+      { address },
+      (r) => {
+        const tx = r.state.txs[r.row]!;
+        return query.decode ? { ...tx, decoded: this.decodeTransaction(r.state, tx, this.style(r.state, r.row, opts)) } : { ...tx };
+      },
+      opts,
+    );
   }
 
   /** Every matching row (no paging), for tests. */
@@ -154,10 +170,18 @@ export class RpcSandboxData implements ReadInterfaceSource {
 
   contractEvents(contract: string, signature: string, query: ListQuery, opts: ListOptions = {}): ListResult<EventRecord> {
     const { address, sig, sources } = this.eventSources(contract, signature, query);
-    return listAnswer(sources, query, RPC_EVENT_COLUMNS, this.chainIds(), { address, signature: sig.topic0 }, (r) => {
-      const log = r.state.logs[r.row]!;
-      return query.decode ? { ...log, decoded: this.decodeEvent(r.state, log, sig, this.style(r.state, r.row, opts)) } : { ...log };
-    }, opts);
+    return listAnswer(
+      sources,
+      query,
+      RPC_EVENT_COLUMNS,
+      this.chainIds(),
+      { address, signature: sig.topic0 },
+      (r) => {
+        const log = r.state.logs[r.row]!;
+        return query.decode ? { ...log, decoded: this.decodeEvent(r.state, log, sig, this.style(r.state, r.row, opts)) } : { ...log };
+      },
+      opts,
+    );
   }
 
   allContractEvents(contract: string, signature: string, query: ListQuery): EventRecord[] {
@@ -183,15 +207,28 @@ export class RpcSandboxData implements ReadInterfaceSource {
         return b ? { ...b } : null;
       },
       eventSignature: (stores, hash) => {
-        const events = this.latest(stores, (s) => s.logs, (l) => l.topics[0] === hash);
+        const events = this.latest(
+          stores,
+          (s) => s.logs,
+          (l) => l.topics[0] === hash,
+        );
         return events.length > 0 ? events : null;
       },
       contractTransactions: (stores, address) => {
         if (!stores.some((s) => s.isContract(address))) return null;
-        const rows = newestRows(stores, (s) => s.walletRowsOf(address), (s, row) => s.txs[row]!.block_timestamp);
+        const rows = newestRows(
+          stores,
+          (s) => s.walletRowsOf(address),
+          (s, row) => s.txs[row]!.block_timestamp,
+        );
         return rows.map(({ chain, row }) => ({ ...chain.txs[row]! }));
       },
-      functionSelector: (stores, selector) => this.latest(stores, (s) => s.txs, (t) => t.function_selector === selector),
+      functionSelector: (stores, selector) =>
+        this.latest(
+          stores,
+          (s) => s.txs,
+          (t) => t.function_selector === selector,
+        ),
       expected: 'expected a block number, a 0x hash, an address or a 4-byte selector (a chain loaded over JSON-RPC has no names)',
     });
   }

@@ -20,7 +20,11 @@ export interface SyncResult {
   head: number | null;
 }
 
-const METADATA_ABI = parseAbi(['function name() view returns (string)', 'function symbol() view returns (string)', 'function decimals() view returns (uint8)']);
+const METADATA_ABI = parseAbi([
+  'function name() view returns (string)',
+  'function symbol() view returns (string)',
+  'function decimals() view returns (uint8)',
+]);
 const MAX_REORG_RETRIES = 20;
 
 /**
@@ -102,7 +106,11 @@ export class ChainFollower {
       if (theirs && theirs.hash === tip.block_hash) break;
       removed += store.truncateFrom(tip.block_number);
     }
-    if (removed > 0) this.opts.logger?.info({ chain_id: store.chainId, removed, head: store.head?.block_number ?? null }, 'the node reorganised: removed its orphaned blocks');
+    if (removed > 0)
+      this.opts.logger?.info(
+        { chain_id: store.chainId, removed, head: store.head?.block_number ?? null },
+        'the node reorganised: removed its orphaned blocks',
+      );
     if (this.startBlock === null) {
       const from = this.opts.fromBlock ?? 0;
       this.startBlock = from < 0 ? Math.max(0, nodeHead + from + 1) : from;
@@ -117,7 +125,8 @@ export class ChainFollower {
       for (const b of loaded) {
         if (!b) throw new ReorgDuringLoad(next, 'the node no longer has it');
         const head = store.head;
-        if (head && b.block.parent_hash !== head.block_hash) throw new ReorgDuringLoad(b.block.block_number, 'its parent is not the stored head');
+        if (head && b.block.parent_hash !== head.block_hash)
+          throw new ReorgDuringLoad(b.block.block_number, 'its parent is not the stored head');
         store.append(b);
         added++;
         next++;

@@ -57,7 +57,10 @@ export async function loadUserAbis(specs: readonly string[]): Promise<UserAbi[]>
     specs.map(async (spec) => {
       const m = SPEC_RE.exec(spec.trim());
       const file = m ? m[2]! : spec.trim();
-      if (file === '') throw new SandboxOptionsError(`--abi ${JSON.stringify(spec)} names no file`, { hint: 'use --abi file.json or --abi 0xADDRESS=file.json' });
+      if (file === '')
+        throw new SandboxOptionsError(`--abi ${JSON.stringify(spec)} names no file`, {
+          hint: 'use --abi file.json or --abi 0xADDRESS=file.json',
+        });
       return { address: m ? m[1]!.toLowerCase() : null, file, abi: await loadAbiFile(file) };
     }),
   );
@@ -121,7 +124,13 @@ export class AbiRegistry {
     return null;
   }
 
-  decodeLog(address: string, kind: ContractKind | null, topics: readonly string[], data: string, style: BytesStyle): DecodedEventValue | null {
+  decodeLog(
+    address: string,
+    kind: ContractKind | null,
+    topics: readonly string[],
+    data: string,
+    style: BytesStyle,
+  ): DecodedEventValue | null {
     if (!this.hasAbi(address, kind)) return null;
     for (const abi of this.candidates(address, kind)) {
       const d = decodeLogWithAbi(abi, topics, data, style);

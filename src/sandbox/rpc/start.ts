@@ -42,12 +42,14 @@ function validate(opts: RpcSandboxOptions): string[] {
     } catch {
       ok = false;
     }
-    if (!ok) throw new SandboxOptionsError(`--rpc ${JSON.stringify(u)} is not an http(s) URL`, { hint: 'e.g. --rpc http://127.0.0.1:8545' });
+    if (!ok)
+      throw new SandboxOptionsError(`--rpc ${JSON.stringify(u)} is not an http(s) URL`, { hint: 'e.g. --rpc http://127.0.0.1:8545' });
   }
   if (opts.pollMs !== undefined && !(Number.isFinite(opts.pollMs) && opts.pollMs >= 0)) {
     throw new SandboxOptionsError(`invalid poll interval ${opts.pollMs}`, { hint: 'milliseconds >= 0 (0 = do not poll)' });
   }
-  if (opts.fromBlock !== undefined && !Number.isSafeInteger(opts.fromBlock)) throw new SandboxOptionsError(`invalid first block ${opts.fromBlock}`);
+  if (opts.fromBlock !== undefined && !Number.isSafeInteger(opts.fromBlock))
+    throw new SandboxOptionsError(`invalid first block ${opts.fromBlock}`);
   if (opts.receipts !== undefined && !RECEIPTS_MODES.includes(opts.receipts)) {
     throw new SandboxOptionsError(`invalid receipts mode ${opts.receipts}`, { hint: `one of ${RECEIPTS_MODES.join(', ')}` });
   }
@@ -71,7 +73,9 @@ export async function startRpcSandbox(opts: RpcSandboxOptions): Promise<RpcSandb
     seen.set(id, urls[i]!);
   });
   const stores = nodes.map((n, i) => new ChainStore(chainIds[i]!, n.url));
-  const followers = nodes.map((n, i) => new ChainFollower(n, stores[i]!, { fromBlock: opts.fromBlock, batchBlocks: opts.batchBlocks, logger: opts.logger }));
+  const followers = nodes.map(
+    (n, i) => new ChainFollower(n, stores[i]!, { fromBlock: opts.fromBlock, batchBlocks: opts.batchBlocks, logger: opts.logger }),
+  );
   const syncAll = () => Promise.all(followers.map((f) => f.sync()));
   await syncAll();
   const data = new RpcSandboxData(stores, registry);

@@ -43,7 +43,8 @@ function topicAddress(topic: string | undefined): string | null {
  */
 export function kindOfLog(log: EventRecord): ContractKind | null {
   const t0 = log.topics[0];
-  if (t0 === TOPIC0.Transfer || t0 === TOPIC0.Approval) return log.topics.length === 3 ? 'erc20' : log.topics.length === 4 ? 'erc721' : null;
+  if (t0 === TOPIC0.Transfer || t0 === TOPIC0.Approval)
+    return log.topics.length === 3 ? 'erc20' : log.topics.length === 4 ? 'erc721' : null;
   if (t0 === TOPIC0.TransferSingle || t0 === TRANSFER_BATCH_TOPIC0) return 'erc1155';
   return null;
 }
@@ -176,7 +177,8 @@ export class ChainStore {
       this.txByHash.delete(tx.hash);
       popFrom(this.walletRows, tx.from_address, txCut);
       if (tx.to_address !== null) popFrom(this.walletRows, tx.to_address, txCut);
-      if (tx.contract_address && this.createdContracts.get(tx.contract_address) === tx.block_number) this.createdContracts.delete(tx.contract_address);
+      if (tx.contract_address && this.createdContracts.get(tx.contract_address) === tx.block_number)
+        this.createdContracts.delete(tx.contract_address);
     }
     for (let row = this.logs.length - 1; row >= logCut; row--) {
       const log = this.logs[row]!;

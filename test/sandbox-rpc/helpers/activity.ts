@@ -78,7 +78,9 @@ export class ChainActivity {
   private send(from: string, tx: Record<string, unknown>): Promise<string> {
     const nonce = this.nonces.get(from)!;
     this.nonces.set(from, nonce + 1);
-    const sent = this.queue.then(() => this.anvil.rpc<string>('eth_sendTransaction', [{ from, nonce: toHex(nonce), gas: toHex(300_000), ...tx }]));
+    const sent = this.queue.then(() =>
+      this.anvil.rpc<string>('eth_sendTransaction', [{ from, nonce: toHex(nonce), gas: toHex(300_000), ...tx }]),
+    );
     this.queue = sent.catch(() => undefined);
     return sent.then((h) => h.toLowerCase());
   }
@@ -89,12 +91,26 @@ export class ChainActivity {
     const n = this.nonces.get(owner)!;
     this.erc20 = getContractAddress({ from: owner as Address, nonce: BigInt(n) }).toLowerCase();
     this.erc721 = getContractAddress({ from: owner as Address, nonce: BigInt(n + 1) }).toLowerCase();
-    const ctor20 = encodeAbiParameters([{ type: 'string' }, { type: 'string' }, { type: 'uint256' }, { type: 'address' }], ['Anvil Dollar', 'ADOL', ERC20_SUPPLY, owner as Address]);
-    const ctor721 = encodeAbiParameters([{ type: 'string' }, { type: 'string' }, { type: 'string' }], ['Anvil Apes', 'AAPE', 'https://nft.invalid/']);
+    const ctor20 = encodeAbiParameters(
+      [{ type: 'string' }, { type: 'string' }, { type: 'uint256' }, { type: 'address' }],
+      ['Anvil Dollar', 'ADOL', ERC20_SUPPLY, owner as Address],
+    );
+    const ctor721 = encodeAbiParameters(
+      [{ type: 'string' }, { type: 'string' }, { type: 'string' }],
+      ['Anvil Apes', 'AAPE', 'https://nft.invalid/'],
+    );
     const h20 = await this.send(owner, { data: erc20Artifact.bytecode + ctor20.slice(2), gas: toHex(3_000_000) });
     const h721 = await this.send(owner, { data: erc721Artifact.bytecode + ctor721.slice(2), gas: toHex(6_000_000) });
     this.sent.push(
-      { hash: h20, kind: 'erc20-deploy', from: owner, to: this.erc20, ok: true, call: null, transfers: [{ token: 'erc20', from: ZERO, to: owner, amountOrId: ERC20_SUPPLY }] },
+      {
+        hash: h20,
+        kind: 'erc20-deploy',
+        from: owner,
+        to: this.erc20,
+        ok: true,
+        call: null,
+        transfers: [{ token: 'erc20', from: ZERO, to: owner, amountOrId: ERC20_SUPPLY }],
+      },
       { hash: h721, kind: 'erc721-deploy', from: owner, to: this.erc721, ok: true, call: null, transfers: [] },
     );
     this.balances.set(owner, ERC20_SUPPLY);
@@ -130,7 +146,8 @@ export class ChainActivity {
     const owner = this.accounts[0]!;
     const senders = this.accounts.slice(1);
     const jobs: Promise<void>[] = [];
-    for (const to of senders) if ((this.balances.get(to) ?? 0n) < 10n ** 18n) jobs.push(this.erc20Transfer(owner, to, 1000n * 10n ** 18n, true));
+    for (const to of senders)
+      if ((this.balances.get(to) ?? 0n) < 10n ** 18n) jobs.push(this.erc20Transfer(owner, to, 1000n * 10n ** 18n, true));
     for (let k = 0; k < 2; k++) {
       const to = this.pick(senders);
       const id = this.nextTokenId++;
@@ -138,7 +155,16 @@ export class ChainActivity {
       const data = encodeFunctionData({ abi: erc721Artifact.abi, functionName: 'mint', args: [to] });
       jobs.push(
         this.send(owner, { to: this.erc721, data }).then((hash) => {
-          this.sent.push({ hash, kind: 'erc721-mint', from: owner, to, tokenId: id, ok: true, call: { name: 'mint', inputs: { to } }, transfers: [{ token: 'erc721', from: ZERO, to, amountOrId: id }] });
+          this.sent.push({
+            hash,
+            kind: 'erc721-mint',
+            from: owner,
+            to,
+            tokenId: id,
+            ok: true,
+            call: { name: 'mint', inputs: { to } },
+            transfers: [{ token: 'erc721', from: ZERO, to, amountOrId: id }],
+          });
         }),
       );
     }
@@ -153,7 +179,11 @@ export class ChainActivity {
           variant === 0
             ? { gasPrice: toHex(3_000_000_000n) }
             : variant === 1
-              ? { type: '0x1', gasPrice: toHex(3_000_000_000n), accessList: [{ address: this.erc20, storageKeys: [toHex(i, { size: 32 })] }] }
+              ? {
+                  type: '0x1',
+                  gasPrice: toHex(3_000_000_000n),
+                  accessList: [{ address: this.erc20, storageKeys: [toHex(i, { size: 32 })] }],
+                }
               : {};
         jobs.push(this.erc20Transfer(from, this.pick(others), amount, true, extra));
       }
@@ -166,7 +196,16 @@ export class ChainActivity {
         const data = encodeFunctionData({ abi: erc721Artifact.abi, functionName: fn, args: [from, to, id] });
         jobs.push(
           this.send(from, { to: this.erc721, data }).then((hash) => {
-            this.sent.push({ hash, kind: 'erc721-transfer', from, to, tokenId: id, ok: true, call: { name: fn, inputs: { from, to, tokenId: id.toString() } }, transfers: [{ token: 'erc721', from, to, amountOrId: id }] });
+            this.sent.push({
+              hash,
+              kind: 'erc721-transfer',
+              from,
+              to,
+              tokenId: id,
+              ok: true,
+              call: { name: fn, inputs: { from, to, tokenId: id.toString() } },
+              transfers: [{ token: 'erc721', from, to, amountOrId: id }],
+            });
           }),
         );
       }
@@ -201,7 +240,16 @@ export class ChainActivity {
       to: authorityAddress,
       data: encodeFunctionData({ abi: erc20Artifact.abi, functionName: 'totalSupply' }),
       type: '0x4',
-      authorizationList: [{ chainId: toHex(auth.chainId), address: auth.address, nonce: toHex(auth.nonce), yParity: toHex(auth.yParity ?? 0), r: auth.r, s: auth.s }],
+      authorizationList: [
+        {
+          chainId: toHex(auth.chainId),
+          address: auth.address,
+          nonce: toHex(auth.nonce),
+          yParity: toHex(auth.yParity ?? 0),
+          r: auth.r,
+          s: auth.s,
+        },
+      ],
     });
     this.sent.push({ hash, kind: 'native', from, to: authorityAddress, amount: 0n, ok: true, call: null, transfers: [] });
     await this.anvil.mine();

@@ -38,7 +38,18 @@ export interface AnvilOptions {
 export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   // --order fifo: with the default fee ordering, a sender's transaction paying more than its
   // lower-nonce predecessors in the same block was silently dropped (measured with anvil 1.7.1).
-  const args = ['--host', '127.0.0.1', '--port', '0', '--gas-limit', '300000000', '--order', 'fifo', ...(opts.automine ? [] : ['--no-mining']), ...(opts.args ?? [])];
+  const args = [
+    '--host',
+    '127.0.0.1',
+    '--port',
+    '0',
+    '--gas-limit',
+    '300000000',
+    '--order',
+    'fifo',
+    ...(opts.automine ? [] : ['--no-mining']),
+    ...(opts.args ?? []),
+  ];
   const child = spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
@@ -94,5 +105,9 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
 
 /** Starts anvil for the calling test file (beforeAll) and stops it afterwards; the handle forwards to it. */
 export function useAnvil(opts: AnvilOptions = {}): Anvil {
-  return useForFile('useAnvil(): anvil', () => startAnvil(opts), (anvil) => anvil.close());
+  return useForFile(
+    'useAnvil(): anvil',
+    () => startAnvil(opts),
+    (anvil) => anvil.close(),
+  );
 }

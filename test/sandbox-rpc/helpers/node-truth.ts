@@ -24,7 +24,9 @@ export class NodeTruth {
     const head = Number(await this.client.getBlockNumber());
     this.blocks.clear();
     this.receipts.clear();
-    const blocks = await Promise.all(Array.from({ length: head + 1 }, (_, n) => this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true })));
+    const blocks = await Promise.all(
+      Array.from({ length: head + 1 }, (_, n) => this.client.getBlock({ blockNumber: BigInt(n), includeTransactions: true })),
+    );
     blocks.forEach((b) => this.blocks.set(Number(b.number), b));
     const txs = blocks.flatMap((b) => b.transactions);
     const receipts = await Promise.all(txs.map((t) => this.client.getTransactionReceipt({ hash: t.hash })));
@@ -82,7 +84,8 @@ export function expectedBlockRecord(b: FullBlock, chainId: number): Record<strin
 /** The exported transactions row (columns without the decode ones) of a node transaction for a wallet. */
 export function expectedTransactionRow(t: Transaction, r: TransactionReceipt, b: FullBlock, wallet: string, chainId: number): CanonRow {
   const to = t.to?.toLowerCase() ?? null;
-  const auth = (t as { authorizationList?: { chainId: number; address: string; nonce: number; yParity?: number; r: string; s: string }[] }).authorizationList;
+  const auth = (t as { authorizationList?: { chainId: number; address: string; nonce: number; yParity?: number; r: string; s: string }[] })
+    .authorizationList;
   return {
     item_id: `${chainId}:${t.hash}:${wallet.toLowerCase()}`,
     chain_id: String(chainId),
@@ -107,9 +110,20 @@ export function expectedTransactionRow(t: Transaction, r: TransactionReceipt, b:
     r: BigInt(t.r).toString(),
     s: BigInt(t.s).toString(),
     v: s(t.v ?? (t.yParity === undefined ? null : BigInt(t.yParity))),
-    access_list_json: t.accessList ? JSON.stringify(t.accessList.map((e) => ({ address: e.address.toLowerCase(), storageKeys: e.storageKeys }))) : null,
+    access_list_json: t.accessList
+      ? JSON.stringify(t.accessList.map((e) => ({ address: e.address.toLowerCase(), storageKeys: e.storageKeys })))
+      : null,
     authorization_list_json: auth
-      ? JSON.stringify(auth.map((a) => ({ chainId: String(a.chainId), address: a.address.toLowerCase(), nonce: String(a.nonce), yParity: String(a.yParity ?? 0), r: a.r, s: a.s })))
+      ? JSON.stringify(
+          auth.map((a) => ({
+            chainId: String(a.chainId),
+            address: a.address.toLowerCase(),
+            nonce: String(a.nonce),
+            yParity: String(a.yParity ?? 0),
+            r: a.r,
+            s: a.s,
+          })),
+        )
       : null,
     contract_address: r.contractAddress?.toLowerCase() ?? null,
     gas_used: s(r.gasUsed),
