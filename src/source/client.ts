@@ -478,7 +478,7 @@ export class InsightClient {
       } catch (err) {
         const trimmed = text.trimEnd();
         const last = trimmed.charCodeAt(trimmed.length - 1);
-        const truncated = trimmed.length === 0 || (last !== 125 /* } */ && last !== 93) /* ] */;
+        const truncated = trimmed.length === 0 || (last !== '}'.charCodeAt(0) && last !== ']'.charCodeAt(0));
         throw new ResponseShapeError(
           truncated ? 'truncated' : 'invalid_json',
           url,
