@@ -5,13 +5,17 @@
  * point (a page received, a file uploaded, a state write, just after one, a batch delete), then
  * runs again: the destination is then byte for byte a fresh export of the new branch, even when
  * the killed run had already replaced the newest windows (whose edges then match) but not the
- * older ones.
+ * older ones. By default a seeded sample runs: a kill at a later occurrence of each point and at
+ * the first occurrence of one of them (RELIABILITY_SEED=<n> replays it; INSIGHT_EXPORT_LONG_TESTS=1
+ * runs every trial).
  */
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise } from '../../src/sandbox/reorg.js';
+import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
@@ -70,13 +74,18 @@ it('SIGKILL at any point of a repair: the next run leaves exactly a fresh export
   expect(readNdjsonExport(probe.out).files).toEqual(want);
   const counts = JSON.parse(readFileSync(countsFile, 'utf8')) as Record<string, number>;
 
-  const trials: [string, number][] = [];
+  const all: [string, number][] = [];
   for (const point of ['page', 'upload', 'state', 'state-after', 'delete']) {
     const c = counts[point] ?? 0;
     const at = point === 'state' || point === 'state-after' ? [1, Math.ceil(c / 2), c] : [1, c];
-    for (const n of new Set(at)) if (n >= 1 && n <= c) trials.push([point, n]);
+    for (const n of new Set(at)) if (n >= 1 && n <= c) all.push([point, n]);
   }
-  expect(trials.length).toBeGreaterThanOrEqual(10);
+  expect(all.length).toBeGreaterThanOrEqual(10);
+  // Kinds: each point at a later occurrence, and the first occurrence (of a point that has later ones).
+  const hasLater = new Set(all.filter(([, n]) => n > 1).map(([point]) => point));
+  const kindOf = ([point, n]: [string, number]) => (n === 1 && hasLater.has(point) ? 'first' : point);
+  const trials = sampleEachKind(all, kindOf, mulberry32(RELIABILITY_SEED));
+  console.log(`[reorg-crash] seed ${RELIABILITY_SEED} (RELIABILITY_SEED repeats it): ${trials.length} of ${all.length} trials`);
   for (const [point, n] of trials) {
     const t = await copy();
     const killed = await runCli(cli, ['run', t.jobFile, ...flags], { env: { INSIGHT_TEST_CRASH: `${point}:${n}` } });
