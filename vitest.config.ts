@@ -6,8 +6,11 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // One real S3 server (Ceph radosgw) for the whole run; see test/setup/s3.ts.
-    globalSetup: ['test/setup/s3.ts'],
+    // Most of the suite waits on I/O (sandbox HTTP, radosgw, child CLI runs): more test files at
+    // once than cores (vitest's default is cores - 1, one file at a time on 2 cores).
+    maxWorkers: 4,
+    // One real S3 server (Ceph radosgw) for the whole run; see test/setup/s3.ts. One test build of the CLI: test/setup/test-cli.ts.
+    globalSetup: ['test/setup/s3.ts', 'test/setup/test-cli.ts'],
     reporters: ['default'],
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   },
