@@ -6,9 +6,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    // Most of the suite waits on I/O (sandbox HTTP, radosgw, child CLI runs): more test files at
-    // once than cores (vitest's default is cores - 1, one file at a time on 2 cores).
-    maxWorkers: 4,
+    // Much of the suite waits on I/O (sandbox HTTP, radosgw, child CLI runs): more test files at
+    // once than cores (vitest's default is cores - 1, one file at a time on 2 cores); not many more,
+    // the rest is CPU. `npx vitest run --maxWorkers=<n>` overrides it.
+    maxWorkers: 3,
     // One real S3 server (Ceph radosgw) for the whole run; see test/setup/s3.ts. One test build of the CLI: test/setup/test-cli.ts.
     globalSetup: ['test/setup/s3.ts', 'test/setup/test-cli.ts'],
     reporters: ['default'],
