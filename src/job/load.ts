@@ -81,7 +81,10 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
   });
   const value = withRange(doc.value, opts.range);
   const result = schema.safeParse(dropEmptySections(value, ['aggregates', 'filters', 'output', 'concurrency', 'retries']));
-  if (!result.success) fail(nameFlags(issuesToProblems(result.error.issues, { doc, schema, chooseBranch: chooseTargetForm }), opts.range));
+  // Messages echo the value checked: the flag's where it replaced the file's (locations stay the file's).
+  const checkedDoc = value === doc.value ? doc : (Object.create(doc, { value: { value } }) as YamlDoc);
+  if (!result.success)
+    fail(nameFlags(issuesToProblems(result.error.issues, { doc: checkedDoc, schema, chooseBranch: chooseTargetForm }), opts.range));
   return result.data;
 }
 

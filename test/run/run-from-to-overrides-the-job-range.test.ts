@@ -68,7 +68,7 @@ describe('run --from/--to', () => {
 
   it.each([
     [['--from', '2024-02-31'], /range\.from \(--from "2024-02-31"\).*not a real calendar date/],
-    [['--from', '2024-02-04', '--to', '2024-02-02'], /range\.to \(--to "2024-02-02"\): is not after range\.from/],
+    [['--from', '2024-02-04', '--to', '2024-02-02'], /range\.to \(--to "2024-02-02"\): "2024-02-02" is not after range\.from/],
     [['--to', 'tomorrow'], /range\.to \(--to "tomorrow"\)/],
   ])('%j is refused with exit 2 naming the flag, writing nothing', async (flags, message) => {
     const { file, out } = await setUp(`bad-${flags.join('').replace(/[^a-z0-9]/g, '')}`);
