@@ -4,6 +4,7 @@ import { parseByteSize, parseDurationMs } from '../job/values.js';
 import { compactJob, type CompactReport } from '../state/compact.js';
 import { acquireLease, leaseName } from '../state/lease.js';
 import { openStore } from '../store/open-store.js';
+import { withSettingFlags } from '../config/flags.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface CompactArgs extends ConfigArgs {
@@ -19,14 +20,13 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
   command: 'compact <job>',
   describe: 'Merge the small files of closed partitions into files of a target size (state stays exact; crash-safe)',
   builder: (y) =>
-    withConfigFlags(y)
+    withSettingFlags(withConfigFlags(y), 'write')
       .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
       .option('target-size', { type: 'string', describe: 'Largest merged file, e.g. 256MB (default: output.max_bytes_per_file)' })
       .option('older-than', {
         type: 'string',
         describe: 'Only dates that ended at least this long ago, e.g. 2d (default: every date before the newest one)',
       })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'Show what would be merged; write nothing' })
       .option('json', { type: 'boolean', default: false, describe: 'Print the compaction report as JSON' })
       .example('$0 compact jobs/x.yaml --older-than 1d', 'Merge the files of every day that ended a day ago') as never,
   handler: async (args) => {

@@ -5,11 +5,18 @@ import type { RunReport } from '../run/report.js';
 import { parsePushgatewayUrl, pushMetrics } from '../run/metrics.js';
 import { resolveShard } from '../run/shard.js';
 import { parseRewind } from '../state/rewind.js';
+import { withSettingFlags } from '../config/flags.js';
+import { SETTINGS } from '../config/settings.js';
+import type { RangeOverride } from '../job/load.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 
 interface RunArgs extends ConfigArgs {
   job: string;
+  'dry-run': boolean;
+  from?: string | undefined;
+  to?: string | undefined;
   force: boolean;
   rewind?: string | undefined;
   json: boolean;
@@ -22,7 +29,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
     command: 'run <job>',
     describe: 'Export what the job asks for and is not exported yet; resumes where the last run stopped',
     builder: (y) =>
-      withConfigFlags(y)
+      withSettingFlags(withSettingFlags(withConfigFlags(y), 'run'), 'write')
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
         .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
         .option('rewind', {
@@ -40,12 +47,14 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
           type: 'string',
           describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)',
         })
+        .example('$0 run jobs/x.yaml --dry-run', 'Check everything and print what a run would export, writing nothing')
+        .example('$0 run jobs/x.yaml --from 2024-03-01 --to 2024-03-08 --force', 'Export one week again, replacing its files')
         .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
         .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out)')
         .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
         .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
     handler: async (args) => {
-      const ctx = await loadJobContext(args.job, args, ['source', 'destination']);
+      const ctx = await loadJobContext(args.job, args, ['source', 'destination'], { range: rangeFlags(args) });
       const rewind = args.rewind === undefined ? null : parseRewind(args.rewind);
       const shard = resolveShard(args.shard);
       const pushUrl = args.pushgateway ?? process.env.INSIGHT_EXPORT_PUSHGATEWAY_URL;
@@ -70,6 +79,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         const report = await runJob({
           ...ctx,
           force: args.force,
+          dryRun: args['dry-run'],
           rewind,
           shard,
           signal: controller.signal,
@@ -83,7 +93,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
             (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
           );
         }
-        process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
+        process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : report.dry_run ? dryRunSummary(report) : summary(report));
         setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
       } finally {
         process.off('SIGINT', onSignal);
@@ -91,6 +101,27 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
       }
     },
   };
+}
+
+/** --from / --to, parsed by their settings (the job's schema then checks them like the file's range). */
+function rangeFlags(args: RunArgs): RangeOverride {
+  const point = (key: 'range.from' | 'range.to', raw: string | undefined) => {
+    if (raw === undefined) return undefined;
+    const r = SETTINGS[key].parse(raw);
+    if (!r.ok) throw new CommandArgumentError(`--${key.slice(6)} ${r.problem}`, { hint: SETTINGS[key].doc });
+    return r.value;
+  };
+  return { from: point('range.from', args.from), to: point('range.to', args.to) };
+}
+
+function dryRunSummary(r: RunReport): string {
+  const todo = r.would_export ?? [];
+  const lines = [
+    `dry run: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}: nothing written`,
+    `  would export ${todo.length} windows; ${r.units_skipped}/${r.units_total} units already complete`,
+    ...todo.map((w) => `  ${w.unit} [${w.window[0]}, ${w.window[1]})`),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 function summary(r: RunReport): string {

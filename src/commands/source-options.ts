@@ -1,37 +1,27 @@
 import type { Argv } from 'yargs';
-import { resolveConfig, type CliFlags } from '../config/index.js';
+import { cliFlags, withSettingFlags } from '../config/flags.js';
+import { resolveConfig } from '../config/index.js';
 import { UserInputError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { openSource } from '../run/source-session.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
 
-/** Flags of the commands that only read from the service (resolve, decode, nfts). */
+/** Flags of the commands that only read from the service (resolve, decode, nfts); the settings' flags come from the table's "source" group. */
 export function withSourceFlags<T>(y: Argv<T>) {
-  return y
-    .option('chain', { alias: 'c', type: 'number', array: true, describe: 'Chain id(s) to ask (repeat the flag for several)' })
-    .option('json', { type: 'boolean', default: false, describe: 'Print JSON (for scripts) instead of tables' })
-    .option('config', { type: 'string', describe: 'Config file (default: INSIGHT_EXPORT_CONFIG, else config/default.yaml)' })
-    .option('base-url', {
-      type: 'string',
-      describe: 'Read-interface base URL incl. path prefix, or "sandbox" (default: config / INSIGHT_BASE_URL)',
-    })
-    .option('explorer-url', { type: 'string', describe: 'Explorer base URL (NFT route)' })
-    .option('max-attempts', { type: 'number', describe: 'Attempts per request, retries included' })
-    .option('timeout', { type: 'string', describe: 'Per-request timeout, e.g. 30s' })
-    .option('log-level', { type: 'string', choices: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] });
+  return withSettingFlags(
+    y
+      .option('chain', { alias: 'c', type: 'number', array: true, describe: 'Chain id(s) to ask (repeat the flag for several)' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print JSON (for scripts) instead of tables' }),
+    'source',
+  );
 }
 
-export interface SourceArgs {
+export type SourceArgs = Record<string, unknown> & {
   chain?: number[] | undefined;
   json: boolean;
   config?: string | undefined;
-  'base-url'?: string | undefined;
-  'explorer-url'?: string | undefined;
-  'max-attempts'?: number | undefined;
-  timeout?: string | undefined;
-  'log-level'?: string | undefined;
-}
+};
 
 /** A bad command-line argument (exit 2). */
 export class CommandArgumentError extends UserInputError {
@@ -57,14 +47,8 @@ export function chainIdsOf(args: Pick<SourceArgs, 'chain'>): number[] | undefine
  * with a read-interface client, closing it (and a started sandbox) afterwards.
  */
 export async function withClient<T>(args: SourceArgs, fn: (client: InsightClient) => Promise<T>): Promise<T> {
-  const flags: CliFlags = {};
-  if (args['base-url'] !== undefined) flags.baseUrl = args['base-url'];
-  if (args['explorer-url'] !== undefined) flags.explorerUrl = args['explorer-url'];
-  if (args['max-attempts'] !== undefined) flags.maxAttempts = args['max-attempts'];
-  if (args.timeout !== undefined) flags.timeout = args.timeout;
-  if (args['log-level'] !== undefined) flags.logLevel = args['log-level'];
-  const config = resolveConfig({ job: null, cliFlags: flags, configFile: args.config, require: ['source'] });
-  const logger = createLogger({ level: config.logLevel });
+  const config = resolveConfig({ job: null, cliFlags: cliFlags(args), configFile: args.config, require: ['source'] });
+  const logger = createLogger({ level: config.logLevel, pretty: config.logFormat === 'pretty' });
   const source = await openSource(config, logger);
   try {
     return await fn(source.client);

@@ -10,40 +10,23 @@
  * layer set each value (`origins`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { UserInputError } from '../errors.js';
 import { FileProblemsError, type FileProblem } from '../job/errors.js';
 import { issuesToProblems } from '../job/issues.js';
-import { DEFAULT_PARTITIONING, parsePartitioning, partitioningUses } from '../job/partitioning.js';
+import { partitioningUses } from '../job/partitioning.js';
 import { jobDatasets, type Job } from '../job/schema.js';
-import {
-  checked,
-  concurrencyLayer,
-  concurrencySchema,
-  COMPRESSIONS,
-  NDJSON_COMPRESSIONS,
-  OUTPUT_FORMATS,
-  outputLayer,
-  outputSchema,
-  PARQUET_ENGINES,
-  REQUESTS_PER_SECOND_RANGE,
-  requestsPerSecondInRange,
-  retriesLayer,
-  retriesSchema,
-  type ConcurrencySettings,
-  type OutputSettings,
-  type RetrySettings,
-} from '../job/settings.js';
-import { parseBaseUrl, parseByteSize, parseDestination, parseDurationMs, SANDBOX, type Destination, type Parsed } from '../job/values.js';
+import { type ConcurrencySettings, type OutputSettings, type RetrySettings } from '../job/settings.js';
+import { SANDBOX, type Destination } from '../job/values.js';
 import { dropEmptySections, parseYaml } from '../job/yaml-doc.js';
+import { compressionAllowed, compressionsList, defaultCompression } from '../sink/formats.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
 import { Secret } from './secret.js';
+import { camelFlag, SETTING_LIST, SETTINGS, type CliFlags, type LogFormat, type LogLevel, type Setting } from './settings.js';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { ENV_VARS, LOG_FORMATS, LOG_LEVELS, type CliFlags, type LogFormat, type LogLevel } from './settings.js';
 
 export interface ResolvedConfig {
   source: {
@@ -77,33 +60,11 @@ export interface ResolvedConfig {
   };
   stagingDir: string;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   /** The config file read, or null. */
   configFile: string | null;
   /** Which layer set each value: "default", "config <file>", "env <VAR>", "job <file>", "flag --<name>". */
   origins: Readonly<Record<string, string>>;
-}
-
-/** CLI flags the config knows; yargs may hand numbers as strings. */
-export interface CliFlags {
-  baseUrl?: string;
-  explorerUrl?: string;
-  destination?: string;
-  format?: string;
-  compression?: string;
-  parquetEngine?: string;
-  partitioning?: string;
-  maxRowsPerFile?: number | string;
-  maxBytesPerFile?: number | string;
-  requestsInFlight?: number | string;
-  unitsInFlight?: number | string;
-  requestsPerSecond?: number | string;
-  maxAttempts?: number | string;
-  timeout?: string;
-  stagingDir?: string;
-  logLevel?: string;
-  s3Endpoint?: string;
-  region?: string;
-  s3RetryBudget?: string;
 }
 
 export interface ResolveConfigInput {
@@ -119,27 +80,6 @@ export interface ResolveConfigInput {
   require?: ('source' | 'destination')[];
 }
 
-/** Environment variables read by the config (secrets included). */
-export const ENV_VARS = {
-  INSIGHT_EXPORT_CONFIG: 'config file replacing config/default.yaml',
-  INSIGHT_BASE_URL: 'source.base_url',
-  INSIGHT_EXPLORER_URL: 'source.explorer_url',
-  INSIGHT_CLIENT_ID: 'auth: x-client-id (secret)',
-  INSIGHT_SECRET_KEY: 'auth: x-secret-key (secret)',
-  S3_ENDPOINT: 's3.endpoint (wins over AWS_ENDPOINT_URL_S3)',
-  AWS_ENDPOINT_URL_S3: 's3.endpoint',
-  AWS_REGION: 's3.region (else AWS_DEFAULT_REGION)',
-  INSIGHT_EXPORT_S3_RETRY_BUDGET: 's3.retry_budget',
-  INSIGHT_EXPORT_DESTINATION: 'output.destination',
-  INSIGHT_EXPORT_REQUESTS_IN_FLIGHT: 'concurrency.requests_in_flight',
-  INSIGHT_EXPORT_UNITS_IN_FLIGHT: 'concurrency.units_in_flight',
-  INSIGHT_EXPORT_REQUESTS_PER_SECOND: 'concurrency.requests_per_second',
-  INSIGHT_EXPORT_MAX_ATTEMPTS: 'retries.max_attempts',
-  INSIGHT_EXPORT_TIMEOUT: 'retries.timeout',
-  INSIGHT_EXPORT_STAGING_DIR: 'staging_dir',
-  INSIGHT_EXPORT_LOG_LEVEL: 'log_level',
-} as const;
-
 /** Bad configuration from the environment or CLI flags. */
 export class ConfigError extends UserInputError {
   override name = 'ConfigError';
@@ -153,51 +93,30 @@ export class ConfigFileError extends FileProblemsError {
   }
 }
 
-const DEFAULTS = {
-  requests_in_flight: 8,
-  units_in_flight: 4,
-  requests_per_second: 0,
-  max_attempts: 6,
-  timeout_ms: 30_000,
-  s3_retry_budget_ms: 30_000,
-  format: 'parquet' as OutputFormat,
-  parquet_engine: 'duckdb' as ParquetEngine,
-  partitioning: DEFAULT_PARTITIONING,
-  max_rows_per_file: 1_000_000,
-  max_bytes_per_file: 512_000_000,
-  log_level: 'info' as LogLevel,
-};
-
 /** The config file shipped with the package (src/config or dist/config -> ../../config). */
 export const PACKAGED_CONFIG_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
 
+/** The settings a config file may hold, each at its file key (section.field or a top-level field). */
+const IN_CONFIG_FILE = SETTING_LIST.filter(
+  (s): s is Setting & { file: NonNullable<Setting['file']> } => s.places.includes('config') && !!s.file,
+);
+const fileKeyOf = (s: Setting) => s.fileKey ?? s.key;
+const SECTIONS = [...new Set(IN_CONFIG_FILE.flatMap((s) => (fileKeyOf(s).includes('.') ? [fileKeyOf(s).split('.')[0]!] : [])))];
+
 function configFileSchema(cwd: string) {
-  return z
-    .strictObject({
-      $schema: z.string().optional(),
-      source: z
-        .strictObject({
-          base_url: checked(z.string(), (v) => parseBaseUrl(v, true)).optional(),
-          explorer_url: checked(z.string(), (v) => parseBaseUrl(v, false)).optional(),
-        })
-        .optional(),
-      s3: z
-        .strictObject({
-          endpoint: checked(z.string(), (v) => parseBaseUrl(v, false)).optional(),
-          region: z.string().min(1).optional(),
-          retry_budget: checked(z.string(), positiveDurationMs).optional(),
-        })
-        .optional(),
-      concurrency: concurrencySchema.optional(),
-      retries: retriesSchema.optional(),
-      output: outputSchema(cwd).optional(),
-      staging_dir: z.string().min(1).optional(),
-      log_level: z.enum(LOG_LEVELS).optional(),
-    })
-    .describe('insight-export configuration (defaults for every job).');
+  const shape: Record<string, z.ZodType> = { $schema: z.string().optional() };
+  const sections: Record<string, Record<string, z.ZodType>> = {};
+  for (const s of IN_CONFIG_FILE) {
+    const field = s.file(cwd).optional().describe(s.doc);
+    const [section, name] = fileKeyOf(s).split('.');
+    if (name === undefined) shape[section!] = field;
+    else (sections[section!] ??= {})[name] = field;
+  }
+  for (const [name, fields] of Object.entries(sections)) shape[name] = z.strictObject(fields).optional();
+  return z.strictObject(shape).describe('insight-export configuration (defaults for every job).');
 }
 
-/** One layer: dotted snake_case keys -> value. */
+/** One layer: setting key -> value. */
 type Layer = Map<string, unknown>;
 
 function layerFrom(prefix: string, obj: Record<string, unknown>, into: Layer) {
@@ -218,123 +137,18 @@ function readConfigFile(file: string, cwd: string): Layer {
   const layer: Layer = new Map();
   if (doc.value === undefined || doc.value === null) return layer;
   const schema = configFileSchema(cwd);
-  const r = schema.safeParse(dropEmptySections(doc.value, ['source', 's3', 'concurrency', 'retries', 'output']));
+  const r = schema.safeParse(dropEmptySections(doc.value, SECTIONS));
   if (!r.success) throw new ConfigFileError(issuesToProblems(r.error.issues, { doc, schema }));
-  const c = r.data;
-  layerFrom('source', c.source ?? {}, layer);
-  const { retry_budget, ...s3 } = c.s3 ?? {};
-  layerFrom('s3', s3, layer);
-  if (retry_budget !== undefined) layer.set('s3.retry_budget_ms', retry_budget);
-  layerFrom('concurrency', concurrencyLayer(c.concurrency), layer);
-  layerFrom('retries', retriesLayer(c.retries), layer);
-  layerFrom('output', outputLayer(c.output), layer);
-  if (c.staging_dir) layer.set('staging_dir', path.resolve(cwd, c.staging_dir));
-  if (c.log_level) layer.set('log_level', c.log_level);
+  const c = r.data as Record<string, unknown>;
+  for (const s of IN_CONFIG_FILE) {
+    const [section, name] = fileKeyOf(s).split('.');
+    const v = name === undefined ? c[section!] : (c[section!] as Record<string, unknown> | undefined)?.[name];
+    if (v !== undefined) layer.set(s.key, v);
+  }
   return layer;
 }
 
 type Problem = { where: string; message: string; hint?: string | undefined };
-
-function intIn(min: number, max: number) {
-  return (v: unknown): Parsed<number> => {
-    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) return { ok: false, problem: `is not a whole number from ${min} to ${max}` };
-    return { ok: true, value: n };
-  };
-}
-
-function nonNegative(v: unknown): Parsed<number> {
-  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-  if (!Number.isFinite(n) || n < 0) return { ok: false, problem: 'is not a number >= 0' };
-  return { ok: true, value: n };
-}
-
-function requestsPerSecond(v: unknown): Parsed<number> {
-  const r = nonNegative(v);
-  return r.ok && !requestsPerSecondInRange(r.value) ? { ok: false, problem: REQUESTS_PER_SECOND_RANGE } : r;
-}
-
-function oneOf<T extends string>(values: readonly T[]) {
-  return (v: unknown): Parsed<T> =>
-    typeof v === 'string' && (values as readonly string[]).includes(v.trim())
-      ? { ok: true, value: v.trim() as T }
-      : { ok: false, problem: `is not one of ${values.join(', ')}` };
-}
-
-function positiveDurationMs(v: unknown): Parsed<number> {
-  const r = parseDurationMs(v);
-  return r.ok && r.value === 0 ? { ok: false, problem: 'must be longer than 0' } : r;
-}
-
-function anyString(v: unknown): Parsed<string> {
-  return typeof v === 'string' && v.trim() !== '' ? { ok: true, value: v.trim() } : { ok: false, problem: 'is empty' };
-}
-
-/** Environment and CLI values are strings: each key has its parser. */
-function parsersFor(cwd: string): Record<string, (v: unknown) => Parsed<unknown>> {
-  return {
-    'source.base_url': (v) => parseBaseUrl(v, true),
-    'source.explorer_url': (v) => parseBaseUrl(v, false),
-    's3.endpoint': (v) => parseBaseUrl(v, false),
-    's3.region': anyString,
-    's3.retry_budget_ms': positiveDurationMs,
-    'concurrency.requests_in_flight': intIn(1, 1024),
-    'concurrency.units_in_flight': intIn(1, 1024),
-    'concurrency.requests_per_second': requestsPerSecond,
-    'retries.max_attempts': intIn(1, 100),
-    'retries.timeout_ms': positiveDurationMs,
-    'output.format': oneOf(OUTPUT_FORMATS),
-    'output.compression': oneOf(COMPRESSIONS),
-    'output.parquet_engine': oneOf(PARQUET_ENGINES),
-    'output.destination': (v) => parseDestination(v, cwd),
-    'output.partitioning': parsePartitioning,
-    'output.max_rows_per_file': intIn(1, Number.MAX_SAFE_INTEGER),
-    'output.max_bytes_per_file': (v) => parseByteSize(typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v),
-    staging_dir: (v) =>
-      typeof v === 'string' && v.trim() ? { ok: true, value: path.resolve(cwd, v.trim()) } : { ok: false, problem: 'is empty' },
-    log_level: oneOf(LOG_LEVELS),
-  };
-}
-
-const ENV_KEYS: [string, string][] = [
-  ['INSIGHT_BASE_URL', 'source.base_url'],
-  ['INSIGHT_EXPLORER_URL', 'source.explorer_url'],
-  ['AWS_DEFAULT_REGION', 's3.region'],
-  ['AWS_REGION', 's3.region'],
-  ['AWS_ENDPOINT_URL_S3', 's3.endpoint'],
-  ['S3_ENDPOINT', 's3.endpoint'],
-  ['INSIGHT_EXPORT_S3_RETRY_BUDGET', 's3.retry_budget_ms'],
-  ['INSIGHT_EXPORT_DESTINATION', 'output.destination'],
-  ['INSIGHT_EXPORT_REQUESTS_IN_FLIGHT', 'concurrency.requests_in_flight'],
-  ['INSIGHT_EXPORT_UNITS_IN_FLIGHT', 'concurrency.units_in_flight'],
-  ['INSIGHT_EXPORT_REQUESTS_PER_SECOND', 'concurrency.requests_per_second'],
-  ['INSIGHT_EXPORT_MAX_ATTEMPTS', 'retries.max_attempts'],
-  ['INSIGHT_EXPORT_TIMEOUT', 'retries.timeout_ms'],
-  ['INSIGHT_EXPORT_STAGING_DIR', 'staging_dir'],
-  ['INSIGHT_EXPORT_LOG_LEVEL', 'log_level'],
-];
-
-const FLAG_KEYS: [keyof CliFlags, string, string][] = [
-  ['baseUrl', 'source.base_url', '--base-url'],
-  ['explorerUrl', 'source.explorer_url', '--explorer-url'],
-  ['s3Endpoint', 's3.endpoint', '--s3-endpoint'],
-  ['region', 's3.region', '--region'],
-  ['s3RetryBudget', 's3.retry_budget_ms', '--s3-retry-budget'],
-  ['requestsInFlight', 'concurrency.requests_in_flight', '--requests-in-flight'],
-  ['unitsInFlight', 'concurrency.units_in_flight', '--units-in-flight'],
-  ['requestsPerSecond', 'concurrency.requests_per_second', '--requests-per-second'],
-  ['maxAttempts', 'retries.max_attempts', '--max-attempts'],
-  ['timeout', 'retries.timeout_ms', '--timeout'],
-  ['format', 'output.format', '--format'],
-  ['compression', 'output.compression', '--compression'],
-  ['parquetEngine', 'output.parquet_engine', '--parquet-engine'],
-  ['destination', 'output.destination', '--destination'],
-  ['partitioning', 'output.partitioning', '--partitioning'],
-  ['maxRowsPerFile', 'output.max_rows_per_file', '--max-rows-per-file'],
-  ['maxBytesPerFile', 'output.max_bytes_per_file', '--max-bytes-per-file'],
-  ['stagingDir', 'staging_dir', '--staging-dir'],
-  ['logLevel', 'log_level', '--log-level'],
-];
 
 function jobLayer(job: Job): Layer {
   const layer: Layer = new Map();
@@ -354,133 +168,158 @@ function deepFreeze<T>(o: T): T {
   return o;
 }
 
-export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
-  const env = input.env ?? process.env;
-  const cwd = input.cwd ?? process.cwd();
-  const parsers = parsersFor(cwd);
-  const values = new Map<string, unknown>();
-  const origins: Record<string, string> = {};
-  const problems: Problem[] = [];
-  const apply = (layer: Layer, origin: string) => {
+/** The values set so far, which layer set each, and the problems found. */
+class Layers {
+  readonly values = new Map<string, unknown>();
+  readonly origins: Record<string, string> = {};
+  readonly problems: Problem[] = [];
+
+  constructor(readonly cwd: string) {}
+
+  apply(layer: Layer, origin: string): void {
     for (const [k, v] of layer) {
-      values.set(k, v);
-      origins[k] = origin;
+      this.values.set(k, v);
+      this.origins[k] = origin;
     }
+  }
+
+  /** A value from the environment or a flag, parsed by its setting's parser. */
+  fromString(s: Setting, raw: unknown, origin: string, where: string): void {
+    const r = s.parse(raw, this.cwd);
+    if (r.ok) this.apply(new Map([[s.key, r.value]]), origin);
+    else this.problems.push({ where: r.secret ? where : `${where}=${JSON.stringify(String(raw))}`, message: r.problem, hint: r.hint });
+  }
+
+  get<T>(key: string): T {
+    return this.values.get(key) as T;
+  }
+
+  originOf(key: string): string {
+    return this.origins[key] ?? 'default';
+  }
+}
+
+/** The settings each layer may set (config_file is read before the layers; secrets apart). */
+const LAYERED = SETTING_LIST.filter((s) => s.places.includes('config'));
+
+function applyDefaults(layers: Layers): void {
+  layers.apply(new Map(LAYERED.flatMap((s) => (s.default ? [[s.key, s.default()] as const] : []))), 'default');
+}
+
+function applyConfigFile(layers: Layers, input: ResolveConfigInput, env: Record<string, string | undefined>): string | null {
+  if (input.configFile === null) return null;
+  const named = input.configFile ?? (SETTINGS.config_file.env.map((name) => env[name]?.trim()).find(Boolean) || undefined);
+  const configFile = named ?? (existsSync(PACKAGED_CONFIG_FILE) ? PACKAGED_CONFIG_FILE : null);
+  if (configFile) layers.apply(readConfigFile(configFile, layers.cwd), `config ${configFile}`);
+  return configFile;
+}
+
+/** In each setting's env order: a later variable of the same setting wins. */
+function applyEnvironment(layers: Layers, env: Record<string, string | undefined>): void {
+  for (const s of LAYERED) {
+    for (const name of s.env ?? []) {
+      const raw = env[name];
+      if (raw !== undefined && raw.trim() !== '') layers.fromString(s, raw, `env ${name}`, name);
+    }
+  }
+}
+
+function applyFlags(layers: Layers, flags: CliFlags = {}): void {
+  for (const s of LAYERED) {
+    if (!s.flag) continue;
+    const raw = (flags as Record<string, unknown>)[camelFlag(s.flag.name)];
+    if (raw !== undefined && raw !== '') layers.fromString(s, raw, `flag --${s.flag.name}`, `--${s.flag.name}`);
+  }
+}
+
+/** Secrets: environment only, held in Secrets. */
+function secrets(layers: Layers, env: Record<string, string | undefined>): ResolvedConfig['auth'] {
+  const secret = (s: Setting): Secret | null => {
+    for (const name of [...(s.env ?? [])].reverse()) {
+      const v = env[name]?.trim();
+      if (!v) continue;
+      layers.origins[s.key] = `env ${name}`;
+      return new Secret(v);
+    }
+    return null;
   };
-  const fromStrings = (key: string, raw: unknown, origin: string, where: string) => {
-    const r = parsers[key]!(raw);
-    if (r.ok) apply(new Map([[key, r.value]]), origin);
-    else problems.push({ where: r.secret ? where : `${where}=${JSON.stringify(String(raw))}`, message: r.problem, hint: r.hint });
-  };
+  return { clientId: secret(SETTINGS['auth.client_id']), secretKey: secret(SETTINGS['auth.secret_key']) };
+}
 
-  // 1. code defaults
-  apply(
-    new Map<string, unknown>([
-      ['concurrency.requests_in_flight', DEFAULTS.requests_in_flight],
-      ['concurrency.units_in_flight', DEFAULTS.units_in_flight],
-      ['concurrency.requests_per_second', DEFAULTS.requests_per_second],
-      ['retries.max_attempts', DEFAULTS.max_attempts],
-      ['retries.timeout_ms', DEFAULTS.timeout_ms],
-      ['s3.retry_budget_ms', DEFAULTS.s3_retry_budget_ms],
-      ['output.format', DEFAULTS.format],
-      ['output.parquet_engine', DEFAULTS.parquet_engine],
-      ['output.partitioning', DEFAULTS.partitioning],
-      ['output.max_rows_per_file', DEFAULTS.max_rows_per_file],
-      ['output.max_bytes_per_file', DEFAULTS.max_bytes_per_file],
-      ['staging_dir', path.join(os.tmpdir(), 'insight-export')],
-      ['log_level', DEFAULTS.log_level],
-    ]),
-    'default',
-  );
+/** The compression of the format when no layer set one. */
+function compressionOf(layers: Layers, format: OutputFormat): Compression {
+  const set = layers.get<Compression | undefined>('output.compression');
+  if (set !== undefined) return set;
+  layers.origins['output.compression'] = `default for ${format}`;
+  return defaultCompression(format);
+}
 
-  // 2. config file
-  let configFile: string | null = null;
-  if (input.configFile !== null) {
-    const named = input.configFile ?? (env.INSIGHT_EXPORT_CONFIG?.trim() || undefined);
-    if (named) configFile = named;
-    else if (existsSync(PACKAGED_CONFIG_FILE)) configFile = PACKAGED_CONFIG_FILE;
-    if (configFile) apply(readConfigFile(configFile, cwd), `config ${configFile}`);
-  }
-
-  // 3. environment (in ENV_KEYS order: a later variable of the same key wins)
-  for (const [name, key] of ENV_KEYS) {
-    const raw = env[name];
-    if (raw !== undefined && raw.trim() !== '') fromStrings(key, raw, `env ${name}`, name);
-  }
-
-  // 4. job file
-  if (input.job) apply(jobLayer(input.job), `job ${input.job.jobFile}`);
-
-  // 5. CLI flags
-  for (const [flag, key, name] of FLAG_KEYS) {
-    const raw = input.cliFlags?.[flag];
-    if (raw !== undefined && raw !== '') fromStrings(key, raw, `flag ${name}`, name);
-  }
-
-  // Secrets: environment only.
-  const secret = (name: string): Secret | null => {
-    const v = env[name]?.trim();
-    if (!v) return null;
-    origins[name === 'INSIGHT_CLIENT_ID' ? 'auth.client_id' : 'auth.secret_key'] = `env ${name}`;
-    return new Secret(v);
-  };
-
-  const get = <T>(key: string): T => values.get(key) as T;
-  const format = get<OutputFormat>('output.format');
-  let compression = get<Compression | undefined>('output.compression');
-  if (compression === undefined) {
-    compression = format === 'parquet' ? 'zstd' : 'gzip';
-    origins['output.compression'] = `default for ${format}`;
-  }
-
-  // Validated once, across layers.
-  const originOf = (k: string) => origins[k] ?? 'default';
-  if (format === 'ndjson' && !NDJSON_COMPRESSIONS.includes(compression)) {
+/** Rules across settings (and layers): validated once, after every layer. */
+function checkAcrossSettings(layers: Layers, input: ResolveConfigInput, format: OutputFormat, compression: Compression): void {
+  const { problems } = layers;
+  if (!compressionAllowed(format, compression)) {
     problems.push({
-      where: `output.compression=${compression} (${originOf('output.compression')})`,
-      message: `is not available for NDJSON (output.format from ${originOf('output.format')})`,
-      hint: 'NDJSON files are gzip or none',
+      where: `output.compression=${compression} (${layers.originOf('output.compression')})`,
+      message: `is not available for NDJSON (output.format from ${layers.originOf('output.format')})`,
+      hint: `NDJSON files are ${compressionsList('ndjson')}`,
     });
   }
-  const partitioning = get<string>('output.partitioning');
+  const partitioning = layers.get<string>('output.partitioning');
   if (input.job && jobDatasets(input.job).length > 1 && !partitioningUses(partitioning, 'dataset')) {
     problems.push({
-      where: `output.partitioning=${JSON.stringify(partitioning)} (${originOf('output.partitioning')})`,
+      where: `output.partitioning=${JSON.stringify(partitioning)} (${layers.originOf('output.partitioning')})`,
       message: 'has no {dataset} but the job exports several datasets',
       hint: 'files of different datasets have different columns: keep them in different folders',
     });
   }
-  const baseUrl = get<string | undefined>('source.base_url') ?? null;
-  const destination = get<Destination | undefined>('output.destination') ?? null;
-  if (input.require?.includes('source') && !baseUrl) {
+  if (input.require?.includes('source') && !layers.get('source.base_url')) {
     problems.push({
       where: 'source.base_url',
       message: 'is not set',
       hint: 'set source.base_url in the job ("sandbox" for the built-in sandbox), INSIGHT_BASE_URL, or --base-url',
     });
   }
-  if (input.require?.includes('destination') && !destination) {
+  if (input.require?.includes('destination') && !layers.get('output.destination')) {
     problems.push({
       where: 'output.destination',
       message: 'is not set',
       hint: 'set output.destination in the job ("s3://bucket/prefix" or "./out"), INSIGHT_EXPORT_DESTINATION, or --destination',
     });
   }
-  if (problems.length) {
-    const lines = problems.flatMap((p) => [`${p.where}: ${p.message}`, ...(p.hint ? [`    hint: ${p.hint}`] : [])]);
-    throw new ConfigError(
-      problems.length === 1 ? `${problems[0]!.where}: ${problems[0]!.message}` : `${problems.length} configuration problems`,
-      {
-        metaMessages: problems.length === 1 ? [] : lines,
-        hint: problems.length === 1 ? problems[0]!.hint : undefined,
-      },
-    );
-  }
+}
 
+function throwProblems(problems: Problem[]): void {
+  if (!problems.length) return;
+  const lines = problems.flatMap((p) => [`${p.where}: ${p.message}`, ...(p.hint ? [`    hint: ${p.hint}`] : [])]);
+  throw new ConfigError(
+    problems.length === 1 ? `${problems[0]!.where}: ${problems[0]!.message}` : `${problems.length} configuration problems`,
+    {
+      metaMessages: problems.length === 1 ? [] : lines,
+      hint: problems.length === 1 ? problems[0]!.hint : undefined,
+    },
+  );
+}
+
+export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
+  const env = input.env ?? process.env;
+  const layers = new Layers(input.cwd ?? process.cwd());
+  applyDefaults(layers);
+  const configFile = applyConfigFile(layers, input, env);
+  applyEnvironment(layers, env);
+  if (input.job) layers.apply(jobLayer(input.job), `job ${input.job.jobFile}`);
+  applyFlags(layers, input.cliFlags);
+  const auth = secrets(layers, env);
+  const format = layers.get<OutputFormat>('output.format');
+  const compression = compressionOf(layers, format);
+  checkAcrossSettings(layers, input, format, compression);
+  throwProblems(layers.problems);
+
+  const get = <T>(key: string): T => layers.get<T>(key);
+  const baseUrl = get<string | undefined>('source.base_url') ?? null;
   const endpoint = get<string | undefined>('s3.endpoint') ?? null;
   const cfg: ResolvedConfig = {
     source: { baseUrl, sandbox: baseUrl === SANDBOX, explorerUrl: get<string | undefined>('source.explorer_url') ?? null },
-    auth: { clientId: secret('INSIGHT_CLIENT_ID'), secretKey: secret('INSIGHT_SECRET_KEY') },
+    auth,
     // A custom endpoint is a non-AWS S3 (radosgw, MinIO ...): path-style addressing.
     s3: {
       endpoint,
@@ -497,16 +336,17 @@ export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
     output: {
       format,
       compression,
-      parquetEngine: get('output.parquet_engine'),
-      destination,
-      partitioning,
+      parquetEngine: get<ParquetEngine>('output.parquet_engine'),
+      destination: get<Destination | undefined>('output.destination') ?? null,
+      partitioning: get('output.partitioning'),
       maxRowsPerFile: get('output.max_rows_per_file'),
       maxBytesPerFile: get('output.max_bytes_per_file'),
     },
     stagingDir: get('staging_dir'),
-    logLevel: get('log_level'),
+    logLevel: get<LogLevel>('log_level'),
+    logFormat: get<LogFormat>('log_format'),
     configFile,
-    origins,
+    origins: layers.origins,
   };
   return deepFreeze(cfg);
 }
@@ -543,6 +383,7 @@ export function describeConfig(cfg: ResolvedConfig): string {
     ['output.max_bytes_per_file', show(cfg.output.maxBytesPerFile), o('output.max_bytes_per_file')],
     ['staging_dir', cfg.stagingDir, o('staging_dir')],
     ['log_level', cfg.logLevel, o('log_level')],
+    ['log_format', cfg.logFormat, o('log_format')],
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   return [`config file: ${cfg.configFile ?? '(none)'}`, ...rows.map(([k, v, from]) => `${k.padEnd(width)}  ${v}  [${from}]`)].join('\n');

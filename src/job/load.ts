@@ -8,6 +8,34 @@ import { dropEmptySections, parseYaml, type YamlDoc } from './yaml-doc.js';
 export interface ParseJobOptions {
   /** Directory relative local destinations are resolved from. Default: process.cwd(). */
   cwd?: string;
+  /**
+   * `run --from/--to`: range points that replace the file's, validated by the job's own schema as
+   * if written in the file (problems name the flag).
+   */
+  range?: RangeOverride;
+}
+
+export interface RangeOverride {
+  from?: number | string | undefined;
+  to?: number | string | undefined;
+}
+
+/** The document with the overridden range points written in. */
+function withRange(value: object, range: RangeOverride | undefined): object {
+  if (!range || (range.from === undefined && range.to === undefined)) return value;
+  const current = (value as { range?: unknown }).range;
+  const base = current && typeof current === 'object' && !Array.isArray(current) ? current : {};
+  const points = Object.fromEntries(Object.entries(range).filter(([, v]) => v !== undefined));
+  return { ...value, range: { ...base, ...points } };
+}
+
+/** Problems of a point the flag gave name the flag, not only the file's line. */
+function nameFlags(problems: FileProblem[], range: RangeOverride | undefined): FileProblem[] {
+  if (!range) return problems;
+  return problems.map((p) => {
+    const point = (['from', 'to'] as const).find((k) => range[k] !== undefined && p.field === `range.${k}`);
+    return point ? { ...p, field: `range.${point} (--${point} ${JSON.stringify(range[point])})` } : p;
+  });
 }
 
 /** Picks the target form the user meant from the keys written, so errors speak about that form. */
@@ -51,8 +79,12 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
     jobFile: fileName,
     locate: (p) => doc.locate(p),
   });
-  const result = schema.safeParse(dropEmptySections(doc.value, ['aggregates', 'filters', 'output', 'concurrency', 'retries']));
-  if (!result.success) fail(issuesToProblems(result.error.issues, { doc, schema, chooseBranch: chooseTargetForm }));
+  const value = withRange(doc.value, opts.range);
+  const result = schema.safeParse(dropEmptySections(value, ['aggregates', 'filters', 'output', 'concurrency', 'retries']));
+  // Messages echo the value checked: the flag's where it replaced the file's (locations stay the file's).
+  const checkedDoc = value === doc.value ? doc : (Object.create(doc, { value: { value } }) as YamlDoc);
+  if (!result.success)
+    fail(nameFlags(issuesToProblems(result.error.issues, { doc: checkedDoc, schema, chooseBranch: chooseTargetForm }), opts.range));
   return result.data;
 }
 

@@ -17,7 +17,6 @@ import {
   checked,
   concurrencyLayer,
   concurrencySchema,
-  NDJSON_COMPRESSIONS,
   outputLayer,
   outputSchema,
   retriesLayer,
@@ -26,6 +25,8 @@ import {
   type OutputSettings,
   type RetrySettings,
 } from './settings.js';
+import { fileField, SETTINGS } from '../config/settings.js';
+import { compressionAllowed, compressionsList } from '../sink/formats.js';
 import {
   ADDRESS_PATTERN,
   DURATION_PATTERN,
@@ -33,7 +34,6 @@ import {
   isDateLike,
   parseAddress,
   parseAddressOrName,
-  parseBaseUrl,
   parseDurationSeconds,
   parseEventSignature,
   parseTimePoint,
@@ -200,10 +200,8 @@ const rangeSchema = z
       .describe(
         'What the range counts. Without it: integers are block numbers and dates/times are time; an integer that looks like a unix time (>= 1e9) is refused as ambiguous. With `by: time`, integers are unix seconds.',
       ),
-    from: rangePointSchema.describe('Start (inclusive): a block number, or a UTC date/time.'),
-    to: z
-      .union([rangePointSchema, z.literal('latest')])
-      .describe('End (exclusive): a block number, a UTC date/time, or "latest" (chain head minus safety_lag, for incremental cron runs).'),
+    from: rangePointSchema.describe(SETTINGS['range.from'].doc),
+    to: z.union([rangePointSchema, z.literal('latest')]).describe(SETTINGS['range.to'].doc),
     safety_lag: z
       .union([z.number().int().min(0), z.string().regex(new RegExp(DURATION_PATTERN), { error: 'is not a duration (e.g. "10m")' })])
       .optional()
@@ -251,14 +249,8 @@ function fileShape(ctx: JobSchemaContext) {
       description: z.string().optional().describe('Free text.'),
       source: z
         .strictObject({
-          base_url: checked(z.string(), (v) => parseBaseUrl(v, true))
-            .optional()
-            .describe(
-              'Read-interface base URL including its path prefix (e.g. "http://127.0.0.1:8787/insights/v1"), or "sandbox" to start the built-in sandbox in-process. Default: config / INSIGHT_BASE_URL.',
-            ),
-          explorer_url: checked(z.string(), (v) => parseBaseUrl(v, false))
-            .optional()
-            .describe('Base URL of the explorer pass-through (nft_holdings). Default: config / INSIGHT_EXPLORER_URL.'),
+          base_url: fileField('source.base_url'),
+          explorer_url: fileField('source.explorer_url'),
           chains: chainsSchema,
         })
         .describe('Where the data comes from. Keys and secrets are never written here: they come from the environment.'),
@@ -575,8 +567,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     }
 
     const output = outputLayer(f.output);
-    if (output.format === 'ndjson' && output.compression && !NDJSON_COMPRESSIONS.includes(output.compression)) {
-      issue(ctx, ['output', 'compression'], `is not available for NDJSON (gzip or none)`, {}, output.compression);
+    if (output.format === 'ndjson' && output.compression && !compressionAllowed('ndjson', output.compression)) {
+      issue(ctx, ['output', 'compression'], `is not available for NDJSON (${compressionsList('ndjson')})`, {}, output.compression);
     }
     if (output.partitioning !== undefined && all.size > 1 && !partitioningUses(output.partitioning, 'dataset')) {
       issue(ctx, ['output', 'partitioning'], 'has no {dataset} but the job exports several datasets', {

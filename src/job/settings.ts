@@ -4,41 +4,11 @@
  * absolute destinations).
  */
 import { z } from 'zod';
+import { fileField } from '../config/settings.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
-import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, parsePartitioning } from './partitioning.js';
-import {
-  BYTE_SIZE_ERROR,
-  BYTE_SIZE_PATTERN,
-  DURATION_ERROR,
-  DURATION_PATTERN,
-  parseByteSize,
-  parseDestination,
-  parseDurationMs,
-  type Destination,
-  type Parsed,
-} from './values.js';
+import type { Destination } from './values.js';
 
-/** A base schema whose value is then checked and normalised by a `Parsed` parser; failures become located issues. */
-export function checked<S extends z.ZodType, T>(base: S, parse: (v: z.output<S>) => Parsed<T>) {
-  return base.transform((v, ctx): T => {
-    const r = parse(v);
-    if (r.ok) return r.value;
-    // A value that may hold a credential is never echoed (noValue), nor kept as the issue's input.
-    ctx.issues.push({
-      code: 'custom',
-      message: r.problem,
-      input: r.secret ? '[redacted]' : v,
-      params: { hint: r.hint, noValue: r.secret },
-    });
-    return z.NEVER;
-  });
-}
-
-export const OUTPUT_FORMATS = ['parquet', 'ndjson'] as const satisfies readonly OutputFormat[];
-export const COMPRESSIONS = ['zstd', 'snappy', 'gzip', 'none'] as const satisfies readonly Compression[];
-export const PARQUET_ENGINES = ['duckdb', 'hyparquet'] as const satisfies readonly ParquetEngine[];
-/** NDJSON files are gzip or plain. */
-export const NDJSON_COMPRESSIONS: readonly Compression[] = ['gzip', 'none'];
+export { checked, REQUESTS_PER_SECOND_RANGE, requestsPerSecondInRange } from '../config/settings.js';
 
 export interface OutputSettings {
   format: OutputFormat;
@@ -62,90 +32,33 @@ export interface RetrySettings {
   timeout_ms: number;
 }
 
+/** The output section of a job or config file; each field is declared in the settings table (src/config/settings.ts). */
 export function outputSchema(cwd: string) {
   return z
     .strictObject({
-      format: z.enum(OUTPUT_FORMATS).optional().describe('File format: "parquet" (default) or "ndjson" (one JSON object per line).'),
-      compression: z
-        .enum(COMPRESSIONS)
-        .optional()
-        .describe('Compression: Parquet zstd (default), snappy, gzip or none; NDJSON gzip (default) or none.'),
-      parquet_engine: z
-        .enum(PARQUET_ENGINES)
-        .optional()
-        .describe('Parquet writer: "duckdb" (default, fastest) or "hyparquet" (pure JavaScript). Ignored for NDJSON.'),
-      destination: checked(z.string(), (v) => parseDestination(v, cwd))
-        .optional()
-        .describe(
-          'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run).',
-        ),
-      partitioning: checked(z.string(), parsePartitioning)
-        .optional()
-        .describe(
-          `Folder layout of data files under the destination, Hive style. Placeholders: ${PARTITION_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}. Default "${DEFAULT_PARTITIONING}".`,
-        ),
-      max_rows_per_file: z.number().int().positive().optional().describe('Start a new file after this many rows. Default 1000000.'),
-      max_bytes_per_file: checked(
-        z.union([z.number().int().positive(), z.string().regex(new RegExp(BYTE_SIZE_PATTERN), { error: BYTE_SIZE_ERROR })]),
-        parseByteSize,
-      )
-        .optional()
-        .describe(
-          'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
-        ),
+      format: fileField('output.format'),
+      compression: fileField('output.compression'),
+      parquet_engine: fileField('output.parquet_engine'),
+      destination: fileField('output.destination', cwd),
+      partitioning: fileField('output.partitioning'),
+      max_rows_per_file: fileField('output.max_rows_per_file'),
+      max_bytes_per_file: fileField('output.max_bytes_per_file'),
     })
     .describe('Output files: format, compression, destination and layout.');
 }
 
-/** A budget below this paces one request per 100 s or slower: a typo (1e-9), not a plan. */
-const MIN_REQUESTS_PER_SECOND = 0.01;
-const MAX_REQUESTS_PER_SECOND = 100_000;
-export const REQUESTS_PER_SECOND_RANGE = `must be 0 (unlimited) or from ${MIN_REQUESTS_PER_SECOND} to ${MAX_REQUESTS_PER_SECOND}`;
-
-export function requestsPerSecondInRange(n: number): boolean {
-  return n === 0 || (n >= MIN_REQUESTS_PER_SECOND && n <= MAX_REQUESTS_PER_SECOND);
-}
-
 export const concurrencySchema = z
   .strictObject({
-    requests_in_flight: z
-      .number()
-      .int()
-      .min(1)
-      .max(1024)
-      .optional()
-      .describe('Most HTTP requests open at once, over all work units. Default 8.'),
-    units_in_flight: z
-      .number()
-      .int()
-      .min(1)
-      .max(1024)
-      .optional()
-      .describe('Most work units (dataset x target x chain x window) processed at once. Default 4.'),
-    requests_per_second: z
-      .number()
-      .min(0)
-      .refine(requestsPerSecondInRange, { message: REQUESTS_PER_SECOND_RANGE })
-      .optional()
-      .describe('Request budget per second shared by all units; 0 = unlimited (default).'),
+    requests_in_flight: fileField('concurrency.requests_in_flight'),
+    units_in_flight: fileField('concurrency.units_in_flight'),
+    requests_per_second: fileField('concurrency.requests_per_second'),
   })
   .describe('How hard to push the service.');
 
 export const retriesSchema = z
   .strictObject({
-    max_attempts: z
-      .number()
-      .int()
-      .min(1)
-      .max(100)
-      .optional()
-      .describe('Attempts per request (first try included) on 429, 5xx and network errors. Default 6.'),
-    timeout: checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), (v) => {
-      const r = parseDurationMs(v);
-      return r.ok && r.value === 0 ? { ok: false, problem: 'must be longer than 0' } : r;
-    })
-      .optional()
-      .describe('Time limit of one request, e.g. "30s" (default), "2m".'),
+    max_attempts: fileField('retries.max_attempts'),
+    timeout: fileField('retries.timeout_ms'),
   })
   .describe('Retries with exponential backoff and jitter (Retry-After honoured).');
 

@@ -11,6 +11,7 @@ import { newPagingStats, pageWindow, TARGET_FILL, type RequestPool } from '../so
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
+import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey } from '../plan/index.js';
@@ -366,7 +367,7 @@ async function commitWindow(
     if (files.length > 0) await opts.state.writePending(u.unitKey, u.start, u.end, keys);
     for (const f of files) {
       if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted before upload');
-      await opts.store.putFile(f.key, f.path, { contentType: contentTypeOf(f.key) });
+      await opts.store.putFile(f.key, f.path, { contentType: contentType(opts.output.format, opts.output.compression) });
       await rm(f.path, { force: true });
     }
   } finally {
@@ -386,10 +387,4 @@ async function commitWindow(
     const stale = previous.files.map((f) => f.key).filter((k) => !keys.includes(k));
     if (stale.length > 0) await opts.store.deleteMany(stale);
   }
-}
-
-function contentTypeOf(key: string): string {
-  if (key.endsWith('.parquet')) return 'application/vnd.apache.parquet';
-  if (key.endsWith('.gz')) return 'application/gzip';
-  return 'application/x-ndjson';
 }

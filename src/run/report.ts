@@ -9,6 +9,10 @@ export interface RunReport {
   job: string;
   run_id: string;
   status: 'succeeded' | 'failed' | 'interrupted';
+  /** `run --dry-run`: everything was checked and planned, nothing exported nor written. */
+  dry_run?: boolean;
+  /** With dry_run: the windows a run would export (unit key, [start, end)). */
+  would_export?: { unit: string; window: [number, number] }[];
   started_at: string;
   finished_at: string;
   duration_s: number;

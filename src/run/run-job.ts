@@ -49,6 +49,12 @@ export interface RunJobInput {
   pageSize?: number;
   /** Pages requested ahead per window (see ExportOptions.prefetch). */
   prefetch?: number;
+  /**
+   * Check and plan everything a run would (job, config, destination reachability, ownership and
+   * format, chains and contracts served) and stop before the first write: no lease, no claim, no
+   * file, no state. The report has `dry_run: true`, no window done, and `onPlan` has the plan.
+   */
+  dryRun?: boolean;
 }
 
 /**
@@ -75,6 +81,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const store = await openStore(destination, { s3: config.s3, logger });
   const shard = input.shard ?? null;
   const stagingDir = runStagingDir(config.stagingDir, runId);
+  const dryRun = input.dryRun === true;
   let lease: Lease | null = null;
   let source: SourceSession | null = null;
   try {
@@ -83,12 +90,14 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     source = await openSource(config, logger);
     const job = await resolveWalletNames(input.job, source.client);
     // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
-    const held = (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
+    const held = dryRun
+      ? noLease()
+      : (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
     const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
     const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
     const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
-    await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
-    const orphans = await state.cleanPending(owns);
+    await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
+    const orphans = dryRun ? [] : await state.cleanPending(owns);
     if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
     const done = await state.completedIntervals();
@@ -128,7 +137,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       reorgs = r.reorgs;
       for (const found of reorgs) {
         const windows = [...(repairs.get(found.unit_key) ?? []), ...found.windows];
-        await state.writeRepair(found.unit_key, windows);
+        if (!dryRun) await state.writeRepair(found.unit_key, windows);
         repairs.set(found.unit_key, windows);
       }
       for (const [unitKey, windows] of repairs) {
@@ -163,6 +172,23 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const listed = plan.units.filter((u) => u.dataset !== 'nft_holdings');
     await chains.checkContracts(contractsOn(listed));
     await chains.checkServed(listed.map((u) => u.chainId));
+    if (dryRun) {
+      logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
+      const report = buildReport({
+        job,
+        runId,
+        started,
+        plan,
+        outcomes: [],
+        destination: store.location,
+        client: source.client,
+        interrupted: false,
+        shard: shard ? shardLabel(shard) : null,
+        reorgs,
+      });
+      const wouldExport = plan.units.map((u) => ({ unit: u.unitKey, window: [u.window.start, u.window.end] as [number, number] }));
+      return { ...report, dry_run: true, would_export: wouldExport, empty_units: [] };
+    }
     held.assertHeld();
     await writeKnownHeads(store, job.name, chains.found).catch((err: Error) =>
       logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
@@ -241,6 +267,11 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     await lease?.release();
     await store.close?.();
   }
+}
+
+/** A dry run holds no lease: it writes nothing a lease would protect. */
+function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
+  return { lost: new AbortController().signal, assertHeld: () => undefined };
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them

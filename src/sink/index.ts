@@ -15,6 +15,15 @@ import { errorMessage, InsightExportError } from '../errors.js';
 import { FileWriteError, UnsupportedOutputError } from './errors.js';
 import { NdjsonFileWriter } from './ndjson.js';
 import { DuckDBParquetWriter } from './parquet-duckdb.js';
+import {
+  compressionAllowed,
+  compressionsText,
+  DEFAULT_PARQUET_ENGINE,
+  defaultCompression,
+  FORMAT_RULES,
+  OUTPUT_FORMATS,
+  PARQUET_ENGINES,
+} from './formats.js';
 import type { Compression, FileWriter, FileWriterOptions, OutputFormat, ParquetEngine } from './sink.js';
 
 export type { Compression, FileWriter, FileWriterOptions, FinishedFile, OutputFormat, ParquetEngine } from './sink.js';
@@ -24,13 +33,19 @@ export { closeDuckDB, configureDuckDB, type DuckDBSettings } from './parquet-duc
 export { FileWriteError, FileWriterStateError, InvalidRowValueError, UnsupportedOutputError } from './errors.js';
 export { STAGING_PREFIX } from './staging.js';
 
-const FORMATS: readonly OutputFormat[] = ['parquet', 'ndjson'];
-const ENGINES: readonly ParquetEngine[] = ['duckdb', 'hyparquet'];
-const COMPRESSIONS: Record<OutputFormat, readonly Compression[]> = {
-  parquet: ['zstd', 'snappy', 'gzip', 'none'],
-  ndjson: ['gzip', 'none'],
-};
-const DEFAULT_COMPRESSION: Record<OutputFormat, Compression> = { parquet: 'zstd', ndjson: 'gzip' };
+export {
+  compressionAllowed,
+  COMPRESSIONS,
+  compressionsList,
+  compressionsText,
+  contentType,
+  DEFAULT_FORMAT,
+  DEFAULT_PARQUET_ENGINE,
+  defaultCompression,
+  OUTPUT_FORMATS,
+  PARQUET_ENGINES,
+} from './formats.js';
+
 const DEFAULT_ROW_GROUP_SIZE: Record<ParquetEngine, number> = { duckdb: 50_000, hyparquet: 25_000 };
 /**
  * Level 3, not zlib's 6: on transaction rows level 6 costs ~50% more CPU for files ~10% smaller
@@ -43,19 +58,19 @@ const LEVELS: Partial<Record<Compression, [min: number, max: number]>> = { gzip:
 function unsupported(what: string, got: unknown, allowed: readonly unknown[]): UnsupportedOutputError {
   return new UnsupportedOutputError(`Unsupported output ${what}: ${JSON.stringify(got)}`, {
     details: `${what} must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
-    hint: 'Parquet takes compression zstd (default), snappy, gzip or none; NDJSON takes gzip (default) or none.',
+    hint: `Parquet takes compression ${compressionsText('parquet')}; NDJSON takes ${compressionsText('ndjson')}.`,
   });
 }
 
 function resolveFormat(format: unknown): OutputFormat {
-  if (!FORMATS.includes(format as OutputFormat)) throw unsupported('format', format, FORMATS);
+  if (!OUTPUT_FORMATS.includes(format as OutputFormat)) throw unsupported('format', format, OUTPUT_FORMATS);
   return format as OutputFormat;
 }
 
 function resolveCompression(format: OutputFormat, compression: unknown): Compression {
-  if (compression === undefined) return DEFAULT_COMPRESSION[format];
-  if (!COMPRESSIONS[format].includes(compression as Compression)) {
-    throw unsupported(`compression for ${format}`, compression, COMPRESSIONS[format]);
+  if (compression === undefined) return defaultCompression(format);
+  if (!compressionAllowed(format, compression as Compression)) {
+    throw unsupported(`compression for ${format}`, compression, FORMAT_RULES[format].compressions);
   }
   return compression as Compression;
 }
@@ -63,9 +78,7 @@ function resolveCompression(format: OutputFormat, compression: unknown): Compres
 /** File name extension incl. compression: ".parquet", ".ndjson.gz" or ".ndjson". */
 export function fileExtension(format: OutputFormat, compression?: Compression): string {
   const f = resolveFormat(format);
-  const c = resolveCompression(f, compression);
-  if (f === 'parquet') return '.parquet';
-  return c === 'gzip' ? '.ndjson.gz' : '.ndjson';
+  return FORMAT_RULES[f].extension(resolveCompression(f, compression));
 }
 
 function validateOptions(opts: FileWriterOptions): void {
@@ -143,8 +156,8 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
       });
   }
 
-  const engine = opts.engine ?? 'duckdb';
-  if (!ENGINES.includes(engine)) throw unsupported('Parquet engine', engine, ENGINES);
+  const engine = opts.engine ?? DEFAULT_PARQUET_ENGINE;
+  if (!PARQUET_ENGINES.includes(engine)) throw unsupported('Parquet engine', engine, PARQUET_ENGINES);
   const level = resolveLevel(compression, opts.compressionLevel, engine);
   const rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE[engine];
   if (!Number.isSafeInteger(rowGroupSize) || rowGroupSize < 1) {

@@ -58,9 +58,16 @@ async function listClaims(store: ObjectStore): Promise<Map<string, string[]>> {
 
 /**
  * Claims the partitions of the job's units for it, or throws DestinationOwnedError naming the
- * other job(s) and the partitions. Writes nothing when another job owns any of them.
+ * other job(s) and the partitions. Writes nothing when another job owns any of them, nor with
+ * `checkOnly` (a dry run: refuses as a claim would, claims nothing).
  */
-export async function claimPartitions(store: ObjectStore, jobName: string, partitioning: string, subjects: ClaimSubject[]): Promise<void> {
+export async function claimPartitions(
+  store: ObjectStore,
+  jobName: string,
+  partitioning: string,
+  subjects: ClaimSubject[],
+  opts: { checkOnly?: boolean } = {},
+): Promise<void> {
   const wanted = new Map<string, ClaimSubject>();
   for (const { dataset, targetKey, chainId } of subjects)
     wanted.set(claimName({ dataset, targetKey, chainId }, partitioning, jobName), { dataset, targetKey, chainId });
@@ -79,7 +86,7 @@ export async function claimPartitions(store: ObjectStore, jobName: string, parti
   const before = await listClaims(store);
   refuse(before);
   const missing = [...wanted.keys()].filter((name) => !(before.get(name) ?? []).includes(jobName));
-  if (missing.length === 0) return;
+  if (missing.length === 0 || opts.checkOnly) return;
   const body = (name: string) => JSON.stringify({ job: jobName, ...wanted.get(name)!, partitioning });
   await Promise.all(
     missing.map((name) => store.put(`${OWNERS_ROOT}/${name}/${jobName}.json`, body(name), { contentType: 'application/json' })),

@@ -1,0 +1,446 @@
+/**
+ * Every setting, declared once: its key, CLI flag, environment variables, parsers, default, doc
+ * and where it may be set. The yargs options, the environment names, the JSON Schema's
+ * descriptions and the resolver all read this table; a test checks config/default.yaml and the
+ * commands against it.
+ *
+ * Configuration flows one way: defaults < config file < environment < job file < CLI flag.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, parsePartitioning } from '../job/partitioning.js';
+import {
+  BYTE_SIZE_ERROR,
+  BYTE_SIZE_PATTERN,
+  DURATION_ERROR,
+  DURATION_PATTERN,
+  parseBaseUrl,
+  parseByteSize,
+  parseDestination,
+  parseDurationMs,
+  type Parsed,
+} from '../job/values.js';
+import {
+  COMPRESSIONS,
+  compressionsText,
+  DEFAULT_FORMAT,
+  DEFAULT_PARQUET_ENGINE,
+  OUTPUT_FORMATS,
+  PARQUET_ENGINES,
+} from '../sink/formats.js';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['pretty', 'json'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Where a setting may be given. */
+export type SettingPlace = 'config' | 'env' | 'job' | 'flag';
+/** Which commands take a setting's flag: every job command, the read commands (resolve, decode, nfts), run alone, or the commands that write (run, compact). */
+export type FlagGroup = 'job' | 'source' | 'run' | 'write';
+
+export interface Setting {
+  /** Dotted key of the resolved setting, as `insight-export config` and `origins` name it. */
+  key: string;
+  /** The key in config and job files when it differs (a unit suffix the file leaves out). */
+  fileKey?: string;
+  /** The flag without its dashes, and the commands that take it. */
+  flag?: { name: string; type: 'string' | 'number' | 'boolean'; alias?: string; for: readonly FlagGroup[]; choices?: readonly string[] };
+  /** Environment variables, in precedence order: a later one wins. */
+  env?: readonly string[];
+  /** Environment only, never echoed nor written anywhere. */
+  secret?: boolean;
+  /** Parses a value from the environment or a flag (strings; yargs may hand numbers). */
+  parse: (raw: unknown, cwd: string) => Parsed<unknown>;
+  /** The zod schema of the value in a config or job file, when it may be set there. */
+  file?: (cwd: string) => z.ZodType;
+  /** The built-in default, when there is one. */
+  default?: () => unknown;
+  /** The default as a user would write it, for docs and --help. */
+  defaultText?: string;
+  /** One line for --help, the JSON Schema and the README. */
+  doc: string;
+  places: readonly SettingPlace[];
+}
+
+/** A base schema whose value is then checked and normalised by a `Parsed` parser; failures become located issues. */
+export function checked<S extends z.ZodType, T>(base: S, parse: (v: z.output<S>) => Parsed<T>) {
+  return base.transform((v, ctx): T => {
+    const r = parse(v);
+    if (r.ok) return r.value;
+    // A value that may hold a credential is never echoed (noValue), nor kept as the issue's input.
+    ctx.issues.push({
+      code: 'custom',
+      message: r.problem,
+      input: r.secret ? '[redacted]' : v,
+      params: { hint: r.hint, noValue: r.secret },
+    });
+    return z.NEVER;
+  });
+}
+
+// ---------------------------------------------------------------- parsers of strings (env, flags)
+
+function intIn(min: number, max: number) {
+  return (v: unknown): Parsed<number> => {
+    const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) return { ok: false, problem: `is not a whole number from ${min} to ${max}` };
+    return { ok: true, value: n };
+  };
+}
+
+/** A budget below this paces one request per 100 s or slower: a typo (1e-9), not a plan. */
+const MIN_REQUESTS_PER_SECOND = 0.01;
+const MAX_REQUESTS_PER_SECOND = 100_000;
+export const REQUESTS_PER_SECOND_RANGE = `must be 0 (unlimited) or from ${MIN_REQUESTS_PER_SECOND} to ${MAX_REQUESTS_PER_SECOND}`;
+
+export function requestsPerSecondInRange(n: number): boolean {
+  return n === 0 || (n >= MIN_REQUESTS_PER_SECOND && n <= MAX_REQUESTS_PER_SECOND);
+}
+
+function requestsPerSecond(v: unknown): Parsed<number> {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+  if (!Number.isFinite(n) || n < 0) return { ok: false, problem: 'is not a number >= 0' };
+  return requestsPerSecondInRange(n) ? { ok: true, value: n } : { ok: false, problem: REQUESTS_PER_SECOND_RANGE };
+}
+
+function oneOf<T extends string>(values: readonly T[]) {
+  return (v: unknown): Parsed<T> =>
+    typeof v === 'string' && (values as readonly string[]).includes(v.trim())
+      ? { ok: true, value: v.trim() as T }
+      : { ok: false, problem: `is not one of ${values.join(', ')}` };
+}
+
+function positiveDurationMs(v: unknown): Parsed<number> {
+  const r = parseDurationMs(v);
+  return r.ok && r.value === 0 ? { ok: false, problem: 'must be longer than 0' } : r;
+}
+
+function anyString(v: unknown): Parsed<string> {
+  return typeof v === 'string' && v.trim() !== '' ? { ok: true, value: v.trim() } : { ok: false, problem: 'is empty' };
+}
+
+function directory(v: unknown, cwd: string): Parsed<string> {
+  return typeof v === 'string' && v.trim() ? { ok: true, value: path.resolve(cwd, v.trim()) } : { ok: false, problem: 'is empty' };
+}
+
+/** A range point from a flag: digits are a block number (or unix seconds with `by: time`), anything else a date or "latest"; the job's schema checks it. */
+function rangePoint(v: unknown): Parsed<number | string> {
+  if (typeof v === 'number') return { ok: true, value: v };
+  if (typeof v !== 'string' || v.trim() === '') return { ok: false, problem: 'is empty' };
+  const s = v.trim();
+  return { ok: true, value: /^\d+$/.test(s) ? Number(s) : s };
+}
+
+function flagBoolean(v: unknown): Parsed<boolean> {
+  return typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, problem: 'is not true or false' };
+}
+
+// ---------------------------------------------------------------- the table
+
+const ALL: readonly SettingPlace[] = ['config', 'env', 'job', 'flag'];
+const SOURCE_AND_JOB: readonly FlagGroup[] = ['job', 'source'];
+
+export const SETTINGS = {
+  config_file: {
+    key: 'config_file',
+    flag: { name: 'config', type: 'string', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPORT_CONFIG'],
+    parse: directory,
+    doc: 'Config file replacing the packaged config/default.yaml.',
+    places: ['env', 'flag'],
+  },
+  'source.base_url': {
+    key: 'source.base_url',
+    flag: { name: 'base-url', type: 'string', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_BASE_URL'],
+    parse: (v) => parseBaseUrl(v, true),
+    file: () => checked(z.string(), (v) => parseBaseUrl(v, true)),
+    doc: 'Read-interface base URL including its path prefix (e.g. "http://127.0.0.1:8787/insights/v1"), or "sandbox" to start the built-in sandbox in-process. Default: config / INSIGHT_BASE_URL.',
+    places: ALL,
+  },
+  'source.explorer_url': {
+    key: 'source.explorer_url',
+    flag: { name: 'explorer-url', type: 'string', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPLORER_URL'],
+    parse: (v) => parseBaseUrl(v, false),
+    file: () => checked(z.string(), (v) => parseBaseUrl(v, false)),
+    doc: 'Base URL of the explorer pass-through (nft_holdings). Default: config / INSIGHT_EXPLORER_URL.',
+    places: ALL,
+  },
+  'auth.client_id': {
+    key: 'auth.client_id',
+    env: ['INSIGHT_CLIENT_ID'],
+    secret: true,
+    parse: anyString,
+    doc: 'Sent as the x-client-id header (secret: environment only).',
+    places: ['env'],
+  },
+  'auth.secret_key': {
+    key: 'auth.secret_key',
+    env: ['INSIGHT_SECRET_KEY'],
+    secret: true,
+    parse: anyString,
+    doc: 'Sent as the x-secret-key header (secret: environment only).',
+    places: ['env'],
+  },
+  's3.endpoint': {
+    key: 's3.endpoint',
+    flag: { name: 's3-endpoint', type: 'string', for: ['job'] },
+    env: ['AWS_ENDPOINT_URL_S3', 'S3_ENDPOINT'],
+    parse: (v) => parseBaseUrl(v, false),
+    file: () => checked(z.string(), (v) => parseBaseUrl(v, false)),
+    doc: 'S3-compatible endpoint (radosgw, MinIO ...); S3_ENDPOINT wins over AWS_ENDPOINT_URL_S3.',
+    places: ['config', 'env', 'flag'],
+  },
+  's3.region': {
+    key: 's3.region',
+    flag: { name: 'region', type: 'string', for: ['job'] },
+    env: ['AWS_DEFAULT_REGION', 'AWS_REGION'],
+    parse: anyString,
+    file: () => z.string().min(1),
+    doc: 'AWS region; AWS_REGION wins over AWS_DEFAULT_REGION.',
+    places: ['config', 'env', 'flag'],
+  },
+  's3.retry_budget_ms': {
+    key: 's3.retry_budget_ms',
+    fileKey: 's3.retry_budget',
+    flag: { name: 's3-retry-budget', type: 'string', for: ['job'] },
+    env: ['INSIGHT_EXPORT_S3_RETRY_BUDGET'],
+    parse: positiveDurationMs,
+    file: () => checked(z.string(), positiveDurationMs),
+    default: () => 30_000,
+    defaultText: '30s',
+    doc: 'How long S3 operations are retried while the store is unreachable or answers 5xx, e.g. 30s.',
+    places: ['config', 'env', 'flag'],
+  },
+  'concurrency.requests_in_flight': {
+    key: 'concurrency.requests_in_flight',
+    flag: { name: 'requests-in-flight', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_REQUESTS_IN_FLIGHT'],
+    parse: intIn(1, 1024),
+    file: () => z.number().int().min(1).max(1024),
+    default: () => 8,
+    defaultText: '8',
+    doc: 'Most HTTP requests open at once, over all work units. Default 8.',
+    places: ALL,
+  },
+  'concurrency.units_in_flight': {
+    key: 'concurrency.units_in_flight',
+    flag: { name: 'units-in-flight', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_UNITS_IN_FLIGHT'],
+    parse: intIn(1, 1024),
+    file: () => z.number().int().min(1).max(1024),
+    default: () => 4,
+    defaultText: '4',
+    doc: 'Most work units (dataset x target x chain x window) processed at once. Default 4.',
+    places: ALL,
+  },
+  'concurrency.requests_per_second': {
+    key: 'concurrency.requests_per_second',
+    flag: { name: 'requests-per-second', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_REQUESTS_PER_SECOND'],
+    parse: requestsPerSecond,
+    file: () => z.number().min(0).refine(requestsPerSecondInRange, { message: REQUESTS_PER_SECOND_RANGE }),
+    default: () => 0,
+    defaultText: '0',
+    doc: 'Request budget per second shared by all units; 0 = unlimited (default).',
+    places: ALL,
+  },
+  'retries.max_attempts': {
+    key: 'retries.max_attempts',
+    flag: { name: 'max-attempts', type: 'number', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPORT_MAX_ATTEMPTS'],
+    parse: intIn(1, 100),
+    file: () => z.number().int().min(1).max(100),
+    default: () => 6,
+    defaultText: '6',
+    doc: 'Attempts per request (first try included) on 429, 5xx and network errors. Default 6.',
+    places: ALL,
+  },
+  'retries.timeout_ms': {
+    key: 'retries.timeout_ms',
+    fileKey: 'retries.timeout',
+    flag: { name: 'timeout', type: 'string', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPORT_TIMEOUT'],
+    parse: positiveDurationMs,
+    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), positiveDurationMs),
+    default: () => 30_000,
+    defaultText: '30s',
+    doc: 'Time limit of one request, e.g. "30s" (default), "2m".',
+    places: ALL,
+  },
+  'output.format': {
+    key: 'output.format',
+    flag: { name: 'format', type: 'string', for: ['job'], choices: OUTPUT_FORMATS },
+    parse: oneOf(OUTPUT_FORMATS),
+    file: () => z.enum(OUTPUT_FORMATS),
+    default: () => DEFAULT_FORMAT,
+    defaultText: DEFAULT_FORMAT,
+    doc: 'File format: "parquet" (default) or "ndjson" (one JSON object per line).',
+    places: ['config', 'job', 'flag'],
+  },
+  'output.compression': {
+    key: 'output.compression',
+    flag: { name: 'compression', type: 'string', for: ['job'], choices: COMPRESSIONS },
+    parse: oneOf(COMPRESSIONS),
+    file: () => z.enum(COMPRESSIONS),
+    defaultText: 'zstd for Parquet, gzip for NDJSON',
+    doc: `Compression: Parquet ${compressionsText('parquet')}; NDJSON ${compressionsText('ndjson')}.`,
+    places: ['config', 'job', 'flag'],
+  },
+  'output.parquet_engine': {
+    key: 'output.parquet_engine',
+    flag: { name: 'parquet-engine', type: 'string', for: ['job'], choices: PARQUET_ENGINES },
+    parse: oneOf(PARQUET_ENGINES),
+    file: () => z.enum(PARQUET_ENGINES),
+    default: () => DEFAULT_PARQUET_ENGINE,
+    defaultText: DEFAULT_PARQUET_ENGINE,
+    doc: 'Parquet writer: "duckdb" (default, fastest) or "hyparquet" (pure JavaScript). Ignored for NDJSON.',
+    places: ['config', 'job', 'flag'],
+  },
+  'output.destination': {
+    key: 'output.destination',
+    flag: { name: 'destination', type: 'string', alias: 'd', for: ['job'] },
+    env: ['INSIGHT_EXPORT_DESTINATION'],
+    parse: (v, cwd) => parseDestination(v, cwd),
+    file: (cwd) => checked(z.string(), (v) => parseDestination(v, cwd)),
+    doc: 'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run).',
+    places: ALL,
+  },
+  'output.partitioning': {
+    key: 'output.partitioning',
+    flag: { name: 'partitioning', type: 'string', for: ['job'] },
+    parse: parsePartitioning,
+    file: () => checked(z.string(), parsePartitioning),
+    default: () => DEFAULT_PARTITIONING,
+    defaultText: `"${DEFAULT_PARTITIONING}"`,
+    doc: `Folder layout of data files under the destination, Hive style. Placeholders: ${PARTITION_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')}. Default "${DEFAULT_PARTITIONING}".`,
+    places: ['config', 'job', 'flag'],
+  },
+  'output.max_rows_per_file': {
+    key: 'output.max_rows_per_file',
+    flag: { name: 'max-rows-per-file', type: 'number', for: ['job'] },
+    parse: intIn(1, Number.MAX_SAFE_INTEGER),
+    file: () => z.number().int().positive(),
+    default: () => 1_000_000,
+    defaultText: '1000000',
+    doc: 'Start a new file after this many rows. Default 1000000.',
+    places: ['config', 'job', 'flag'],
+  },
+  'output.max_bytes_per_file': {
+    key: 'output.max_bytes_per_file',
+    flag: { name: 'max-bytes-per-file', type: 'string', for: ['job'] },
+    parse: (v) => parseByteSize(typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v),
+    file: () =>
+      checked(
+        z.union([z.number().int().positive(), z.string().regex(new RegExp(BYTE_SIZE_PATTERN), { error: BYTE_SIZE_ERROR })]),
+        parseByteSize,
+      ),
+    default: () => 512_000_000,
+    defaultText: '512MB',
+    doc: 'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
+    places: ['config', 'job', 'flag'],
+  },
+  staging_dir: {
+    key: 'staging_dir',
+    flag: { name: 'staging-dir', type: 'string', for: ['job'] },
+    env: ['INSIGHT_EXPORT_STAGING_DIR'],
+    parse: directory,
+    file: (cwd) => checked(z.string().min(1), (v) => directory(v, cwd)),
+    default: () => path.join(os.tmpdir(), 'insight-export'),
+    defaultText: '<os tmpdir>/insight-export',
+    doc: 'Local directory for files being written.',
+    places: ['config', 'env', 'flag'],
+  },
+  log_level: {
+    key: 'log_level',
+    flag: { name: 'log-level', type: 'string', for: SOURCE_AND_JOB, choices: LOG_LEVELS },
+    env: ['INSIGHT_EXPORT_LOG_LEVEL'],
+    parse: oneOf(LOG_LEVELS),
+    file: () => z.enum(LOG_LEVELS),
+    default: (): LogLevel => 'info',
+    defaultText: 'info',
+    doc: 'Least severe log line written (stderr).',
+    places: ['config', 'env', 'flag'],
+  },
+  log_format: {
+    key: 'log_format',
+    flag: { name: 'log-format', type: 'string', for: SOURCE_AND_JOB, choices: LOG_FORMATS },
+    env: ['INSIGHT_EXPORT_LOG_FORMAT'],
+    parse: oneOf(LOG_FORMATS),
+    file: () => z.enum(LOG_FORMATS),
+    default: (): LogFormat => (process.stderr.isTTY === true ? 'pretty' : 'json'),
+    defaultText: 'pretty on a terminal, json otherwise',
+    doc: 'Log lines on stderr: "pretty" (for people) or "json" (one object a line, for log collectors).',
+    places: ['config', 'env', 'flag'],
+  },
+  'range.from': {
+    key: 'range.from',
+    flag: { name: 'from', type: 'string', for: ['run'] },
+    parse: rangePoint,
+    doc: 'Start (inclusive): a block number, or a UTC date/time.',
+    places: ['job', 'flag'],
+  },
+  'range.to': {
+    key: 'range.to',
+    flag: { name: 'to', type: 'string', for: ['run'] },
+    parse: rangePoint,
+    doc: 'End (exclusive): a block number, a UTC date/time, or "latest" (chain head minus safety_lag, for incremental cron runs).',
+    places: ['job', 'flag'],
+  },
+  dry_run: {
+    key: 'dry_run',
+    flag: { name: 'dry-run', type: 'boolean', for: ['write'] },
+    parse: flagBoolean,
+    default: () => false,
+    defaultText: 'false',
+    doc: 'Check and plan everything (job, config, destination, chains) but write nothing; print what would be written.',
+    places: ['flag'],
+  },
+} as const satisfies Record<string, Setting>;
+
+export type SettingKey = keyof typeof SETTINGS;
+export const SETTING_LIST: readonly Setting[] = Object.values(SETTINGS);
+
+type FileSchema<K extends SettingKey> = (typeof SETTINGS)[K] extends { file: (cwd: string) => infer R extends z.ZodType } ? R : never;
+
+/** The file field of a setting, optional and described by the table's doc. */
+export function fileField<K extends SettingKey>(key: K, cwd = process.cwd()): z.ZodOptional<FileSchema<K>> {
+  const s: Setting = SETTINGS[key];
+  if (!s.file) throw new Error(`${key} cannot be set in a file`);
+  return s.file(cwd).optional().describe(s.doc) as z.ZodOptional<FileSchema<K>>;
+}
+
+/** "base-url" -> "baseUrl": the key of a flag's value in CliFlags. */
+type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
+type FlagName<S> = S extends { flag: { name: infer N extends string } } ? N : never;
+type ConfigFlagName = {
+  [K in SettingKey]: (typeof SETTINGS)[K] extends { places: readonly (infer P)[] }
+    ? 'config' extends P
+      ? FlagName<(typeof SETTINGS)[K]>
+      : never
+    : never;
+}[SettingKey];
+
+export function camelFlag(name: string): string {
+  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** CLI flags of the layered settings (those a config file may also set), by their camelCase name; yargs may hand numbers as strings. */
+export type CliFlags = { [N in ConfigFlagName as Camel<N>]?: string | number };
+
+/** Environment variables read by the configuration (secrets included), with what each sets. */
+export const ENV_VARS: Readonly<Record<string, string>> = Object.fromEntries(
+  SETTING_LIST.flatMap((s) => (s.env ?? []).map((name) => [name, `${s.fileKey ?? s.key}${s.secret ? ' (secret)' : ''}`])),
+);
+
+/** The yargs description of a setting's flag: its doc, environment variables and default. */
+export function flagDescription(s: Setting): string {
+  const extra = [
+    ...(s.env?.length ? [`env ${s.env.join(', ')}`] : []),
+    ...(s.defaultText && s.flag?.type !== 'boolean' ? [`default ${s.defaultText}`] : []),
+  ];
+  return extra.length ? `${s.doc} [${extra.join('; ')}]` : s.doc;
+}
