@@ -18,8 +18,10 @@ import { Worker, isMainThread, parentPort, threadId, workerData } from 'node:wor
 import { transactionsDataset } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
 import { TextFileStream } from '../src/sink/staging.js';
+import { normaliseListResponse } from '../src/source/normalise.js';
+import type { TransactionRecord } from '../src/source/records.js';
 import { replayRequests } from './replay-requests.js';
-import { decodingWalletTarget, pageRows } from './sandbox-transaction-rows.js';
+import { decodingWalletTarget } from './sandbox-transaction-rows.js';
 
 export interface ModelSpec {
   kind: 'model';
@@ -51,7 +53,11 @@ function pageWork(wallet: string): PageWork {
   let rowsInFile = 0;
   return {
     async process(body) {
-      const rows = pageRows(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'), target);
+      const json = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as { data?: unknown };
+      // The run's log holds resolve/<n> answers too (window edges): no rows to write.
+      if (!Array.isArray(json.data)) return 0;
+      const records = normaliseListResponse(json, 'model', 'transactions', false).data as TransactionRecord[];
+      const rows = records.map((r) => transactionsDataset.toRow(r, target));
       await file.write(encode(rows, rowsInFile));
       rowsInFile += rows.length;
       return rows.length;

@@ -201,8 +201,9 @@ async function childLimit(spec: LimitSpec): Promise<ChildResult> {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const { rows, requests } = await replayRequests(spec.origin, spec.pathsFile, spec.concurrency, (body) => {
-    const json = JSON.parse(body.toString('utf8')) as { data: unknown[] };
-    return json.data.length;
+    // The run's log holds resolve/<n> answers too (window edges): their `data` is an object, not rows.
+    const json = JSON.parse(body.toString('utf8')) as { data: unknown };
+    return Array.isArray(json.data) ? json.data.length : 0;
   });
   return finish(spec.label, rows, requests, t0, cpu0);
 }
