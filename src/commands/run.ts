@@ -169,6 +169,9 @@ function batchSummary(outcomes: JobOutcome[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** Files the summary names; the JSON report lists more (see FILES_LISTED). */
+const FILES_SHOWN = 10;
+
 function summary(r: RunReport): string {
   const lines = [
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
@@ -178,6 +181,12 @@ function summary(r: RunReport): string {
       ? `  report: ${r.report_key ?? '-'}`
       : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
+  const shown = (r.files_written ?? []).slice(0, FILES_SHOWN);
+  if (shown.length > 0) lines.push(`  files written (key, rows, bytes; keys under ${r.destination}):`);
+  for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
+  const more = r.files - shown.length;
+  if (more > 0)
+    lines.push(`    ... and ${more} more (run --json, the run report, or each window's marker under _state/${r.job}/completed/)`);
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
