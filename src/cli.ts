@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
-import { ExitCode, InsightExportError, UserInputError } from './errors.js';
+import { describeError, ExitCode, UserInputError } from './errors.js';
 
 /**
  * Entry point: parses flags, runs one command, maps errors to exit codes.
@@ -55,12 +55,9 @@ function packageVersion(): string {
 }
 
 export function reportError(err: unknown): number {
-  if (err instanceof InsightExportError) {
-    process.stderr.write(`error: ${err.message}\n`);
-    return err.exitCode;
-  }
-  process.stderr.write(`internal error (please report): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  return ExitCode.failed;
+  const { text, exitCode } = describeError(err);
+  process.stderr.write(`${text}\n`);
+  return exitCode;
 }
 
 // Through a bin symlink (npx insight-export, npm i -g, the container's PATH) argv[1] is the link's path.

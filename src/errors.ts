@@ -23,6 +23,21 @@ export const ExitCode = {
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
+/**
+ * Exit codes from least to most severe, for a command that runs several things (`run a.yaml
+ * b.yaml`): an interruption ends the batch; bad input needs a person, so it outranks a transient
+ * failure a retry may cure; a busy lease only asks to try later. Unknown codes rank as a failure.
+ */
+const SEVERITY: readonly number[] = [ExitCode.ok, ExitCode.busy, ExitCode.failed, ExitCode.badInput, ExitCode.interrupted];
+
+/** The most severe of several exit codes (0 for none). */
+export function worstExitCode(codes: Iterable<number>): number {
+  const rank = (code: number) => (SEVERITY.includes(code) ? SEVERITY.indexOf(code) : SEVERITY.indexOf(ExitCode.failed));
+  let worst: number = ExitCode.ok;
+  for (const code of codes) if (rank(code) > rank(worst)) worst = code;
+  return worst;
+}
+
 export class InsightExportError extends Error {
   override name = 'InsightExportError';
   readonly shortMessage: string;
@@ -65,4 +80,16 @@ export class InterruptedError extends InsightExportError {
 export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/**
+ * How the CLI prints an error that ends a command (or one job of several) and the exit code it
+ * means: typed errors print their own message; anything else is a bug and prints its stack.
+ */
+export function describeError(err: unknown): { text: string; exitCode: number } {
+  if (err instanceof InsightExportError) return { text: `error: ${err.message}`, exitCode: err.exitCode };
+  return {
+    text: `internal error (please report): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    exitCode: ExitCode.failed,
+  };
 }

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { pino, type Logger, type LoggerOptions } from 'pino';
 
 export type { Logger };
@@ -30,7 +31,26 @@ export interface LogOptions {
   destination?: NodeJS.WritableStream | number;
 }
 
-/** Logs go to stderr as JSON lines (pretty on a TTY): stdout is for command output. */
+/**
+ * A line kept at the bottom of the terminal (the run's progress bar). Log lines pass through
+ * `print`, which clears the line, writes the log text and draws the line again below it.
+ */
+export interface StatusLine {
+  print(write: () => void): void;
+}
+
+let statusLine: StatusLine | null = null;
+
+/** While set, every logger's lines are printed through this status line (null: straight through). */
+export function setStatusLine(line: StatusLine | null): void {
+  statusLine = line;
+}
+
+/**
+ * Logs go to stderr as JSON lines (pretty on a TTY): stdout is for command output. Pretty lines
+ * are formatted in this thread (not a pino transport's worker) so that they reach the terminal
+ * in order with the status line's redraws.
+ */
 export function createLogger(opts: LogOptions = {}): Logger {
   const base: LoggerOptions = {
     level: opts.level ?? process.env.INSIGHT_EXPORT_LOG_LEVEL ?? 'info',
@@ -39,14 +59,22 @@ export function createLogger(opts: LogOptions = {}): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
   };
   const pretty = opts.pretty ?? (process.stderr.isTTY === true && opts.destination === undefined);
-  if (pretty) {
-    return pino({
-      ...base,
-      transport: { target: 'pino-pretty', options: { destination: 2, colorize: true } },
-    });
-  }
   const dest = opts.destination ?? 2;
-  return pino(base, typeof dest === 'number' ? pino.destination({ fd: dest, sync: true }) : dest);
+  const out = typeof dest === 'number' ? pino.destination({ fd: dest, sync: true }) : dest;
+  const format = pretty ? prettyLines() : (line: string) => line;
+  return pino(base, {
+    write(line: string) {
+      const text = format(line);
+      if (statusLine) statusLine.print(() => out.write(text));
+      else out.write(text);
+    },
+  });
+}
+
+/** pino-pretty's formatter, loaded only when a logger is pretty (it costs start-up time). */
+function prettyLines(): (line: string) => string {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  return prettyFactory({ colorize: true });
 }
 
 /** A logger that drops everything: for library use and tests that do not read logs. */

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
 import type { CommandModule } from 'yargs';
 import { UserInputError } from '../errors.js';
 import { RequestValidationError } from '../source/errors.js';
@@ -17,18 +18,21 @@ export class DecodeFileError extends UserInputError {
   override name = 'DecodeFileError';
 }
 
-const FILE_SHAPE = 'a JSON object {"transactions": [{"data"}], "logs": [{"topics", "data"}]} or a JSON array of logs';
+const FILE_SHAPE =
+  'a JSON object {"transactions": [{"data"}], "logs": [{"topics", "data"}]}, a JSON array of logs, or records as exported (NDJSON, .ndjson.gz, Parquet: event rows with topic0..topic3 and data, transaction rows with data)';
 
 /**
- * Reads a decode request body from a file: `{transactions?: [...], logs?: [...]}` or a bare array
- * of logs. Entries may carry other fields (whole event or transaction records): only `topics` and
- * `data` (transactions: `data`, or `input` as RPC nodes name it) are sent. Problems name the file
- * and the JSON path.
+ * Reads a decode request body from a file: `{transactions?: [...], logs?: [...]}`, or records:
+ * a JSON array, NDJSON (gzipped or not) or a Parquet file, as this tool exports them. A record
+ * with `topics` or `topic0` is a log, any other a transaction. Records may carry other fields
+ * (whole event or transaction rows): only `topics` (or `topic0`..`topic3`) and `data`
+ * (transactions: `data`, or `input` as RPC nodes name it) are sent. Problems name the file and
+ * the JSON path or record.
  */
 export async function readDecodeFile(file: string): Promise<DecodeRequestBody> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new DecodeFileError(`Cannot read the decode file ${file}`, {
@@ -36,19 +40,22 @@ export async function readDecodeFile(file: string): Promise<DecodeRequestBody> {
       hint: `--file takes ${FILE_SHAPE}.`,
     });
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new DecodeFileError(`The decode file ${file} is not valid JSON`, {
-      details: err instanceof Error ? err.message : String(err),
-      hint: `--file takes ${FILE_SHAPE}.`,
-    });
-  }
-  const bare = Array.isArray(json);
+  const json = bytes.subarray(0, 4).toString('latin1') === 'PAR1' ? await parquetRecords(file) : parseText(file, bytes);
   let body: DecodeRequestBody;
-  if (bare) {
-    body = { logs: (json as unknown[]).map(pickLog) };
+  /** A body path (`body.logs[3].data`) as the place in the list of records it came from (`$[7].data`, 0-based). */
+  let recordOf: ((path: string) => string) | null = null;
+  if (Array.isArray(json)) {
+    const logs: number[] = [];
+    const transactions: number[] = [];
+    json.forEach((r: unknown, i) => (isLogRecord(r) ? logs : transactions).push(i));
+    body = {};
+    if (logs.length > 0 || transactions.length === 0) body.logs = logs.map((i) => pickLog(json[i]));
+    if (transactions.length > 0) body.transactions = transactions.map((i) => pickTransaction(json[i]));
+    recordOf = (path) =>
+      path.replace(/^body\.(logs|transactions)\[(\d+)\]/, (_m, kind: string, n: string) => {
+        const index = (kind === 'logs' ? logs : transactions)[Number(n)]!;
+        return `$[${index}]`;
+      });
   } else if (json !== null && typeof json === 'object' && ('logs' in json || 'transactions' in json)) {
     const o = json as { logs?: unknown; transactions?: unknown };
     body = {};
@@ -66,10 +73,12 @@ export async function readDecodeFile(file: string): Promise<DecodeRequestBody> {
     return validateDecodeBody(body);
   } catch (err) {
     if (!(err instanceof RequestValidationError)) throw err;
-    const path = err.parameter
-      .replace(/^body\.logs/, bare ? '$' : '$.logs')
-      .replace(/^body\.transactions/, '$.transactions')
-      .replace(/^body$/, '$');
+    const path = recordOf
+      ? recordOf(err.parameter)
+      : err.parameter
+          .replace(/^body\.logs/, '$.logs')
+          .replace(/^body\.transactions/, '$.transactions')
+          .replace(/^body$/, '$');
     throw new DecodeFileError(
       `The decode file ${file} is not a decode request: ${err.shortMessage.replace(/^Invalid request parameter [^:]+: /, '')}`,
       {
@@ -80,9 +89,62 @@ export async function readDecodeFile(file: string): Promise<DecodeRequestBody> {
   }
 }
 
+/** JSON, or NDJSON (one record per line); gzip is undone first. */
+function parseText(file: string, bytes: Buffer): unknown {
+  const text = (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const lines = text.split('\n');
+    if (lines.filter((l) => l.trim() !== '').length < 2) {
+      throw new DecodeFileError(`The decode file ${file} is not valid JSON`, {
+        details: err instanceof Error ? err.message : String(err),
+        hint: `--file takes ${FILE_SHAPE}.`,
+      });
+    }
+    const records: unknown[] = [];
+    lines.forEach((line, i) => {
+      if (line.trim() === '') return;
+      try {
+        records.push(JSON.parse(line));
+      } catch (lineErr) {
+        throw new DecodeFileError(`The decode file ${file} is neither JSON nor NDJSON`, {
+          details: `${file}:${i + 1}: ${lineErr instanceof Error ? lineErr.message : String(lineErr)}`,
+          hint: `--file takes ${FILE_SHAPE}.`,
+        });
+      }
+    });
+    return records;
+  }
+}
+
+/** The rows of an exported Parquet file: only the columns a decode request uses. */
+async function parquetRecords(file: string): Promise<Record<string, unknown>[]> {
+  const [{ asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema }, { loadZstd }, { PARQUET_DECOMPRESSORS }] =
+    await Promise.all([import('hyparquet'), import('../sink/zstd.js'), import('../state/verify.js')]);
+  try {
+    const buffer = await asyncBufferFromFile(file);
+    const metadata = await parquetMetadataAsync(buffer);
+    const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name));
+    const columns = ['topics', 'topic0', 'topic1', 'topic2', 'topic3', 'data', 'input'].filter((c) => present.has(c));
+    await loadZstd();
+    return (await parquetReadObjects({ file: buffer, metadata, columns, compressors: PARQUET_DECOMPRESSORS })) as Record<string, unknown>[];
+  } catch (err) {
+    throw new DecodeFileError(`The decode file ${file} is not a readable Parquet file`, {
+      details: err instanceof Error ? err.message : String(err),
+      hint: `--file takes ${FILE_SHAPE}.`,
+    });
+  }
+}
+
+function isLogRecord(entry: unknown): boolean {
+  return entry !== null && typeof entry === 'object' && ('topics' in entry || 'topic0' in entry);
+}
+
 function pickLog(entry: unknown): { topics: string[]; data: string } {
-  const e = (entry ?? {}) as { topics?: unknown; data?: unknown };
-  return { topics: e.topics as string[], data: e.data as string };
+  const e = (entry ?? {}) as { topics?: unknown; data?: unknown; topic0?: unknown; topic1?: unknown; topic2?: unknown; topic3?: unknown };
+  const topics = e.topics !== undefined ? e.topics : [e.topic0, e.topic1, e.topic2, e.topic3].filter((t) => t !== null && t !== undefined);
+  return { topics: topics as string[], data: e.data as string };
 }
 
 function pickTransaction(entry: unknown): { data: string } {
@@ -97,7 +159,7 @@ export const decodeCommand: CommandModule<object, DecodeArgs> = {
   builder: (y) =>
     withSourceFlags(y)
       .positional('contract', { type: 'string', demandOption: true, describe: 'Contract address (0x + 40 hex)' })
-      .option('file', { alias: 'f', type: 'string', demandOption: true, describe: `JSON file: ${FILE_SHAPE}` })
+      .option('file', { alias: 'f', type: 'string', demandOption: true, describe: `File: ${FILE_SHAPE}` })
       .example('$0 decode 0x77f5e148a71be22cf4f3a1816626b240547b6302 --file logs.json --chain 1', 'Decode logs of a token') as never,
   handler: async (args) => {
     const chainIds = chainIdsOf(args);

@@ -11,7 +11,7 @@ type SetExit = (code: number) => void;
 const COMMANDS: Record<string, (setExit: SetExit) => Promise<AnyCommand>> = {
   run: async (setExit) => (await import('./run.js')).runCommand(setExit),
   plan: async () => (await import('./plan.js')).planCommand,
-  validate: async () => (await import('./validate.js')).validateCommand,
+  validate: async (setExit) => (await import('./validate.js')).validateCommand(setExit),
   verify: async (setExit) => (await import('./verify.js')).verifyCommand(setExit),
   resolve: async () => (await import('./resolve.js')).resolveCommand,
   decode: async () => (await import('./decode.js')).decodeCommand,

@@ -21,17 +21,18 @@ interface NftsArgs extends SourceArgs {
 
 export interface NftsResult {
   address: string;
-  chain_id: number | null;
+  chain_id: number;
   collections: NftCollection[];
 }
 
 /** Operation 5: every page of a wallet's NFT collections (following next_page_params). */
 export const nftsCommand: CommandModule<object, NftsArgs> = {
   command: 'nfts <address>',
-  describe: 'List the NFTs a wallet holds, by collection (the explorer route, every page)',
+  describe: 'List the NFTs a wallet holds on one chain (--chain), by collection (the explorer route, every page)',
   builder: (y) =>
     withSourceFlags(y)
       .positional('address', { type: 'string', demandOption: true, describe: 'Wallet address, or a name resolved first (alice.eth)' })
+      .option('chain', { type: 'number', array: true, describe: 'The chain to list (required; one)' })
       .option('type', {
         alias: 't',
         type: 'string',
@@ -40,12 +41,16 @@ export const nftsCommand: CommandModule<object, NftsArgs> = {
         describe: 'Token standards (default: all)',
       })
       .example('$0 nfts alice.eth --base-url sandbox --chain 8453', "A wallet's NFTs on Base")
-      .example('$0 nfts 0x344940aef33a4e9915b793dfe282f3727eff9869 --type ERC-721 --json', 'ERC-721 only, as JSON') as never,
+      .example('$0 nfts 0x344940aef33a4e9915b793dfe282f3727eff9869 --chain 1 --type ERC-721 --json', 'ERC-721 only, as JSON') as never,
   handler: async (args) => {
     const chainIds = chainIdsOf(args);
-    if (chainIds && chainIds.length > 1) {
-      throw new CommandArgumentError('nfts reads one chain at a time', {
-        hint: 'Give one --chain (the explorer route serves one chain per request).',
+    // The explorer route has no chain parameter in the contract and its answer does not say which
+    // chain it is from: without --chain the rows would be some chain's, unnamed. Nothing lists the
+    // explorer's chains either, so "every chain" cannot be asked: the user names one.
+    if (!chainIds || chainIds.length !== 1) {
+      throw new CommandArgumentError(chainIds ? 'nfts reads one chain at a time' : 'nfts needs --chain: which chain are the NFTs on?', {
+        details: chainIds ? `--chain ${chainIds.join(' --chain ')}` : 'no --chain given',
+        hint: 'Give one --chain, e.g. --chain 1 (Ethereum), --chain 8453 (Base), --chain 42161 (Arbitrum One): the explorer route answers for one chain per request and does not say which. For several chains, run nfts once per chain, or export the nft_holdings dataset with a job (source.chains).',
       });
     }
     const types = args.type?.length ? ([...new Set(args.type)] as NftTokenType[]) : undefined;
@@ -58,7 +63,7 @@ export const nftsCommand: CommandModule<object, NftsArgs> = {
       } catch (err) {
         rejectedInput(err, `the address ${address}`);
       }
-      return { address, chain_id: chainIds?.[0] ?? null, collections } satisfies NftsResult;
+      return { address, chain_id: chainIds[0]!, collections } satisfies NftsResult;
     });
     printResult(args, result, () => renderNfts(result, terminalWidth()));
   },
@@ -87,7 +92,7 @@ async function walletAddress(client: InsightClient, input: string, chainIds: num
 
 export function renderNfts(result: NftsResult, maxWidth?: number): string {
   const rows = result.collections.flatMap((c) => c.token_instances.map((i) => ({ c, i })));
-  const head = `${result.address}${result.chain_id === null ? '' : ` on chain ${result.chain_id}`}: ${result.collections.length} collections, ${rows.length} tokens\n`;
+  const head = `${result.address} on chain ${result.chain_id}: ${result.collections.length} collections, ${rows.length} tokens\n`;
   return (
     head +
     renderTable(

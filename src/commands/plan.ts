@@ -1,5 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { estimateRequests, fixedToMayPassHead, planJob, type Interval, type Plan } from '../plan/index.js';
+import { unitSpecs } from '../plan/plan.js';
+import type { Axis, Job } from '../job/schema.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
@@ -18,11 +20,12 @@ interface PlanArgs extends ConfigArgs {
 /** Prints the work units a run would export and an estimate of its requests, exporting nothing. */
 export const planCommand: CommandModule<object, PlanArgs> = {
   command: 'plan <job>',
-  describe: 'Show the windows a run would export (reads state at the destination) and the estimated requests',
+  describe:
+    'Show the windows a run would export (dates in UTC or block numbers; reads state at the destination) and the estimated requests',
   builder: (y) =>
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true })
-      .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON (full unit keys, unix seconds or blocks)' })
       .option('shard', {
         type: 'string',
         describe: 'Only the units of shard i of N (0-based "i/N"; also from the indexed/array job environment)',
@@ -52,7 +55,9 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const estimate = estimateRequests(plan);
       const label = shard ? shardLabel(shard) : null;
       process.stdout.write(
-        args.json ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n` : render(plan, estimate.minimum, label),
+        args.json
+          ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n`
+          : render(plan, estimate.minimum, label, unitLabels(job, loaded)),
       );
     } finally {
       await source?.close();
@@ -60,19 +65,52 @@ export const planCommand: CommandModule<object, PlanArgs> = {
   },
 };
 
-function render(plan: Plan, minimumRequests: number, shard: string | null): string {
+/** `[start, end)` of a window or range: ISO 8601 UTC dates for time windows, block numbers for block windows. */
+export function formatInterval(axis: Axis, i: Interval): string {
+  if (axis === 'block') return `blocks [${i.start}, ${i.end})`;
+  return `[${isoUtc(i.start)}, ${isoUtc(i.end)})`;
+}
+
+const isoUtc = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
+
+const short = (address: string) => (/^0x[0-9a-f]{40}$/i.test(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : address);
+
+/**
+ * A unit key a person can read: dataset, event name, short address (or the wallet's name as the
+ * job file writes it), chain, and the query variant when there is one. `--json` keeps the full key.
+ */
+export function unitLabels(job: Job, named: Job): Map<string, string> {
+  const labels = new Map<string, string>();
+  for (const spec of unitSpecs(job)) {
+    const t = spec.target;
+    const original = named.targets[t.targetIndex];
+    const who =
+      t.kind === 'wallet'
+        ? original?.kind === 'wallet' && original.isName
+          ? original.wallet
+          : short(t.wallet)
+        : `${t.event.name} ${short(t.contract)}`;
+    const variant = /~([0-9a-f]+)\//.exec(spec.unitKey)?.[1];
+    labels.set(spec.unitKey, `${spec.dataset} ${who}${variant ? ` ~${variant}` : ''} chain ${spec.chainId}`);
+  }
+  return labels;
+}
+
+function render(plan: Plan, minimumRequests: number, shard: string | null, labels: Map<string, string>): string {
+  const label = (unitKey: string) => labels.get(unitKey) ?? unitKey;
   const lines = [
     `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`,
   ];
   for (const c of plan.clamped) {
+    const at = (n: number) => (plan.axis === 'block' ? `block ${n}` : isoUtc(n));
     lines.push(
-      `  chain ${c.chainId}: range.to ${c.to} is past the head minus the safety lag: exported up to ${c.end} (exclusive) now, the rest by later runs`,
+      `  chain ${c.chainId}: range.to ${at(c.to)} is past the head minus the safety lag: exported up to ${at(c.end)} (exclusive) now, the rest by later runs`,
     );
   }
   for (const c of plan.coverage) {
-    const todo = c.todo.map((i) => `[${i.start}, ${i.end})`).join(' ') || 'nothing (complete)';
-    lines.push(`  ${c.unitKey}: to export ${todo}; done ${c.done.length} interval(s)`);
+    const todo = c.todo.map((i) => formatInterval(c.axis, i)).join(' ') || 'nothing (complete)';
+    lines.push(`  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)`);
   }
-  for (const u of plan.units) lines.push(`    ${u.unitKey} ${u.windowKey}`);
+  for (const u of plan.units) lines.push(`    ${label(u.unitKey)} ${formatInterval(u.axis, u.window)}`);
   return `${lines.join('\n')}\n`;
 }

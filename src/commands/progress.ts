@@ -1,16 +1,25 @@
+import { setStatusLine, type StatusLine } from '../log.js';
 import type { ProgressEvent } from '../run/export-units.js';
+
+/** Carriage return and ANSI "erase the whole line": the cursor is back at column 0 of an empty line. */
+const CLEAR_LINE = '\r\x1b[2K';
 
 /**
  * One status line on a TTY (stderr): windows done/total, rows, rows/s, ETA. Redrawn at most
- * every 200 ms; nothing at all when stderr is not a TTY (logs are the record there).
+ * every 200 ms; nothing at all when stderr is not a TTY (logs are the record there). While it is
+ * shown, log lines clear it, print, and it is drawn again below them (see setStatusLine).
  */
-export class ProgressLine {
+export class ProgressLine implements StatusLine {
   private total = 0;
   private done = 0;
   private failed = 0;
   private rows = 0;
   private readonly started = Date.now();
   private lastDraw = 0;
+  /** The text on the terminal now ('' when nothing is shown). */
+  private shown = '';
+  private begun = false;
+  private finished = false;
 
   constructor(private readonly out: NodeJS.WriteStream = process.stderr) {}
 
@@ -20,6 +29,16 @@ export class ProgressLine {
 
   setTotal(windows: number): void {
     this.total = windows;
+    this.begun = true;
+    if (this.enabled && !this.finished) setStatusLine(this);
+    this.draw(true);
+  }
+
+  print(write: () => void): void {
+    if (!this.shown) return write();
+    this.out.write(CLEAR_LINE);
+    this.shown = '';
+    write();
     this.draw(true);
   }
 
@@ -30,14 +49,21 @@ export class ProgressLine {
     this.draw(event.kind !== 'rows');
   }
 
+  /** Draws the final state (when a plan was shown) and leaves it on its own line; later calls do nothing. */
   finish(): void {
-    if (!this.enabled) return;
+    if (!this.enabled || this.finished) return;
+    setStatusLine(null);
+    if (!this.begun) {
+      this.finished = true;
+      return;
+    }
     this.draw(true);
+    this.finished = true;
     this.out.write('\n');
   }
 
   private draw(force: boolean): void {
-    if (!this.enabled) return;
+    if (!this.enabled || this.finished) return;
     const now = Date.now();
     if (!force && now - this.lastDraw < 200) return;
     this.lastDraw = now;
@@ -53,7 +79,8 @@ export class ProgressLine {
       (this.failed ? ` (${this.failed} failed)` : '') +
       ` | ${this.rows.toLocaleString('en-US')} rows | ${Math.round(rate).toLocaleString('en-US')} rows/s` +
       (eta > 0 ? ` | ETA ${formatSeconds(eta)}` : '');
-    this.out.write(`\r${line.padEnd(this.out.columns ? this.out.columns - 1 : line.length)}`);
+    this.shown = line.padEnd(this.out.columns ? this.out.columns - 1 : line.length);
+    this.out.write(`\r${this.shown}`);
   }
 }
 

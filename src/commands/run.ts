@@ -1,19 +1,19 @@
 import type { CommandModule } from 'yargs';
-import { ExitCode } from '../errors.js';
+import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
 import type { RunReport } from '../run/report.js';
-import { parsePushgatewayUrl, pushMetrics } from '../run/metrics.js';
-import { resolveShard } from '../run/shard.js';
-import { parseRewind } from '../state/rewind.js';
+import { parsePushgatewayUrl, pushMetrics, type PushTarget } from '../run/metrics.js';
+import { resolveShard, type Shard } from '../run/shard.js';
+import { parseRewind, type Rewind } from '../state/rewind.js';
 import { withSettingFlags } from '../config/flags.js';
 import { SETTINGS } from '../config/settings.js';
 import type { RangeOverride } from '../job/load.js';
-import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 
 interface RunArgs extends ConfigArgs {
-  job: string;
+  jobs: string[];
   'dry-run': boolean;
   from?: string | undefined;
   to?: string | undefined;
@@ -24,20 +24,33 @@ interface RunArgs extends ConfigArgs {
   pushgateway?: string | undefined;
 }
 
+/** What became of one job file of a `run`: its report, or the error that stopped it, and its exit code. */
+interface JobOutcome {
+  job_file: string;
+  exit_code: number;
+  report?: RunReport;
+  error?: string;
+}
+
 export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
   return {
-    command: 'run <job>',
-    describe: 'Export what the job asks for and is not exported yet; resumes where the last run stopped',
+    command: 'run <jobs..>',
+    describe:
+      "Export what each job asks for and is not exported yet, one job after another; resumes where the last run stopped. Exit code: the most severe of the jobs'",
     builder: (y) =>
       withSettingFlags(withSettingFlags(withConfigFlags(y), 'run'), 'write')
-        .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
+        .positional('jobs', { type: 'string', array: true, demandOption: true, describe: 'Job file(s) (YAML or JSON)' })
         .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
         .option('rewind', {
           type: 'string',
           describe:
             'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
         })
-        .option('json', { type: 'boolean', default: false, describe: 'Print the run report as JSON on stdout' })
+        .option('json', {
+          type: 'boolean',
+          default: false,
+          describe: 'Print the run report as JSON on stdout (several job files: an array of {job_file, exit_code, report | error})',
+        })
         .option('shard', {
           type: 'string',
           describe:
@@ -50,55 +63,59 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         .example('$0 run jobs/x.yaml --dry-run', 'Check everything and print what a run would export, writing nothing')
         .example('$0 run jobs/x.yaml --from 2024-03-01 --to 2024-03-08 --force', 'Export one week again, replacing its files')
         .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
-        .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out)')
+        .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out/parquet)')
+        .example('$0 run jobs/a.yaml jobs/b.yaml', 'Two jobs, one after the other (a bad job file is reported and skipped)')
         .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
         .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
     handler: async (args) => {
-      const ctx = await loadJobContext(args.job, args, ['source', 'destination'], { range: rangeFlags(args) });
+      // Flags shared by every job are checked once, before anything runs.
       const rewind = args.rewind === undefined ? null : parseRewind(args.rewind);
       const shard = resolveShard(args.shard);
       const pushUrl = args.pushgateway ?? process.env.INSIGHT_EXPORT_PUSHGATEWAY_URL;
       const pushTarget = pushUrl
         ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL')
         : null;
-      const controller = new AbortController();
-      let signals = 0;
-      const onSignal = (signal: NodeJS.Signals) => {
-        signals++;
-        if (signals === 1) {
-          ctx.logger.warn({ signal }, 'stopping: windows in progress are abandoned (nothing half-written stays); run again to resume');
-          controller.abort(signal);
-        } else {
-          process.exit(ExitCode.interrupted);
-        }
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      const progress = new ProgressLine();
-      try {
-        const report = await runJob({
-          ...ctx,
-          force: args.force,
-          dryRun: args['dry-run'],
-          rewind,
-          shard,
-          signal: controller.signal,
-          onPlan: (plan) => progress.setTotal(plan.units.length),
-          onProgress: (e) => progress.on(e),
-        });
-        progress.finish();
-        if (pushTarget) {
-          await pushMetrics(report, pushTarget).then(
-            () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
-            (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
+      const files = args.jobs.map(String);
+      const several = files.length > 1;
+      if (!several) {
+        const ctx = await loadJobContext(files[0]!, args, ['source', 'destination'], { range: rangeFlags(args) });
+        const outcome = await runOne(files[0]!, ctx, { args, rewind, shard, pushTarget });
+        if (outcome.report)
+          process.stdout.write(
+            args.json
+              ? `${JSON.stringify(outcome.report, null, 2)}\n`
+              : outcome.report.dry_run
+                ? dryRunSummary(outcome.report)
+                : summary(outcome.report),
           );
-        }
-        process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : report.dry_run ? dryRunSummary(report) : summary(report));
-        setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
+        setExit(outcome.exit_code);
+        return;
       }
+      // Every job file is checked before the first export starts: a bad one is reported at once
+      // (file, line, field) and not run; the other jobs still run, one after another.
+      const contexts = new Map<string, JobContext>();
+      const outcomes: JobOutcome[] = [];
+      for (const file of files) {
+        try {
+          contexts.set(file, await loadJobContext(file, args, ['source', 'destination'], { range: rangeFlags(args) }));
+        } catch (err) {
+          outcomes.push(failedJob(file, err));
+        }
+      }
+      for (const file of files) {
+        const ctx = contexts.get(file);
+        if (!ctx) continue;
+        const interrupted = outcomes.some((o) => o.exit_code === ExitCode.interrupted);
+        const outcome = interrupted
+          ? { job_file: file, exit_code: ExitCode.interrupted, error: 'not run: the batch was interrupted' }
+          : await runOne(file, ctx, { args, rewind, shard, pushTarget }).catch((err: unknown) => failedJob(file, err));
+        outcomes.push(outcome);
+        if (!args.json && outcome.report)
+          process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report) : summary(outcome.report));
+      }
+      outcomes.sort((a, b) => files.indexOf(a.job_file) - files.indexOf(b.job_file));
+      process.stdout.write(args.json ? `${JSON.stringify(outcomes, null, 2)}\n` : batchSummary(outcomes));
+      setExit(worstExitCode(outcomes.map((o) => o.exit_code)));
     },
   };
 }
@@ -124,6 +141,76 @@ function dryRunSummary(r: RunReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+interface SharedRunOptions {
+  args: RunArgs;
+  rewind: Rewind | null;
+  shard: Shard | null;
+  pushTarget: PushTarget | null;
+}
+
+/** Runs one loaded job with a progress line and signal handling; failed windows are in its report, not thrown. */
+async function runOne(file: string, ctx: JobContext, { args, rewind, shard, pushTarget }: SharedRunOptions): Promise<JobOutcome> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) {
+      ctx.logger.warn({ signal }, 'stopping: windows in progress are abandoned (nothing half-written stays); run again to resume');
+      controller.abort(signal);
+    } else {
+      process.exit(ExitCode.interrupted);
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const progress = new ProgressLine();
+  try {
+    const report = await runJob({
+      ...ctx,
+      force: args.force,
+      dryRun: args['dry-run'],
+      rewind,
+      shard,
+      signal: controller.signal,
+      onPlan: (plan) => progress.setTotal(plan.units.length),
+      onProgress: (e) => progress.on(e),
+    });
+    progress.finish();
+    if (pushTarget) {
+      await pushMetrics(report, pushTarget).then(
+        () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
+        (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
+      );
+    }
+    const exit = report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed;
+    return { job_file: file, exit_code: exit, report };
+  } finally {
+    progress.finish();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** A job of several that could not be loaded or run: its error is printed now, naming the file. */
+function failedJob(file: string, err: unknown): JobOutcome {
+  const { text, exitCode } = describeError(err);
+  const named = text.includes(file) ? text : text.replace(/^(error|internal error \(please report\)): /, `$1: ${file}: `);
+  process.stderr.write(`${named}\n`);
+  return { job_file: file, exit_code: exitCode, error: text.replace(/^error: /, '').replace(`${file}: `, '') };
+}
+
+function batchSummary(outcomes: JobOutcome[]): string {
+  const lines = [`${outcomes.length} jobs, exit ${worstExitCode(outcomes.map((o) => o.exit_code))} (the most severe):`];
+  for (const o of outcomes) {
+    const what = o.report ? `${o.report.status}, ${o.report.rows} rows in ${o.report.files} files` : (o.error ?? '').split('\n')[0];
+    lines.push(`  exit ${o.exit_code}  ${o.job_file}: ${what}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Files the summary names; the JSON report lists more (see FILES_LISTED). */
+const FILES_SHOWN = 10;
+
 function summary(r: RunReport): string {
   const lines = [
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
@@ -133,6 +220,12 @@ function summary(r: RunReport): string {
       ? `  report: ${r.report_key ?? '-'}`
       : `  report: NOT WRITTEN to the destination (${r.report_error.split('\n')[0]}); run with --json to keep it`,
   ];
+  const shown = (r.files_written ?? []).slice(0, FILES_SHOWN);
+  if (shown.length > 0) lines.push(`  files written (key, rows, bytes; keys under ${r.destination}):`);
+  for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
+  const more = r.files - shown.length;
+  if (more > 0)
+    lines.push(`    ... and ${more} more (run --json, the run report, or each window's marker under _state/${r.job}/completed/)`);
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);

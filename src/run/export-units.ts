@@ -79,6 +79,8 @@ export interface UnitOutcome {
   rows: number;
   files: number;
   bytes: number;
+  /** The files a done window wrote: keys relative to the destination. */
+  written?: { key: string; rows: number; bytes: number }[];
   error?: string;
   /** What the dataset found amiss in a window it exported all the same (e.g. NFT collections the explorer cut short). */
   warnings?: string[];
@@ -148,6 +150,7 @@ function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, fil
     rows,
     files: files.length,
     bytes: files.reduce((n, f) => n + f.bytes, 0),
+    ...(files.length > 0 ? { written: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(error === undefined ? {} : { error }),
   };
 }

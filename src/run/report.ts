@@ -49,10 +49,30 @@ export interface RunReport {
    * earlier window exists. Often a wrong address, signature, filter or range: the run says so.
    */
   empty_units?: string[];
+  /**
+   * The files this run wrote, for loading them into a warehouse: key (relative to `destination`),
+   * rows, bytes, and the unit and window they belong to; in unit and window order. At most
+   * FILES_LISTED are listed; `files_written_omitted` counts the rest (each window's state marker,
+   * `_state/<job>/completed/<unit>/<window>.json`, lists every file of the window).
+   */
+  files_written?: WrittenFile[];
+  files_written_omitted?: number;
   report_key?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
 }
+
+/** A file a run wrote. */
+export interface WrittenFile {
+  key: string;
+  rows: number;
+  bytes: number;
+  unit: string;
+  window: [number, number];
+}
+
+/** Files listed by name in a run report; a bigger run lists these and counts the others. */
+export const FILES_LISTED = 1000;
 
 /** What the windows of one dataset or one chain did in a run. */
 export interface RunFigures {
@@ -110,7 +130,17 @@ export function buildReport(r: ReportInput): RunReport {
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
     by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
     empty_units: emptyUnits(r.plan, r.outcomes),
+    ...filesWritten(r.outcomes),
   };
+}
+
+function filesWritten(outcomes: UnitOutcome[]): Pick<RunReport, 'files_written' | 'files_written_omitted'> {
+  const all = [...outcomes]
+    .sort((a, b) => (a.unitKey < b.unitKey ? -1 : a.unitKey > b.unitKey ? 1 : a.start - b.start))
+    .flatMap((o) => (o.written ?? []).map((f) => ({ ...f, unit: o.unitKey, window: [o.start, o.end] as [number, number] })));
+  return all.length > FILES_LISTED
+    ? { files_written: all.slice(0, FILES_LISTED), files_written_omitted: all.length - FILES_LISTED }
+    : { files_written: all };
 }
 
 function emptyUnits(plan: Plan, outcomes: UnitOutcome[]): string[] {

@@ -440,7 +440,7 @@ async function ndjsonItemIds(stream: Readable): Promise<string[]> {
 }
 
 /** The codecs the sink writes besides snappy (hyparquet's own). */
-const PARQUET_DECOMPRESSORS = {
+export const PARQUET_DECOMPRESSORS = {
   ZSTD: zstdDecompress,
   GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
 };

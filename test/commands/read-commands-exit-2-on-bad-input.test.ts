@@ -60,7 +60,7 @@ describe('resolve, decode and nfts refuse bad input with exit code 2 and a messa
 
   it('nfts: several chains, a malformed address, an unknown type; --chain must be positive', async () => {
     await expectBadInput(['nfts', sandbox.data.wallets[0]!.address, '--chain', '1', '--chain', '8453'], /nfts reads one chain at a time/);
-    await expectBadInput(['nfts', '0xabc'], /Not a wallet address or name/);
+    await expectBadInput(['nfts', '0xabc', '--chain', '1'], /Not a wallet address or name/);
     await expectBadInput(['nfts', sandbox.data.wallets[0]!.address, '--type', 'ERC-20'], /Invalid values[\s\S]*type/);
     await expectBadInput(['resolve', '1', '--chain', '-3'], /--chain takes positive integer chain ids/);
   });
