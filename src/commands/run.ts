@@ -17,6 +17,9 @@ interface RunArgs extends ConfigArgs {
   pushgateway?: string | undefined;
 }
 
+/** How long a run may take to stop cleanly after SIGINT/SIGTERM before it exits regardless. */
+export const STOP_GRACE_MS = 5_000;
+
 export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
   return {
     command: 'run <job>',
@@ -59,6 +62,13 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         if (signals === 1) {
           ctx.logger.warn({ signal }, 'stopping: windows in progress are abandoned (nothing half-written stays); run again to resume');
           controller.abort(signal);
+          // A step that does not stop (a store still retrying, a file system that does not answer)
+          // must not keep the process: after the grace period it ends as a crash would, which the
+          // commit protocol makes safe (the next run removes what is unfinished and takes the lease over).
+          setTimeout(() => {
+            ctx.logger.error({ signal, graceMs: STOP_GRACE_MS }, 'did not stop within the grace period: exiting; run again to resume');
+            process.exit(ExitCode.interrupted);
+          }, STOP_GRACE_MS).unref();
         } else {
           process.exit(ExitCode.interrupted);
         }
