@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { ExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
-import type { RunReport } from '../run/report.js';
+import { failureReportOf, type RunReport } from '../run/report.js';
 import { parsePushgatewayUrl, pushMetrics } from '../run/metrics.js';
 import { resolveShard } from '../run/shard.js';
 import { parseRewind } from '../state/rewind.js';
@@ -76,23 +76,37 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       const progress = new ProgressLine();
+      const push = async (report: RunReport) => {
+        if (!pushTarget) return;
+        await pushMetrics(report, pushTarget).then(
+          () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
+          (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
+        );
+      };
       try {
-        const report = await runJob({
-          ...ctx,
-          force: args.force,
-          rewind,
-          shard,
-          signal: controller.signal,
-          onPlan: (plan) => progress.setTotal(plan.units.length),
-          onProgress: (e) => progress.on(e),
-        });
-        progress.finish();
-        if (pushTarget) {
-          await pushMetrics(report, pushTarget).then(
-            () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
-            (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
-          );
+        let report: RunReport;
+        try {
+          report = await runJob({
+            ...ctx,
+            force: args.force,
+            rewind,
+            shard,
+            signal: controller.signal,
+            onPlan: (plan) => progress.setTotal(plan.units.length),
+            onProgress: (e) => progress.on(e),
+          });
+        } catch (err) {
+          // A run that failed before its windows' outcomes still pushes and prints its (failed) report; the error sets the exit code.
+          progress.finish();
+          const failed = failureReportOf(err);
+          if (failed) {
+            await push(failed);
+            if (args.json) process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
+          }
+          throw err;
         }
+        progress.finish();
+        await push(report);
         process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));
         setExit(report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed);
       } finally {
