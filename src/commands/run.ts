@@ -18,7 +18,7 @@ interface RunArgs extends ConfigArgs {
 }
 
 /** How long a run may take to stop cleanly after SIGINT/SIGTERM before it exits regardless. */
-export const STOP_GRACE_MS = 5_000;
+export const STOP_GRACE_MS = 10_000;
 
 export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
   return {
