@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
-import type { RunReport } from '../run/report.js';
+import { failureReportOf, type RunReport } from '../run/report.js';
 import { parsePushgatewayUrl, pushMetrics, type PushTarget } from '../run/metrics.js';
 import { resolveShard, type Shard } from '../run/shard.js';
 import { parseRewind, type Rewind } from '../state/rewind.js';
@@ -31,6 +31,9 @@ interface JobOutcome {
   report?: RunReport;
   error?: string;
 }
+
+/** How long a run may take to stop cleanly after SIGINT/SIGTERM before it exits regardless. */
+export const STOP_GRACE_MS = 10_000;
 
 export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
   return {
@@ -157,6 +160,13 @@ async function runOne(file: string, ctx: JobContext, { args, rewind, shard, push
     if (signals === 1) {
       ctx.logger.warn({ signal }, 'stopping: windows in progress are abandoned (nothing half-written stays); run again to resume');
       controller.abort(signal);
+      // A step that does not stop (a store still retrying, a file system that does not answer)
+      // must not keep the process: after the grace period it ends as a crash would, which the
+      // commit protocol makes safe (the next run removes what is unfinished and takes the lease over).
+      setTimeout(() => {
+        ctx.logger.error({ signal, graceMs: STOP_GRACE_MS }, 'did not stop within the grace period: exiting; run again to resume');
+        process.exit(ExitCode.interrupted);
+      }, STOP_GRACE_MS).unref();
     } else {
       process.exit(ExitCode.interrupted);
     }
@@ -164,24 +174,38 @@ async function runOne(file: string, ctx: JobContext, { args, rewind, shard, push
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   const progress = new ProgressLine();
+  const push = async (report: RunReport) => {
+    if (!pushTarget) return;
+    await pushMetrics(report, pushTarget).then(
+      () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
+      (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
+    );
+  };
   try {
-    const report = await runJob({
-      ...ctx,
-      force: args.force,
-      dryRun: args['dry-run'],
-      rewind,
-      shard,
-      signal: controller.signal,
-      onPlan: (plan) => progress.setTotal(plan.units.length),
-      onProgress: (e) => progress.on(e),
-    });
-    progress.finish();
-    if (pushTarget) {
-      await pushMetrics(report, pushTarget).then(
-        () => ctx.logger.info({ pushgateway: pushTarget.display }, 'run metrics pushed'),
-        (err: Error) => ctx.logger.error({ err: err.message }, 'run metrics not pushed'),
-      );
+    let report: RunReport;
+    try {
+      report = await runJob({
+        ...ctx,
+        force: args.force,
+        dryRun: args['dry-run'],
+        rewind,
+        shard,
+        signal: controller.signal,
+        onPlan: (plan) => progress.setTotal(plan.units.length),
+        onProgress: (e) => progress.on(e),
+      });
+    } catch (err) {
+      // A run that failed before its windows' outcomes still pushes and prints its (failed) report; the error sets the exit code.
+      progress.finish();
+      const failed = failureReportOf(err);
+      if (failed) {
+        await push(failed);
+        if (args.json && args.jobs.length === 1) process.stdout.write(`${JSON.stringify(failed, null, 2)}\n`);
+      }
+      throw err;
     }
+    progress.finish();
+    await push(report);
     const exit = report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed;
     return { job_file: file, exit_code: exit, report };
   } finally {

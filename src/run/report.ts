@@ -58,6 +58,11 @@ export interface RunReport {
   files_written?: WrittenFile[];
   files_written_omitted?: number;
   report_key?: string;
+  /**
+   * Why the run ended before its windows' outcomes (a failure before or around its plan: the service
+   * down during the head search, a refused destination ...); the run's exit code is that error's.
+   */
+  error?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
 }
@@ -141,6 +146,61 @@ function filesWritten(outcomes: UnitOutcome[]): Pick<RunReport, 'files_written' 
   return all.length > FILES_LISTED
     ? { files_written: all.slice(0, FILES_LISTED), files_written_omitted: all.length - FILES_LISTED }
     : { files_written: all };
+}
+
+export interface FailureReportInput {
+  job: Job;
+  runId: string;
+  started: number;
+  destination: string;
+  /** The client, when the run had opened one (its request figures go into the report). */
+  client?: InsightClient | null;
+  interrupted: boolean;
+  shard?: string | null;
+  error: string;
+}
+
+/** The report of a run that ended before any window's outcome: no windows, the error that ended it. */
+export function buildFailureReport(r: FailureReportInput): RunReport {
+  const finished = Date.now();
+  const stats = r.client?.stats;
+  const none = { windows: { planned: 0, done: 0, failed: 0, abandoned: 0 }, rows: 0, files: 0, bytes: 0 };
+  return {
+    job: r.job.name,
+    run_id: r.runId,
+    status: r.interrupted ? 'interrupted' : 'failed',
+    started_at: new Date(r.started).toISOString(),
+    finished_at: new Date(finished).toISOString(),
+    duration_s: Math.round((finished - r.started) / 10) / 100,
+    destination: r.destination,
+    ...none,
+    units_skipped: 0,
+    units_total: 0,
+    requests: stats?.requests ?? 0,
+    retries: stats?.retries ?? 0,
+    responses_429: stats?.status429 ?? 0,
+    failed: [],
+    warnings: [],
+    shard: r.shard ?? null,
+    range_clamped: [],
+    reorgs: [],
+    windows_reexported: 0,
+    by_dataset: {},
+    by_chain: {},
+    error: r.error,
+  };
+}
+
+const FAILURE_REPORT = Symbol('insight-export failure report');
+
+/** Attaches the report of the run an error ended, for the caller (metrics, --json). */
+export function attachFailureReport(err: unknown, report: RunReport): void {
+  if (typeof err === 'object' && err !== null) Object.defineProperty(err, FAILURE_REPORT, { value: report, enumerable: false });
+}
+
+/** The report of the run that `err` ended, if runJob attached one. */
+export function failureReportOf(err: unknown): RunReport | undefined {
+  return typeof err === 'object' && err !== null ? (err as { [FAILURE_REPORT]?: RunReport })[FAILURE_REPORT] : undefined;
 }
 
 function emptyUnits(plan: Plan, outcomes: UnitOutcome[]): string[] {

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ResolvedConfig } from '../config/index.js';
-import { errorMessage, UserInputError } from '../errors.js';
+import { errorMessage, InterruptedError, UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import { planJob, type Interval, type Plan, type WorkUnit } from '../plan/index.js';
 import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
+import type { ObjectStore } from '../store/store.js';
 import { WindowState } from '../state/window-state.js';
 import { acquireLease, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
@@ -20,7 +21,7 @@ import { transactionsDataset } from '../datasets/transactions.js';
 import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
-import { buildReport, type RunReport } from './report.js';
+import { attachFailureReport, buildFailureReport, buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
@@ -71,19 +72,42 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
   const started = Date.now();
-  const destination = config.output.destination;
-  if (!destination) {
-    throw new UserInputError('No output destination is set', {
-      hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
-    });
-  }
-  if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
-  const store = await openStore(destination, { s3: config.s3, logger });
   const shard = input.shard ?? null;
+  // Every run that fails says so: its report (status, error, figures) goes to the caller for the
+  // metrics and --json, and to the destination when the run held its lease there.
+  const failure = (err: unknown, client: SourceSession['client'] | undefined, location: string): RunReport => {
+    const report = buildFailureReport({
+      job: input.job,
+      runId,
+      started,
+      destination: location,
+      client,
+      interrupted: input.signal?.aborted === true || err instanceof InterruptedError,
+      shard: shard ? shardLabel(shard) : null,
+      error: errorMessage(err),
+    });
+    attachFailureReport(err, report);
+    return report;
+  };
+  const destination = config.output.destination;
+  let store: ObjectStore;
+  try {
+    if (!destination) {
+      throw new UserInputError('No output destination is set', {
+        hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
+      });
+    }
+    if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
+    store = await openStore(destination, { s3: config.s3, logger });
+  } catch (err) {
+    failure(err, undefined, destination ? destination.url : '');
+    throw err;
+  }
   const stagingDir = runStagingDir(config.stagingDir, runId);
   const dryRun = input.dryRun === true;
   let lease: Lease | null = null;
   let source: SourceSession | null = null;
+  let runState: WindowState | null = null;
   try {
     // Names are resolved (read-only) before the lease, so a job whose names are wrong leaves
     // nothing at the destination, not even a lease.
@@ -94,7 +118,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       ? noLease()
       : (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
     const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-    const state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() });
+    const state = (runState = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
     const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
     await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
     const orphans = dryRun ? [] : await state.cleanPending(owns);
@@ -261,6 +285,17 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       logger.error({ err: report.report_error }, 'run report not written to the destination');
     }
     return report;
+  } catch (err) {
+    const report = failure(err, source?.client, store.location);
+    if (runState && lease && !lease.lost.aborted) {
+      const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
+      try {
+        report.report_key = await runState.writeReport(runId, report, lastRun);
+      } catch (writeErr) {
+        report.report_error = errorMessage(writeErr);
+      }
+    }
+    throw err;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
     await source?.close();

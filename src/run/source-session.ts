@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { ConfigError } from '../config/index.js';
 import { InsightClient } from '../source/client.js';
 import { createRateLimiter } from '../source/rate-limiter.js';
-import { startSandbox, type Sandbox } from '../sandbox/index.js';
+import type { Sandbox } from '../sandbox/index.js';
 
 export interface SourceSession {
   client: InsightClient;
@@ -35,6 +35,8 @@ export async function openSource(config: ResolvedConfig, logger: Logger): Promis
   let baseUrl = config.source.baseUrl;
   let explorerUrl = config.source.explorerUrl;
   if (config.source.sandbox) {
+    // The sandbox (and the ABI encoding it loads) only for runs against it: a run against a service does not pay for it.
+    const { startSandbox } = await import('../sandbox/index.js');
     sandbox = await startSandbox({});
     baseUrl = sandbox.url;
     explorerUrl = explorerUrl ?? sandbox.explorerUrl;

@@ -39,6 +39,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'go-values'?: boolean | undefined;
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
+  'extra-chains'?: number | undefined;
   compress?: boolean | undefined;
   'nft-instance-limit'?: number | undefined;
   'nft-distinct-amount'?: boolean | undefined;
@@ -112,6 +113,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     goValues: args['go-values'],
     goAggregations: args['go-aggregations'],
     richContract: args['rich-contract'] === true,
+    extraChains: args['extra-chains'],
     compress: args.compress !== false,
   };
   for (const [flag, option] of BEHAVIOUR_FLAGS) {
@@ -207,6 +209,10 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
         type: 'boolean',
         default: false,
         describe: 'Add a contract whose calls and logs carry tuples, arrays, bytes and negative ints',
+      })
+      .option('extra-chains', {
+        type: 'number',
+        describe: 'Serve this many small chains more (ids 1000001, 1000002, ...), e.g. for jobs with more chains than one request takes',
       })
       .option('compress', {
         type: 'boolean',

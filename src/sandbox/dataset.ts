@@ -647,13 +647,32 @@ export interface BuildOptions {
    * default, so the default data set stays as it was.
    */
   richContract?: boolean;
+  /**
+   * Serve this many small chains more (ids EXTRA_CHAIN_ID_BASE + 1, + 2, ...; EXTRA_CHAIN_TRANSACTIONS
+   * transactions each, on top of `transactions`), e.g. for jobs with more chains than one request takes.
+   */
+  extraChains?: number;
 }
 
 export const MIN_TRANSACTIONS = 300;
+export const EXTRA_CHAIN_ID_BASE = 1_000_000;
+export const EXTRA_CHAIN_TRANSACTIONS = 120;
 
-function chainCounts(total: number): number[] {
-  const counts = CHAIN_SPECS.map((s) => Math.floor(total * s.share));
-  counts[0]! += total - counts.reduce((a, b) => a + b, 0);
+/** The three seeded chains, then the extra small ones (shaped like Base). */
+function chainSpecs(extra: number): ChainSpec[] {
+  const base = CHAIN_SPECS[1]!;
+  const extras = Array.from({ length: extra }, (_, k) => ({
+    ...base,
+    chainId: EXTRA_CHAIN_ID_BASE + k + 1,
+    name: `extra-${k + 1}`,
+    share: 0,
+  }));
+  return [...CHAIN_SPECS, ...extras];
+}
+
+function chainCounts(total: number, specs: ChainSpec[]): number[] {
+  const counts = specs.map((s) => (s.share === 0 ? EXTRA_CHAIN_TRANSACTIONS : Math.floor(total * s.share)));
+  counts[0]! += total - counts.reduce((a, b, i) => a + (specs[i]!.share === 0 ? 0 : b), 0);
   return counts;
 }
 
@@ -704,10 +723,15 @@ export class SandboxDataImpl {
       this.wallets.push({ id, address: addr, name: nameIdx >= 0 ? NAMES[nameIdx]! : null, transactionsByChain: {}, transactionCount: 0 });
       if (nameIdx >= 0) this.walletByName.set(NAMES[nameIdx]!, id);
     }
-    const counts = chainCounts(total);
+    const extraChains = opts.extraChains ?? 0;
+    if (!Number.isInteger(extraChains) || extraChains < 0) {
+      throw new SandboxOptionsError('sandbox extra chains must be an integer >= 0', { details: `got ${extraChains}` });
+    }
+    const specs = chainSpecs(extraChains);
+    const counts = chainCounts(total, specs);
     // contracts (actors after the wallets)
-    const plans = CHAIN_SPECS.map((spec, ci) => contractPlan(spec, counts[ci]!));
-    CHAIN_SPECS.forEach((spec, ci) => {
+    const plans = specs.map((spec, ci) => contractPlan(spec, counts[ci]!));
+    specs.forEach((spec, ci) => {
       const plan = plans[ci]!;
       const ids: number[] = [];
       const add = (kind: ContractKind, name: string, symbol: string | null) => {
@@ -737,7 +761,7 @@ export class SandboxDataImpl {
       this.contractIdsByChain.set(spec.chainId, ids);
     });
     this.actors.forEach((a, i) => this.actorByAddress.set(a.address, i));
-    CHAIN_SPECS.forEach((spec, ci) => this.chainStates.push(this.buildChain(spec, ci, counts[ci]!)));
+    specs.forEach((spec, ci) => this.chainStates.push(this.buildChain(spec, ci, counts[ci]!)));
     for (const c of this.chainStates) {
       for (let w = 0; w < W; w++) {
         const cnt = c.actorOffsets[w + 1]! - c.actorOffsets[w]!;

@@ -96,6 +96,8 @@ export interface SandboxOptions {
   goAggregations?: boolean;
   /** Build the data set with the `rich` contract (tuple, array, bytes, negative-int arguments). */
   richContract?: boolean;
+  /** Build the data set with this many small chains more (see BuildOptions.extraChains). */
+  extraChains?: number;
   /** Answer in br or gzip when the request accepts it, as a CDN does (cdn-compression.ts); default true. */
   compress?: boolean;
   // What the real service does, one option per behaviour (profiles.ts turns them all on).
@@ -211,7 +213,9 @@ function validateOptions(opts: SandboxOptions): void {
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
   validateOptions(opts);
   opts = withProfile(opts);
-  const data = opts.data ?? buildSandboxData({ seed: opts.seed, transactions: opts.transactions, richContract: opts.richContract });
+  const data =
+    opts.data ??
+    buildSandboxData({ seed: opts.seed, transactions: opts.transactions, richContract: opts.richContract, extraChains: opts.extraChains });
   return serveReadInterface(data, opts);
 }
 

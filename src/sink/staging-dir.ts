@@ -1,6 +1,9 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
+import { makeDirs } from '../make-dirs.js';
+import { UserInputError } from '../errors.js';
+import { FileWriteError } from './errors.js';
 import { isDeadHere, pidAlive, thisProcess, type ProcessIdentity } from '../process-identity.js';
 
 /**
@@ -31,12 +34,42 @@ export async function openRunStagingDir(root: string, runId: string, logger: Log
 
 export async function createRunStagingDir(root: string, runId: string, me: ProcessIdentity = thisProcess()): Promise<string> {
   const dir = runStagingDir(root, runId);
-  await mkdir(dir, { recursive: true });
+  await makeStagingDir(dir);
   await writeFile(
     join(dir, OWNER_FILE),
     JSON.stringify({ host: me.host, pid: me.pid, boot_id: me.bootId, started_at: new Date().toISOString() }),
   );
   return dir;
+}
+
+/** A staging directory that cannot hold a folder for a run. */
+export class StagingDirUnusableError extends UserInputError {
+  override name = 'StagingDirUnusableError';
+}
+
+/** Codes mkdir answers where no folder can ever be made (see makeDirs); others (ENOSPC ...) are transient. */
+const UNUSABLE = new Set(['ENOTDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOENT']);
+
+/** Creates a staging folder; one that can never be made is the user's to fix (exit 2), a full disk is transient (exit 1). */
+export async function makeStagingDir(dir: string): Promise<void> {
+  try {
+    await makeDirs(dir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown';
+    const details = `${dir}: ${code} (${(err as Error).message})`;
+    if (UNUSABLE.has(code)) {
+      throw new StagingDirUnusableError(`The staging directory cannot hold the run's files`, {
+        details,
+        hint: 'Set staging_dir (INSIGHT_EXPORT_STAGING_DIR, --staging-dir) to a folder on a writable local disk.',
+        cause: err,
+      });
+    }
+    throw new FileWriteError(`The staging folder could not be created`, {
+      details,
+      hint: code === 'ENOSPC' ? 'The disk is full.' : undefined,
+      cause: err,
+    });
+  }
 }
 
 export interface SweepOptions {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
+import { makeStagingDir } from './staging-dir.js';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
@@ -15,7 +16,7 @@ export const STAGING_PREFIX = 'insight-export-';
 
 /** A fresh base path `<stagingDir>/insight-export-<uuid>`; writers add their suffixes to it. */
 export async function newStagingBase(stagingDir: string): Promise<string> {
-  await mkdir(stagingDir, { recursive: true });
+  await makeStagingDir(stagingDir);
   return join(stagingDir, `${STAGING_PREFIX}${randomUUID()}`);
 }
 

@@ -1,5 +1,5 @@
 import { InsightExportError } from '../errors.js';
-import type { Filters } from './query.js';
+import { MAX_CHAIN_IDS, type Filters } from './query.js';
 
 /**
  * Pages one window [start, end) of a list operation, for one or more chains, without trusting the
@@ -18,8 +18,8 @@ import type { Filters } from './query.js';
  * - Rows outside the slice they were asked for are dropped (they belong to another slice) and
  *   counted; rows repeated within a slice are dropped. Pieces are disjoint, so no row is emitted
  *   twice, and rows are yielded in slice order, sorted by the axes (block order).
- * - Chains share the first request of a window while none is known to be dense; a chain that
- *   needs splitting continues alone.
+ * - Chains share the first request of a window (in batches of at most MAX_CHAIN_IDS, the most
+ *   one request takes) while none is known to be dense; a chain that needs splitting continues alone.
  */
 export interface WindowPagerOptions<Rec> {
   chainIds: number[];
@@ -485,20 +485,30 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
   const shared = opts.chainIds.filter((c) => !dense.includes(c));
   const alone: { chainId: number; rows: Rec[] | null }[] = dense.map((chainId) => ({ chainId, rows: null }));
 
-  if (shared.length > 0) {
-    const sent = w.send(box, shared, true)!;
-    const rows = await w.receive(sent);
-    for (const chainId of shared) {
-      const mine = w.rowsOf(sent, rows, chainId);
-      if (mine.length < opts.limit) {
-        const accepted = w.accept(box, mine);
-        if (accepted.length > 0) yield { chainId, records: accepted };
-        opts.density?.set(chainId, accepted.length / width);
-        yield { chainId, done: true };
-      } else {
-        alone.push({ chainId, rows: mine });
+  // At most MAX_CHAIN_IDS chains per request: the service refuses more.
+  const batches: number[][] = [];
+  for (let i = 0; i < shared.length; i += MAX_CHAIN_IDS) batches.push(shared.slice(i, i + MAX_CHAIN_IDS));
+  const sends = batches.map((chains) => w.send(box, chains, true)!);
+  let received = 0;
+  try {
+    for (const sent of sends) {
+      received++;
+      const rows = await w.receive(sent);
+      for (const chainId of sent.chains) {
+        const mine = w.rowsOf(sent, rows, chainId);
+        if (mine.length < opts.limit) {
+          const accepted = w.accept(box, mine);
+          if (accepted.length > 0) yield { chainId, records: accepted };
+          opts.density?.set(chainId, accepted.length / width);
+          yield { chainId, done: true };
+        } else {
+          alone.push({ chainId, rows: mine });
+        }
       }
     }
+  } finally {
+    // Batches never received (a failure, the consumer stopped) free their slots.
+    for (let i = received; i < sends.length; i++) w.release();
   }
   for (const { chainId, rows } of alone) {
     const density = opts.density?.get(chainId) ?? 0;

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { link, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '../log.js';
+import { makeDirs } from '../make-dirs.js';
 import { pidAlive, thisProcess } from '../process-identity.js';
 import { DestinationUnusableError, StoreError, PreconditionFailedError } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
@@ -26,6 +27,13 @@ export interface LocalStoreOptions {
   /** Gets one warning line (folder and count) when abandoned temp files were removed. */
   logger?: Logger | undefined;
 }
+
+/**
+ * What mkdir answers where no folder can ever be made: a file on the path, no permission, a
+ * read-only file system, one that refuses folders (ENOENT under an existing folder: procfs, sysfs).
+ * Other codes (ENOSPC, EIO ...) may pass: they fail the run as transient.
+ */
+const UNUSABLE_DIR_CODES = new Set(['ENOTDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOENT']);
 
 /** Temp files (`<pid>-<hex>.tmp`) and lock drafts (`locks/<sha1>.lock.<pid>-<hex>`) of LocalStore. */
 const TEMP_FILE = /\.tmp$/;
@@ -211,20 +219,22 @@ export class LocalStore implements ObjectStore {
   /** Creates a folder of the store's own (temp files, locks); a destination that cannot hold one is the user's to fix. */
   private async makeOwnDir(dir: string): Promise<void> {
     try {
-      await mkdir(dir, { recursive: true });
+      await makeDirs(dir);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'ENOTDIR' || code === 'EEXIST' || code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
+      if (code !== undefined && UNUSABLE_DIR_CODES.has(code)) {
         const blocker = code === 'ENOTDIR' || code === 'EEXIST' ? await fileOnThePath(this.rootDir) : null;
         throw new DestinationUnusableError(`The destination ${this.rootDir} cannot be used as a folder`, {
           details: blocker ? `${blocker} is a file, not a folder` : `${dir}: ${code} (${(err as Error).message})`,
           hint: blocker
             ? 'Give a destination whose parent folders are folders (or s3://bucket/prefix).'
-            : 'Give a destination this user can create folders and files in.',
+            : code === 'ENOENT'
+              ? 'The file system there refuses to create folders (e.g. /proc, /sys): give a folder on a writable disk.'
+              : 'Give a destination this user can create folders and files in.',
           cause: err,
         });
       }
-      throw err;
+      throw this.ioError('create folder', path.relative(this.rootDir, dir) || '.', err);
     }
   }
 
@@ -307,7 +317,7 @@ export class LocalStore implements ObjectStore {
     const dir = path.dirname(this.fileOf(key));
     for (let attempt = 0; ; attempt++) {
       try {
-        await mkdir(dir, { recursive: true });
+        await makeDirs(dir);
         await fn();
         return;
       } catch (err) {

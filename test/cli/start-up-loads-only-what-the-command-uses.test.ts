@@ -12,11 +12,13 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, expect, it } from 'vitest';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { useSandbox } from '../helpers/sandbox.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(REPO, 'node_modules/tsx/dist/esm/index.mjs')).href;
 const run = promisify(execFile);
 const tmp = useTempDir('start-up-');
+const service = useSandbox({ transactions: 1_000 });
 
 const HOOKS = `import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
@@ -27,7 +29,7 @@ export async function resolve(specifier, context, next) {
 `;
 
 /** The packages of node_modules that a CLI process resolved, e.g. ['pino', 'yaml', '@duckdb/node-api']. */
-async function packagesLoadedBy(args: string[], trace: string): Promise<{ packages: Set<string>; stdout: string }> {
+async function packagesLoadedBy(args: string[], trace: string): Promise<{ packages: Set<string>; stdout: string; urls: string[] }> {
   const hooks = join(tmp.dir, 'hooks.mjs');
   const register = join(tmp.dir, 'register.mjs');
   await writeFile(hooks, HOOKS);
@@ -39,11 +41,12 @@ async function packagesLoadedBy(args: string[], trace: string): Promise<{ packag
     env: { ...process.env, MODULE_TRACE: trace },
   });
   const packages = new Set<string>();
-  for (const url of (await readFile(trace, 'utf8')).split('\n')) {
+  const urls = (await readFile(trace, 'utf8')).split('\n');
+  for (const url of urls) {
     const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
     if (m && !url.includes('/node_modules/tsx/')) packages.add(m[1]!);
   }
-  return { packages, stdout };
+  return { packages, stdout, urls };
 }
 
 const HEAVY = ['@duckdb/node-api', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', 'hyparquet-writer', '@bokuweb/zstd-wasm', 'hyparquet'];
@@ -91,4 +94,12 @@ it('a run of an already-complete local job loads neither DuckDB, the AWS SDK nor
   for (const heavy of HEAVY) expect(again.packages, heavy).not.toContain(heavy);
   // What a run does need is still there (the trace is not empty).
   expect(again.packages).toContain('yargs');
+}, 180_000);
+
+it('a run against a service (not the built-in sandbox) loads none of the sandbox code', async () => {
+  const args = ['run', 'job.yaml', '--json', '--log-level', 'silent', '--base-url', service.url, '--destination', './out-service'];
+  const r = await packagesLoadedBy(args, join(tmp.dir, 'service.trace'));
+  expect((JSON.parse(r.stdout) as { status: string }).status).toBe('succeeded');
+  expect(r.urls.some((u) => u.includes('/src/run/'))).toBe(true);
+  expect(r.urls.filter((u) => u.includes('/src/sandbox/'))).toEqual([]);
 }, 180_000);
