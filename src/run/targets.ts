@@ -10,7 +10,8 @@ import { HttpStatusError } from '../source/errors.js';
 import type { WalletTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
-import type { NftHoldingsTarget } from '../datasets/nft-holdings.js';
+import { nftHoldingsTarget, type NftHoldingsTarget } from '../datasets/nft-holdings.js';
+import { capabilitiesOf } from '../datasets/index.js';
 import type { UnitTarget, WorkUnit } from '../plan/plan.js';
 
 export class NameNotResolvedError extends UserInputError {
@@ -111,7 +112,7 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
 export function checkAggregateExpressions(job: Job): void {
   const factory = new TargetFactory(job);
   for (const t of job.targets) {
-    if (!t.datasets.includes('aggregates')) continue;
+    if (!t.datasets.some((d) => capabilitiesOf(d).target === 'aggregate')) continue;
     const units: UnitTarget[] =
       t.kind === 'wallet'
         ? [{ kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }]
@@ -137,17 +138,18 @@ export class TargetFactory {
 
   constructor(private readonly job: Job) {}
 
-  /** The target of a unit for its dataset: aggregates and nft_holdings wrap the wallet/contract. */
+  /** The target of a unit for its dataset: aggregate and wallet-snapshot targets wrap the wallet/contract. */
   async forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'filters'>): Promise<DatasetTarget> {
-    if (u.dataset === 'transactions' || u.dataset === 'events') return this.forUnit(u.target);
+    const build = capabilitiesOf(u.dataset).target;
+    if (build === 'list') return this.forUnit(u.target);
     const t = u.target;
     const key = `${u.dataset}:${t.kind === 'wallet' ? t.wallet : `${t.contract}:${t.event.topic0}`}:${JSON.stringify(u.filters)}`;
     const hit = this.derived.get(key);
     if (hit) return hit;
     let built: AggregateTarget | NftHoldingsTarget;
-    if (u.dataset === 'nft_holdings') {
-      if (t.kind !== 'wallet') throw new Error(`nft_holdings needs a wallet target, got ${t.contract}`);
-      built = { kind: 'nft_holdings', address: t.wallet.toLowerCase(), types: [...t.nft_types] };
+    if (build === 'wallet-snapshot') {
+      if (t.kind !== 'wallet') throw new Error(`${u.dataset} needs a wallet target, got ${t.contract}`);
+      built = nftHoldingsTarget(t.wallet, t.nft_types);
     } else {
       built = this.aggregateTarget(t, u.filters);
     }
