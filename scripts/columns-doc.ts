@@ -18,7 +18,7 @@ import { nftHoldingsDataset } from '../src/datasets/nft-holdings.js';
 import { transactionsDataset } from '../src/datasets/transactions.js';
 import { DATASET_NAMES, type DatasetName } from '../src/datasets/index.js';
 import { createEventDecoder } from '../src/decode/event-decoder.js';
-import { parseEventSignature } from '../src/decode/signature.js';
+import { parseEventSignature } from '../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import { parseJob } from '../src/job/index.js';
 

@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
 import { HttpStatusError, RetriesExhaustedError } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
-import type { ParsedEventSignature } from '../decode/signature.js';
+import type { ParsedEventSignature } from '../abi/event-signature.js';
 import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';

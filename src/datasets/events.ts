@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Abi } from 'viem';
 import { snakeCase } from '../decode/columns.js';
 import { createEventDecoder, type EventDecoder } from '../decode/event-decoder.js';
-import { parseEventSignature, type ParsedEventSignature } from '../decode/signature.js';
+import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 
 /** A contract's events of one signature. */
 export interface EventTarget {

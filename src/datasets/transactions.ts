@@ -5,7 +5,7 @@ import { MAX_PAGE } from '../source/query.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
 
 /** A wallet whose transactions (as sender or receiver) are exported. */
-export interface WalletTarget {
+export interface WalletTransactionsTarget {
   kind: 'wallet';
   /** Lowercase 0x address (a name in the job is resolved to this once, before planning). */
   address: string;
@@ -47,11 +47,11 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
 ];
 
 /** A wallet's view of a transaction: the same transaction is a row of each exported wallet it touches. */
-function transactionItemId(r: TransactionRecord, target: WalletTarget): string {
+function transactionItemId(r: TransactionRecord, target: WalletTransactionsTarget): string {
   return `${r.chain_id}:${r.hash}:${target.address}`;
 }
 
-export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord, 'transactions'> = {
+export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions'> = {
   name: 'transactions',
   capabilities: {
     targetKinds: ['wallet'],

@@ -34,10 +34,10 @@ export const RANGE_FILTERS: ReadonlySet<string> = new Set(
 );
 
 /** Filters of GET /wallets/{address}/transactions that a job may set. */
-export const TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
+export const JOB_TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
 
 /** Filters of GET /events/{contract}/{signature} that a job may set. */
-export const EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
+export const JOB_EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
 
 /**
  * The list operation whose filters a dataset of a target takes, named by the target kind it
@@ -48,7 +48,7 @@ export function filterRoute(dataset: DatasetName, targetKind: TargetKind): Targe
 }
 
 export function filtersOf(route: TargetKind): ReadonlyMap<string, FilterKind> {
-  return route === 'wallet' ? TRANSACTION_FILTERS : EVENT_FILTERS;
+  return route === 'wallet' ? JOB_TRANSACTION_FILTERS : JOB_EVENT_FILTERS;
 }
 
 /**

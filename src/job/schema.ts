@@ -36,7 +36,7 @@ import {
   parseAddressOrName,
   parseBaseUrl,
   parseDurationSeconds,
-  parseEventSignature,
+  parseJobEventSignature,
   parseTimePoint,
   type EventSignature,
 } from './values.js';
@@ -139,7 +139,7 @@ const addressSchema = checked(
   parseAddress,
 );
 
-const eventSchema = checked(z.string(), parseEventSignature).describe(
+const eventSchema = checked(z.string(), parseJobEventSignature).describe(
   'Human-readable event signature with canonical types and `indexed` markers, e.g. "Transfer(address indexed from, address indexed to, uint256 value)". Not a topic hash: topic0 is computed from it.',
 );
 
@@ -523,7 +523,7 @@ export function jobFileSchema(sctx: JobSchemaContext) {
             issue(ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
           }
           topics.set(e.topic0, i);
-          if (e.abiItem.inputs.length > 0 && !e.abiItem.inputs.some((p) => p.indexed)) {
+          if (e.abi.inputs.length > 0 && !e.hasIndexedMarkers) {
             const pos = sctx.locate?.(at('events', i)) ?? { line: 1, column: 1 };
             warnings.push({
               file: sctx.jobFile,

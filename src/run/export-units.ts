@@ -30,7 +30,8 @@ export interface ExportUnit {
   filters: Filters;
 }
 
-export interface OutputSettings {
+/** How the windows' files are written (from the resolved output settings). */
+export interface ExportOutput {
   format: OutputFormat;
   engine: ParquetEngine;
   compression?: Compression | undefined;
@@ -45,7 +46,7 @@ export interface ExportOptions {
   client: InsightClient;
   store: ObjectStore;
   state: WindowState;
-  output: OutputSettings;
+  output: ExportOutput;
   stagingDir: string;
   unitsInFlight: number;
   /**

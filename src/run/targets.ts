@@ -1,13 +1,13 @@
 import type { Abi } from 'viem';
 import { loadAbiFile } from '../decode/abi-file.js';
 import { createEventDecoder } from '../decode/event-decoder.js';
-import { parseEventSignature } from '../decode/signature.js';
+import { parseEventSignature } from '../abi/event-signature.js';
 import { createTransactionDecoder } from '../decode/transaction-decoder.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
-import type { WalletTarget } from '../datasets/transactions.js';
+import type { WalletTransactionsTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
 import { nftHoldingsTarget, type NftHoldingsTarget } from '../datasets/nft-holdings.js';
@@ -128,11 +128,11 @@ export function checkAggregateExpressions(job: Job): void {
   }
 }
 
-export type DatasetTarget = WalletTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
+export type DatasetTarget = WalletTransactionsTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
 
 /** Builds the dataset targets (with their decoders) for the planner's unit targets, once per target. */
 export class TargetFactory {
-  private readonly cache = new Map<string, WalletTarget | EventTarget>();
+  private readonly cache = new Map<string, WalletTransactionsTarget | EventTarget>();
   private readonly derived = new Map<string, AggregateTarget | NftHoldingsTarget>();
   private readonly abis = new Map<string, Promise<Abi>>();
 
@@ -173,7 +173,7 @@ export class TargetFactory {
     });
   }
 
-  async forUnit(t: UnitTarget): Promise<WalletTarget | EventTarget> {
+  async forUnit(t: UnitTarget): Promise<WalletTransactionsTarget | EventTarget> {
     const key = t.kind === 'wallet' ? `w:${t.wallet}` : `c:${t.contract}:${t.event.topic0}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
@@ -182,7 +182,7 @@ export class TargetFactory {
     return built;
   }
 
-  private wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): WalletTarget {
+  private wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): WalletTransactionsTarget {
     return {
       kind: 'wallet',
       address: t.wallet,
