@@ -7,7 +7,7 @@
  */
 import { decodeEventLog, encodeFunctionData, getAddress, parseAbi, type Hex } from 'viem';
 import { createEventDecoder } from '../src/decode/event-decoder.js';
-import { parseEventSignature } from '../src/decode/signature.js';
+import { parseEventSignature } from '../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import type { EventRecord, TransactionRecord } from '../src/source/records.js';
 import { encodeLog, serviceDecoded, SIGS } from '../test/decode/fixtures.js';

@@ -18,7 +18,7 @@ import { Worker, isMainThread, parentPort, threadId, workerData } from 'node:wor
 import { transactionsDataset } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
 import { TextFileStream } from '../src/sink/staging.js';
-import { normaliseListResponse } from '../src/source/normalise.js';
+import { normaliseListResponse } from '../src/source/response-records.js';
 import type { TransactionRecord } from '../src/source/records.js';
 import { replayRequests } from './replay-requests.js';
 import { decodingWalletTarget } from './sandbox-transaction-rows.js';

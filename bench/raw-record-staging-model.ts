@@ -30,7 +30,7 @@ import { transactionsDataset } from '../src/datasets/transactions.js';
 import { duckdbType } from '../src/sink/column-types.js';
 import { copyStatement, sqlIdentifier, sqlString } from '../src/sink/parquet-duckdb.js';
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
-import { normaliseListResponse } from '../src/source/normalise.js';
+import { normaliseListResponse } from '../src/source/response-records.js';
 import type { TransactionRecord } from '../src/source/records.js';
 import { decodingWalletTarget, sandboxPageBodies } from './sandbox-transaction-rows.js';
 

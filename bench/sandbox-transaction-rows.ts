@@ -3,8 +3,8 @@
  * normalise -> toRow with decoding), for the measurements of one stage in isolation.
  */
 import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
-import { normaliseListResponse } from '../src/source/normalise.js';
-import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
+import { normaliseListResponse } from '../src/source/response-records.js';
+import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import type { Column, Row } from '../src/datasets/columns.js';
 import type { TransactionRecord } from '../src/source/records.js';
@@ -34,12 +34,12 @@ export async function sandboxPageBodies(transactions = 300_000, pages = 20): Pro
 }
 
 /** A wallet as a target of the transactions dataset with decoding on (built-in ABIs), as a job with `decode: true` makes it. */
-export function decodingWalletTarget(wallet: string): WalletTarget {
+export function decodingWalletTarget(wallet: string): WalletTransactionsTarget {
   return { kind: 'wallet', address: wallet, label: wallet, decode: true, decoder: createTransactionDecoder({}) };
 }
 
 /** The exporter's rows of one response body: JSON.parse -> normalise -> toRow. */
-export function pageRows(body: string, target: WalletTarget): Row[] {
+export function pageRows(body: string, target: WalletTransactionsTarget): Row[] {
   const records = normaliseListResponse(JSON.parse(body), 'bench', 'transactions', false).data as TransactionRecord[];
   return records.map((r) => transactionsDataset.toRow(r, target));
 }

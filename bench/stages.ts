@@ -10,8 +10,8 @@
  */
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
 import { cdnCompress } from '../src/sandbox/cdn-compression.js';
-import { normaliseListResponse } from '../src/source/normalise.js';
-import { transactionsDataset, type WalletTarget } from '../src/datasets/transactions.js';
+import { normaliseListResponse } from '../src/source/response-records.js';
+import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
 import { isoDate, type Row } from '../src/datasets/columns.js';
 import { renderPartition } from '../src/job/partitioning.js';
@@ -49,7 +49,7 @@ const records = perRow('JSON.parse + normalise', () =>
   bodies.flatMap((b) => normaliseListResponse(JSON.parse(b), 'u', 'transactions', false).data),
 ) as TransactionRecord[];
 const target = decodingWalletTarget(wallet);
-const plain: WalletTarget = { ...target, decoder: undefined };
+const plain: WalletTransactionsTarget = { ...target, decoder: undefined };
 perRow('toRow without decoder', () => records.map((r) => transactionsDataset.toRow(r, plain)));
 const rows = perRow('toRow with decoder', () => records.map((r) => transactionsDataset.toRow(r, target))) as Row[];
 perRow('  decoder alone', () => records.map((r) => target.decoder!.decode(r)));

@@ -16,13 +16,15 @@ import type { Column } from '../src/datasets/columns.js';
 import { eventsDataset } from '../src/datasets/events.js';
 import { nftHoldingsDataset } from '../src/datasets/nft-holdings.js';
 import { transactionsDataset } from '../src/datasets/transactions.js';
+import { DATASET_NAMES, type DatasetName } from '../src/datasets/index.js';
 import { createEventDecoder } from '../src/decode/event-decoder.js';
-import { parseEventSignature } from '../src/decode/signature.js';
+import { parseEventSignature } from '../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
 import { parseJob } from '../src/job/index.js';
 
-export const DATASET_SECTIONS = ['transactions', 'events', 'aggregates', 'nft_holdings'] as const;
-type Section = (typeof DATASET_SECTIONS)[number];
+/** One section per dataset of the registry. */
+export const DATASET_SECTIONS = DATASET_NAMES;
+type Section = DatasetName;
 
 const EXAMPLE_WALLET = '0x344940aef33a4e9915b793dfe282f3727eff9869';
 const EXAMPLE_TOKEN = '0x77f5e148a71be22cf4f3a1816626b240547b6302';

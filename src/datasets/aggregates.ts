@@ -23,10 +23,10 @@ import { createHash } from 'node:crypto';
 import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
 import { HttpStatusError, RetriesExhaustedError } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
-import type { ParsedEventSignature } from '../decode/signature.js';
+import type { ParsedEventSignature } from '../abi/event-signature.js';
 import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
-import type { Filters, ListQuery } from '../source/query.js';
+import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from './columns.js';
 import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowRequest } from './dataset.js';
@@ -514,8 +514,17 @@ async function* aggregateWindow(
   yield keyed.map(({ values }) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time, values }));
 }
 
-export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord> = {
+export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'aggregates'> = {
   name: 'aggregates',
+  capabilities: {
+    targetKinds: ['wallet', 'contract'],
+    defaultFor: [],
+    extent: 'ranged',
+    pageCap: MAX_PAGE_AGGREGATED,
+    filters: 'list-route',
+    readsJobAggregates: true,
+    target: 'aggregate',
+  },
   tableName(target) {
     const s = target.source;
     const base = s.kind === 'wallet' ? 'aggregates_transactions' : `aggregates_${eventTableName(s.signature)}`;
@@ -528,16 +537,16 @@ export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord> = 
     const s = target.source;
     return s.kind === 'wallet' ? s.address : `${s.address}_${s.signature.topic0.slice(2, 10)}`;
   },
-  async fetchPage() {
-    throw new Error('aggregates are exported by streamWindow');
-  },
-  async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {
-    for (const chainId of req.chainIds) {
-      for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {
-        if (records.length > 0) yield { chainId, records };
+  collection: {
+    kind: 'streamed',
+    async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {
+      for (const chainId of req.chainIds) {
+        for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {
+          if (records.length > 0) yield { chainId, records };
+        }
+        yield { chainId, done: true };
       }
-      yield { chainId, done: true };
-    }
+    },
   },
   position: (r) => ({ block_number: r.window_start, block_timestamp: r.window_start_time }),
   chainId: (r) => r.chain_id,

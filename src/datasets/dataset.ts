@@ -3,8 +3,6 @@ import type { InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
 import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';
 
-export type DatasetName = 'transactions' | 'events' | 'aggregates' | 'nft_holdings';
-
 /** What a window of a work unit is measured in. */
 export type WindowAxis = 'block' | 'time';
 
@@ -22,7 +20,7 @@ export interface PageRequest {
   limit: number;
 }
 
-/** One window of a dataset that streams its windows itself (see ListDataset.streamWindow). */
+/** One window of a dataset that streams its windows itself (see StreamedCollection). */
 export interface WindowRequest {
   /** Every chain of the shared group; each ends with its own ChainDone. */
   chainIds: number[];
@@ -37,12 +35,66 @@ export interface WindowRequest {
   signal?: AbortSignal | undefined;
 }
 
+/** The kind of job target a dataset exports for. */
+export type TargetKind = 'wallet' | 'contract';
+
 /**
- * A list dataset (cryo's model): one module declares what the dataset is — its table, columns,
- * sort, how one page is fetched and how a record becomes a row.
+ * What a dataset is, as the job, planner, estimator and state need to know it (without naming it).
+ * The registry (src/datasets/index.ts) derives every list of datasets from these.
  */
-export interface ListDataset<Target, Rec> {
-  readonly name: DatasetName;
+export interface DatasetCapabilities {
+  /** The job target kinds that may list the dataset, and those for which it is the default. */
+  readonly targetKinds: readonly TargetKind[];
+  readonly defaultFor: readonly TargetKind[];
+  /**
+   * ranged: windows over the job's range; snapshot: one window of the UTC day of the run (no
+   * range, no block edges, no reorganisation checks), exported again by every run.
+   */
+  readonly extent: 'ranged' | 'snapshot';
+  /** Pages the service serves a query at most (the estimate's page cap). */
+  readonly pageCap: number;
+  /** list-route: the job's filters of the target kind's list operation; none: it takes no filters. */
+  readonly filters: 'list-route' | 'none';
+  /** Computed from the job's `aggregates:` section (part of its units' identity; required when listed). */
+  readonly readsJobAggregates?: true;
+  /** A wallet-target option that only this dataset reads. */
+  readonly targetOption?: 'nft_types';
+  /**
+   * How the run builds the dataset's target from the planner's: list (the decoded wallet or
+   * contract), aggregate (the job's aggregates over it), wallet-snapshot (the wallet and its options).
+   */
+  readonly target: 'list' | 'aggregate' | 'wallet-snapshot';
+}
+
+/** Paged by block: pageWindow cuts a window into slices over sliceAxes and fetches page 0 of each. */
+export interface PagedCollection<Target, Rec> {
+  readonly kind: 'paged';
+  /**
+   * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
+   * row, down to one that holds at most two rows (see blockSliceAxes).
+   */
+  sliceAxes(axis: WindowAxis): SliceAxis<Rec>[];
+  fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
+}
+
+/**
+ * Streams its windows itself (aggregates: pages of groups, halved at the page cap; NFT holdings:
+ * next_page_params).
+ */
+export interface StreamedCollection<Target, Rec> {
+  readonly kind: 'streamed';
+  streamWindow(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<PagedBatch<Rec> | ChainDone>;
+}
+
+export type Collection<Target, Rec> = PagedCollection<Target, Rec> | StreamedCollection<Target, Rec>;
+
+/**
+ * A list dataset (cryo's model): one module declares what the dataset is — its capabilities,
+ * table, columns, sort, how a window is collected and how a record becomes a row.
+ */
+export interface ListDataset<Target, Rec, Name extends string = string> {
+  readonly name: Name;
+  readonly capabilities: DatasetCapabilities;
   /** Table (top-level folder) the rows of this target go to; one schema per table. */
   tableName(target: Target): string;
   columns(target: Target): Column[];
@@ -50,24 +102,13 @@ export interface ListDataset<Target, Rec> {
   readonly sortKey: readonly string[];
   /** Filter names bounding a window on each axis. */
   readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
-  /**
-   * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
-   * row, down to one that holds at most two rows (see blockSliceAxes). Needed without streamWindow.
-   */
-  sliceAxes?(axis: WindowAxis): SliceAxis<Rec>[];
   /** Short stable name of the target used in file names and state keys. */
   targetKey(target: Target): string;
-  fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
+  readonly collection: Collection<Target, Rec>;
   position(record: Rec): RecordPosition;
   chainId(record: Rec): number;
   itemId(record: Rec, target: Target): string;
   toRow(record: Rec, target: Target): Row;
-  /**
-   * For datasets that are not paged by block (aggregates: pages of groups, halved at the page cap;
-   * NFT holdings: next_page_params): streams one window. Without it, the window is paged by
-   * pageWindow (slices over sliceAxes, block order).
-   */
-  streamWindow?(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<PagedBatch<Rec> | ChainDone>;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
   partitionDate?(row: Row): string;
 }

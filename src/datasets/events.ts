@@ -1,11 +1,12 @@
 import { column, type Column, type Row } from './columns.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
+import { MAX_PAGE } from '../source/query.js';
 import { createHash } from 'node:crypto';
 import type { Abi } from 'viem';
 import { snakeCase } from '../decode/columns.js';
 import { createEventDecoder, type EventDecoder } from '../decode/event-decoder.js';
-import { parseEventSignature, type ParsedEventSignature } from '../decode/signature.js';
+import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 
 /** A contract's events of one signature. */
 export interface EventTarget {
@@ -57,17 +58,28 @@ function eventItemId(r: EventRecord): string {
   return `${r.chain_id}:${r.transaction_hash}:${r.log_index}`;
 }
 
-export const eventsDataset: ListDataset<EventTarget, EventRecord> = {
+export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
   name: 'events',
+  capabilities: {
+    targetKinds: ['contract'],
+    defaultFor: ['contract'],
+    extent: 'ranged',
+    pageCap: MAX_PAGE,
+    filters: 'list-route',
+    target: 'list',
+  },
   tableName: (target) => eventSchemaTableName(target.signature, target.decoder.columns),
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
   sortKey: ['chain_id', 'block_number', 'log_index'],
   windowFilters: BLOCK_WINDOW_FILTERS,
-  sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
-  async fetchPage(client, target, req) {
-    const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode));
-    return response.data;
+  collection: {
+    kind: 'paged',
+    sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
+    async fetchPage(client, target, req) {
+      const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode));
+      return response.data;
+    },
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,

@@ -45,6 +45,11 @@ export interface Completeness {
   complete: boolean | null;
 }
 
+/** The target of a wallet's snapshot. */
+export function nftHoldingsTarget(wallet: string, types: readonly NftTokenType[]): NftHoldingsTarget {
+  return { kind: 'nft_holdings', address: wallet.toLowerCase(), types: [...types] };
+}
+
 /** Token instances Blockscout lists per collection at most (its @preloaded_nfts_limit). */
 export const BLOCKSCOUT_PRELOADED_INSTANCES = 9;
 
@@ -114,55 +119,64 @@ function int32(value: string | null): number | null {
   return Number(value);
 }
 
-export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord> = {
+export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings'> = {
   name: 'nft_holdings',
+  capabilities: {
+    targetKinds: ['wallet'],
+    defaultFor: [],
+    extent: 'snapshot',
+    pageCap: Number.POSITIVE_INFINITY,
+    filters: 'none',
+    targetOption: 'nft_types',
+    target: 'wallet-snapshot',
+  },
   tableName: () => 'nft_holdings',
   columns: () => [...NFT_HOLDING_COLUMNS],
   sortKey: ['chain_id', 'explorer order (collection, then token id)'],
   windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => target.address,
-  async fetchPage() {
-    throw new Error('nft_holdings are exported by streamWindow');
-  },
-  async *streamWindow(client: InsightClient, target, req: WindowRequest): AsyncGenerator<PagedBatch<NftHoldingRecord> | ChainDone> {
-    const snapshotDate = isoDate(req.start);
-    const wanted = new Set<string>(target.types);
-    for (const chainId of req.chainIds) {
-      // The same instance twice (a collection repeated across pages) is one row.
-      const seen = new Set<string>();
-      const open = new Map<string, OpenCollection>();
-      const add = (into: NftHoldingRecord[], collection: NftCollection, instance: NftTokenInstance, completeness: Completeness) => {
-        const r: NftHoldingRecord = { chain_id: chainId, snapshot_date: snapshotDate, collection, instance, completeness };
-        const id = itemId(r, target);
-        if (seen.has(id)) return;
-        seen.add(id);
-        into.push(r);
-      };
-      // Rows go out in the explorer's order: once a collection waits for its completion, the
-      // collections after it wait too.
-      const queue: OpenCollection[] = [];
-      for await (const collection of client.nftCollections(target.address, { types: target.types, chainIds: [chainId] })) {
-        if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
-        if (!wanted.has(collection.token.type)) continue;
-        const completeness: Completeness = { returned: distinctIds(collection.token_instances), held: null, complete: null };
-        const records: NftHoldingRecord[] = [];
-        for (const instance of collection.token_instances) add(records, collection, instance, completeness);
-        const item: OpenCollection = { collection, completeness, records, values: instanceValues(collection.token_instances) };
-        if (!listsAll(collection, completeness)) open.set(collection.token.address.toLowerCase(), item);
-        if (open.size > 0) queue.push(item);
-        else if (records.length > 0) yield { chainId, records };
-      }
-      const warnings: string[] = [];
-      if (open.size > 0) {
-        const completed = await completeFromUngroupedRoute(client, target, chainId, open, add, req.signal);
-        for (const o of open.values()) {
-          settle(o, completed);
-          if (o.completeness.complete !== true) warnings.push(incompleteWarning(chainId, o, completed));
+  collection: {
+    kind: 'streamed',
+    async *streamWindow(client: InsightClient, target, req: WindowRequest): AsyncGenerator<PagedBatch<NftHoldingRecord> | ChainDone> {
+      const snapshotDate = isoDate(req.start);
+      const wanted = new Set<string>(target.types);
+      for (const chainId of req.chainIds) {
+        // The same instance twice (a collection repeated across pages) is one row.
+        const seen = new Set<string>();
+        const open = new Map<string, OpenCollection>();
+        const add = (into: NftHoldingRecord[], collection: NftCollection, instance: NftTokenInstance, completeness: Completeness) => {
+          const r: NftHoldingRecord = { chain_id: chainId, snapshot_date: snapshotDate, collection, instance, completeness };
+          const id = itemId(r, target);
+          if (seen.has(id)) return;
+          seen.add(id);
+          into.push(r);
+        };
+        // Rows go out in the explorer's order: once a collection waits for its completion, the
+        // collections after it wait too.
+        const queue: OpenCollection[] = [];
+        for await (const collection of client.nftCollections(target.address, { types: target.types, chainIds: [chainId] })) {
+          if (req.signal?.aborted) throw new InterruptedError(String(req.signal.reason ?? 'signal'));
+          if (!wanted.has(collection.token.type)) continue;
+          const completeness: Completeness = { returned: distinctIds(collection.token_instances), held: null, complete: null };
+          const records: NftHoldingRecord[] = [];
+          for (const instance of collection.token_instances) add(records, collection, instance, completeness);
+          const item: OpenCollection = { collection, completeness, records, values: instanceValues(collection.token_instances) };
+          if (!listsAll(collection, completeness)) open.set(collection.token.address.toLowerCase(), item);
+          if (open.size > 0) queue.push(item);
+          else if (records.length > 0) yield { chainId, records };
         }
+        const warnings: string[] = [];
+        if (open.size > 0) {
+          const completed = await completeFromUngroupedRoute(client, target, chainId, open, add, req.signal);
+          for (const o of open.values()) {
+            settle(o, completed);
+            if (o.completeness.complete !== true) warnings.push(incompleteWarning(chainId, o, completed));
+          }
+        }
+        for (const o of queue) if (o.records.length > 0) yield { chainId, records: o.records };
+        yield { chainId, done: true, ...(warnings.length > 0 ? { warnings } : {}) };
       }
-      for (const o of queue) if (o.records.length > 0) yield { chainId, records: o.records };
-      yield { chainId, done: true, ...(warnings.length > 0 ? { warnings } : {}) };
-    }
+    },
   },
   position: (r) => ({ block_number: 0, block_timestamp: Date.parse(`${r.snapshot_date}T00:00:00Z`) / 1000 }),
   chainId: (r) => r.chain_id,

@@ -1,10 +1,11 @@
 import { column, type Column, type Row } from './columns.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
+import { MAX_PAGE } from '../source/query.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
 
 /** A wallet whose transactions (as sender or receiver) are exported. */
-export interface WalletTarget {
+export interface WalletTransactionsTarget {
   kind: 'wallet';
   /** Lowercase 0x address (a name in the job is resolved to this once, before planning). */
   address: string;
@@ -46,23 +47,34 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
 ];
 
 /** A wallet's view of a transaction: the same transaction is a row of each exported wallet it touches. */
-function transactionItemId(r: TransactionRecord, target: WalletTarget): string {
+function transactionItemId(r: TransactionRecord, target: WalletTransactionsTarget): string {
   return `${r.chain_id}:${r.hash}:${target.address}`;
 }
 
-export const transactionsDataset: ListDataset<WalletTarget, TransactionRecord> = {
+export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions'> = {
   name: 'transactions',
+  capabilities: {
+    targetKinds: ['wallet'],
+    defaultFor: ['wallet'],
+    extent: 'ranged',
+    pageCap: MAX_PAGE,
+    filters: 'list-route',
+    target: 'list',
+  },
   tableName: () => 'transactions',
   columns(target) {
     return target.decoder ? [...TRANSACTION_COLUMNS, ...target.decoder.columns] : [...TRANSACTION_COLUMNS];
   },
   sortKey: ['chain_id', 'block_number', 'transaction_index'],
   windowFilters: BLOCK_WINDOW_FILTERS,
-  sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),
   targetKey: (target) => target.address,
-  async fetchPage(client, target, req) {
-    const response = await client.walletTransactions(target.address, pageQuery(req, target.decode));
-    return response.data;
+  collection: {
+    kind: 'paged',
+    sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),
+    async fetchPage(client, target, req) {
+      const response = await client.walletTransactions(target.address, pageQuery(req, target.decode));
+      return response.data;
+    },
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseAbi, type Abi, type AbiParameter } from 'viem';
 import { UserInputError, errorMessage } from '../errors.js';
-import { isSupportedType } from './abi-types.js';
+import { isSupportedType } from '../abi/abi-types.js';
 
 export class AbiFileError extends UserInputError {
   override name = 'AbiFileError';

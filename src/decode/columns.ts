@@ -1,6 +1,6 @@
 import type { AbiEvent, AbiFunction, AbiParameter } from 'viem';
 import { column, type Column, type ColumnType } from '../datasets/columns.js';
-import { canonicalType, isHashedWhenIndexed, isIndexed, typeInfo } from './abi-types.js';
+import { canonicalType, isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /** `decode_status`: `ok`, `no_abi` or `error: <short reason>` (transactions also `no_calldata`). */
 export const DECODE_STATUS_COLUMN: Column = column(
@@ -35,7 +35,7 @@ export function argColumnNames(params: readonly AbiParameter[]): string[] {
   });
 }
 
-/** Column type of a decoded parameter (see normalise.ts for the values). */
+/** Column type of a decoded parameter (see decoded-values.ts for the values). */
 export function argColumnType(param: AbiParameter): ColumnType {
   if (isIndexed(param) && isHashedWhenIndexed(param)) return 'string';
   const info = typeInfo(param);

@@ -2,10 +2,10 @@ import { decodeEventLog, toEventSelector, type Abi, type AbiEvent, type AbiParam
 import { formatAbiItem } from 'viem/utils';
 import type { Column, Row, RowValue } from '../datasets/columns.js';
 import type { EventRecord } from '../source/records.js';
-import { isIndexed } from './abi-types.js';
+import { isIndexed } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN, eventArgColumns } from './columns.js';
-import { compileNormaliser, DecodeValueError, lookupParam, type RowNormaliser } from './normalise.js';
-import type { ParsedEventSignature } from './signature.js';
+import { compileNormaliser, DecodeValueError, lookupParam, type RowNormaliser } from './decoded-values.js';
+import type { ParsedEventSignature } from '../abi/event-signature.js';
 import { decodeStaticWords, staticLayout } from './static-words.js';
 
 export interface DecodeResult {

@@ -1,6 +1,6 @@
 import type { AbiEvent, AbiParameter } from 'viem';
 import type { RowValue } from '../datasets/columns.js';
-import { isHashedWhenIndexed, isIndexed, typeInfo } from './abi-types.js';
+import { isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /**
  * Fast path for events whose parameters are all one 32-byte word each (address, bool, intN,

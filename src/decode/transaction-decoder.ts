@@ -12,11 +12,11 @@ import {
 import { formatAbiItem } from 'viem/utils';
 import { column, type Column, type RowValue } from '../datasets/columns.js';
 import type { TransactionRecord } from '../source/records.js';
-import { isSupportedType } from './abi-types.js';
+import { isSupportedType } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
 import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
-import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './normalise.js';
+import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './decoded-values.js';
 
 export interface TransactionDecoder {
   /** decoded_function_name, decoded_signature, decoded_inputs_json, decode_status. */

@@ -10,6 +10,7 @@ import {
   type FilterKind as SourceFilterKind,
   type FilterSpec,
 } from '../source/query.js';
+import { capabilitiesOf, type DatasetName, type TargetKind } from '../datasets/index.js';
 import { parseAddress, parseHash32, type Parsed } from './values.js';
 
 export type FilterKind = 'integer' | 'hash32' | 'selector' | 'topic';
@@ -33,19 +34,21 @@ export const RANGE_FILTERS: ReadonlySet<string> = new Set(
 );
 
 /** Filters of GET /wallets/{address}/transactions that a job may set. */
-export const TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
+export const JOB_TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
 
 /** Filters of GET /events/{contract}/{signature} that a job may set. */
-export const EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
+export const JOB_EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
 
-/** Which list operation a dataset of a target reads; null = no filters (explorer route). */
-export function filterRoute(dataset: string, targetKind: 'wallet' | 'contract'): 'transactions' | 'events' | null {
-  if (dataset === 'nft_holdings') return null;
-  return targetKind === 'wallet' ? 'transactions' : 'events';
+/**
+ * The list operation whose filters a dataset of a target takes, named by the target kind it
+ * lists for (wallet: wallet transactions, contract: contract events); null = no filters.
+ */
+export function filterRoute(dataset: DatasetName, targetKind: TargetKind): TargetKind | null {
+  return capabilitiesOf(dataset).filters === 'none' ? null : targetKind;
 }
 
-export function filtersOf(route: 'transactions' | 'events'): ReadonlyMap<string, FilterKind> {
-  return route === 'transactions' ? TRANSACTION_FILTERS : EVENT_FILTERS;
+export function filtersOf(route: TargetKind): ReadonlyMap<string, FilterKind> {
+  return route === 'wallet' ? JOB_TRANSACTION_FILTERS : JOB_EVENT_FILTERS;
 }
 
 /**

@@ -1,13 +1,11 @@
 export { loadJob, parseJob, type ParseJobOptions } from './load.js';
 export { JobFileError, FileProblemsError, formatProblem, type FileProblem } from './errors.js';
 export {
-  DATASETS,
   jobDatasets,
   JobFileSchema,
   jobJsonSchema,
   type Axis,
   type ContractTarget,
-  type DatasetName,
   type Job,
   type JobFileInput,
   type JobRange,

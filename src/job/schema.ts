@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { Hex } from '../source/records.js';
 import type { FileProblem } from './errors.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
+import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
 import { didYouMean, type ProblemParams } from './issues.js';
 import { partitioningUses } from './partitioning.js';
 import {
@@ -35,17 +36,13 @@ import {
   parseAddress,
   parseAddressOrName,
   parseDurationSeconds,
-  parseEventSignature,
+  parseJobEventSignature,
   parseTimePoint,
   type EventSignature,
 } from './values.js';
 
 // ---------------------------------------------------------------- constants and types
 
-export const DATASETS = ['transactions', 'events', 'aggregates', 'nft_holdings'] as const;
-export type DatasetName = (typeof DATASETS)[number];
-export const WALLET_DATASETS = ['transactions', 'aggregates', 'nft_holdings'] as const;
-export const CONTRACT_DATASETS = ['events', 'aggregates'] as const;
 export const NFT_TYPES = ['ERC-721', 'ERC-1155', 'ERC-404'] as const;
 export type NftType = (typeof NFT_TYPES)[number];
 
@@ -112,7 +109,7 @@ export interface Job {
   source: { base_url: string | null; explorer_url: string | null; chains: number[] };
   targets: Target[];
   aggregates: { group_by: string[]; aggregate: string[] } | null;
-  /** Null only when every dataset is nft_holdings (a snapshot, no range). */
+  /** Null only when every dataset is a snapshot (no range). */
   range: JobRange | null;
   /** Job-level filters as written (already merged into each target's `filters`). */
   filters: Record<string, string>;
@@ -126,7 +123,7 @@ export interface Job {
 }
 
 export function jobDatasets(job: Pick<Job, 'targets'>): DatasetName[] {
-  return DATASETS.filter((d) => job.targets.some((t) => t.datasets.includes(d)));
+  return DATASET_NAMES.filter((d) => job.targets.some((t) => t.datasets.includes(d)));
 }
 
 // ---------------------------------------------------------------- leaf schemas
@@ -140,7 +137,7 @@ const addressSchema = checked(
   parseAddress,
 );
 
-const eventSchema = checked(z.string(), parseEventSignature).describe(
+const eventSchema = checked(z.string(), parseJobEventSignature).describe(
   'Human-readable event signature with canonical types and `indexed` markers, e.g. "Transfer(address indexed from, address indexed to, uint256 value)". Not a topic hash: topic0 is computed from it.',
 );
 
@@ -163,7 +160,7 @@ const walletTargetSchema = z
   .strictObject({
     wallet: checked(z.string(), parseAddressOrName).describe('Wallet address (0x + 40 hex) or a name like "alice.eth".'),
     datasets: z
-      .array(z.enum(WALLET_DATASETS))
+      .array(z.enum(datasetsFor('wallet')))
       .min(1)
       .optional()
       .describe('What to export for the wallet: transactions (default; sent or received), aggregates, nft_holdings.'),
@@ -178,7 +175,7 @@ const contractTargetSchema = z
     contract: addressSchema.describe('Contract address (0x + 40 hex) whose events to export.'),
     events: z.array(eventSchema).min(1).describe('Event signatures to export; one work unit per signature.'),
     datasets: z
-      .array(z.enum(CONTRACT_DATASETS))
+      .array(z.enum(datasetsFor('contract')))
       .min(1)
       .optional()
       .describe('What to export: events (default), aggregates over the events.'),
@@ -405,7 +402,7 @@ function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRa
   return { by, from, to, safety_lag: lag, chunk, ...(r.reorg_horizon === undefined ? {} : { reorg_horizon: r.reorg_horizon }) };
 }
 
-const ROUTE_NAMES = { transactions: 'wallet transactions', events: 'contract events' } as const;
+const ROUTE_NAMES = { wallet: 'wallet transactions', contract: 'contract events' } as const;
 
 function checkChains(chains: number[], ctx: Ctx, at: (string | number)[]) {
   const seen = new Set<number>();
@@ -435,7 +432,7 @@ export function jobFileSchema(sctx: JobSchemaContext) {
         });
       }
       const isWallet = 'wallet' in t;
-      const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? [isWallet ? 'transactions' : 'events'])];
+      const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? defaultDatasets(isWallet ? 'wallet' : 'contract'))];
 
       // Filters: the job's (for every list dataset of the target) plus the target's own.
       const filters: Record<string, string> = {};
@@ -462,7 +459,7 @@ export function jobFileSchema(sctx: JobSchemaContext) {
             if (!kind) {
               if (!own) reportedJobFilters.add(name);
               const close = didYouMean(name, known.keys()) ?? [...known.keys()].find((k) => k === `filter_${name}`);
-              const other = route === 'transactions' ? 'events' : 'transactions';
+              const other = route === 'wallet' ? 'contract' : 'wallet';
               const elsewhere = filtersOf(other).has(name);
               issue(ctx, p, `"${name}" is not a filter of the ${ROUTE_NAMES[route]} route${own ? '' : ` (used by targets[${index}])`}`, {
                 noValue: true,
@@ -491,8 +488,9 @@ export function jobFileSchema(sctx: JobSchemaContext) {
         if (seenTargets.has(key))
           issue(ctx, at('wallet'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list its datasets in one target' });
         seenTargets.set(key, index);
-        if (t.nft_types && !datasets.includes('nft_holdings')) {
-          issue(ctx, at('nft_types'), 'only applies to the nft_holdings dataset', { noValue: true, atKey: true });
+        const readers = datasetsWhere((c) => c.targetOption === 'nft_types');
+        if (t.nft_types && !datasets.some((d) => readers.includes(d))) {
+          issue(ctx, at('nft_types'), `only applies to the ${readers.join(', ')} dataset`, { noValue: true, atKey: true });
         }
         targets.push({
           kind: 'wallet',
@@ -515,7 +513,7 @@ export function jobFileSchema(sctx: JobSchemaContext) {
             issue(ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
           }
           topics.set(e.topic0, i);
-          if (e.abiItem.inputs.length > 0 && !e.abiItem.inputs.some((p) => p.indexed)) {
+          if (e.abi.inputs.length > 0 && !e.hasIndexedMarkers) {
             const pos = sctx.locate?.(at('events', i)) ?? { line: 1, column: 1 };
             warnings.push({
               file: sctx.jobFile,
@@ -542,25 +540,26 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
     let range: JobRange | null = null;
     if (f.range) range = normaliseRange(f.range, ctx);
-    else if ([...all].some((d) => d !== 'nft_holdings')) {
-      issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => d !== 'nft_holdings').join(', ')}`, {
+    else if ([...all].some((d) => !isSnapshot(d))) {
+      issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => !isSnapshot(d)).join(', ')}`, {
         noValue: true,
         hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',
       });
     }
 
-    if (all.has('aggregates')) {
+    const sectionUsers = datasetsWhere((c) => c.readsJobAggregates === true);
+    if ([...all].some((d) => sectionUsers.includes(d))) {
       if (!f.aggregates || ((f.aggregates.aggregate?.length ?? 0) === 0 && (f.aggregates.group_by?.length ?? 0) === 0)) {
-        issue(ctx, ['aggregates'], 'needs group_by and/or aggregate: a target exports the aggregates dataset', {
+        issue(ctx, ['aggregates'], `needs group_by and/or aggregate: a target exports the ${sectionUsers.join(', ')} dataset`, {
           noValue: true,
           hint: 'e.g. aggregates: {group_by: [chain_id], aggregate: ["count() as tx_count"]}',
         });
       }
     } else if (f.aggregates) {
-      issue(ctx, ['aggregates'], 'is set but no target lists the aggregates dataset', {
+      issue(ctx, ['aggregates'], `is set but no target lists the ${sectionUsers.join(', ')} dataset`, {
         noValue: true,
         atKey: true,
-        hint: 'add "aggregates" to a target\'s datasets',
+        hint: `add ${sectionUsers.map((d) => `"${d}"`).join(' or ')} to a target's datasets`,
       });
     }
 

@@ -4,9 +4,8 @@
  * Each returns a value or a `ValueProblem` (a predicate about the value plus a hint), so the
  * caller decides how to report it (zod issue with file:line, CLI flag, environment variable).
  */
-import type { AbiEvent } from 'viem';
 import { checksumMismatch } from '../source/query.js';
-import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
+import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import { normalize as normalizeEnsName } from 'viem/ens';
 import type { Hex } from '../source/records.js';
 import { InvalidDestinationError } from '../store/errors.js';
@@ -209,21 +208,17 @@ export function parseTimePoint(input: unknown): Parsed<number> {
 
 // ---------------------------------------------------------------- event signatures
 
-export interface EventSignature {
-  /** Canonical human-readable form sent to the service: canonical types, `indexed` and names kept. */
+/** An event of a job file: the parsed signature, and as `signature` the form the job's units send (its `human` form). */
+export interface EventSignature extends ParsedEventSignature {
   signature: string;
-  /** Types only, the keccak pre-image of topic0: `Transfer(address,address,uint256)`. */
-  canonical: string;
-  name: string;
-  topic0: Hex;
-  abiItem: AbiEvent;
 }
 
-export function parseEventSignature(input: unknown): Parsed<EventSignature> {
+/** A job file's event signature; Solidity's aliases (uint, int, byte) are read as what they mean. */
+export function parseJobEventSignature(input: unknown): Parsed<EventSignature> {
   if (typeof input !== 'string') return bad('is not an event signature');
   try {
-    const p = parseSignature(canonicaliseTypeAliases(input));
-    return ok({ signature: p.human, canonical: p.canonical, name: p.name, topic0: p.topic0, abiItem: p.abi });
+    const p = parseEventSignature(canonicaliseTypeAliases(input));
+    return ok({ ...p, signature: p.human });
   } catch (err) {
     if (err instanceof InvalidSignatureError) return bad(`is not a valid event signature: ${err.problem}`, err.hint);
     throw err;

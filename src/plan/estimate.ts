@@ -9,17 +9,11 @@
  * Aggregates and NFT holdings are counted as one page per unit unless a density is given.
  * Without densities the result is the minimum: one request per unit.
  */
-import type { DatasetName } from '../job/schema.js';
+import { capabilitiesOf, type DatasetName } from '../datasets/index.js';
 import { length } from './intervals.js';
 import type { Plan, WorkUnit } from './plan.js';
 
 export const DEFAULT_PAGE_LIMIT = 1000;
-export const PAGE_CAP: Record<DatasetName, number> = {
-  transactions: 20,
-  events: 20,
-  aggregates: 500,
-  nft_holdings: Number.POSITIVE_INFINITY,
-};
 
 export interface EstimateOptions {
   /** Expected rows per block (by: block) or per second (by: time) of a unit; undefined = unknown. */
@@ -59,7 +53,7 @@ export function estimateRequests(plan: Plan, opts: EstimateOptions = {}): Reques
     else {
       const n = Math.round(d * length(u.window));
       rows += n;
-      requests = pagesFor(n, limit, PAGE_CAP[u.dataset]);
+      requests = pagesFor(n, limit, capabilitiesOf(u.dataset).pageCap);
     }
     expected += requests;
     const b = (byDataset[u.dataset] ??= { units: 0, requests: 0 });

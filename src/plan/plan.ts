@@ -9,12 +9,13 @@
  *  - moving `to` forward plans only the new part;
  *  - a partial last window (to: latest) is completed later by the piece that is missing,
  *    never by re-exporting what is done.
- * nft_holdings is a snapshot: one unit per wallet x chain for the UTC day of the run.
+ * A snapshot dataset (extent: snapshot) has one unit per wallet x chain for the UTC day of the run.
  */
 import { createHash } from 'node:crypto';
 import { InsightExportError } from '../errors.js';
 import type { EventSignature } from '../job/values.js';
-import { DATASETS, type Axis, type DatasetName, type Job, type NftType, type Target } from '../job/schema.js';
+import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName } from '../datasets/index.js';
+import { NFT_TYPES, type Axis, type Job, type NftType, type Target } from '../job/schema.js';
 import type { Hex } from '../source/records.js';
 import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
 
@@ -160,13 +161,15 @@ export function unitSpecs(job: Job): UnitSpec[] {
   const axis = job.range?.by ?? 'time';
   const specs: UnitSpec[] = [];
   const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
-    const filters = dataset === 'nft_holdings' ? {} : t.filters;
+    const can = capabilitiesOf(dataset);
+    const filters = can.filters === 'none' ? {} : t.filters;
     const shape: unknown[] = [];
     if (Object.keys(filters).length) shape.push(sortedRecord(filters));
-    if (dataset === 'aggregates') shape.push(job.aggregates);
-    if (dataset === 'nft_holdings' && t.kind === 'wallet' && t.nft_types.length !== 3) shape.push([...t.nft_types].sort());
+    if (can.readsJobAggregates) shape.push(job.aggregates);
+    if (can.targetOption === 'nft_types' && t.kind === 'wallet' && t.nft_types.length !== NFT_TYPES.length)
+      shape.push([...t.nft_types].sort());
     const variant = shape.length ? `~${shortHash(shape)}` : '';
-    const unitAxis = dataset === 'nft_holdings' ? 'time' : axis;
+    const unitAxis = isSnapshot(dataset) ? 'time' : axis;
     for (const chainId of t.chains) {
       specs.push({
         dataset,
@@ -175,7 +178,7 @@ export function unitSpecs(job: Job): UnitSpec[] {
         chainId,
         filters,
         unitKey: `${dataset}/${targetKey}${variant}/${chainId}/${unitAxis}`,
-        order: [DATASETS.indexOf(dataset), t.index, eventIndex, chainId],
+        order: [DATASET_NAMES.indexOf(dataset), t.index, eventIndex, chainId],
       });
     }
   };
@@ -262,7 +265,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
   const units: WorkUnit[] = [];
   const coverage: UnitCoverage[] = [];
   for (const spec of unitSpecs(job)) {
-    const snapshot = spec.dataset === 'nft_holdings';
+    const snapshot = isSnapshot(spec.dataset);
     const axis: Axis = snapshot ? 'time' : range!.by;
     const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOn(spec.chainId);
     const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];

@@ -31,7 +31,8 @@ export interface ExportUnit {
   filters: Filters;
 }
 
-export interface OutputSettings {
+/** How the windows' files are written (from the resolved output settings). */
+export interface ExportOutput {
   format: OutputFormat;
   engine: ParquetEngine;
   compression?: Compression | undefined;
@@ -46,7 +47,7 @@ export interface ExportOptions {
   client: InsightClient;
   store: ObjectStore;
   state: WindowState;
-  output: OutputSettings;
+  output: ExportOutput;
   stagingDir: string;
   unitsInFlight: number;
   /**
@@ -229,7 +230,7 @@ async function exportGroup(
     // The edges are read before the rows: a reorganisation between the two then shows as a
     // changed edge at the next run (and is repaired), never as an edge that matches stale rows.
     const edges = new Map<number, BlockEdge | undefined>();
-    if (opts.blocks && ds.name !== 'nft_holdings') {
+    if (opts.blocks && ds.capabilities.extent !== 'snapshot') {
       const blocks = opts.blocks;
       await Promise.all(
         group.map(async (u) => {
@@ -238,36 +239,38 @@ async function exportGroup(
         }),
       );
     }
-    const pages = ds.streamWindow
-      ? ds.streamWindow(opts.client, first.target, {
-          chainIds: group.map((u) => u.chainId),
-          axis: first.axis,
-          start: first.start,
-          end: first.end,
-          filters: first.filters,
-          limit: sizes.limit,
-          signal: opts.signal,
-        })
-      : pageWindow({
-          chainIds: group.map((u) => u.chainId),
-          start: first.start,
-          end: first.end,
-          axes: ds.sliceAxes!(first.axis),
-          baseFilters: first.filters,
-          limit: sizes.limit,
-          target: sizes.target,
-          prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
-          pool,
-          density,
-          stats,
-          fetch: (chainIds, filters) => {
-            if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-            return ds.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
-          },
-          chainId: (r) => ds.chainId(r),
-          itemId: (r) => ds.itemId(r, first.target),
-          onSplit: (chainId, slice) => log.debug({ chainId, slice }, 'slice came back full: split'),
-        });
+    const collection = ds.collection;
+    const pages =
+      collection.kind === 'streamed'
+        ? collection.streamWindow(opts.client, first.target, {
+            chainIds: group.map((u) => u.chainId),
+            axis: first.axis,
+            start: first.start,
+            end: first.end,
+            filters: first.filters,
+            limit: sizes.limit,
+            signal: opts.signal,
+          })
+        : pageWindow({
+            chainIds: group.map((u) => u.chainId),
+            start: first.start,
+            end: first.end,
+            axes: collection.sliceAxes(first.axis),
+            baseFilters: first.filters,
+            limit: sizes.limit,
+            target: sizes.target,
+            prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
+            pool,
+            density,
+            stats,
+            fetch: (chainIds, filters) => {
+              if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
+              return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
+            },
+            chainId: (r) => ds.chainId(r),
+            itemId: (r) => ds.itemId(r, first.target),
+            onSplit: (chainId, slice) => log.debug({ chainId, slice }, 'slice came back full: split'),
+          });
     // Whatever the source streams, a window never writes an item_id twice.
     const written = new Map<number, Set<string>>();
     let repeated = 0;

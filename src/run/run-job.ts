@@ -13,11 +13,7 @@ import { acquireLease, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
 import { BlockLookup } from '../source/block-by-number.js';
-import type { DatasetName, ListDataset } from '../datasets/dataset.js';
-import { aggregatesDataset } from '../datasets/aggregates.js';
-import { eventsDataset } from '../datasets/events.js';
-import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
-import { transactionsDataset } from '../datasets/transactions.js';
+import { DATASETS, isSnapshot } from '../datasets/index.js';
 import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
@@ -193,7 +189,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
     // A chain the service does not serve, or a contract it never saw, answers with empty pages:
     // refuse them before exporting anything (after the job's own checks, which need no request).
-    const listed = plan.units.filter((u) => u.dataset !== 'nft_holdings');
+    const listed = plan.units.filter((u) => !isSnapshot(u.dataset));
     await chains.checkContracts(contractsOn(listed));
     await chains.checkServed(listed.map((u) => u.chainId));
     if (dryRun) {
@@ -308,14 +304,6 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
 function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
   return { lost: new AbortController().signal, assertHeld: () => undefined };
 }
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them
-const DATASETS: Record<DatasetName, ListDataset<any, any>> = {
-  transactions: transactionsDataset,
-  events: eventsDataset,
-  aggregates: aggregatesDataset,
-  nft_holdings: nftHoldingsDataset,
-};
 
 async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
   return {

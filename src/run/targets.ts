@@ -1,16 +1,17 @@
 import type { Abi } from 'viem';
 import { loadAbiFile } from '../decode/abi-file.js';
 import { createEventDecoder } from '../decode/event-decoder.js';
-import { parseEventSignature } from '../decode/signature.js';
+import { parseEventSignature } from '../abi/event-signature.js';
 import { createTransactionDecoder } from '../decode/transaction-decoder.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
-import type { WalletTarget } from '../datasets/transactions.js';
+import type { WalletTransactionsTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
-import type { NftHoldingsTarget } from '../datasets/nft-holdings.js';
+import { nftHoldingsTarget, type NftHoldingsTarget } from '../datasets/nft-holdings.js';
+import { capabilitiesOf } from '../datasets/index.js';
 import type { UnitTarget, WorkUnit } from '../plan/plan.js';
 
 export class NameNotResolvedError extends UserInputError {
@@ -111,7 +112,7 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
 export function checkAggregateExpressions(job: Job): void {
   const factory = new TargetFactory(job);
   for (const t of job.targets) {
-    if (!t.datasets.includes('aggregates')) continue;
+    if (!t.datasets.some((d) => capabilitiesOf(d).target === 'aggregate')) continue;
     const units: UnitTarget[] =
       t.kind === 'wallet'
         ? [{ kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }]
@@ -127,27 +128,28 @@ export function checkAggregateExpressions(job: Job): void {
   }
 }
 
-export type DatasetTarget = WalletTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
+export type DatasetTarget = WalletTransactionsTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
 
 /** Builds the dataset targets (with their decoders) for the planner's unit targets, once per target. */
 export class TargetFactory {
-  private readonly cache = new Map<string, WalletTarget | EventTarget>();
+  private readonly cache = new Map<string, WalletTransactionsTarget | EventTarget>();
   private readonly derived = new Map<string, AggregateTarget | NftHoldingsTarget>();
   private readonly abis = new Map<string, Promise<Abi>>();
 
   constructor(private readonly job: Job) {}
 
-  /** The target of a unit for its dataset: aggregates and nft_holdings wrap the wallet/contract. */
+  /** The target of a unit for its dataset: aggregate and wallet-snapshot targets wrap the wallet/contract. */
   async forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'filters'>): Promise<DatasetTarget> {
-    if (u.dataset === 'transactions' || u.dataset === 'events') return this.forUnit(u.target);
+    const build = capabilitiesOf(u.dataset).target;
+    if (build === 'list') return this.forUnit(u.target);
     const t = u.target;
     const key = `${u.dataset}:${t.kind === 'wallet' ? t.wallet : `${t.contract}:${t.event.topic0}`}:${JSON.stringify(u.filters)}`;
     const hit = this.derived.get(key);
     if (hit) return hit;
     let built: AggregateTarget | NftHoldingsTarget;
-    if (u.dataset === 'nft_holdings') {
-      if (t.kind !== 'wallet') throw new Error(`nft_holdings needs a wallet target, got ${t.contract}`);
-      built = { kind: 'nft_holdings', address: t.wallet.toLowerCase(), types: [...t.nft_types] };
+    if (build === 'wallet-snapshot') {
+      if (t.kind !== 'wallet') throw new Error(`${u.dataset} needs a wallet target, got ${t.contract}`);
+      built = nftHoldingsTarget(t.wallet, t.nft_types);
     } else {
       built = this.aggregateTarget(t, u.filters);
     }
@@ -171,7 +173,7 @@ export class TargetFactory {
     });
   }
 
-  async forUnit(t: UnitTarget): Promise<WalletTarget | EventTarget> {
+  async forUnit(t: UnitTarget): Promise<WalletTransactionsTarget | EventTarget> {
     const key = t.kind === 'wallet' ? `w:${t.wallet}` : `c:${t.contract}:${t.event.topic0}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
@@ -180,7 +182,7 @@ export class TargetFactory {
     return built;
   }
 
-  private wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): WalletTarget {
+  private wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): WalletTransactionsTarget {
     return {
       kind: 'wallet',
       address: t.wallet,

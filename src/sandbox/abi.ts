@@ -234,7 +234,11 @@ function isDynamic(param: AbiParameter): boolean {
   return param.type === 'string' || param.type === 'bytes' || param.type.endsWith(']') || param.type === 'tuple';
 }
 
-/** A parsed event signature of the events route. */
+/**
+ * A parsed event signature of the events route. The sandbox keeps its own parser on purpose: it
+ * stands for the service, so it checks the exporter's parser (src/abi/event-signature.ts) instead
+ * of sharing its mistakes.
+ */
 export interface ParsedEventSignature {
   item: AbiEvent;
   topic0: string;

@@ -1,5 +1,4 @@
 import type {
-  AggregationRow,
   BlockRecord,
   DecodeResponse,
   EventRecord,
@@ -24,7 +23,7 @@ import {
 import { SandboxHttpError, badRequest } from './errors.js';
 import { hash3 } from './prng.js';
 import { decodeAnswer } from './decode-answer.js';
-import { decodedStyle, listAnswer } from './list-answer.js';
+import { decodedStyle, listAnswer, type ListOptions, type ListResult } from './list-answer.js';
 import {
   nftCollection,
   nftCollectionsPage,
@@ -33,65 +32,17 @@ import {
   type HeldCollection,
   type NftHoldingsSource,
   type NftInstancesPage,
-  type NftWireShape,
+  type NftPageParams,
 } from './nft-collections-page.js';
-import {
-  parseListQuery,
-  selectAll,
-  type ChainSource,
-  type EngineOptions,
-  type ListQuery,
-  type PagingRules,
-  type SelectedRow,
-} from './query.js';
+import { parseListQuery, selectAll, type ChainSource, type ListQuery, type PagingRules, type SelectedRow } from './query.js';
 import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
 
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, WalletInfo } from './dataset.js';
 export type { ListQuery } from './query.js';
 
-/** Options of the list queries that change what the (simulated) service sends. */
-export interface ListOptions extends EngineOptions {
-  /** Return a self-transfer twice (adjacent, paging otherwise exact): the part of `walletUnion` a client sees on every page. */
-  duplicateSelfTransfers?: boolean | undefined;
-  /** Answer the wallet route with the indexer's UNION ALL query (src/sandbox/wallet-union.ts). */
-  walletUnion?: boolean | undefined;
-  /** Render some decoded bytes values as base64 or number arrays (deterministic per row). */
-  decodedVariants?: boolean | undefined;
-  /** Decoded values as the open-source indexer serialises them (see go-values.ts). */
-  goValues?: boolean | undefined;
-  /** Aggregation rows as the open-source indexer sends them (see go-aggregations.ts). */
-  goAggregations?: boolean | undefined;
-}
-
-/**
- * A list result with normalised records (chain_id a number, as in src/source/records.ts).
- * `data` is absent and `aggregations` set when the query used group_by/aggregate.
- */
-export interface ListResult<T> {
-  meta: ResponseMeta;
-  data?: T[];
-  aggregations?: AggregationRow[];
-  /** Row handles of `data` (same order), for per-row wire variations. */
-  rowKeys?: number[];
-}
-
-export interface NftPageParams {
-  chainId?: number | undefined;
-  /** Token standards (`ERC-721`, `ERC-1155`, `ERC-404`); empty/undefined = all. */
-  types?: string[] | undefined;
-  /** `token_contract_address_hash` of next_page_params: collections after this address. */
-  after?: string | null | undefined;
-  /** `token_type` of next_page_params (the cursor's standard, with `shape.typeOrder` and on the ungrouped route). */
-  afterType?: string | null | undefined;
-  /** `token_id` of next_page_params (ungrouped route): instances of `after` below this id. */
-  afterId?: string | null | undefined;
-  pageSize: number;
-  /** Every query parameter of the request, for a next_page_params that echoes them. */
-  query?: Record<string, string> | undefined;
-  /** How the answer is shaped (the contract's shape when absent). */
-  shape?: NftWireShape | undefined;
-}
+export type { ListOptions, ListResult } from './list-answer.js';
+export type { NftPageParams } from './nft-collections-page.js';
 
 /**
  * Ground truth of a sandbox: the deterministic data set (same seed and size => identical data)

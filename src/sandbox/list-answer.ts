@@ -1,10 +1,43 @@
-import type { ResponseMeta } from '../source/records.js';
+import type { AggregationRow, ResponseMeta } from '../source/records.js';
 import type { BytesStyle } from './abi.js';
-import type { ListOptions, ListResult } from './data.js';
 import { goAggregationRows } from './go-aggregations.js';
 import { hash3 } from './prng.js';
-import { aggregate, selectPage, type ChainSource, type ColumnCatalog, type ListQuery, type SelectedRow } from './query.js';
+import {
+  aggregate,
+  selectPage,
+  type ChainSource,
+  type ColumnCatalog,
+  type EngineOptions,
+  type ListQuery,
+  type SelectedRow,
+} from './query.js';
 import { walletUnionAggregations, walletUnionRows } from './wallet-union.js';
+
+/** Options of the list queries that change what the (simulated) service sends. */
+export interface ListOptions extends EngineOptions {
+  /** Return a self-transfer twice (adjacent, paging otherwise exact): the part of `walletUnion` a client sees on every page. */
+  duplicateSelfTransfers?: boolean | undefined;
+  /** Answer the wallet route with the indexer's UNION ALL query (src/sandbox/wallet-union.ts). */
+  walletUnion?: boolean | undefined;
+  /** Render some decoded bytes values as base64 or number arrays (deterministic per row). */
+  decodedVariants?: boolean | undefined;
+  /** Decoded values as the open-source indexer serialises them (see go-values.ts). */
+  goValues?: boolean | undefined;
+  /** Aggregation rows as the open-source indexer sends them (see go-aggregations.ts). */
+  goAggregations?: boolean | undefined;
+}
+
+/**
+ * A list result with normalised records (chain_id a number, as in src/source/records.ts).
+ * `data` is absent and `aggregations` set when the query used group_by/aggregate.
+ */
+export interface ListResult<T> {
+  meta: ResponseMeta;
+  data?: T[];
+  aggregations?: AggregationRow[];
+  /** Row handles of `data` (same order), for per-row wire variations. */
+  rowKeys?: number[];
+}
 
 const STYLES: BytesStyle[] = ['hex', 'base64', 'array'];
 

@@ -1,9 +1,25 @@
 import { getAddress } from 'viem';
 import type { NftCollection, NftCollectionsPage, NftOwner, NftTokenInstance } from '../source/records.js';
 import type { ContractKind } from './abi.js';
-import type { NftPageParams } from './data.js';
 import { badRequest } from './errors.js';
 import { ADDRESS_RE } from './request-inputs.js';
+
+export interface NftPageParams {
+  chainId?: number | undefined;
+  /** Token standards (`ERC-721`, `ERC-1155`, `ERC-404`); empty/undefined = all. */
+  types?: string[] | undefined;
+  /** `token_contract_address_hash` of next_page_params: collections after this address. */
+  after?: string | null | undefined;
+  /** `token_type` of next_page_params (the cursor's standard, with `shape.typeOrder` and on the ungrouped route). */
+  afterType?: string | null | undefined;
+  /** `token_id` of next_page_params (ungrouped route): instances of `after` below this id. */
+  afterId?: string | null | undefined;
+  pageSize: number;
+  /** Every query parameter of the request, for a next_page_params that echoes them. */
+  query?: Record<string, string> | undefined;
+  /** How the answer is shaped (the contract's shape when absent). */
+  shape?: NftWireShape | undefined;
+}
 
 const NFT_TYPES: Record<string, ContractKind> = { 'ERC-721': 'erc721', 'ERC-1155': 'erc1155' };
 const TYPE_OF_KIND: Partial<Record<ContractKind, string>> = { erc721: 'ERC-721', erc1155: 'ERC-1155' };

@@ -1,4 +1,5 @@
 import { isoDate } from '../datasets/columns.js';
+import { MAX_CHAIN_IDS, MAX_LIMIT, MAX_PAGE, MAX_PAGE_AGGREGATED } from '../source/query.js';
 import { hash3 } from './prng.js';
 import { badRequest, sqlError } from './errors.js';
 import { repeatEarlierRows, shuffleTies, shuffled } from './request-order.js';
@@ -58,11 +59,9 @@ export interface ListQuery {
   decode: boolean;
 }
 
-export const MAX_CHAIN_IDS = 55;
-export const MAX_PAGE = 20;
-export const MAX_PAGE_AGGREGATE = 500;
+// The service's limits are the read interface's, defined once beside the client's requests.
+export { MAX_CHAIN_IDS, MAX_LIMIT, MAX_PAGE, MAX_PAGE_AGGREGATED as MAX_PAGE_AGGREGATE };
 export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 1000;
 
 /** How `limit` and `page` are read: the contract's defaults and caps, or the indexer's. */
 export interface PagingRules {
@@ -82,7 +81,7 @@ export const CONTRACT_PAGING: PagingRules = {
   defaultLimit: DEFAULT_LIMIT,
   maxLimit: MAX_LIMIT,
   maxPage: MAX_PAGE,
-  maxPageAggregate: MAX_PAGE_AGGREGATE,
+  maxPageAggregate: MAX_PAGE_AGGREGATED,
   signed: false,
 };
 export const INDEXER_PAGING: PagingRules = { defaultLimit: 5, maxLimit: null, maxPage: null, maxPageAggregate: null, signed: true };

@@ -44,7 +44,7 @@ import {
   normaliseNftCollectionsPage,
   normaliseNftInstancesPage,
   normaliseResolveResponse,
-} from './normalise.js';
+} from './response-records.js';
 import {
   HttpStatusError,
   NotAPageError,

@@ -149,26 +149,31 @@ export function networkHint(url: string, code: string | undefined): string | und
   return undefined;
 }
 
-/** Every attempt of a retryable request failed; `lastCause` is the final attempt's error. */
-export class RetriesExhaustedError extends InsightExportError {
-  override name = 'RetriesExhaustedError';
+/** A request given up after its attempts: the URL, how many, and the final attempt's error. */
+export abstract class RequestGivenUpError<Cause extends Error = Error> extends InsightExportError {
   readonly url: string;
   readonly attempts: number;
-  readonly lastCause: Error;
+  readonly lastCause: Cause;
+  constructor(message: string, url: string, attempts: number, lastCause: Cause, params: Omit<ErrorParameters, 'details' | 'cause'>) {
+    super(message, { ...params, details: url, cause: lastCause });
+    this.url = url;
+    this.attempts = attempts;
+    this.lastCause = lastCause;
+  }
+}
+
+/** Every attempt of a retryable request failed; `lastCause` is the final attempt's error. */
+export class RetriesExhaustedError extends RequestGivenUpError {
+  override name = 'RetriesExhaustedError';
   constructor(url: string, attempts: number, lastCause: Error) {
     const short = lastCause instanceof InsightExportError ? lastCause.shortMessage : lastCause.message;
-    super(`Request failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${short}`, {
-      details: url,
+    super(`Request failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${short}`, url, attempts, lastCause, {
       hint:
         (lastCause instanceof NetworkError ? networkHint(url, lastCause.code) : undefined) ??
         (lastCause instanceof HttpStatusError && lastCause.status === 429
           ? 'The service kept rate-limiting: lower --requests-per-second or --requests-in-flight, or retry later.'
           : 'The service kept failing; retry later (the next run resumes), or raise --max-attempts.'),
-      cause: lastCause,
     });
-    this.url = url;
-    this.attempts = attempts;
-    this.lastCause = lastCause;
   }
 }
 
@@ -177,22 +182,15 @@ export class RetriesExhaustedError extends InsightExportError {
  * on for good (an event signature it cannot parse, a block it has not indexed, an expression its
  * database rejects): retrying further would only wait. `likelyCause` says which.
  */
-export class RepeatedServerError extends InsightExportError {
+export class RepeatedServerError extends RequestGivenUpError<HttpStatusError> {
   override name = 'RepeatedServerError';
-  readonly url: string;
-  readonly attempts: number;
-  readonly lastCause: HttpStatusError;
   constructor(url: string, attempts: number, lastCause: HttpStatusError, likelyCause: string) {
     const body = lastCause.serverMessage ? `"${lastCause.serverMessage}"` : 'an empty body';
-    super(`The service failed this request ${attempts} times with the same HTTP ${lastCause.status} (${body}): ${likelyCause}`, {
-      details: url,
+    const message = `The service failed this request ${attempts} times with the same HTTP ${lastCause.status} (${body}): ${likelyCause}`;
+    super(message, url, attempts, lastCause, {
       hint: 'Check the query; if it is right, the service is failing: retry later.',
       metaMessages: lastCause.supportId ? [`support id: ${lastCause.supportId}`] : undefined,
-      cause: lastCause,
     });
-    this.url = url;
-    this.attempts = attempts;
-    this.lastCause = lastCause;
   }
 }
 

@@ -4,8 +4,8 @@
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
  */
-import { getAddress, type AbiEvent } from 'viem';
-import { InvalidSignatureError, parseEventSignature as parseSignature } from '../decode/signature.js';
+import { getAddress } from 'viem';
+import { InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import type { DecodeRequestBody, Hex } from './records.js';
 import { RequestValidationError } from './errors.js';
 
@@ -336,23 +336,12 @@ export function isAggregateQuery(q: ListQuery): boolean {
 // ---------------------------------------------------------------------------------------------
 // Event signatures
 
-export interface ParsedEventSignature {
-  /** viem's ABI item. */
-  abiItem: AbiEvent;
-  /** What is sent: canonical types, names and `indexed` kept: 'Transfer(address indexed from, ...)'. */
-  text: string;
-  /** Types only: 'Transfer(address,address,uint256)'. */
-  typesOnly: string;
-  /** keccak256 of typesOnly: the server filters on it and echoes it in meta.signature. */
-  topic0: Hex;
-}
-
 /**
- * Parse a human-readable event signature with viem. Accepts 'Transfer(address indexed from, ...)'
- * with or without the 'event ' keyword; rejects functions, anonymous events, bare topic hashes
- * and non-canonical types (uint, int).
+ * The event signature of a request, parsed by the one parser (src/abi/event-signature.ts): what is
+ * sent is its `human` form; the server filters on its topic0 and echoes it in meta.signature.
+ * A signature the parser refuses is a RequestValidationError naming the parameter.
  */
-export function parseEventSignature(signature: unknown, parameter = 'signature'): ParsedEventSignature {
+export function validateEventSignature(signature: unknown, parameter = 'signature'): ParsedEventSignature {
   if (typeof signature !== 'string' || signature.trim() === '') {
     throw new RequestValidationError(
       parameter,
@@ -360,8 +349,7 @@ export function parseEventSignature(signature: unknown, parameter = 'signature')
     );
   }
   try {
-    const parsed = parseSignature(signature.replace(/\s+/g, ' '));
-    return { abiItem: parsed.abi, text: parsed.human, typesOnly: parsed.canonical, topic0: parsed.topic0 };
+    return parseEventSignature(signature.replace(/\s+/g, ' '));
   } catch (err) {
     if (err instanceof InvalidSignatureError) throw new RequestValidationError(parameter, err.problem, { hint: err.hint, cause: err });
     throw err;
@@ -387,9 +375,9 @@ export function walletTransactionsPath(wallet: string, q: ListQuery): string {
 /** Operation 2. */
 export function contractEventsPath(contract: string, signature: string, q: ListQuery): string {
   const address = validateAddress('contract', contract);
-  const parsed = parseEventSignature(signature);
+  const parsed = validateEventSignature(signature);
   const query = queryString(listQueryPairs(q, EVENT_FILTERS));
-  return `/events/${address}/${encodeURIComponent(parsed.text)}${query}`;
+  return `/events/${address}/${encodeURIComponent(parsed.human)}${query}`;
 }
 
 /** Operation 3. `input` is a block number, hash, address, signature, selector or name. */

@@ -12,6 +12,7 @@
  * not repaired: the run fails and names the range to export again (`--rewind`).
  */
 import { InsightExportError } from '../errors.js';
+import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { Logger } from '../log.js';
 import type { Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
@@ -88,8 +89,7 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<{ completed: 
   const tooDeep: { text: string; rewind: { amount: number; text: string } }[] = [];
   for (const [unitKey, intervals] of input.completed) {
     const { chainId, axis } = unitChain(unitKey);
-    if ((axis !== 'block' && axis !== 'time') || unitKey.startsWith('nft_holdings/') || !input.owns(unitKey) || intervals.length === 0)
-      continue;
+    if ((axis !== 'block' && axis !== 'time') || isSnapshotUnitKey(unitKey) || !input.owns(unitKey) || intervals.length === 0) continue;
     const horizon = input.horizon(chainId);
     const sorted = [...intervals].sort((a, b) => a.start - b.start);
     let newest: number | null = null;

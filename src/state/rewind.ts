@@ -6,6 +6,7 @@
  * Blocks for jobs windowed by block, a duration for jobs windowed by time.
  */
 import { UserInputError } from '../errors.js';
+import { datasetsWhere, isSnapshotUnitKey } from '../datasets/index.js';
 import type { Interval } from '../plan/index.js';
 import { parseDurationSeconds } from '../job/values.js';
 
@@ -42,7 +43,7 @@ export function checkRewindAxis(rewind: Rewind, jobAxis: 'block' | 'time' | null
   if (!jobAxis) {
     throw new RewindError('--rewind needs a job with a range', {
       details: jobFile,
-      hint: 'Snapshot datasets (nft_holdings) are exported again by every run.',
+      hint: `Snapshot datasets (${datasetsWhere((c) => c.extent === 'snapshot').join(', ')}) are exported again by every run.`,
     });
   }
   if (rewind.axis !== jobAxis) {
@@ -66,7 +67,7 @@ export interface Rewound {
 
 /**
  * Completed intervals without the rewound windows, and what was rewound. Units of the other axis
- * (nft_holdings snapshots are by time) are left alone.
+ * and units of snapshot datasets (by time) are left alone.
  */
 export function rewindCompleted(
   completed: ReadonlyMap<string, Interval[]>,
@@ -75,7 +76,7 @@ export function rewindCompleted(
   const out = new Map<string, Interval[]>();
   const rewound: Rewound[] = [];
   for (const [unitKey, intervals] of completed) {
-    if (!unitKey.endsWith(`/${rewind.axis}`) || unitKey.startsWith('nft_holdings/') || intervals.length === 0) {
+    if (!unitKey.endsWith(`/${rewind.axis}`) || isSnapshotUnitKey(unitKey) || intervals.length === 0) {
       out.set(unitKey, intervals);
       continue;
     }

@@ -8,6 +8,7 @@
 import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from './window-state.js';
@@ -46,7 +47,7 @@ export async function verifyChainHashes(opts: {
   };
   for await (const rec of opts.state.completedRecords()) {
     const m = /\/(\d+)\/(block|time)$/.exec(rec.unit_key);
-    if (!m || rec.unit_key.startsWith('nft_holdings/')) continue;
+    if (!m || isSnapshotUnitKey(rec.unit_key)) continue;
     const chainId = Number(m[1]);
     const window: [number, number] = [rec.start, rec.end];
     report.windows_checked++;

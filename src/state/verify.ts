@@ -11,7 +11,7 @@
  *
  * For `to: latest` the planned range of a chain ends at the newest point exported on that chain
  * (no service is asked for the head): a unit behind the others on its chain shows its missing
- * windows. Snapshot units (nft_holdings) are checked for their files only.
+ * windows. Units of snapshot datasets are checked for their files only.
  */
 import { createGunzip, gunzipSync } from 'node:zlib';
 import { loadZstd, zstdDecompress } from '../sink/zstd.js';
@@ -25,6 +25,7 @@ import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { errorMessage } from '../errors.js';
+import { isSnapshot, isSnapshotUnitKey } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
 import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, type Interval } from '../plan/index.js';
 import type { ObjectStore } from '../store/store.js';
@@ -112,7 +113,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const frontier = new Map<number, number>();
   for (const [unitKey, list] of completed) {
     const m = /\/(\d+)\/(block|time)$/.exec(unitKey);
-    if (!m || m[2] !== axis || unitKey.startsWith('nft_holdings/')) continue;
+    if (!m || m[2] !== axis || isSnapshotUnitKey(unitKey)) continue;
     const chainId = Number(m[1]);
     frontier.set(chainId, Math.max(frontier.get(chainId) ?? -Infinity, ...list.map((i) => i.end)));
   }
@@ -149,7 +150,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
         });
       }
     }
-    if (c.dataset === 'nft_holdings') continue;
+    if (isSnapshot(c.dataset)) continue;
     if (!c.range) {
       if (job.range?.to === 'latest') {
         problems.push({ kind: 'nothing-exported', unit: c.unitKey, message: `nothing exported yet on chain ${c.chainId}` });

@@ -1,8 +1,4 @@
-import { aggregatesDataset } from '../datasets/aggregates.js';
-import type { DatasetName, ListDataset } from '../datasets/dataset.js';
-import { eventsDataset } from '../datasets/events.js';
-import { nftHoldingsDataset } from '../datasets/nft-holdings.js';
-import { transactionsDataset } from '../datasets/transactions.js';
+import { DATASETS } from '../datasets/index.js';
 import { InsightExportError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { unitSpecs } from '../plan/plan.js';
@@ -12,14 +8,6 @@ import type { TableSpec } from './ddl.js';
 export class TableSchemaConflictError extends InsightExportError {
   override name = 'TableSchemaConflictError';
 }
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them
-const DATASETS: Record<DatasetName, ListDataset<any, any>> = {
-  transactions: transactionsDataset,
-  events: eventsDataset,
-  aggregates: aggregatesDataset,
-  nft_holdings: nftHoldingsDataset,
-};
 
 /**
  * The tables a job writes, with the columns the dataset modules declare for its targets (the same

@@ -6,7 +6,7 @@ import {
   createAggregateTarget,
   type AggregateRecord,
 } from '../../src/datasets/aggregates.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 
 const WALLET = { kind: 'wallet' as const, address: '0x344940aef33a4e9915b793dfe282f3727eff9869' };
 const TRANSFER = {

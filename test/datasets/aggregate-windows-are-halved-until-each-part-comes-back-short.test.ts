@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { streamedWindow } from '../helpers/streamed-window.js';
 import {
   AggregateWindowTooDenseError,
   aggregatesDataset,
@@ -39,7 +40,7 @@ async function stream(target: AggregateTarget, req: Omit<WindowRequest, 'filters
     },
   });
   const batches: { chainId: number; records?: AggregateRecord[]; done?: true }[] = [];
-  for await (const b of aggregatesDataset.streamWindow!(spy, target, { ...req, filters: {} })) batches.push(b as never);
+  for await (const b of streamedWindow(aggregatesDataset, spy, target, { ...req, filters: {} })) batches.push(b as never);
   return { pages, batches, records: batches.flatMap((b) => b.records ?? []) };
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { streamedWindow } from '../helpers/streamed-window.js';
 import { NftValueError, nftHoldingsDataset, type NftHoldingRecord, type NftHoldingsTarget } from '../../src/datasets/nft-holdings.js';
 import type { InsightClient } from '../../src/source/client.js';
 import type { NftCollection } from '../../src/source/records.js';
@@ -61,7 +62,7 @@ describe('nft_holdings rows', () => {
     );
     const out: { chainId: number; records?: NftHoldingRecord[]; done?: true }[] = [];
     const start = Date.UTC(2024, 1, 5) / 1000;
-    for await (const b of nftHoldingsDataset.streamWindow!(client, target, {
+    for await (const b of streamedWindow(nftHoldingsDataset, client, target, {
       chainIds: [1, 8453],
       axis: 'time',
       start,

@@ -3,7 +3,7 @@ import { parseAbiItem, type AbiFunction } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { argColumnNames, eventArgColumns, functionArgColumns, snakeCase } from '../../src/decode/columns.js';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { ADDRESSES, encodeLog, sig, SIGS } from './fixtures.js';
 
 describe('arg columns', () => {

@@ -1,13 +1,13 @@
 /**
  * Test helpers: real ABI-encoded logs (viem encodeEventTopics / encodeAbiParameters) and the
  * column values a correct decoder must produce, computed from the encoded inputs by rules written
- * independently of src/decode/normalise.ts.
+ * independently of src/decode/decoded-values.ts.
  */
 import { encodeAbiParameters, encodeEventTopics, getAddress, keccak256, toHex, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import type { RowValue } from '../../src/datasets/columns.js';
 import type { DecodedEvent, EventRecord } from '../../src/source/records.js';
-import { parseEventSignature, type ParsedEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature, type ParsedEventSignature } from '../../src/abi/event-signature.js';
 
 export const SIGS = {
   erc20Transfer: 'Transfer(address indexed from, address indexed to, uint256 value)',

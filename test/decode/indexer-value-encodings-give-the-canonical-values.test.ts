@@ -7,7 +7,7 @@
 import { encodeFunctionData, parseAbi, parseAbiItem, type AbiEvent, type AbiFunction } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
 import { ERC1155_ABI, RICH_ABI } from '../../src/sandbox/abi.js';
 import { goDecodedEvent, goDecodedTransaction, jsonText } from '../../src/sandbox/go-values.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { ADDRESSES, UINT256_MAX, encodeLog, expectedColumn, sig, type SIGS } from './fixtures.js';
 
 /** Decodes a log built from `values` without any service `decoded` and checks every arg column. */

@@ -1,6 +1,6 @@
 import type { AbiParameter } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { DecodeValueError, normaliseValue } from '../../src/decode/normalise.js';
+import { DecodeValueError, normaliseValue } from '../../src/decode/decoded-values.js';
 
 const p = (type: string, extra: Partial<AbiParameter> = {}) => ({ type, ...extra }) as AbiParameter;
 const MAX = (2n ** 256n - 1n).toString();

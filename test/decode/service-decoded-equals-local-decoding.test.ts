@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { bytesToHex } from '../../src/decode/normalise.js';
+import { bytesToHex } from '../../src/decode/decoded-values.js';
 import { ADDRESSES, UINT256_MAX, encodeLog, locallyUndecodable, serviceDecoded, sig, SIGS } from './fixtures.js';
 
 const address = fc.constantFrom(...ADDRESSES).chain((a) =>

@@ -1,7 +1,7 @@
 import { keccak256, toHex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, UserInputError } from '../../src/errors.js';
-import { InvalidSignatureError, parseEventSignature } from '../../src/decode/signature.js';
+import { InvalidSignatureError, parseEventSignature } from '../../src/abi/event-signature.js';
 
 function parseError(sig: string): InvalidSignatureError {
   try {

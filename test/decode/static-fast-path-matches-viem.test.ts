@@ -2,10 +2,10 @@ import fc from 'fast-check';
 import { decodeEventLog, toEventSelector, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { formatAbiItem } from 'viem/utils';
-import { normaliseValue } from '../../src/decode/normalise.js';
+import { normaliseValue } from '../../src/decode/decoded-values.js';
 import { decodeStaticWords, staticLayout } from '../../src/decode/static-words.js';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { encodeLog, expectedColumn } from './fixtures.js';
 
 /** A random static one-word type and a random value of it. */

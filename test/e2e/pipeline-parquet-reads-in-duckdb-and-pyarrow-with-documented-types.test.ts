@@ -11,7 +11,7 @@ import type { Column } from '../../src/datasets/columns.js';
 import { eventsDataset, eventTableForSignature } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
-import { parseEventSignature } from '../../src/decode/signature.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
 import { parquetColumnTypes, type ParquetColumnType } from '../../src/sink/index.js';
 import {

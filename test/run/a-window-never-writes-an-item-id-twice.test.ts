@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { column } from '../../src/datasets/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
+import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
 import { silentLogger } from '../../src/log.js';
 import { exportUnits, type ExportUnit } from '../../src/run/export-units.js';
 import type { InsightClient } from '../../src/source/client.js';
@@ -31,16 +32,19 @@ const repeating: ListDataset<null, Rec> = {
   sortKey: ['chain_id', 'n'],
   windowFilters: { block: { gte: 'a', lt: 'b' }, time: { gte: 'a', lt: 'b' } },
   targetKey: () => 'repeats',
-  fetchPage: async () => [],
-  async *streamWindow(_client, _target, req) {
-    for (const chainId of req.chainIds) {
-      for (let page = 0; page < 3; page++) {
-        const own = Array.from({ length: 10 }, (_, i) => page * 10 + i);
-        const again = page === 0 ? [3] : [0, page * 10 - 1, 5];
-        yield { chainId, records: [...own, ...again].map((n) => ({ chain_id: chainId, id: `${chainId}:${n}`, n })) };
+  capabilities: nftHoldingsDataset.capabilities,
+  collection: {
+    kind: 'streamed',
+    async *streamWindow(_client, _target, req) {
+      for (const chainId of req.chainIds) {
+        for (let page = 0; page < 3; page++) {
+          const own = Array.from({ length: 10 }, (_, i) => page * 10 + i);
+          const again = page === 0 ? [3] : [0, page * 10 - 1, 5];
+          yield { chainId, records: [...own, ...again].map((n) => ({ chain_id: chainId, id: `${chainId}:${n}`, n })) };
+        }
+        yield { chainId, done: true };
       }
-      yield { chainId, done: true };
-    }
+    },
   },
   position: () => ({ block_number: 0, block_timestamp: 1_706_745_600 }),
   chainId: (r) => r.chain_id,

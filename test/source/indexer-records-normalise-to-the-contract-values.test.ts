@@ -5,7 +5,7 @@
  * normalise to the values the output columns document (null where there is none).
  */
 import { describe, expect, it } from 'vitest';
-import { normaliseResolveResponse, normaliseTransaction } from '../../src/source/normalise.js';
+import { normaliseResolveResponse, normaliseTransaction } from '../../src/source/response-records.js';
 
 const base = {
   chain_id: '1',

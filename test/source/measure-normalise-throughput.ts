@@ -3,7 +3,7 @@
  *   npx tsx test/source/measure-normalise-throughput.ts [pages]
  * Prints rows/s for JSON.parse alone, normalise alone, and both, for transactions and events.
  */
-import { normaliseListResponse } from '../../src/source/normalise.js';
+import { normaliseListResponse } from '../../src/source/response-records.js';
 import { wireEvent, wireMeta, wireTransaction } from './fixtures.js';
 
 const pages = Number(process.argv[2] ?? 200);

@@ -4,7 +4,7 @@ import {
   normaliseListResponse,
   normaliseNftCollectionsPage,
   normaliseResolveResponse,
-} from '../../src/source/normalise.js';
+} from '../../src/source/response-records.js';
 import { ResponseShapeError } from '../../src/source/errors.js';
 import { CONTRACT, WALLET, wireBlock, wireEvent, wireMeta, wireTransaction } from './fixtures.js';
 

@@ -6,8 +6,8 @@ import {
   contractEventsPath,
   decodePath,
   nftCollectionsPath,
-  parseEventSignature,
   resolvePath,
+  validateEventSignature,
   walletTransactionsPath,
 } from '../../src/source/query.js';
 import { CONTRACT, HASH, TRANSFER, WALLET } from './fixtures.js';
@@ -165,14 +165,14 @@ describe('contract events path', () => {
   });
 
   it('accepts the event keyword, normalises spacing, keeps names and indexed, handles tuples', () => {
-    const parsed = parseEventSignature('event   Transfer(address indexed from,address indexed to,uint256 value)');
-    expect(parsed.text).toBe(TRANSFER);
-    expect(parsed.typesOnly).toBe('Transfer(address,address,uint256)');
+    const parsed = validateEventSignature('event   Transfer(address indexed from,address indexed to,uint256 value)');
+    expect(parsed.human).toBe(TRANSFER);
+    expect(parsed.canonical).toBe('Transfer(address,address,uint256)');
     expect(parsed.topic0).toBe(keccak256(toHex('Transfer(address,address,uint256)')));
 
-    const tuple = parseEventSignature('Order((uint256 id, address[] makers) indexed order, bytes32[2] salt)');
-    expect(tuple.typesOnly).toBe('Order((uint256,address[]),bytes32[2])');
-    expect(tuple.text).toBe('Order((uint256 id, address[] makers) indexed order, bytes32[2] salt)');
+    const tuple = validateEventSignature('Order((uint256 id, address[] makers) indexed order, bytes32[2] salt)');
+    expect(tuple.canonical).toBe('Order((uint256,address[]),bytes32[2])');
+    expect(tuple.human).toBe('Order((uint256 id, address[] makers) indexed order, bytes32[2] salt)');
     expect(tuple.topic0).toBe(keccak256(toHex('Order((uint256,address[]),bytes32[2])')));
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseListResponse, normaliseNftCollectionsPage, normaliseResolveResponse } from '../../src/source/normalise.js';
+import { normaliseListResponse, normaliseNftCollectionsPage, normaliseResolveResponse } from '../../src/source/response-records.js';
 import { ResponseShapeError } from '../../src/source/errors.js';
 import { wireEvent, wireMeta, wireTransaction } from './fixtures.js';
 

@@ -1,7 +1,7 @@
 import type { AbiParameter } from 'viem';
 import type { RowValue } from '../datasets/columns.js';
 import { InsightExportError } from '../errors.js';
-import { isHashedWhenIndexed, isIndexed, typeInfo } from './abi-types.js';
+import { isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /**
  * One canonical form for decoded values, whichever decoder produced them (viem locally, or the
