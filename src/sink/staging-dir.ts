@@ -2,7 +2,7 @@ import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { makeDirs } from '../make-dirs.js';
-import { UserInputError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { FileWriteError } from './errors.js';
 import { isDeadHere, pidAlive, thisProcess, type ProcessIdentity } from '../process-identity.js';
 
@@ -42,9 +42,10 @@ export async function createRunStagingDir(root: string, runId: string, me: Proce
   return dir;
 }
 
-/** A staging directory that cannot hold a folder for a run. */
-export class StagingDirUnusableError extends UserInputError {
+/** A staging directory that can never hold a folder for a run: a file write that fails for a reason the user must fix (exit 2). */
+export class StagingDirUnusableError extends FileWriteError {
   override name = 'StagingDirUnusableError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
 }
 
 /** Codes mkdir answers where no folder can ever be made (see makeDirs); others (ENOSPC ...) are transient. */
