@@ -6,10 +6,11 @@
  * the emitted declarations.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, expect, it } from 'vitest';
+import { builtDist } from '../helpers/built-package.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
@@ -66,9 +67,8 @@ beforeAll(async () => {
   await copyFile(join(REPO, 'package.json'), join(pkg, 'package.json'));
   await symlink(join(REPO, 'config'), join(pkg, 'config'));
   await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
-  await run(process.execPath, [TSC, '-p', join(REPO, 'tsconfig.build.json'), '--outDir', join(pkg, 'dist'), '--sourceMap', 'false'], {
-    cwd: REPO,
-  });
+  // The build (tsconfig.build.json, once per test run), copied: the package's modules find its package.json and config/ above them.
+  await cp(await builtDist(), join(pkg, 'dist'), { recursive: true });
   await mkdir(join(app, 'node_modules'), { recursive: true });
   await symlink(pkg, join(app, 'node_modules', 'insight-export'));
   await writeFile(join(app, 'package.json'), JSON.stringify({ name: 'app', type: 'module', private: true }));

@@ -5,18 +5,17 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
-import { inject } from 'vitest';
 import { stringify } from 'yaml';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { oncePerRun } from '../helpers/once-per-run.js';
 import { useForFile } from '../helpers/use-for-file.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -27,52 +26,26 @@ export interface TestCli {
   remove(): Promise<void>;
 }
 
-const BUILD_TIMEOUT_MS = 120_000;
-
 /**
- * Bundles src/cli.ts and the crash points into `cli.js` in the run's folder of test/setup/test-cli.ts,
- * once per test run: the first caller builds it, the others (other test files, in other workers)
- * wait for it. Packages stay external: the same node_modules as the sources. `remove()` leaves it
- * to the setup's teardown.
+ * Bundles src/cli.ts and the crash points into `cli.js` once per test run (test/helpers/once-per-run.ts):
+ * the first caller builds it, the others (other test files, in other workers) wait for it.
+ * Packages stay external: the same node_modules as the sources. `remove()` leaves it to the
+ * setup's teardown.
  */
 export async function buildTestCli(): Promise<TestCli> {
-  const dir = inject('testCliDir');
-  if (!dir) throw new Error('No test CLI folder: test/setup/test-cli.ts is not registered as a vitest globalSetup');
-  const path = join(dir, 'cli.js');
-  const failed = join(dir, 'build-failed.txt');
-  const claimed = await mkdir(join(dir, 'building')).then(
-    () => true,
-    (err: NodeJS.ErrnoException) => {
-      if (err.code === 'EEXIST') return false;
-      throw err;
-    },
-  );
-  if (claimed) {
-    try {
-      await build({
-        entryPoints: [join(REPO, 'test/reliability/fixtures/cli-with-crash-points.ts')],
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        packages: 'external',
-        outfile: join(dir, 'cli.partial.js'),
-        logLevel: 'warning',
-        sourcemap: false,
-      });
-      await rename(join(dir, 'cli.partial.js'), path);
-    } catch (err) {
-      await writeFile(failed, String((err as Error).stack ?? err));
-      throw err;
-    }
-  } else {
-    const deadline = Date.now() + BUILD_TIMEOUT_MS;
-    while (!existsSync(path)) {
-      if (existsSync(failed)) throw new Error(`The test build of the CLI failed:\n${readFileSync(failed, 'utf8')}`);
-      if (Date.now() > deadline) throw new Error(`The test build of the CLI (${path}) was not ready within ${BUILD_TIMEOUT_MS / 1000} s`);
-      await sleep(50);
-    }
-  }
+  const path = await oncePerRun('cli.js', async (outfile) => {
+    await build({
+      entryPoints: [join(REPO, 'test/reliability/fixtures/cli-with-crash-points.ts')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      outfile,
+      logLevel: 'warning',
+      sourcemap: false,
+    });
+  });
   return { path, remove: async () => {} };
 }
 
