@@ -108,6 +108,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     // Names are resolved (read-only) before the lease, so a job whose names are wrong leaves
     // nothing at the destination, not even a lease.
     source = await openSource(config, logger);
+    if (input.signal) source.client.stopOn(input.signal);
     const job = await resolveWalletNames(input.job, source.client);
     // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
     const held = dryRun

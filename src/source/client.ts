@@ -13,7 +13,7 @@ import { Agent, type Dispatcher } from 'undici';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
-import { InsightExportError } from '../errors.js';
+import { InsightExportError, InterruptedError } from '../errors.js';
 import type {
   DecodeRequestBody,
   DecodeResponse,
@@ -168,6 +168,7 @@ export class InsightClient {
   private readonly random: () => number;
   private readonly apiHeaders: Record<string, string>;
   private readonly explorerHeaders: Record<string, string>;
+  private stopSignal: AbortSignal | undefined;
 
   constructor(opts: ClientOptions) {
     this.api = parseBaseUrl('baseUrl', opts.baseUrl);
@@ -395,8 +396,22 @@ export class InsightClient {
         'read interface request failed; retrying',
       );
       this.stats.retries++;
-      if (delayMs > 0) await sleep(delayMs);
+      // A stop cuts the wait short; the next attempt then ends with InterruptedError.
+      if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.stopSignal }).catch(() => undefined);
     }
+  }
+
+  /**
+   * Once `signal` is aborted (SIGINT/SIGTERM), no further request is sent: each ends with an
+   * InterruptedError, so every phase of a run (head search, edge lookups, paging) stops at its
+   * next request instead of finishing its searches first.
+   */
+  stopOn(signal: AbortSignal): void {
+    this.stopSignal = signal;
+  }
+
+  private throwIfStopped(): void {
+    if (this.stopSignal?.aborted) throw new InterruptedError(String(this.stopSignal.reason ?? 'a signal'));
   }
 
   private attempt(
@@ -408,7 +423,9 @@ export class InsightClient {
     body: string | undefined,
   ): Promise<unknown> {
     const run = async (): Promise<unknown> => {
+      this.throwIfStopped();
       if (this.rateLimiter) await this.rateLimiter.acquire();
+      this.throwIfStopped();
       return this.sendOnce(origin, path, url, method, headers, body);
     };
     return this.limit(run);
