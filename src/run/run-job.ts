@@ -9,7 +9,7 @@ import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
 import type { ObjectStore } from '../store/store.js';
 import { WindowState } from '../state/window-state.js';
-import { acquireLease, leaseName, type Lease } from '../state/lease.js';
+import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
 import { BlockLookup } from '../source/block-by-number.js';
@@ -283,6 +283,8 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     }
     return report;
   } catch (err) {
+    // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
+    if (err instanceof LeaseHeldError) throw err;
     const report = failure(err, source?.client, store.location);
     if (runState && lease && !lease.lost.aborted) {
       const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
