@@ -13,7 +13,7 @@ import type { FileProblem } from './errors.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
 import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
 import { didYouMean, type ProblemParams } from './issues.js';
-import { partitioningUses } from './partitioning.js';
+import { partitioningUses } from '../sink/partitioning.js';
 import {
   checked,
   concurrencyLayer,

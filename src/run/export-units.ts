@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
-import type { Row } from '../datasets/columns.js';
+import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';

@@ -32,7 +32,7 @@ import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
-import { partitionKeyPattern } from '../job/partitioning.js';
+import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
 
 export type VerifyProblemKind =
