@@ -10,7 +10,7 @@
  */
 import { createNdjsonEncoder } from '../src/sink/row-values.js';
 import { sandboxTransactionRows } from './sandbox-transaction-rows.js';
-import type { Column, Row } from '../src/datasets/columns.js';
+import type { Column, Row } from '../src/columns/columns.js';
 
 const { rows, columns } = await sandboxTransactionRows(20);
 const UINT256_RE = /^(?:0|[1-9][0-9]{0,77})$/;

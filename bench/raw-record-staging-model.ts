@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import type { Column, Row } from '../src/datasets/columns.js';
+import type { Column, Row } from '../src/columns/columns.js';
 import { transactionsDataset } from '../src/datasets/transactions.js';
 import { duckdbType } from '../src/sink/column-types.js';
 import { copyStatement, sqlIdentifier, sqlString } from '../src/sink/parquet-duckdb.js';

@@ -6,7 +6,7 @@ import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
 import { normaliseListResponse } from '../src/source/response-records.js';
 import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
-import type { Column, Row } from '../src/datasets/columns.js';
+import type { Column, Row } from '../src/columns/columns.js';
 import type { TransactionRecord } from '../src/source/records.js';
 
 /**

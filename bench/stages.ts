@@ -13,8 +13,8 @@ import { cdnCompress } from '../src/sandbox/cdn-compression.js';
 import { normaliseListResponse } from '../src/source/response-records.js';
 import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
 import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
-import { isoDate, type Row } from '../src/datasets/columns.js';
-import { renderPartition } from '../src/job/partitioning.js';
+import { isoDate, type Row } from '../src/columns/columns.js';
+import { renderPartition } from '../src/sink/partitioning.js';
 import type { TransactionRecord } from '../src/source/records.js';
 import { decodingWalletTarget, sandboxPageBodies } from './sandbox-transaction-rows.js';
 

@@ -12,7 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { aggregatesDataset, createAggregateTarget } from '../src/datasets/aggregates.js';
-import type { Column } from '../src/datasets/columns.js';
+import type { Column } from '../src/columns/columns.js';
 import { eventsDataset } from '../src/datasets/events.js';
 import { nftHoldingsDataset } from '../src/datasets/nft-holdings.js';
 import { transactionsDataset } from '../src/datasets/transactions.js';

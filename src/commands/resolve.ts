@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { isoTime } from '../datasets/columns.js';
+import { isoTime } from '../columns/columns.js';
 import type { BlockRecord, EventRecord, ResolveResponse, TransactionRecord } from '../source/records.js';
 import { chainIdsOf, printResult, rejectedInput, withClient, withSourceFlags, type SourceArgs } from './source-options.js';
 import { renderFields, renderTable, terminalWidth } from './table.js';

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { UserInputError } from '../errors.js';
 import { FileProblemsError, type FileProblem } from '../job/errors.js';
 import { issuesToProblems } from '../job/issues.js';
-import { partitioningUses } from '../job/partitioning.js';
+import { partitioningUses } from '../sink/partitioning.js';
 import { jobDatasets, type Job } from '../job/schema.js';
 import { type ConcurrencySettings, type OutputSettings, type RetrySettings } from '../job/settings.js';
 import { SANDBOX, type Destination } from '../job/values.js';

@@ -9,7 +9,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, parsePartitioning } from '../job/partitioning.js';
+import { parsePartitioning } from '../job/partitioning.js';
+import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS } from '../sink/partitioning.js';
 import {
   BYTE_SIZE_ERROR,
   BYTE_SIZE_PATTERN,

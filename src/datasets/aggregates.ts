@@ -28,7 +28,7 @@ import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
-import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from './columns.js';
+import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from '../columns/columns.js';
 import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowRequest } from './dataset.js';
 import { eventTableName } from './events.js';
 

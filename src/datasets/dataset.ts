@@ -1,4 +1,4 @@
-import { isoTime, type Column, type Row } from './columns.js';
+import { isoTime, type Column, type Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
 import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';

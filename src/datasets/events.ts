@@ -1,4 +1,4 @@
-import { column, type Column, type Row } from './columns.js';
+import { column, type Column, type Row } from '../columns/columns.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';

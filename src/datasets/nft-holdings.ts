@@ -15,7 +15,7 @@ import { HttpStatusError } from '../source/errors.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
-import { column, isoDate, type Column, type Row } from './columns.js';
+import { column, isoDate, type Column, type Row } from '../columns/columns.js';
 import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowRequest } from './dataset.js';
 
 export interface NftHoldingsTarget {

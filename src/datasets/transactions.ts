@@ -1,4 +1,4 @@
-import { column, type Column, type Row } from './columns.js';
+import { column, type Column, type Row } from '../columns/columns.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';

@@ -1,5 +1,5 @@
 import type { AbiEvent, AbiFunction, AbiParameter } from 'viem';
-import { column, type Column, type ColumnType } from '../datasets/columns.js';
+import { column, type Column, type ColumnType } from '../columns/columns.js';
 import { canonicalType, isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /** `decode_status`: `ok`, `no_abi` or `error: <short reason>` (transactions also `no_calldata`). */

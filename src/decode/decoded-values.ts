@@ -1,5 +1,5 @@
 import type { AbiParameter } from 'viem';
-import type { RowValue } from '../datasets/columns.js';
+import type { RowValue } from '../columns/columns.js';
 import { InsightExportError } from '../errors.js';
 import { isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 

@@ -1,6 +1,6 @@
 import { decodeEventLog, toEventSelector, type Abi, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
-import type { Column, Row, RowValue } from '../datasets/columns.js';
+import type { Column, Row, RowValue } from '../columns/columns.js';
 import type { EventRecord } from '../source/records.js';
 import { isIndexed } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN, eventArgColumns } from './columns.js';

@@ -10,7 +10,7 @@ import {
   type Hex,
 } from 'viem';
 import { formatAbiItem } from 'viem/utils';
-import { column, type Column, type RowValue } from '../datasets/columns.js';
+import { column, type Column, type RowValue } from '../columns/columns.js';
 import type { TransactionRecord } from '../source/records.js';
 import { isSupportedType } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';

@@ -13,5 +13,5 @@ export {
   type Target,
   type WalletTarget,
 } from './schema.js';
-export { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, renderPartition, type PartitionValues } from './partitioning.js';
+export { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, renderPartition, type PartitionValues } from '../sink/partitioning.js';
 export type { Destination, EventSignature } from './values.js';

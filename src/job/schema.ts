@@ -13,7 +13,7 @@ import type { FileProblem } from './errors.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
 import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
 import { didYouMean, type ProblemParams } from './issues.js';
-import { partitioningUses } from './partitioning.js';
+import { partitioningUses } from '../sink/partitioning.js';
 import {
   checked,
   concurrencyLayer,
@@ -538,40 +538,9 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     });
 
     const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
-    let range: JobRange | null = null;
-    if (f.range) range = normaliseRange(f.range, ctx);
-    else if ([...all].some((d) => !isSnapshot(d))) {
-      issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => !isSnapshot(d)).join(', ')}`, {
-        noValue: true,
-        hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',
-      });
-    }
-
-    const sectionUsers = datasetsWhere((c) => c.readsJobAggregates === true);
-    if ([...all].some((d) => sectionUsers.includes(d))) {
-      if (!f.aggregates || ((f.aggregates.aggregate?.length ?? 0) === 0 && (f.aggregates.group_by?.length ?? 0) === 0)) {
-        issue(ctx, ['aggregates'], `needs group_by and/or aggregate: a target exports the ${sectionUsers.join(', ')} dataset`, {
-          noValue: true,
-          hint: 'e.g. aggregates: {group_by: [chain_id], aggregate: ["count() as tx_count"]}',
-        });
-      }
-    } else if (f.aggregates) {
-      issue(ctx, ['aggregates'], `is set but no target lists the ${sectionUsers.join(', ')} dataset`, {
-        noValue: true,
-        atKey: true,
-        hint: `add ${sectionUsers.map((d) => `"${d}"`).join(' or ')} to a target's datasets`,
-      });
-    }
-
-    const output = outputLayer(f.output);
-    if (output.format === 'ndjson' && output.compression && !compressionAllowed('ndjson', output.compression)) {
-      issue(ctx, ['output', 'compression'], `is not available for NDJSON (${compressionsList('ndjson')})`, {}, output.compression);
-    }
-    if (output.partitioning !== undefined && all.size > 1 && !partitioningUses(output.partitioning, 'dataset')) {
-      issue(ctx, ['output', 'partitioning'], 'has no {dataset} but the job exports several datasets', {
-        hint: 'files of different datasets have different columns: keep them in different folders',
-      });
-    }
+    const range = checkRange(f, all, ctx);
+    checkAggregatesSection(f, all, ctx);
+    const output = checkOutput(f, all, ctx);
 
     return {
       name: f.name,
@@ -589,6 +558,52 @@ export function jobFileSchema(sctx: JobSchemaContext) {
       warnings,
     };
   });
+}
+
+/** The range, required when a dataset of the job is not a snapshot. */
+function checkRange(f: FileValue, all: Set<DatasetName>, ctx: Ctx): JobRange | null {
+  let range: JobRange | null = null;
+  if (f.range) range = normaliseRange(f.range, ctx);
+  else if ([...all].some((d) => !isSnapshot(d))) {
+    issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => !isSnapshot(d)).join(', ')}`, {
+      noValue: true,
+      hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',
+    });
+  }
+  return range;
+}
+
+/** The aggregates section: required by the datasets that read it, refused without them. */
+function checkAggregatesSection(f: FileValue, all: Set<DatasetName>, ctx: Ctx): void {
+  const sectionUsers = datasetsWhere((c) => c.readsJobAggregates === true);
+  if ([...all].some((d) => sectionUsers.includes(d))) {
+    if (!f.aggregates || ((f.aggregates.aggregate?.length ?? 0) === 0 && (f.aggregates.group_by?.length ?? 0) === 0)) {
+      issue(ctx, ['aggregates'], `needs group_by and/or aggregate: a target exports the ${sectionUsers.join(', ')} dataset`, {
+        noValue: true,
+        hint: 'e.g. aggregates: {group_by: [chain_id], aggregate: ["count() as tx_count"]}',
+      });
+    }
+  } else if (f.aggregates) {
+    issue(ctx, ['aggregates'], `is set but no target lists the ${sectionUsers.join(', ')} dataset`, {
+      noValue: true,
+      atKey: true,
+      hint: `add ${sectionUsers.map((d) => `"${d}"`).join(' or ')} to a target's datasets`,
+    });
+  }
+}
+
+/** The output section, with the rules that depend on the job's datasets. */
+function checkOutput(f: FileValue, all: Set<DatasetName>, ctx: Ctx) {
+  const output = outputLayer(f.output);
+  if (output.format === 'ndjson' && output.compression && !compressionAllowed('ndjson', output.compression)) {
+    issue(ctx, ['output', 'compression'], `is not available for NDJSON (${compressionsList('ndjson')})`, {}, output.compression);
+  }
+  if (output.partitioning !== undefined && all.size > 1 && !partitioningUses(output.partitioning, 'dataset')) {
+    issue(ctx, ['output', 'partitioning'], 'has no {dataset} but the job exports several datasets', {
+      hint: 'files of different datasets have different columns: keep them in different folders',
+    });
+  }
+  return output;
 }
 
 /** The schema as published (paths do not matter for the JSON Schema). */

@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
-import type { Row } from '../datasets/columns.js';
+import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
@@ -57,8 +57,6 @@ export interface ExportOptions {
   pageSize?: number;
   /** Cap on pages requested ahead per window (default: none; the run's RunRequestPool decides). */
   prefetch?: number;
-  /** Re-export windows even when state says they are done, replacing their files. */
-  replace?: boolean;
   /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
   blocks?: BlockLookup;
   signal?: AbortSignal;
@@ -355,11 +353,7 @@ async function exportGroup(
   return group.map((u) => results.get(u.chainId)!);
 }
 
-/**
- * Uploads a window's finished files and records the window as completed (see WindowState for the
- * protocol). When the window was completed before (a forced or rewound re-export), files of the
- * old export that the new one did not overwrite are removed after the new marker is written.
- */
+/** Uploads a window's finished files and records the window as completed (WindowState.commit). */
 async function commitWindow(
   u: ExportUnit,
   files: PlannedFile[],
@@ -367,30 +361,24 @@ async function commitWindow(
   opts: ExportOptions,
   edge: BlockEdge | undefined,
 ): Promise<void> {
-  const previous = opts.replace ? await opts.state.readCompleted(u.unitKey, u.start, u.end) : null;
-  const keys = files.map((f) => f.key);
-  try {
-    if (files.length > 0) await opts.state.writePending(u.unitKey, u.start, u.end, keys);
-    for (const f of files) {
-      if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted before upload');
-      await opts.store.putFile(f.key, f.path, { contentType: contentType(opts.output.format, opts.output.compression) });
-      await rm(f.path, { force: true });
-    }
-  } finally {
-    await Promise.all(files.map((f) => rm(f.path, { force: true })));
-  }
-  await opts.state.writeCompleted({
+  const record = {
     unit_key: u.unitKey,
     start: u.start,
     end: u.end,
     rows,
     files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
     run_id: opts.runId,
-    completed_at: new Date().toISOString(),
     ...(edge ? { edge } : {}),
-  });
-  if (previous) {
-    const stale = previous.files.map((f) => f.key).filter((k) => !keys.includes(k));
-    if (stale.length > 0) await opts.store.deleteMany(stale);
+  };
+  try {
+    await opts.state.commit(record, async () => {
+      for (const f of files) {
+        if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted before upload');
+        await opts.store.putFile(f.key, f.path, { contentType: contentType(opts.output.format, opts.output.compression) });
+        await rm(f.path, { force: true });
+      }
+    });
+  } finally {
+    await Promise.all(files.map((f) => rm(f.path, { force: true })));
   }
 }

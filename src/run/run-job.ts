@@ -235,7 +235,6 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       unitsInFlight: config.concurrency.unitsInFlight,
       pageSize: input.pageSize,
       prefetch: input.prefetch,
-      replace: input.force === true || Boolean(input.rewind) || repairs.size > 0,
       blocks,
       signal,
       logger,

@@ -1,4 +1,4 @@
-import { isoTime } from '../datasets/columns.js';
+import { isoTime } from '../columns/columns.js';
 import { hash3 } from './prng.js';
 import type { AggregationValue, ColumnCatalog, ListQuery } from './query.js';
 

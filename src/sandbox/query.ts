@@ -1,4 +1,4 @@
-import { isoDate } from '../datasets/columns.js';
+import { isoDate } from '../columns/columns.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, MAX_PAGE, MAX_PAGE_AGGREGATED } from '../source/query.js';
 import { hash3 } from './prng.js';
 import { badRequest, sqlError } from './errors.js';

@@ -1,4 +1,4 @@
-import type { Column, ColumnType } from '../datasets/columns.js';
+import type { Column, ColumnType } from '../columns/columns.js';
 
 /**
  * One table says how each column type is stored, so that NDJSON, both Parquet engines and the

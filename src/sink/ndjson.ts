@@ -1,5 +1,5 @@
 import { rename } from 'node:fs/promises';
-import type { Column, Row } from '../datasets/columns.js';
+import type { Column, Row } from '../columns/columns.js';
 import { createNdjsonEncoder } from './row-values.js';
 import { newStagingBase, TextFileStream } from './staging.js';
 import { BaseFileWriter } from './writer-base.js';

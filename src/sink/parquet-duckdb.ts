@@ -1,7 +1,7 @@
 import { rename, rm } from 'node:fs/promises';
 import type { DuckDBInstance, DuckDBConnection } from '@duckdb/node-api';
 import pLimit, { type LimitFunction } from 'p-limit';
-import type { Column, Row } from '../datasets/columns.js';
+import type { Column, Row } from '../columns/columns.js';
 import { errorMessage } from '../errors.js';
 import { duckdbType } from './column-types.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';

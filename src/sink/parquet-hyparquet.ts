@@ -1,7 +1,7 @@
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { ByteWriter, ParquetWriter } from 'hyparquet-writer';
-import type { Column, Row } from '../datasets/columns.js';
+import type { Column, Row } from '../columns/columns.js';
 import { parquetColumnTypes } from './column-types.js';
 import { ROW_GROUP_BYTES, writeEmptyParquet } from './parquet-duckdb.js';
 import { createColumnarConverter, type ParquetValue } from './row-values.js';

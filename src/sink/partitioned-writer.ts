@@ -1,6 +1,6 @@
-import type { Column, Row } from '../datasets/columns.js';
-import { isoDate } from '../datasets/columns.js';
-import { renderPartition, type PartitionValues } from '../job/partitioning.js';
+import type { Column, Row } from '../columns/columns.js';
+import { isoDate } from '../columns/columns.js';
+import { renderPartition, type PartitionValues } from './partitioning.js';
 import type { FileWriter, FileWriterOptions, FinishedFile } from './sink.js';
 import { createFileWriter } from './index.js';
 

@@ -1,8 +1,8 @@
-import type { Column, ColumnType, Row } from '../datasets/columns.js';
+import type { Column, ColumnType, Row } from '../columns/columns.js';
 import { InvalidRowValueError } from './errors.js';
 
 /**
- * Checking and encoding of row values against the column model (src/datasets/columns.ts).
+ * Checking and encoding of row values against the column model (src/columns/columns.ts).
  * Every writer goes through here, so a value that does not fit its column fails the same way in
  * NDJSON and both Parquet engines, before any byte of its page is written.
  */

@@ -1,4 +1,4 @@
-import type { Column, Row } from '../datasets/columns.js';
+import type { Column, Row } from '../columns/columns.js';
 
 export type OutputFormat = 'parquet' | 'ndjson';
 export type ParquetEngine = 'duckdb' | 'hyparquet';

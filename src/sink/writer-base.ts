@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import type { Row } from '../datasets/columns.js';
+import type { Row } from '../columns/columns.js';
 import { errorMessage, InsightExportError } from '../errors.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';
 import type { FileWriter, FinishedFile } from './sink.js';

@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { UserInputError } from '../errors.js';
-import { partitioningUses } from '../job/partitioning.js';
+import { partitioningUses } from '../sink/partitioning.js';
 import type { ObjectStore } from '../store/store.js';
 
 export const OWNERS_ROOT = '_state/_owners';

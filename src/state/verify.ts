@@ -27,12 +27,12 @@ import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { errorMessage } from '../errors.js';
 import { isSnapshot, isSnapshotUnitKey } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
-import { alignedPieces, merge, planJob, subtract, windowKey, type ChainHead, type Interval } from '../plan/index.js';
+import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
-import { WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
-import { partitionKeyPattern } from '../job/partitioning.js';
+import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
 
 export type VerifyProblemKind =
@@ -107,8 +107,56 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const state = new WindowState(store, job.name);
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
+  const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
+  const records = await readCompletedMarkers(store, state, problems);
+  const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
+  for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
+  const format = opts.output?.format;
+  const otherFormat = format ? [...listed.keys()].filter((k) => (formatOfKey(k) ?? format) !== format) : [];
+  if (otherFormat.length > 0) {
+    problems.push({
+      kind: 'other-format',
+      key: otherFormat[0]!,
+      message: `${otherFormat.length} file(s) are not ${format}, the job's format: a run refuses this destination (keep the format it holds, or run with --force to export every window again as ${format})`,
+    });
+  }
 
-  // ---- planned windows against completed windows
+  const { counted, distinct, checkedRows } = await checkListedFiles(opts, records, problems);
+  const pendingKeys = await checkPendingCommits(store, state, problems);
+  const unreferenced = await checkUnreferencedFiles(opts, records, listed, pendingKeys, problems);
+  const lease = await currentLease(opts, state);
+
+  const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
+  const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
+  problems.sort(
+    (a, b) =>
+      (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''),
+  );
+  return {
+    job: job.name,
+    destination: store.location,
+    ok: problems.length === 0,
+    units,
+    windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
+    files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
+    rows: {
+      recorded: records.reduce((n, r) => n + r.rows, 0),
+      counted: opts.quick ? null : counted,
+      distinct: opts.quick ? null : distinct,
+    },
+    lease,
+    other_units: otherUnits,
+    problems,
+  };
+}
+
+/** Planned windows against completed windows: missing and overlapping windows, per unit. */
+async function checkPlannedWindows(
+  opts: VerifyOptions,
+  completed: Map<string, Interval[]>,
+  problems: VerifyProblem[],
+): Promise<{ units: UnitSummary[]; otherUnits: string[] }> {
+  const { job } = opts;
   const axis = job.range?.by ?? 'time';
   const frontier = new Map<number, number>();
   for (const [unitKey, list] of completed) {
@@ -177,8 +225,11 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     });
   }
   const otherUnits = [...completed.keys()].filter((k) => !jobUnits.has(k)).sort();
+  return { units, otherUnits };
+}
 
-  // ---- completed markers and their files
+/** Completed markers, checked against their names and their own row counts. */
+async function readCompletedMarkers(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<WindowRecord[]> {
   const records: WindowRecord[] = [];
   const completedPrefix = `${state.root}/completed/`;
   for await (const obj of store.list(completedPrefix)) {
@@ -192,17 +243,9 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
       continue;
     }
     if (!rec) continue;
-    const slash = rest.lastIndexOf('/');
-    const unitKey = rest.slice(0, slash);
-    const name = rest.slice(slash + 1);
-    const shapeOk =
-      rec.unit_key === unitKey &&
-      Number.isSafeInteger(rec.start) &&
-      Number.isSafeInteger(rec.end) &&
-      name === `${windowKey({ start: rec.start, end: rec.end })}.json` &&
-      Array.isArray(rec.files) &&
-      rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes));
-    if (!shapeOk) {
+    const place = parseMarkerPlace(rest);
+    const unitKey = place.unitKey;
+    if (!recordFitsPlace(rec, place)) {
       problems.push({
         kind: 'bad-marker',
         key: obj.key,
@@ -223,19 +266,16 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     }
     records.push(rec);
   }
+  return records;
+}
 
-  const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
-  for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
-  const format = opts.output?.format;
-  const otherFormat = format ? [...listed.keys()].filter((k) => (formatOfKey(k) ?? format) !== format) : [];
-  if (otherFormat.length > 0) {
-    problems.push({
-      kind: 'other-format',
-      key: otherFormat[0]!,
-      message: `${otherFormat.length} file(s) are not ${format}, the job's format: a run refuses this destination (keep the format it holds, or run with --force to export every window again as ${format})`,
-    });
-  }
-
+/** Every listed file: present, of the recorded size and (unless quick) row count, no item_id twice. */
+async function checkListedFiles(
+  opts: VerifyOptions,
+  records: WindowRecord[],
+  problems: VerifyProblem[],
+): Promise<{ counted: number; distinct: number; checkedRows: number }> {
+  const { store } = opts;
   const limit = pLimit(opts.concurrency ?? 8);
   let counted = 0;
   let distinct = 0;
@@ -295,8 +335,11 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
       }),
     ),
   );
+  return { counted, distinct, checkedRows };
+}
 
-  // ---- pending commits, files nobody lists, the lease
+/** Pending commits left; returns the keys they name. */
+async function checkPendingCommits(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<Set<string>> {
   const pendingPrefix = `${state.root}/pending/`;
   const pendingKeys = new Set<string>();
   for await (const obj of store.list(pendingPrefix)) {
@@ -309,15 +352,25 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     }
     const keys = Array.isArray(marker?.keys) ? marker.keys : [];
     for (const k of keys) pendingKeys.add(k);
-    const rest = obj.key.slice(pendingPrefix.length);
     problems.push({
       kind: 'pending-commit',
       key: obj.key,
-      unit: rest.slice(0, rest.lastIndexOf('/')),
+      unit: parseMarkerPlace(obj.key.slice(pendingPrefix.length)).unitKey,
       message: `a commit of ${keys.length} file(s) was started and not finished (a run is in progress, or crashed: the next run removes its files)`,
     });
   }
+  return pendingKeys;
+}
 
+/** Data files of the job's targets that no completed window lists. */
+async function checkUnreferencedFiles(
+  opts: VerifyOptions,
+  records: WindowRecord[],
+  listed: Map<string, unknown>,
+  pendingKeys: Set<string>,
+  problems: VerifyProblem[],
+): Promise<number> {
+  const { store, job } = opts;
   const prefixes = targetFilePrefixes(job, records);
   // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
   const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
@@ -338,7 +391,12 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
         : 'no completed window lists this file: readers see rows the state does not know of (left by a crash or by another job writing the same target here)',
     });
   }
+  return unreferenced;
+}
 
+/** Who holds the job's lease (an active holder before an expired one). */
+async function currentLease(opts: VerifyOptions, state: WindowState): Promise<VerifyReport['lease']> {
+  const { store } = opts;
   let lease: VerifyReport['lease'] = null;
   for (const name of await leaseObjects(store, state.root)) {
     const got = await store.get(name);
@@ -348,29 +406,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     const active = !takeable(rec, now, { host: '', bootId: null }, () => true);
     if (!lease || active) lease = { ...rec, active };
   }
-
-  const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
-  const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
-  problems.sort(
-    (a, b) =>
-      (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''),
-  );
-  return {
-    job: job.name,
-    destination: store.location,
-    ok: problems.length === 0,
-    units,
-    windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
-    files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
-    rows: {
-      recorded: records.reduce((n, r) => n + r.rows, 0),
-      counted: opts.quick ? null : counted,
-      distinct: opts.quick ? null : distinct,
-    },
-    lease,
-    other_units: otherUnits,
-    problems,
-  };
+  return lease;
 }
 
 /** `[a, b) [c, d)`, at most 8 of them. */

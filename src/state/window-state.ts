@@ -75,6 +75,34 @@ function parseMarkerName(name: string): Interval | null {
   return name.endsWith('.json') ? parseWindowKey(name.slice(0, -'.json'.length)) : null;
 }
 
+/** Where a marker sits: `<unitKey>/<start>_<end>.json` below `completed/` or `pending/`. */
+export interface MarkerPlace {
+  unitKey: string;
+  /** The marker's file name (`<start>_<end>.json`). */
+  name: string;
+  /** The window the name encodes; null when the name is not a window's. */
+  window: Interval | null;
+}
+
+/** Parses a marker key relative to its folder (`completed/` or `pending/`). */
+export function parseMarkerPlace(rest: string): MarkerPlace {
+  const slash = rest.lastIndexOf('/');
+  const name = rest.slice(slash + 1);
+  return { unitKey: rest.slice(0, Math.max(0, slash)), name, window: slash < 0 ? null : parseMarkerName(name) };
+}
+
+/** Whether a completed marker's record is the window its place names, with a well-formed file list. */
+export function recordFitsPlace(rec: WindowRecord, place: MarkerPlace): boolean {
+  return (
+    rec.unit_key === place.unitKey &&
+    Number.isSafeInteger(rec.start) &&
+    Number.isSafeInteger(rec.end) &&
+    place.name === `${windowKey({ start: rec.start, end: rec.end })}.json` &&
+    Array.isArray(rec.files) &&
+    rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes))
+  );
+}
+
 const overlaps = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
 const sameWindow = (a: Interval, b: Interval) => a.start === b.start && a.end === b.end;
 
@@ -110,11 +138,8 @@ export class WindowState {
     const prefix = `${this.root}/completed/`;
     const out = new Map<string, Interval[]>();
     for await (const obj of this.store.list(prefix)) {
-      const rest = obj.key.slice(prefix.length);
-      const slash = rest.lastIndexOf('/');
-      const interval = parseMarkerName(rest.slice(slash + 1));
-      if (slash < 0 || !interval) continue;
-      const unitKey = rest.slice(0, slash);
+      const { unitKey, window: interval } = parseMarkerPlace(obj.key.slice(prefix.length));
+      if (!interval) continue;
       let list = out.get(unitKey);
       if (!list) out.set(unitKey, (list = []));
       list.push(interval);
@@ -175,6 +200,19 @@ export class WindowState {
   }
 
   /**
+   * The whole commit of one window (see the file comment): pending marker (when there are files),
+   * `upload` (puts every file of `record`), completed marker, then what the window replaces and the
+   * pending marker are removed.
+   */
+  async commit(record: Omit<WindowRecord, 'completed_at'>, upload: () => Promise<void>): Promise<void> {
+    const keys = record.files.map((f) => f.key);
+    if (keys.length > 0) await this.writePending(record.unit_key, record.start, record.end, keys);
+    await upload();
+    const { edge, ...rest } = record;
+    await this.writeCompleted({ ...rest, completed_at: new Date().toISOString(), ...(edge ? { edge } : {}) });
+  }
+
+  /**
    * Records a window as completed, then removes what it replaces (see the file comment) and its
    * pending marker.
    */
@@ -217,10 +255,8 @@ export class WindowState {
     const markers: string[] = [];
     for await (const obj of this.store.list(pendingPrefix)) {
       const rest = obj.key.slice(pendingPrefix.length);
-      const slash = rest.lastIndexOf('/');
-      const unitKey = rest.slice(0, Math.max(0, slash));
+      const { unitKey, window } = parseMarkerPlace(rest);
       if (!ownsUnit(unitKey)) continue;
-      const window = parseMarkerName(rest.slice(slash + 1));
       const marker = await this.readJson<PendingMarker>(obj.key);
       const keys = marker?.keys ?? [];
       if (!Array.isArray(keys)) throw new StateCorruptError(obj.key, '"keys" is not an array');

@@ -7,12 +7,12 @@
  * uint256 columns stay strings in every dialect: DECIMAL(38,0) (Athena, Snowflake NUMBER) and
  * BigQuery BIGNUMERIC hold at most 38 integer digits, uint256 values have up to 78.
  */
-import type { Column, ColumnType } from '../datasets/columns.js';
-import { isoDate } from '../datasets/columns.js';
+import type { Column, ColumnType } from '../columns/columns.js';
+import { isoDate } from '../columns/columns.js';
 import { duckdbType } from '../sink/column-types.js';
 import type { Compression, OutputFormat } from '../sink/sink.js';
 import { UserInputError } from '../errors.js';
-import { renderPartition, type PartitionPlaceholder } from '../job/partitioning.js';
+import { renderPartition, type PartitionPlaceholder } from '../sink/partitioning.js';
 
 export const DIALECTS = ['athena', 'duckdb', 'bigquery', 'snowflake'] as const;
 export type Dialect = (typeof DIALECTS)[number];

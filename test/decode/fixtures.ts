@@ -5,7 +5,7 @@
  */
 import { encodeAbiParameters, encodeEventTopics, getAddress, keccak256, toHex, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
-import type { RowValue } from '../../src/datasets/columns.js';
+import type { RowValue } from '../../src/columns/columns.js';
 import type { DecodedEvent, EventRecord } from '../../src/source/records.js';
 import { parseEventSignature, type ParsedEventSignature } from '../../src/abi/event-signature.js';
 

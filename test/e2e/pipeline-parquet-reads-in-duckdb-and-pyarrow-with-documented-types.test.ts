@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Column } from '../../src/datasets/columns.js';
+import type { Column } from '../../src/columns/columns.js';
 import { eventsDataset, eventTableForSignature } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';

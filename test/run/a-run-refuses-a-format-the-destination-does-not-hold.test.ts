@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ExitCode, InsightExportError } from '../../src/errors.js';
 import { loadJob } from '../../src/job/index.js';
-import { DEFAULT_PARTITIONING } from '../../src/job/partitioning.js';
+import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { openStore } from '../../src/store/open-store.js';
 import { exportJob, listFiles } from '../helpers/export.js';

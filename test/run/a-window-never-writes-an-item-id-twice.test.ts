@@ -6,7 +6,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { column } from '../../src/datasets/columns.js';
+import { column } from '../../src/columns/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
 import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
 import { silentLogger } from '../../src/log.js';

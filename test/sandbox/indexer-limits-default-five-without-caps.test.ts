@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMIT, listQuery, startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { compareWithTruth, pageByOffset, rowId } from '../helpers/naive-offset-paging.js';
+import { DEFAULT_LIMIT, listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
+import { compareWithTruth, pageByOffset } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
-
-async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
-  const s = await startSandbox({ transactions: 6_000, seed: 21, ...opts });
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-const ids = (rows: any[]) => rows.map(rowId);
+import { ids, withSandbox } from '../helpers/knob-sandbox.js';
 
 describe("indexerLimits: the indexer's limit and page", () => {
   it('default limit 5 (also for limit=0), no cap on limit or page, a negative limit drops LIMIT and a negative page OFFSET', async () => {

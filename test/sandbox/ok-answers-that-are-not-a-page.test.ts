@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { OK_ERROR_MESSAGE, listQuery, startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { OK_ERROR_MESSAGE, listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
 import { compareWithTruth, pageByOffset } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
-
-async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
-  const s = await startSandbox({ transactions: 6_000, seed: 21, ...opts });
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
+import { withSandbox } from '../helpers/knob-sandbox.js';
 
 const limit = 40;
 

@@ -1,18 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { listQuery, startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { compareWithTruth, pageByOffset, rowId } from '../helpers/naive-offset-paging.js';
+import { listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
+import { compareWithTruth, pageByOffset } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
+import { ids, withSandbox } from '../helpers/knob-sandbox.js';
 
-async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
-  const s = await startSandbox({ transactions: 6_000, seed: 21, ...opts });
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-const ids = (rows: any[]) => rows.map(rowId);
 const limit = 40;
 
 describe('repeatEarlierRows: pages that repeat rows an earlier page carried in an earlier block', () => {

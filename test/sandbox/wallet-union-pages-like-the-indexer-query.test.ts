@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { listQuery, startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
 import { compareWithTruth, pageByOffset, rowId } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
-
-async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {
-  const s = await startSandbox({ transactions: 6_000, seed: 21, ...opts });
-  try {
-    return await fn(s);
-  } finally {
-    await s.close();
-  }
-}
-
-const ids = (rows: any[]) => rows.map(rowId);
+import { ids, withSandbox } from '../helpers/knob-sandbox.js';
 
 describe('walletUnion: the wallet route as the indexer UNION ALL query', () => {
   it('page p = rows [p*l, p*l+l) of the from-half [p*l, p*l+2l) and to-half [p*l, p*l+2l), concatenated in an order drawn per request', async () => {

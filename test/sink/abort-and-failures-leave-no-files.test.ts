@@ -1,7 +1,7 @@
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Row } from '../../src/datasets/columns.js';
+import type { Row } from '../../src/columns/columns.js';
 import {
   closeDuckDB,
   createFileWriter,

@@ -3,7 +3,7 @@
  * bench/sink-throughput.ts. Rows carry the awkward values on purpose: 78-digit uint256 strings,
  * nulls in every nullable column, unicode and JSON-escaping characters, epoch and far-future times.
  */
-import { column, isoDate, isoTime, type Column, type Row } from '../../src/datasets/columns.js';
+import { column, isoDate, isoTime, type Column, type Row } from '../../src/columns/columns.js';
 import { mulberry32 } from '../helpers/prng.js';
 
 export const MAX_UINT256 = (2n ** 256n - 1n).toString();

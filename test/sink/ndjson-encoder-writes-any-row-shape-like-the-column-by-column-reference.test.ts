@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { column, type Column, type Row } from '../../src/datasets/columns.js';
+import { column, type Column, type Row } from '../../src/columns/columns.js';
 import { createNdjsonEncoder, wellFormed } from '../../src/sink/row-values.js';
 import { InvalidRowValueError } from '../../src/sink/index.js';
 

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { column } from '../../src/datasets/columns.js';
+import { column } from '../../src/columns/columns.js';
 import { ExitCode, UserInputError } from '../../src/errors.js';
 import { createFileWriter, duckdbType, fileExtension, UnsupportedOutputError, type FileWriterOptions } from '../../src/sink/index.js';
 import { transactionColumns } from './fixtures.js';

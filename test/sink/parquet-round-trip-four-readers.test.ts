@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Column, Row } from '../../src/datasets/columns.js';
+import type { Column, Row } from '../../src/columns/columns.js';
 import {
   closeDuckDB,
   createFileWriter,

@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, describe, expect, it } from 'vitest';
-import { column, type Row } from '../../src/datasets/columns.js';
+import { column, type Row } from '../../src/columns/columns.js';
 import { closeDuckDB, createFileWriter } from '../../src/sink/index.js';
 import { ROW_GROUP_BYTES } from '../../src/sink/parquet-duckdb.js';
 import { useTempDir } from '../helpers/temp-dir.js';

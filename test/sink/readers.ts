@@ -13,7 +13,7 @@ import { tableFromIPC } from 'apache-arrow';
 import { parquetReadObjects } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { readParquet } from 'parquet-wasm';
-import type { Column, Row } from '../../src/datasets/columns.js';
+import type { Column, Row } from '../../src/columns/columns.js';
 
 export type CanonValue = string | boolean | null;
 export type CanonRow = Record<string, CanonValue>;

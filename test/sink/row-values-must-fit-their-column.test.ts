@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { column, type ColumnType, type RowValue } from '../../src/datasets/columns.js';
+import { column, type ColumnType, type RowValue } from '../../src/columns/columns.js';
 import { closeDuckDB, createFileWriter, InvalidRowValueError, type FileWriterOptions } from '../../src/sink/index.js';
 import { MAX_UINT256 } from './fixtures.js';
 import { useTempDir } from '../helpers/temp-dir.js';
