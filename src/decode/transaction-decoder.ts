@@ -1,14 +1,4 @@
-import {
-  decodeAbiParameters,
-  decodeFunctionData,
-  parseAbiItem,
-  toFunctionSelector,
-  type Abi,
-  type AbiEvent,
-  type AbiFunction,
-  type AbiParameter,
-  type Hex,
-} from 'viem';
+import { parseAbiItem, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
 import { formatAbiItem } from 'viem/utils';
 import { column, type Column, type RowValue } from '../columns/columns.js';
 import type { TransactionRecord } from '../source/records.js';
@@ -16,6 +6,7 @@ import { isSupportedType } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
 import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
+import { compileParametersDecoder, type ParametersDecoder } from './calldata.js';
 import { bytesToHex, compileJsonNormaliser, DecodeValueError, lookupParam, type JsonValue } from './decoded-values.js';
 
 export interface TransactionDecoder {
@@ -52,13 +43,14 @@ interface KnownFunction {
   inputs: readonly AbiParameter[];
   keys: string[];
   normalisers: ((value: unknown) => JsonValue)[];
-  abi: AbiFunction;
   /** True when no input has a name (a types-only signature): names then come from the service's keys. */
   unnamed: boolean;
   /** 0x + 4 bytes, lowercase. */
   selector: string;
   /** Word layout when every input is one static word (the fast path), else null. */
   layout: StaticLayout | null;
+  /** The arguments of `0x` + calldata after the selector (addresses lowercase, not checksummed). */
+  decodeArgs: ParametersDecoder;
 }
 
 type Decoded = { name: string; signature: string | null; inputs: string };
@@ -83,10 +75,10 @@ function knownFunction(fn: AbiFunction): KnownFunction | null {
     inputs: fn.inputs,
     keys: inputKeys(fn.inputs),
     normalisers: fn.inputs.map(compileJsonNormaliser),
-    abi: fn,
     unnamed: fn.inputs.length > 0 && fn.inputs.every((p) => !p.name),
     selector: toFunctionSelector(formatAbiItem(fn)),
     layout: staticLayout({ type: 'event', name: fn.name, inputs: fn.inputs.map((p) => ({ ...p, indexed: false })) } as AbiEvent),
+    decodeArgs: compileParametersDecoder(fn.inputs),
   };
 }
 
@@ -228,8 +220,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     if (!values) {
       let args: readonly unknown[];
       try {
-        // viem checksums every address (a keccak each): only for what the word reader cannot do.
-        args = decodeAbiParameters(fn.inputs, argsData as Hex);
+        args = fn.decodeArgs(argsData as Hex);
       } catch {
         return { reason: 'calldata does not match the service signature' };
       }
@@ -289,7 +280,8 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     if (!known) return null;
     let args: readonly unknown[];
     try {
-      args = decodeFunctionData({ abi: [known.abi], data: data as Hex }).args ?? [];
+      // `known` was found by this selector: what follows it is the arguments.
+      args = known.inputs.length > 0 ? known.decodeArgs(`0x${data.slice(10)}` as Hex) : [];
     } catch {
       return { reason: 'calldata does not match the ABI' };
     }
