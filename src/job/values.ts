@@ -6,7 +6,7 @@
  */
 import { checksumMismatch } from '../source/query.js';
 import { canonicaliseTypeAliases, InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
-import { normalize as normalizeEnsName } from 'viem/ens';
+import { ens_normalize } from '@adraffy/ens-normalize';
 import type { Hex } from '../source/records.js';
 import { InvalidDestinationError } from '../store/errors.js';
 import { parseStoreDestination } from '../store/open-store.js';
@@ -141,6 +141,17 @@ export function parseAddress(input: unknown): Parsed<Hex> {
     );
   }
   return ok(s.toLowerCase() as Hex);
+}
+
+/** Labels of lowercase ASCII letters and digits are their own ENSIP-15 normal form. */
+const PLAIN_NAME = /^[a-z0-9]+(?:\.[a-z0-9]+)+$/;
+
+/**
+ * ENSIP-15 normalisation (the library viem uses). Its first call builds the Unicode tables, which
+ * costs most of a cron run's start-up: a plain name skips it.
+ */
+function normalizeEnsName(name: string): string {
+  return PLAIN_NAME.test(name) ? name : ens_normalize(name);
 }
 
 /** An address, or an ENS-style name ("alice.eth") the service resolves. Names are ENS-normalised. */

@@ -1,8 +1,5 @@
 import type { Abi } from 'viem';
-import { loadAbiFile } from '../decode/abi-file.js';
-import { createEventDecoder } from '../decode/event-decoder.js';
 import { parseEventSignature } from '../abi/event-signature.js';
-import { createTransactionDecoder } from '../decode/transaction-decoder.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
@@ -177,24 +174,27 @@ export class TargetFactory {
     const key = t.kind === 'wallet' ? `w:${t.wallet}` : `c:${t.contract}:${t.event.topic0}`;
     const hit = this.cache.get(key);
     if (hit) return hit;
-    const built = t.kind === 'wallet' ? this.wallet(t) : await this.event(t);
+    const built = t.kind === 'wallet' ? await this.wallet(t) : await this.event(t);
     this.cache.set(key, built);
     return built;
   }
 
-  private wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): WalletTransactionsTarget {
+  // The decode modules (and viem) load only when a window is built: a run with nothing to do skips them.
+  private async wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): Promise<WalletTransactionsTarget> {
+    const { createTransactionDecoder } = this.job.decode ? await import('../decode/transaction-decoder.js') : {};
     return {
       kind: 'wallet',
       address: t.wallet,
       label: t.wallet,
       decode: this.job.decode,
-      decoder: this.job.decode ? createTransactionDecoder({}) : undefined,
+      decoder: createTransactionDecoder?.({}),
     };
   }
 
   private async event(t: Extract<UnitTarget, { kind: 'contract' }>): Promise<EventTarget> {
     const abi = t.abi ? await this.abi(t.abi) : undefined;
     const signature = parseEventSignature(t.event.signature);
+    const { createEventDecoder } = await import('../decode/event-decoder.js');
     return {
       kind: 'contract',
       address: t.contract.toLowerCase(),
@@ -206,7 +206,7 @@ export class TargetFactory {
 
   private abi(path: string): Promise<Abi> {
     let p = this.abis.get(path);
-    if (!p) this.abis.set(path, (p = loadAbiFile(path)));
+    if (!p) this.abis.set(path, (p = import('../decode/abi-file.js').then(({ loadAbiFile }) => loadAbiFile(path))));
     return p;
   }
 }

@@ -94,6 +94,9 @@ it('a run of an already-complete local job loads neither DuckDB, the AWS SDK nor
   for (const heavy of HEAVY) expect(again.packages, heavy).not.toContain(heavy);
   // What a run does need is still there (the trace is not empty).
   expect(again.packages).toContain('yargs');
+  // A job without `decode` builds no decoder, and a run with nothing to do builds none at all: the
+  // decode modules load only with a window to decode.
+  expect(again.urls.filter((u) => /\/src\/decode\/(transaction-decoder|abi-file)\./.test(u))).toEqual([]);
 }, 180_000);
 
 it('a run against a service (not the built-in sandbox) loads none of the sandbox code', async () => {
