@@ -1,6 +1,6 @@
 /**
  * The `filter_*` query parameters of the read interface, per list operation
- * (../shared/reference/read-interface.md, operations 1 and 2), and how their values are checked.
+ * (the read-interface contract, operations 1 and 2), and how their values are checked.
  * Block number and timestamp filters are not accepted from job files: the planner sets them
  * from `range` for every window.
  */

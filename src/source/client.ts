@@ -1,5 +1,5 @@
 /**
- * The read-interface client: all five operations of ../shared/reference/read-interface.md over an
+ * The read-interface client: all five operations of the read-interface contract over an
  * undici keep-alive pool, with a per-request deadline (headers and body), bounded retries
  * (429/5xx/network/truncated/timeout; Retry-After honoured, else exponential backoff with full
  * jitter), a cap on requests in flight and an optional shared requests-per-second budget.

@@ -1,5 +1,5 @@
 /**
- * Request building for the read interface (../shared/reference/read-interface.md): pure, no I/O.
+ * Request building for the read interface (its published contract): pure, no I/O.
  * Every builder validates its input against the contract and throws RequestValidationError naming
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.

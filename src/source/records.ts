@@ -1,5 +1,5 @@
 /**
- * Normalised records of the read interface (see ../shared/reference/read-interface.md).
+ * Normalised records of the read interface, as its contract defines them.
  * The client turns whatever the service sends (older types included, see api-notes.md)
  * into exactly these shapes:
  *  - chain_id is always a number (the wire sends a string in transactions/events);

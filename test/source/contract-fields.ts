@@ -1,5 +1,5 @@
 /**
- * The field tables of ../shared/reference/read-interface.md, transcribed by hand (the reference
+ * The field tables of the read-interface contract, transcribed by hand (the reference
  * folder is not part of the checkout). Normalised records must carry exactly these keys.
  */
 export const TRANSACTION_FIELDS = [

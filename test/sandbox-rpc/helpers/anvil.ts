@@ -1,7 +1,7 @@
 /**
  * A real EVM node for tests: anvil from npm (@foundry-rs/anvil ships the binary in a platform
  * package), on a random loopback port, with automine off by default so a test decides what goes
- * into each block (see ../shared/notes/local-infra.md: automine with many parallel senders stalls,
+ * into each block (measured: automine with many parallel senders stalls,
  * and a block over the gas limit silently drops transactions, hence --gas-limit 300M; and see
  * --order fifo below).
  */
