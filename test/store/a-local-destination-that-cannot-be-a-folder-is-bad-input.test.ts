@@ -5,27 +5,15 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { runCli } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { writeOneDayWalletJob } from '../helpers/one-day-wallet-job.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 5_000 });
 const tmp = useTempDir('dest-file-');
 
-async function jobFile(): Promise<string> {
-  const file = join(tmp.dir, 'job.yaml');
-  await writeFile(
-    file,
-    stringify({
-      name: 'dest',
-      source: { chains: [1] },
-      targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
-      range: { from: '2024-02-01', to: '2024-02-02' },
-    }),
-  );
-  return file;
-}
+const jobFile = () => writeOneDayWalletJob(tmp.dir, sandbox.data.wallets[0]!.address);
 
 describe('a local destination that cannot be a folder', () => {
   it('under a regular file: exit 2 naming the file', async () => {

@@ -7,7 +7,6 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stringify } from 'yaml';
 import { makeDirs } from '../../src/make-dirs.js';
 import { DestinationUnusableError } from '../../src/store/errors.js';
 import { LocalStore } from '../../src/store/local.js';
@@ -15,25 +14,14 @@ import { makeStagingDir, StagingDirUnusableError } from '../../src/sink/staging-
 import { runCli } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { writeOneDayWalletJob } from '../helpers/one-day-wallet-job.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 1_000 });
 const tmp = useTempDir('dest-no-mkdir-');
 /** procfs: mkdir of a new folder answers ENOENT under /proc/self, which exists. */
 const NO_MKDIR = `/proc/self/insight-export-${process.pid}/out`;
 
-async function jobFile(): Promise<string> {
-  const file = join(tmp.dir, 'job.yaml');
-  await writeFile(
-    file,
-    stringify({
-      name: 'dest',
-      source: { chains: [1] },
-      targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
-      range: { from: '2024-02-01', to: '2024-02-02' },
-    }),
-  );
-  return file;
-}
+const jobFile = () => writeOneDayWalletJob(tmp.dir, sandbox.data.wallets[0]!.address);
 
 describe('a destination where mkdir never succeeds', () => {
   it('the store refuses its first write with DestinationUnusableError', async () => {
