@@ -1,5 +1,6 @@
 import type { AbiParameter } from 'viem';
-import { formatAbiParams } from 'viem/utils';
+import { keccak_256 } from '@noble/hashes/sha3';
+import { bytesToHex } from '@noble/hashes/utils';
 
 /** What an ABI type string means for decoding and normalising. */
 export type TypeInfo =
@@ -68,5 +69,22 @@ export function isIndexed(param: AbiParameter): boolean {
 
 /** Canonical type string of one parameter: `uint256`, `(address,bytes)[]`. */
 export function canonicalType(param: AbiParameter): string {
-  return formatAbiParams([param]);
+  if (!param.type.startsWith('tuple')) return param.type;
+  const components = (param as { components?: readonly AbiParameter[] }).components ?? [];
+  return `(${components.map(canonicalType).join(',')})${param.type.slice('tuple'.length)}`;
+}
+
+/** Types only, what selectors hash: `Transfer(address,address,uint256)`. */
+export function canonicalSignature(item: { name: string; inputs: readonly AbiParameter[] }): string {
+  return `${item.name}(${item.inputs.map(canonicalType).join(',')})`;
+}
+
+/** An event's topic0: keccak256 of its canonical signature. */
+export function eventSelector(canonical: string): `0x${string}` {
+  return `0x${bytesToHex(keccak_256(new TextEncoder().encode(canonical)))}`;
+}
+
+/** A function's selector: the first 4 bytes of keccak256 of its canonical signature. */
+export function functionSelector(canonical: string): `0x${string}` {
+  return eventSelector(canonical).slice(0, 10) as `0x${string}`;
 }

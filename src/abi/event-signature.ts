@@ -1,7 +1,8 @@
-import { parseAbiItem, toEventSelector, type AbiEvent, type AbiParameter, type Hex } from 'viem';
-import { formatAbiItem } from 'viem/utils';
+import type { AbiEvent, AbiParameter, Hex } from 'viem';
+// abitype is the parser viem re-exports; imported directly, a run that only checks its job does not load viem.
+import { parseAbiItem } from 'abitype';
 import { UserInputError, errorMessage } from '../errors.js';
-import { isIndexed, isSupportedType } from './abi-types.js';
+import { canonicalSignature, eventSelector, isIndexed, isSupportedType } from './abi-types.js';
 
 export interface ParsedEventSignature {
   abi: AbiEvent;
@@ -129,12 +130,12 @@ export function parseEventSignature(sig: string): ParsedEventSignature {
       'A log has at most 4 topics: topic0 and up to 3 indexed parameters. Remove the extra `indexed` markers.',
     );
   }
-  const canonical = formatAbiItem(abi);
+  const canonical = canonicalSignature(abi);
   return {
     abi,
     name: abi.name,
     canonical,
-    topic0: toEventSelector(canonical),
+    topic0: eventSelector(canonical),
     hasIndexedMarkers: indexedCount > 0,
     human: `${abi.name}(${abi.inputs.map(humanParam).join(', ')})`,
   };

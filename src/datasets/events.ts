@@ -4,8 +4,9 @@ import type { EventRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import { createHash } from 'node:crypto';
 import type { Abi } from 'viem';
-import { snakeCase } from '../decode/columns.js';
-import { createEventDecoder, type EventDecoder } from '../decode/event-decoder.js';
+import { eventDecodeColumns, snakeCase } from '../decode/columns.js';
+import type { EventDecoder } from '../decode/event-decoder.js';
+import { effectiveEvent } from '../decode/effective-event.js';
 import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 
 /** A contract's events of one signature. */
@@ -51,7 +52,7 @@ export function eventSchemaTableName(sig: ParsedEventSignature, argColumns: read
 /** The table a job's event signature (and optional ABI) exports to. */
 export function eventTableForSignature(signature: string, abi?: Abi): string {
   const sig = parseEventSignature(signature);
-  return eventSchemaTableName(sig, createEventDecoder(sig, { abi }).columns);
+  return eventSchemaTableName(sig, eventDecodeColumns(effectiveEvent(sig, abi)));
 }
 
 function eventItemId(r: EventRecord): string {

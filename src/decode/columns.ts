@@ -80,6 +80,11 @@ export function eventArgColumns(event: AbiEvent): Column[] {
   return argColumns(event.inputs, `event ${event.name}`);
 }
 
+/** The columns an event's decoder adds to each row: its arg_* columns, then decode_status. */
+export function eventDecodeColumns(event: AbiEvent): Column[] {
+  return [...eventArgColumns(event), DECODE_STATUS_COLUMN];
+}
+
 /** One nullable column per function input, in ABI order (a pure function of the function). */
 export function functionArgColumns(fn: AbiFunction): Column[] {
   return argColumns(fn.inputs, `function ${fn.name}`);

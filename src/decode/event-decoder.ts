@@ -1,9 +1,9 @@
-import { decodeEventLog, toEventSelector, type Abi, type AbiEvent, type AbiParameter, type Hex } from 'viem';
-import { formatAbiItem } from 'viem/utils';
+import { decodeEventLog, type Abi, type AbiEvent, type AbiParameter, type Hex } from 'viem';
 import type { Column, Row, RowValue } from '../columns/columns.js';
 import type { EventRecord } from '../source/records.js';
 import { isIndexed } from '../abi/abi-types.js';
-import { DECODE_STATUS_COLUMN, eventArgColumns } from './columns.js';
+import { eventDecodeColumns } from './columns.js';
+import { effectiveEvent } from './effective-event.js';
 import { compileNormaliser, DecodeValueError, lookupParam, type RowNormaliser } from './decoded-values.js';
 import type { ParsedEventSignature } from '../abi/event-signature.js';
 import { decodeStaticWords, staticLayout } from './static-words.js';
@@ -34,27 +34,6 @@ export interface EventDecoderOptions {
 
 type Attempt = { values: RowValue[] } | { reason: string } | { noAbi: true } | null;
 
-/**
- * When the job's signature has no `indexed` markers, local decoding cannot split topics from data;
- * an ABI event with the same topic0 that has markers supplies them (the signature's names win).
- */
-export function effectiveEvent(sig: ParsedEventSignature, abi?: Abi): AbiEvent {
-  if (sig.hasIndexedMarkers || !abi) return sig.abi;
-  const match = abi.find(
-    (item): item is AbiEvent =>
-      item.type === 'event' && !item.anonymous && item.inputs.some(isIndexed) && toEventSelector(formatAbiItem(item)) === sig.topic0,
-  );
-  if (!match) return sig.abi;
-  return {
-    ...match,
-    name: sig.abi.name,
-    inputs: match.inputs.map((param, i) => {
-      const own = sig.abi.inputs[i]?.name;
-      return own ? { ...param, name: own } : param;
-    }),
-  };
-}
-
 function viemReason(err: unknown): string {
   const name = (err as { name?: string }).name ?? '';
   switch (name) {
@@ -74,9 +53,8 @@ function viemReason(err: unknown): string {
 export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoderOptions = {}): EventDecoder {
   const event = effectiveEvent(sig, opts.abi);
   const preferService = opts.preferService ?? true;
-  const argColumns = eventArgColumns(event);
-  const columns = [...argColumns, DECODE_STATUS_COLUMN];
-  const names = argColumns.map((c) => c.name);
+  const columns = eventDecodeColumns(event);
+  const names = columns.slice(0, -1).map((c) => c.name);
   const inputs: readonly AbiParameter[] = event.inputs;
   const normalisers: RowNormaliser[] = inputs.map(compileNormaliser);
   const indexedCount = inputs.filter(isIndexed).length;

@@ -1,6 +1,7 @@
 export { loadAbiFile, AbiFileError } from './abi-file.js';
-export { DECODE_STATUS_COLUMN, eventArgColumns, functionArgColumns, argColumnNames, snakeCase } from './columns.js';
-export { createEventDecoder, effectiveEvent, type DecodeResult, type EventDecoder, type EventDecoderOptions } from './event-decoder.js';
+export { DECODE_STATUS_COLUMN, eventArgColumns, eventDecodeColumns, functionArgColumns, argColumnNames, snakeCase } from './columns.js';
+export { effectiveEvent } from './effective-event.js';
+export { createEventDecoder, type DecodeResult, type EventDecoder, type EventDecoderOptions } from './event-decoder.js';
 export { normaliseValue, DecodeValueError, type JsonValue } from './decoded-values.js';
 export { parseEventSignature, InvalidSignatureError, type ParsedEventSignature } from '../abi/event-signature.js';
 export {

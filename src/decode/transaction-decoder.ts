@@ -1,8 +1,8 @@
-import { parseAbiItem, toFunctionSelector, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
-import { formatAbiItem } from 'viem/utils';
+import type { Abi, AbiEvent, AbiFunction, AbiParameter, Hex } from 'viem';
+import { parseAbiItem } from 'abitype';
 import { column, type Column, type RowValue } from '../columns/columns.js';
 import type { TransactionRecord } from '../source/records.js';
-import { isSupportedType } from '../abi/abi-types.js';
+import { canonicalSignature, functionSelector, isSupportedType } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
 import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
@@ -71,12 +71,12 @@ function knownFunction(fn: AbiFunction): KnownFunction | null {
   if (!fn.inputs.every(isSupportedType)) return null;
   return {
     name: fn.name,
-    signature: formatAbiItem(fn),
+    signature: canonicalSignature(fn),
     inputs: fn.inputs,
     keys: inputKeys(fn.inputs),
     normalisers: fn.inputs.map(compileJsonNormaliser),
     unnamed: fn.inputs.length > 0 && fn.inputs.every((p) => !p.name),
-    selector: toFunctionSelector(formatAbiItem(fn)),
+    selector: functionSelector(canonicalSignature(fn)),
     layout: staticLayout({ type: 'event', name: fn.name, inputs: fn.inputs.map((p) => ({ ...p, indexed: false })) } as AbiEvent),
     decodeArgs: compileParametersDecoder(fn.inputs),
   };
@@ -150,7 +150,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     if (item.type !== 'function') continue;
     const known = knownFunction(item);
     if (!known) continue;
-    const selector = toFunctionSelector(known.signature);
+    const selector = functionSelector(known.signature);
     if (!bySelector.has(selector)) bySelector.set(selector, known);
   }
   const bySignature = new Map([...bySelector.values()].map((k) => [k.signature, k]));
@@ -166,7 +166,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
       known = null;
       try {
         const item = parseAbiItem(`function ${signature.trim().replace(/^function\s+/, '')}`);
-        if (item.type === 'function') known = bySignature.get(formatAbiItem(item)) ?? knownFunction(item);
+        if (item.type === 'function') known = bySignature.get(canonicalSignature(item)) ?? knownFunction(item);
       } catch {
         known = null;
       }
@@ -195,7 +195,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     if (formatted === undefined) {
       formatted = signature;
       try {
-        formatted = formatAbiItem(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
+        formatted = canonicalSignature(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
       } catch {
         // keep the service's text
       }

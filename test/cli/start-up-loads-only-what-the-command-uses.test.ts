@@ -18,7 +18,7 @@ const REPO = resolve(import.meta.dirname, '../..');
 const TSX = pathToFileURL(join(REPO, 'node_modules/tsx/dist/esm/index.mjs')).href;
 const run = promisify(execFile);
 const tmp = useTempDir('start-up-');
-const service = useSandbox({ transactions: 1_000 });
+const service = useSandbox();
 
 const HOOKS = `import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
@@ -65,6 +65,8 @@ source:
 targets:
   - wallet: alice.eth
     datasets: [transactions]
+  - contract: "0xc5e73d5393def808b9548a60ed376b524d6e311d"
+    events: ["Transfer(address indexed from, address indexed to, uint256 value)"]
 range:
   from: "2024-02-01"
   to: "2024-02-02"
@@ -105,4 +107,11 @@ it('a run against a service (not the built-in sandbox) loads none of the sandbox
   expect((JSON.parse(r.stdout) as { status: string }).status).toBe('succeeded');
   expect(r.urls.some((u) => u.includes('/src/run/'))).toBe(true);
   expect(r.urls.filter((u) => u.includes('/src/sandbox/'))).toEqual([]);
+
+  // A cron run of the now complete job checks event signatures and the chain head, and decodes
+  // nothing: viem (~350 modules) stays unloaded; the signature parser is abitype's alone.
+  const again = await packagesLoadedBy(args, join(tmp.dir, 'service-again.trace'));
+  expect((JSON.parse(again.stdout) as { rows: number }).rows).toBe(0);
+  expect(again.packages).toContain('abitype');
+  for (const heavy of [...HEAVY, 'viem', 'ox']) expect(again.packages, heavy).not.toContain(heavy);
 }, 180_000);

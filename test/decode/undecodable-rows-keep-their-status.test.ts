@@ -1,6 +1,7 @@
 import { parseAbi, type AbiEvent } from 'viem';
 import { describe, expect, it } from 'vitest';
-import { createEventDecoder, effectiveEvent } from '../../src/decode/event-decoder.js';
+import { createEventDecoder } from '../../src/decode/event-decoder.js';
+import { effectiveEvent } from '../../src/decode/effective-event.js';
 import { parseEventSignature } from '../../src/abi/event-signature.js';
 import type { EventRecord } from '../../src/source/records.js';
 import { ADDRESSES, encodeLog, serviceDecoded, sig } from './fixtures.js';
