@@ -24,7 +24,7 @@ import {
   type OutputFormat,
 } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
@@ -36,14 +36,8 @@ const EVENTS_TABLE = eventTableForSignature(TRANSFER);
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
 
 const tmp = useTempDir('e2e-rows-');
-let s3Env: Record<string, string>;
-
-beforeAll(async () => {
-  s3Env = await s3TestEnv();
-  // The S3 client takes credentials from the AWS default chain, as in production.
-  process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
-  process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
-});
+// The AWS SDK reads the credentials from the environment (its default chain), as in production.
+const s3Env = useS3CredentialsInEnv();
 
 function alice() {
   return sandbox.data.wallet('alice.eth')!;

@@ -7,7 +7,7 @@
  * small (pageSize 20) so that windows are split many times.
  */
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import type { SandboxProfile } from '../../src/sandbox/index.js';
 import type { TransactionRecord } from '../../src/source/records.js';
@@ -27,7 +27,7 @@ import {
   type OutputFormat,
 } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const CHAINS = [1, 8453, 42161];
@@ -36,13 +36,8 @@ const EVENTS_TABLE = eventTableForSignature(TRANSFER);
 const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-03') };
 const bucket = useTestBucket('e2e-indexer');
 const tmp = useTempDir('e2e-indexer-');
-let s3Env: Record<string, string>;
-
-beforeAll(async () => {
-  s3Env = await s3TestEnv();
-  process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
-  process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
-});
+// The AWS SDK reads the credentials from the environment (its default chain), as in production.
+const s3Env = useS3CredentialsInEnv();
 
 interface Case {
   destination: 'local' | 's3';

@@ -22,7 +22,7 @@ import {
   type RecordingProxy,
 } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
@@ -36,13 +36,11 @@ const DAY5 = unixDay('2024-02-05');
 
 const tmp = useTempDir('e2e-rerun-');
 let proxy: RecordingProxy;
-let s3Env: Record<string, string>;
+// The AWS SDK reads the credentials from the environment (its default chain), as in production.
+const s3Env = useS3CredentialsInEnv();
 
 beforeAll(async () => {
   proxy = await startRecordingProxy(sandbox.url);
-  s3Env = await s3TestEnv();
-  process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
-  process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
 });
 
 afterAll(async () => {

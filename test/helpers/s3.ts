@@ -19,7 +19,7 @@ import {
   ListObjectsV2Command,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { S3Store, type S3StoreOptions } from '../../src/store/s3.js';
 import { useForFile } from './use-for-file.js';
 
@@ -69,6 +69,31 @@ export async function s3TestEnv(): Promise<Record<string, string>> {
     AWS_ACCESS_KEY_ID: c.credentials.accessKeyId,
     AWS_SECRET_ACCESS_KEY: c.credentials.secretAccessKey,
   };
+}
+
+/**
+ * For the calling test file: the test server's credentials in process.env from beforeAll to
+ * afterAll, where the AWS SDK's default chain reads them as in production, and the environment
+ * for child processes (s3TestEnv). The previous values come back after: test files share their
+ * worker process.
+ */
+export function useS3CredentialsInEnv(): Readonly<Record<string, string>> {
+  const env: Record<string, string> = {};
+  const saved = new Map<string, string | undefined>();
+  beforeAll(async () => {
+    Object.assign(env, await s3TestEnv());
+    for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) {
+      saved.set(key, process.env[key]);
+      process.env[key] = env[key];
+    }
+  });
+  afterAll(() => {
+    for (const [key, value] of saved) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  });
+  return env;
 }
 
 export function s3TestClient(c: S3TestConfig): S3Client {

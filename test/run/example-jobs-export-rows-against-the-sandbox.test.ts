@@ -4,32 +4,21 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
 import { resolveConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log.js';
 import { runJob } from '../../src/run/run-job.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const JOBS = join(import.meta.dirname, '..', '..', 'jobs');
 const sandbox = useSandbox({});
 const bucket = useTestBucket('example-jobs');
 const tmp = useTempDir('example-jobs-');
-let s3Env: Record<string, string>;
-const saved = { ...process.env };
-
-beforeAll(async () => {
-  s3Env = await s3TestEnv();
-  // The AWS SDK reads credentials from the process environment (the default chain).
-  process.env.AWS_ACCESS_KEY_ID = s3Env.AWS_ACCESS_KEY_ID;
-  process.env.AWS_SECRET_ACCESS_KEY = s3Env.AWS_SECRET_ACCESS_KEY;
-});
-afterAll(() => {
-  process.env.AWS_ACCESS_KEY_ID = saved.AWS_ACCESS_KEY_ID;
-  process.env.AWS_SECRET_ACCESS_KEY = saved.AWS_SECRET_ACCESS_KEY;
-});
+// The AWS SDK reads the credentials from the environment (its default chain), as in production.
+const s3Env = useS3CredentialsInEnv();
 
 const files = readdirSync(JOBS).filter((f) => f.endsWith('.yaml'));
 
