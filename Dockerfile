@@ -3,7 +3,7 @@
 #   docker build -t insight-export .
 #   docker run --rm -v "$PWD/jobs:/work/jobs:ro" -e INSIGHT_CLIENT_ID -e INSIGHT_SECRET_KEY \
 #     -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY insight-export run jobs/x.yaml
-# Two stages: the build stage compiles TypeScript to dist/ with the dev dependencies; the final
+# Two stages: the build stage compiles TypeScript to dist/ and bundles the CLI (dist/bin/cli.js) with the dev dependencies; the final
 # stage has production dependencies only (npm install --omit=dev), runs as the unprivileged
 # "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
 # abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
@@ -18,6 +18,7 @@ COPY package.json package-lock.json ./
 # (DuckDB bindings), which npm ci refuses; install keeps every version the lock file pins.
 RUN npm install --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/build.ts ./scripts/
 COPY src ./src
 RUN npm run build
 
@@ -39,8 +40,8 @@ COPY --from=build /app/dist ./dist
 # The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
 COPY config ./config
 COPY schema ./schema
-# The bin as npm would link it; the CLI resolves the link to dist/cli.js.
-RUN chmod 755 dist/cli.js && ln -s /app/dist/cli.js /usr/local/bin/insight-export
+# The bin as npm would link it (package.json "bin": the bundled CLI); the CLI resolves the link.
+RUN chmod 755 dist/bin/cli.js && ln -s /app/dist/bin/cli.js /usr/local/bin/insight-export
 # Non-root (uid 1000 of the node image). Mount job files under /work; relative paths
 # (jobs/x.yaml, ABI files next to them, a local ./out destination) are taken from here.
 USER node

@@ -1,6 +1,6 @@
 /**
  * Start-up cost of the built CLI (issues 14.8 and 17): cold processes, median of 5.
- *   npm run build && npx tsx bench/startup.ts [cli=dist/cli.js] [runs=5]
+ *   npm run build && npx tsx bench/startup.ts [cli=dist/bin/cli.js] [runs=5]
  *  - `node <cli> --version`
  *  - `node <cli> run jobs/demo.yaml` into a temp directory the demo already completed once: what a
  *    cron run of an up-to-date job costs. Against a sandbox server in another process (as a real
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 const REPO = resolve(import.meta.dirname, '..');
-const cli = resolve(process.argv[2] ?? join(REPO, 'dist/cli.js'));
+const cli = resolve(process.argv[2] ?? join(REPO, 'dist/bin/cli.js'));
 const runs = Number(process.argv[3] ?? 5);
 const out = mkdtempSync(join(tmpdir(), 'bench-startup-'));
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { describeError, ExitCode, UserInputError } from './errors.js';
+import { ownPackage } from './package-root.js';
 
 /**
  * Entry point: parses flags, runs one command, maps errors to exit codes.
@@ -54,17 +55,8 @@ function skipHelpLayoutBeforeHandlers(parser: object): void {
   if (internal?.cacheHelpMessage) internal.cacheHelpMessage = () => undefined;
 }
 
-/** The version in the package.json of insight-export above this module (dist/, src/, or a bundle's folder). */
 function packageVersion(): string {
-  for (let dir = new URL('.', import.meta.url), i = 0; i < 6; dir = new URL('..', dir), i++) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'insight-export' && pkg.version) return pkg.version;
-    } catch {
-      // no package.json here: look one folder up
-    }
-  }
-  return 'unknown';
+  return ownPackage()?.version ?? 'unknown';
 }
 
 export function reportError(err: unknown): number {

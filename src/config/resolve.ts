@@ -24,6 +24,7 @@ import { dropEmptySections, parseYaml } from '../job/yaml-doc.js';
 import { compressionAllowed, compressionsList, defaultCompression } from '../sink/formats.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
 import { Secret } from './secret.js';
+import { ownPackage } from '../package-root.js';
 import { camelFlag, SETTING_LIST, SETTINGS, type CliFlags, type LogFormat, type LogLevel, type Setting } from './settings.js';
 
 export { ENV_VARS, LOG_FORMATS, LOG_LEVELS, type CliFlags, type LogFormat, type LogLevel } from './settings.js';
@@ -93,8 +94,12 @@ export class ConfigFileError extends FileProblemsError {
   }
 }
 
-/** The config file shipped with the package (src/config or dist/config -> ../../config). */
-export const PACKAGED_CONFIG_FILE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../config/default.yaml');
+/** The config file shipped with the package: config/default.yaml beside its package.json. */
+export const PACKAGED_CONFIG_FILE = path.join(
+  ownPackage()?.dir ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..'),
+  'config',
+  'default.yaml',
+);
 
 /** The settings a config file may hold, each at its file key (section.field or a top-level field). */
 const IN_CONFIG_FILE = SETTING_LIST.filter(

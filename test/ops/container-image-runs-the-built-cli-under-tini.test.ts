@@ -4,7 +4,7 @@
  *    final one, a non-root USER, tini from Debian as PID 1 in front of `insight-export`;
  *  - .dockerignore keeps out what the build does not copy and nothing it does;
  *  - the image's filesystem, rebuilt in a temp folder the way the Dockerfile lays it out
- *    (`npm run build` -> app/dist, app/config, the bin linked to dist/cli.js): the CLI runs from
+ *    (`npm run build` -> app/dist, app/config, the bin linked to dist/bin/cli.js, the bundled CLI): the CLI runs from
  *    there, finds the packaged config, exports a job;
  *  - under `tini -- insight-export run ...`, a SIGTERM sent to tini reaches the exporter, which
  *    stops with exit code 130, an "interrupted" report and no commit left pending.
@@ -123,9 +123,9 @@ describe('the image layout, rebuilt without Docker', () => {
     const config = await readFile(join(app, 'config', 'default.yaml'), 'utf8');
     await writeFile(join(app, 'config', 'default.yaml'), config.replace(/^ {2}format: parquet\b.*$/m, '  format: ndjson'));
     await mkdir(join(root, 'bin'));
-    await chmod(join(app, 'dist', 'cli.js'), 0o755);
+    await chmod(join(app, 'dist', 'bin', 'cli.js'), 0o755);
     bin = join(root, 'bin', 'insight-export');
-    await symlink(join(app, 'dist', 'cli.js'), bin);
+    await symlink(join(app, 'dist', 'bin', 'cli.js'), bin);
     work = join(root, 'work');
     await mkdir(join(work, 'jobs'), { recursive: true });
     await writeFile(
@@ -146,7 +146,7 @@ describe('the image layout, rebuilt without Docker', () => {
 
   const env = () => baseEnv({ PATH: `${join(root, 'bin')}:${process.env.PATH}` });
 
-  it('the linked bin runs dist/cli.js: --help lists every command', () => {
+  it('the linked bin runs the bundled dist/bin/cli.js: --help lists every command', () => {
     const res = spawnSync('insight-export', ['--help'], { cwd: work, env: env(), encoding: 'utf8' });
     expect(res.status, res.stderr).toBe(0);
     for (const c of ['run', 'plan', 'validate', 'verify', 'ddl', 'compact', 'sandbox'])
