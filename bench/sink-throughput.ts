@@ -28,15 +28,18 @@ const CONFIGS: Config[] = [
   { label: 'NDJSON.gz level 6 (default)', opts: { format: 'ndjson', compression: 'gzip' } },
   { label: 'NDJSON.gz level 1', opts: { format: 'ndjson', compression: 'gzip', compressionLevel: 1 } },
   { label: 'NDJSON plain', opts: { format: 'ndjson', compression: 'none' } },
-  { label: 'Parquet DuckDB zstd, 50k groups (default)', opts: { format: 'parquet', engine: 'duckdb', compression: 'zstd' } },
-  { label: 'Parquet DuckDB snappy', opts: { format: 'parquet', engine: 'duckdb', compression: 'snappy' } },
-  { label: 'Parquet DuckDB zstd, 100k groups', opts: { format: 'parquet', engine: 'duckdb', compression: 'zstd', rowGroupSize: 100_000 } },
-  { label: 'Parquet hyparquet zstd, 25k groups (default)', opts: { format: 'parquet', engine: 'hyparquet', compression: 'zstd' } },
+  { label: 'Parquet DuckDB zstd, 50k groups (default)', opts: { format: 'parquet', parquetEngine: 'duckdb', compression: 'zstd' } },
+  { label: 'Parquet DuckDB snappy', opts: { format: 'parquet', parquetEngine: 'duckdb', compression: 'snappy' } },
+  {
+    label: 'Parquet DuckDB zstd, 100k groups',
+    opts: { format: 'parquet', parquetEngine: 'duckdb', compression: 'zstd', rowGroupSize: 100_000 },
+  },
+  { label: 'Parquet hyparquet zstd, 25k groups (default)', opts: { format: 'parquet', parquetEngine: 'hyparquet', compression: 'zstd' } },
   {
     label: 'Parquet hyparquet zstd, 50k groups',
-    opts: { format: 'parquet', engine: 'hyparquet', compression: 'zstd', rowGroupSize: 50_000 },
+    opts: { format: 'parquet', parquetEngine: 'hyparquet', compression: 'zstd', rowGroupSize: 50_000 },
   },
-  { label: 'Parquet hyparquet snappy', opts: { format: 'parquet', engine: 'hyparquet', compression: 'snappy' } },
+  { label: 'Parquet hyparquet snappy', opts: { format: 'parquet', parquetEngine: 'hyparquet', compression: 'snappy' } },
 ];
 
 const PAGE = 1000;

@@ -34,7 +34,7 @@ export interface ExportUnit {
 /** How the windows' files are written (from the resolved output settings). */
 export interface ExportOutput {
   format: OutputFormat;
-  engine: ParquetEngine;
+  parquetEngine: ParquetEngine;
   compression?: Compression | undefined;
   partitioning: string;
   maxRowsPerFile: number;
@@ -204,7 +204,7 @@ async function exportGroup(
       w = new PartitionedWriter({
         writer: {
           format: opts.output.format,
-          engine: opts.output.engine,
+          parquetEngine: opts.output.parquetEngine,
           compression: opts.output.compression,
           stagingDir: opts.stagingDir,
         },

@@ -225,7 +225,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
       state,
       output: {
         format: config.output.format,
-        engine: config.output.parquetEngine,
+        parquetEngine: config.output.parquetEngine,
         compression: config.output.compression,
         partitioning: config.output.partitioning,
         maxRowsPerFile: config.output.maxRowsPerFile,

@@ -156,7 +156,7 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
       });
   }
 
-  const engine = opts.engine ?? DEFAULT_PARQUET_ENGINE;
+  const engine = opts.parquetEngine ?? DEFAULT_PARQUET_ENGINE;
   if (!PARQUET_ENGINES.includes(engine)) throw unsupported('Parquet engine', engine, PARQUET_ENGINES);
   const level = resolveLevel(compression, opts.compressionLevel, engine);
   const rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE[engine];

@@ -7,7 +7,7 @@ export type Compression = 'zstd' | 'snappy' | 'gzip' | 'none';
 export interface FileWriterOptions {
   format: OutputFormat;
   /** Parquet only. */
-  engine?: ParquetEngine;
+  parquetEngine?: ParquetEngine;
   /** Parquet default zstd; NDJSON default gzip (NDJSON supports gzip | none). */
   compression?: Compression;
   columns: Column[];

@@ -75,7 +75,7 @@ describe('a window', () => {
       state: new WindowState(store, 'dedupe'),
       output: {
         format: 'ndjson',
-        engine: 'duckdb',
+        parquetEngine: 'duckdb',
         compression: 'none',
         partitioning: '{dataset}/chain_id={chain_id}',
         maxRowsPerFile: 1_000_000,

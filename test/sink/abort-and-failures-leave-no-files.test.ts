@@ -13,11 +13,11 @@ import {
 import { makeTransactionRows, transactionColumns } from './fixtures.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
-const KINDS: { label: string; opts: Pick<FileWriterOptions, 'format' | 'engine' | 'compression'> }[] = [
+const KINDS: { label: string; opts: Pick<FileWriterOptions, 'format' | 'parquetEngine' | 'compression'> }[] = [
   { label: 'NDJSON.gz', opts: { format: 'ndjson', compression: 'gzip' } },
   { label: 'NDJSON', opts: { format: 'ndjson', compression: 'none' } },
-  { label: 'Parquet DuckDB', opts: { format: 'parquet', engine: 'duckdb' } },
-  { label: 'Parquet hyparquet', opts: { format: 'parquet', engine: 'hyparquet' } },
+  { label: 'Parquet DuckDB', opts: { format: 'parquet', parquetEngine: 'duckdb' } },
+  { label: 'Parquet hyparquet', opts: { format: 'parquet', parquetEngine: 'hyparquet' } },
 ];
 
 const rows = makeTransactionRows(3000);
@@ -116,7 +116,7 @@ describe.each(KINDS)('$label', ({ opts }) => {
 
 describe('DuckDB conversion failure', () => {
   it('reports a FileWriteError and removes staged and partial files', async () => {
-    const writer = await createFileWriter({ format: 'parquet', engine: 'duckdb', columns: transactionColumns, stagingDir });
+    const writer = await createFileWriter({ format: 'parquet', parquetEngine: 'duckdb', columns: transactionColumns, stagingDir });
     for (let i = 0; i < 3; i++) await writer.write(rows);
     // Pull the staged NDJSON from under the writer: DuckDB must fail, and the writer clean up.
     const staged = readdirSync(stagingDir).find((f) => f.endsWith('.staged.ndjson'))!;

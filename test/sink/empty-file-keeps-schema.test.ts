@@ -20,7 +20,7 @@ let pyarrow: Record<string, PyarrowFile>;
 
 beforeAll(async () => {
   for (const engine of ['duckdb', 'hyparquet'] as const) {
-    const writer = await createFileWriter({ format: 'parquet', engine, columns: transactionColumns, stagingDir: tmp.dir });
+    const writer = await createFileWriter({ format: 'parquet', parquetEngine: engine, columns: transactionColumns, stagingDir: tmp.dir });
     await writer.write([]);
     parquet.set(engine, await writer.finish());
   }

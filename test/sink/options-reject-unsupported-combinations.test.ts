@@ -25,10 +25,10 @@ describe('createFileWriter options', () => {
     [{ format: 'parquet', compression: 'brotli' }, /compression for parquet/],
     [{ format: 'parquet', compression: 'lz4' }, /compression for parquet/],
     [{ format: 'csv' }, /format/],
-    [{ format: 'parquet', engine: 'parquetjs' }, /Parquet engine/],
-    [{ format: 'parquet', engine: 'hyparquet', compression: 'snappy', compressionLevel: 3 }, /level does not apply to snappy/],
+    [{ format: 'parquet', parquetEngine: 'parquetjs' }, /Parquet engine/],
+    [{ format: 'parquet', parquetEngine: 'hyparquet', compression: 'snappy', compressionLevel: 3 }, /level does not apply to snappy/],
     [
-      { format: 'parquet', engine: 'duckdb', compression: 'gzip', compressionLevel: 5 },
+      { format: 'parquet', parquetEngine: 'duckdb', compression: 'gzip', compressionLevel: 5 },
       /level does not apply to gzip with the duckdb engine/,
     ],
     [{ format: 'ndjson', compression: 'gzip', compressionLevel: 10 }, /Invalid gzip compression level/],
@@ -68,9 +68,9 @@ describe('createFileWriter options', () => {
       { format: 'ndjson', compression: 'none' },
       { format: 'ndjson', compressionLevel: 1 },
       { format: 'parquet' },
-      { format: 'parquet', engine: 'duckdb', compression: 'zstd', compressionLevel: 9 },
-      { format: 'parquet', engine: 'hyparquet', compression: 'gzip', compressionLevel: 9 },
-      { format: 'parquet', engine: 'hyparquet', compression: 'none' },
+      { format: 'parquet', parquetEngine: 'duckdb', compression: 'zstd', compressionLevel: 9 },
+      { format: 'parquet', parquetEngine: 'hyparquet', compression: 'gzip', compressionLevel: 9 },
+      { format: 'parquet', parquetEngine: 'hyparquet', compression: 'none' },
     ];
     for (const combo of combos) {
       const writer = await createFileWriter({ ...base(), ...combo });

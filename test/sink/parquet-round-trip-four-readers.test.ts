@@ -70,7 +70,7 @@ beforeAll(async () => {
       for (const compression of COMPRESSIONS) {
         const writer = await createFileWriter({
           format: 'parquet',
-          engine,
+          parquetEngine: engine,
           compression,
           columns: set.columns,
           stagingDir: tmp.dir,

@@ -37,7 +37,13 @@ describe.each(['duckdb', 'hyparquet'] as const)('Parquet %s engine', (engine) =>
       [wide, (g: number) => g >= Math.ceil(wide.length / maxGroupRows)],
       [narrow, (g: number) => g === 1],
     ] as const) {
-      const writer = await createFileWriter({ format: 'parquet', engine, columns, stagingDir: tmp.dir, rowGroupSize: 50_000 });
+      const writer = await createFileWriter({
+        format: 'parquet',
+        parquetEngine: engine,
+        columns,
+        stagingDir: tmp.dir,
+        rowGroupSize: 50_000,
+      });
       for (let at = 0; at < rows.length; at += 500) await writer.write(rows.slice(at, at + 500));
       const file = await writer.finish();
       const got = await rowGroups(file.path);
@@ -51,7 +57,7 @@ describe.each(['duckdb', 'hyparquet'] as const)('Parquet %s engine', (engine) =>
 describe('Parquet duckdb engine, a single huge row', () => {
   it("converts a row longer than the JSON reader's maximum_object_size (16 MB, which only sizes its buffers)", async () => {
     const huge = `0x${'ab'.repeat(12 * 1024 * 1024)}`; // 24 MB of hex calldata
-    const writer = await createFileWriter({ format: 'parquet', engine: 'duckdb', columns, stagingDir: tmp.dir });
+    const writer = await createFileWriter({ format: 'parquet', parquetEngine: 'duckdb', columns, stagingDir: tmp.dir });
     await writer.write([
       { id: 1, payload: 'small' },
       { id: 2, payload: huge },

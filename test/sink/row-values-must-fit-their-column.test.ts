@@ -9,10 +9,10 @@ afterAll(async () => {
   await closeDuckDB();
 });
 
-const KINDS: Pick<FileWriterOptions, 'format' | 'engine'>[] = [
+const KINDS: Pick<FileWriterOptions, 'format' | 'parquetEngine'>[] = [
   { format: 'ndjson' },
-  { format: 'parquet', engine: 'duckdb' },
-  { format: 'parquet', engine: 'hyparquet' },
+  { format: 'parquet', parquetEngine: 'duckdb' },
+  { format: 'parquet', parquetEngine: 'hyparquet' },
 ];
 
 const ABOVE_MAX_UINT256 = (2n ** 256n).toString();
