@@ -1,17 +1,15 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { EventRecord, TransactionRecord } from '../source/records.js';
-import { buildSandboxData, type ListResult, type ReadInterfaceSource, type SandboxData } from './data.js';
-import { SandboxHttpError, SandboxOptionsError, badRequest } from './errors.js';
-import { okMisbehaviour, type OkMisbehaviour } from './ok-misbehaviour.js';
+import { buildSandboxData, type ReadInterfaceSource, type SandboxData } from './data.js';
+import { SandboxHttpError, SandboxOptionsError } from './errors.js';
 import { SANDBOX_PROFILE_NAMES, withProfile, type SandboxProfile } from './profiles.js';
-import { jsonText } from './go-values.js';
-import { Rng, hash3 } from './prng.js';
-import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { REORG_ROUTE, reorgRoute } from './reorg.js';
-import { cdnCompress, cdnEncoding } from './cdn-compression.js';
-import { parseEventSignature } from './abi.js';
-import { indexerTransaction, isIndexerSearchInput, omitEmptyMeta } from './indexer-wire.js';
+import { RequestStats, type SandboxStats } from './request-stats.js';
+import { Replies } from './replies.js';
+import { routeAnswers, type Answer } from './route-answers.js';
+import { matchRoute, normalisePrefix, type Matched, type RoutePrefixes } from './routes.js';
+import { FAULT_ORDER, ServiceConditions } from './service-conditions.js';
+import { Timers } from './timers.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft' | 'nft-list';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -129,12 +127,7 @@ export interface SandboxOptions {
   indexerRecords?: boolean;
 }
 
-export interface SandboxStats {
-  requests: number;
-  byStatus: Record<number, number>;
-  byRoute: Record<string, number>;
-  faultsInjected: Record<string, number>;
-}
+export type { SandboxStats } from './request-stats.js';
 
 /** A running server of the read interface over some data `D` (the seeded set, or one loaded from a node). */
 export interface SandboxServer<D extends ReadInterfaceSource> {
@@ -154,30 +147,6 @@ export interface SandboxServer<D extends ReadInterfaceSource> {
 
 /** The sandbox over the seeded data set. */
 export type Sandbox = SandboxServer<SandboxData>;
-
-/** TCP RST where the platform allows it (the peer sees ECONNRESET), else a plain close. */
-function resetSocket(socket: Socket): void {
-  const s = socket as Socket & { resetAndDestroy?: () => Socket };
-  if (typeof s.resetAndDestroy === 'function' && !s.destroyed) s.resetAndDestroy();
-  else s.destroy();
-}
-
-const FAULT_ORDER: FaultKind[] = ['http500', 'http502', 'http503', 'http429', 'reset', 'truncate', 'stall'];
-const MAX_BODY = 16 * 1024 * 1024;
-
-interface Matched {
-  route: SandboxRoute;
-  params: string[];
-}
-
-function isAggregated(q: { groupBy: unknown[]; aggregates: unknown[] }): boolean {
-  return q.groupBy.length > 0 || q.aggregates.length > 0;
-}
-
-function normalisePrefix(p: string): string {
-  const s = p.startsWith('/') ? p : `/${p}`;
-  return s.endsWith('/') ? s.slice(0, -1) : s;
-}
 
 function validateOptions(opts: SandboxOptions): void {
   const rateOk = (r: number | undefined) => r === undefined || (Number.isFinite(r) && r >= 0 && r <= 1);
@@ -226,423 +195,22 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
 export async function serveReadInterface<D extends ReadInterfaceSource>(data: D, opts: SandboxOptions = {}): Promise<SandboxServer<D>> {
   validateOptions(opts);
   opts = withProfile(opts);
-  const prefix = normalisePrefix(opts.pathPrefix ?? '/insights/v1');
-  const explorerPrefix = normalisePrefix(opts.explorerPrefix ?? '/api/v2');
-  const nftPageSize = opts.nftPageSize ?? 50;
-  const paging = opts.indexerLimits ? INDEXER_PAGING : CONTRACT_PAGING;
-  const seed = opts.seed ?? 42;
-  // Whatever varies per list request derives from this counter, so a run of requests is reproducible.
-  let listRequests = 0;
-  const listOpts = (requestKey: number) => ({
-    duplicateSelfTransfers: opts.duplicateSelfTransfers,
-    decodedVariants: opts.decodedVariants,
-    walletUnion: opts.walletUnion,
-    unstableOrder: opts.unstableOrder,
-    repeatEarlierRows: opts.repeatEarlierRows,
-    goValues: opts.goValues,
-    goAggregations: opts.goAggregations,
-    requestKey,
-  });
+  const prefixes: RoutePrefixes = {
+    prefix: normalisePrefix(opts.pathPrefix ?? '/insights/v1'),
+    explorerPrefix: normalisePrefix(opts.explorerPrefix ?? '/api/v2'),
+    nftUngroupedRoute: opts.nftUngroupedRoute,
+  };
+  const stats = new RequestStats();
+  const timers = new Timers();
+  const conditions = new ServiceConditions(opts);
+  const replies = new Replies(opts, stats, timers);
+  const answer = routeAnswers(data, opts);
+  const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer });
 
-  let faults: FaultOptions | null = null;
-  let faultRng = new Rng(1, 0xfa);
-  let latency = opts.latency ?? null;
-  const latencyRng = new Rng(opts.seed ?? 42, 0x1a7);
-  let rateLimit: SandboxOptions['rateLimit'] | null = opts.rateLimit ?? null;
-  let tokens = 0;
-  let lastRefill = 0;
-  const timers = new Set<NodeJS.Timeout>();
   const sockets = new Set<Socket>();
-
-  const setFaults = (f: FaultOptions | null) => {
-    if (f) validateOptions({ faults: f });
-    faults = f;
-    faultRng = new Rng(f?.seed ?? 1, 0xfa);
-  };
-  const setRateLimit = (r: SandboxOptions['rateLimit'] | null) => {
-    if (r) validateOptions({ rateLimit: r });
-    rateLimit = r;
-    tokens = r ? r.requestsPerSecond : 0;
-    lastRefill = performance.now();
-  };
-  setFaults(opts.faults ?? null);
-  setRateLimit(rateLimit);
-
-  let stats: SandboxStats = { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
-  const countStatus = (status: number) => (stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1);
-  const countFault = (kind: string) => (stats.faultsInjected[kind] = (stats.faultsInjected[kind] ?? 0) + 1);
-
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const t = setTimeout(() => {
-        timers.delete(t);
-        resolve();
-      }, ms);
-      timers.add(t);
-    });
-
-  function match(method: string, path: string): Matched | null {
-    let segs: string[];
-    const under = (p: string) => path.startsWith(p + '/');
-    try {
-      if (under(prefix)) {
-        segs = path
-          .slice(prefix.length + 1)
-          .split('/')
-          .map(decodeURIComponent);
-        if (method === 'GET' && segs.length === 3 && segs[0] === 'wallets' && segs[2] === 'transactions')
-          return { route: 'transactions', params: [segs[1]!] };
-        if (method === 'GET' && segs.length === 3 && segs[0] === 'events') return { route: 'events', params: [segs[1]!, segs[2]!] };
-        if (method === 'GET' && segs.length === 2 && segs[0] === 'resolve') return { route: 'resolve', params: [segs[1]!] };
-        if (method === 'POST' && segs.length === 2 && segs[0] === 'decode') return { route: 'decode', params: [segs[1]!] };
-      } else if (under(explorerPrefix)) {
-        segs = path
-          .slice(explorerPrefix.length + 1)
-          .split('/')
-          .map(decodeURIComponent);
-        if (method === 'GET' && segs.length === 4 && segs[0] === 'addresses' && segs[2] === 'nft' && segs[3] === 'collections') {
-          return { route: 'nft', params: [segs[1]!] };
-        }
-        if (opts.nftUngroupedRoute && method === 'GET' && segs.length === 3 && segs[0] === 'addresses' && segs[2] === 'nft') {
-          return { route: 'nft-list', params: [segs[1]!] };
-        }
-      }
-    } catch {
-      throw badRequest('malformed URL path encoding');
-    }
-    return null;
-  }
-
-  /**
-   * Rows of a list answer as sent: chain_id a string, no `decoded` unless asked for, and with
-   * `legacyTypes` about a quarter of the rows (by chain and row) in older wire types.
-   */
-  function wireRows<T extends { chain_id: number }>(
-    result: ListResult<T>,
-    decode: boolean,
-    legacy: (out: Record<string, unknown>, rec: T) => void,
-  ): unknown[] {
-    const rows = result.data ?? [];
-    return rows.map((rec, i) => {
-      const out: Record<string, unknown> = { ...rec, chain_id: String(rec.chain_id) };
-      if (!decode) delete out.decoded;
-      if (opts.legacyTypes && hash3(rec.chain_id, result.rowKeys![i]!, 0x1e6) % 4 === 0) legacy(out, rec);
-      return out;
-    });
-  }
-
-  function wireTransactions(result: ListResult<TransactionRecord>, decode: boolean): unknown[] {
-    const rows = wireRows(result, decode, (out, rec) => {
-      out.block_number = String(rec.block_number);
-      out.value = Number(rec.value);
-    });
-    return opts.indexerRecords ? rows.map((r) => indexerTransaction(r as Record<string, unknown>)) : rows;
-  }
-
-  function wireEvents(result: ListResult<EventRecord>, decode: boolean): unknown[] {
-    return wireRows(result, decode, (out, rec) => {
-      out.block_number = String(rec.block_number);
-    });
-  }
-
-  function listBody<T>(result: ListResult<T>, wire: unknown[]): unknown {
-    const meta = opts.omitEmpty ? omitEmptyMeta(result.meta) : result.meta;
-    if (result.aggregations) return { meta, aggregations: result.aggregations };
-    return opts.omitEmpty ? { meta, data: wire } : { meta, data: wire, aggregations: null };
-  }
-
-  function nftParams(address: string, q: URLSearchParams) {
-    const chainIds = parseChainIds(q);
-    return {
-      chainId: chainIds?.[0],
-      types: (q.get('type') ?? '')
-        .split(',')
-        .map((t) => t.trim())
-        .filter((t) => t !== ''),
-      after: q.get('token_contract_address_hash'),
-      afterType: q.get('token_type'),
-      afterId: q.get('token_id'),
-      pageSize: nftPageSize,
-      query: Object.fromEntries(q),
-      shape: {
-        instanceLimit: opts.nftInstanceLimit,
-        distinctAmount: opts.nftDistinctAmount,
-        checksummed: opts.nftChecksummed,
-        tokenKeys: opts.nftTokenKeys,
-        typeOrder: opts.nftTypeOrder,
-        echoPageParams: opts.nftEchoPageParams,
-      },
-    };
-  }
-
-  async function readJson(req: IncomingMessage): Promise<unknown> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_BODY) throw badRequest('request body too large');
-      chunks.push(chunk as Buffer);
-    }
-    const text = Buffer.concat(chunks).toString('utf8');
-    if (text.trim() === '') return {};
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw badRequest('request body is not valid JSON');
-    }
-  }
-
-  /** A list answer, or with the `ok*` rates a misbehaving 200 instead of it. */
-  function listAnswer(rowsAsked: boolean, answer: (requestKey: number) => unknown): { status: number; body: unknown } {
-    const requestKey = hash3(seed, ++listRequests, 0x4e9);
-    const mis: OkMisbehaviour | null = okMisbehaviour(requestKey, rowsAsked, opts);
-    return { status: 200, body: mis ? mis(() => answer(requestKey)) : answer(requestKey) };
-  }
-
-  async function handle(m: Matched, url: URL, req: IncomingMessage): Promise<{ status: number; body: unknown }> {
-    const q = url.searchParams;
-    switch (m.route) {
-      case 'transactions': {
-        const query = data.parseTransactionsQuery(q, paging);
-        return listAnswer(!isAggregated(query), (key) => {
-          const result = data.walletTransactions(m.params[0]!, query, listOpts(key));
-          return listBody(result, wireTransactions(result, query.decode));
-        });
-      }
-      case 'events': {
-        if (opts.panicsAs500) {
-          try {
-            parseEventSignature(m.params[1]!);
-          } catch {
-            throw new SandboxHttpError(500, 'unparsable event signature', undefined, { emptyBody: true });
-          }
-        }
-        const query = data.parseEventsQuery(q, paging);
-        return listAnswer(!isAggregated(query), (key) => {
-          const result = data.contractEvents(m.params[0]!, m.params[1]!, query, listOpts(key));
-          return listBody(result, wireEvents(result, query.decode || opts.goValues === true));
-        });
-      }
-      case 'resolve': {
-        const input = m.params[0]!;
-        if (opts.strictResolve && !isIndexerSearchInput(input)) throw badRequest(`invalid input '${input}'`);
-        const r = data.resolve(input, parseChainIds(q));
-        const d = r.data;
-        if (opts.panicsAs500 && /^\d+$/.test(input) && d.blocks.length === 0) {
-          throw new SandboxHttpError(500, `block ${input} is not indexed`, undefined, { emptyBody: true });
-        }
-        const wire: Record<string, unknown> = {
-          ...d,
-          transactions: d.transactions.map((t) => {
-            const out = { ...t, chain_id: String(t.chain_id) };
-            return opts.indexerRecords ? indexerTransaction(out) : out;
-          }),
-          events: d.events.map((e) => ({ ...e, chain_id: String(e.chain_id) })),
-        };
-        if (opts.strictResolve) {
-          delete wire.address;
-          if (d.type === 'unknown') delete wire.type;
-        }
-        if (opts.omitEmpty) for (const k of ['blocks', 'transactions', 'events'] as const) if (d[k].length === 0) delete wire[k];
-        return { status: 200, body: { meta: opts.omitEmpty ? omitEmptyMeta(r.meta) : r.meta, data: wire } };
-      }
-      case 'decode': {
-        const body = await readJson(req);
-        return { status: 200, body: data.decode(m.params[0]!, body, parseChainIds(q)) };
-      }
-      case 'nft':
-        return { status: 200, body: data.nftCollectionsPage(m.params[0]!, nftParams(m.params[0]!, q)) };
-      case 'nft-list':
-        return { status: 200, body: data.nftInstancesPage(m.params[0]!, nftParams(m.params[0]!, q)) };
-    }
-  }
-
-  /** An error answer in the service's shape: {error} (contract) or {code, message, support_id} (insight). */
-  function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-    send(res, status, errorBody(status, message), headers);
-  }
-
-  function errorBody(status: number, message: string): unknown {
-    return opts.insightErrorBodies ? { code: status, message, support_id: 'TODO' } : { error: message };
-  }
-
-  function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = body === undefined ? '' : jsonText(body, opts.goValues === true);
-    countStatus(status);
-    const encoding = opts.compress === false ? undefined : cdnEncoding(res.req.headers['accept-encoding'], Buffer.byteLength(text));
-    if (encoding === undefined) {
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-      res.end(text);
-      return;
-    }
-    cdnCompress(Buffer.from(text), encoding).then(
-      (buf) => {
-        res.writeHead(status, {
-          'content-type': 'application/json; charset=utf-8',
-          'content-encoding': encoding,
-          vary: 'accept-encoding',
-          'content-length': buf.length,
-          ...headers,
-        });
-        res.end(buf);
-      },
-      () => res.destroy(),
-    );
-  }
-
-  function pickFault(route: SandboxRoute): FaultKind | null {
-    const f = faults;
-    if (!f) return null;
-    if (f.routes && !f.routes.includes(route)) return null;
-    const u = faultRng.float();
-    let acc = 0;
-    for (const kind of FAULT_ORDER) {
-      acc += f.rates[kind] ?? 0;
-      if (u < acc) return kind;
-    }
-    return null;
-  }
-
-  function takeToken(): boolean {
-    if (!rateLimit) return true;
-    const now = performance.now();
-    const rps = rateLimit.requestsPerSecond;
-    tokens = Math.min(Math.max(rps, 1), tokens + ((now - lastRefill) / 1000) * rps);
-    lastRefill = now;
-    if (tokens >= 1) {
-      tokens -= 1;
-      return true;
-    }
-    return false;
-  }
-
-  function authorised(req: IncomingMessage): boolean {
-    const a = opts.auth;
-    if (!a || (a.clientId === undefined && a.secretKey === undefined)) return true;
-    const clientId = req.headers['x-client-id'];
-    const secret = req.headers['x-secret-key'];
-    if (a.secretKey !== undefined && secret === a.secretKey) return true;
-    if (a.clientId !== undefined && clientId === a.clientId) return true;
-    return false;
-  }
-
-  async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    stats.requests++;
-    let m: Matched | null;
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', 'http://sandbox.local');
-      m = match(req.method ?? 'GET', url.pathname);
-    } catch (err) {
-      sendError(
-        res,
-        err instanceof SandboxHttpError ? err.status : 400,
-        err instanceof SandboxHttpError ? err.shortMessage : 'bad request',
-      );
-      return;
-    }
-    if (url.pathname === REORG_ROUTE && req.method === 'POST') {
-      try {
-        send(res, 200, reorgRoute(data, url));
-      } catch (err) {
-        send(res, err instanceof SandboxHttpError ? err.status : 500, {
-          error: err instanceof SandboxHttpError ? err.shortMessage : (err as Error).message,
-        });
-      }
-      return;
-    }
-    const routeName = m?.route ?? 'unknown';
-    stats.byRoute[routeName] = (stats.byRoute[routeName] ?? 0) + 1;
-
-    if (latency) {
-      const ms = latency.fixedMs + latencyRng.float() * latency.jitterMs;
-      if (ms > 0) await sleep(ms);
-    }
-    if (!takeToken()) {
-      sendError(res, 429, 'rate limit exceeded', { 'retry-after': String(rateLimit?.retryAfterSeconds ?? 1) });
-      return;
-    }
-    if (!authorised(req)) {
-      sendError(res, 401, 'unauthorized: missing or invalid x-client-id / x-secret-key');
-      return;
-    }
-    if (!m) {
-      sendError(res, 404, `not found: ${req.method} ${url.pathname}`);
-      return;
-    }
-    const fault = pickFault(m.route);
-    if (fault) countFault(fault);
-    switch (fault) {
-      case 'http500':
-      case 'http502':
-      case 'http503': {
-        const status = Number(fault.slice(4));
-        sendError(res, status, `injected fault: HTTP ${status}`);
-        return;
-      }
-      case 'http429': {
-        const ra = faults?.retryAfterSeconds;
-        sendError(res, 429, 'rate limit exceeded (injected)', ra === undefined ? {} : { 'retry-after': String(ra) });
-        return;
-      }
-      case 'reset':
-        // Half of the resets come before any byte, half after the headers and a few body bytes.
-        if (faultRng.next() & 1) {
-          countStatus(200);
-          res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': 1_000_000 });
-          res.write('{"meta":');
-          setImmediate(() => resetSocket(req.socket));
-        } else {
-          resetSocket(req.socket);
-        }
-        return;
-      default:
-        break;
-    }
-
-    let status: number;
-    let body: unknown;
-    try {
-      ({ status, body } = await handle(m, url, req));
-    } catch (err) {
-      if (err instanceof SandboxHttpError && err.emptyBody) {
-        status = err.status;
-        body = undefined;
-      } else if (err instanceof SandboxHttpError && err.sqlError && opts.sqlErrorsAs500) {
-        status = 500;
-        body = errorBody(500, 'An unexpected error occurred.');
-      } else if (err instanceof SandboxHttpError) {
-        status = err.status;
-        body = errorBody(status, err.shortMessage);
-      } else {
-        status = 500;
-        body = errorBody(500, `internal error: ${(err as Error)?.message ?? String(err)}`);
-      }
-    }
-    if (fault === 'truncate' || fault === 'stall') {
-      const buf = Buffer.from(body === undefined ? '' : jsonText(body, opts.goValues === true));
-      countStatus(status);
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': buf.length });
-      const part = buf.subarray(0, Math.max(1, Math.floor(buf.length / 2)));
-      res.write(part);
-      if (fault === 'truncate') {
-        // Content-Length promised the whole body: close after half of it.
-        setImmediate(() => res.socket?.destroy());
-      } else {
-        const t = setTimeout(() => {
-          timers.delete(t);
-          res.socket?.destroy();
-        }, faults?.stallMs ?? 60_000);
-        timers.add(t);
-      }
-      return;
-    }
-    send(res, status, body);
-  }
-
   const server = createServer((req, res) => {
     onRequest(req, res).catch((err) => {
-      if (!res.headersSent) sendError(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`);
+      if (!res.headersSent) replies.sendError(res, 500, `internal error: ${(err as Error)?.message ?? String(err)}`);
       else res.destroy();
     });
   });
@@ -665,24 +233,129 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const origin = `http://${urlHost}:${port}`;
 
   return {
-    url: origin + prefix,
-    explorerUrl: origin + explorerPrefix,
+    url: origin + prefixes.prefix,
+    explorerUrl: origin + prefixes.explorerPrefix,
     port,
     data,
-    setFaults,
-    setLatency: (l) => (latency = l ?? null),
-    setRateLimit,
-    stats: () => structuredClone(stats),
-    resetStats: () => {
-      stats = { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
+    setFaults: (f) => {
+      if (f) validateOptions({ faults: f });
+      conditions.setFaults(f);
     },
+    setLatency: (l) => conditions.setLatency(l),
+    setRateLimit: (r) => {
+      if (r) validateOptions({ rateLimit: r });
+      conditions.setRateLimit(r);
+    },
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
         timers.clear();
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
         server.closeAllConnections();
       }),
   };
+}
+
+interface RequestContext {
+  data: ReadInterfaceSource;
+  opts: SandboxOptions;
+  prefixes: RoutePrefixes;
+  stats: RequestStats;
+  timers: Timers;
+  conditions: ServiceConditions;
+  replies: Replies;
+  answer: (m: Matched, url: URL, req: IncomingMessage) => Promise<Answer>;
+}
+
+/**
+ * One request, in the order a real deployment meets it: the route, the reorganisation control
+ * route, latency, the rate limit, credentials, a 404, then an injected fault or the answer.
+ */
+function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  const { conditions, replies, stats } = c;
+  return async (req, res) => {
+    stats.request();
+    let m: Matched | null;
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://sandbox.local');
+      m = matchRoute(req.method ?? 'GET', url.pathname, c.prefixes);
+    } catch (err) {
+      const known = err instanceof SandboxHttpError;
+      replies.sendError(res, known ? err.status : 400, known ? err.shortMessage : 'bad request');
+      return;
+    }
+    if (url.pathname === REORG_ROUTE && req.method === 'POST') return controlReorg(c, url, res);
+    stats.route(m?.route ?? 'unknown');
+
+    const delay = conditions.delayMs();
+    if (delay > 0) await c.timers.sleep(delay);
+    if (!conditions.takeToken()) {
+      replies.sendError(res, 429, 'rate limit exceeded', { 'retry-after': String(conditions.retryAfterSeconds) });
+      return;
+    }
+    if (!conditions.authorised(req)) {
+      replies.sendError(res, 401, 'unauthorized: missing or invalid x-client-id / x-secret-key');
+      return;
+    }
+    if (!m) {
+      replies.sendError(res, 404, `not found: ${req.method} ${url.pathname}`);
+      return;
+    }
+    const fault = conditions.pickFault(m.route);
+    if (fault) stats.fault(fault);
+    if (fault && answeredByFault(c, fault, res)) return;
+
+    const { status, body } = await answerOrError(c, m, url, req);
+    if (fault === 'truncate' || fault === 'stall') replies.sendCut(res, status, body, fault, conditions.faults?.stallMs ?? 60_000);
+    else replies.send(res, status, body);
+  };
+}
+
+function controlReorg(c: RequestContext, url: URL, res: ServerResponse): void {
+  try {
+    c.replies.send(res, 200, reorgRoute(c.data, url));
+  } catch (err) {
+    const known = err instanceof SandboxHttpError;
+    c.replies.send(res, known ? err.status : 500, { error: known ? err.shortMessage : (err as Error).message });
+  }
+}
+
+/** Faults that replace the answer (an error status, a reset); true when one did. Truncated and stalled bodies cut the answer instead. */
+function answeredByFault(c: RequestContext, fault: FaultKind, res: ServerResponse): boolean {
+  switch (fault) {
+    case 'http500':
+    case 'http502':
+    case 'http503': {
+      const status = Number(fault.slice(4));
+      c.replies.sendError(res, status, `injected fault: HTTP ${status}`);
+      return true;
+    }
+    case 'http429': {
+      const ra = c.conditions.faults?.retryAfterSeconds;
+      c.replies.sendError(res, 429, 'rate limit exceeded (injected)', ra === undefined ? {} : { 'retry-after': String(ra) });
+      return true;
+    }
+    case 'reset':
+      c.replies.reset(res, c.conditions.faultCoin());
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The route's answer, or the error answer in the service's shape for what it threw. */
+async function answerOrError(c: RequestContext, m: Matched, url: URL, req: IncomingMessage): Promise<Answer> {
+  try {
+    return await c.answer(m, url, req);
+  } catch (err) {
+    if (err instanceof SandboxHttpError && err.emptyBody) return { status: err.status, body: undefined };
+    if (err instanceof SandboxHttpError && err.sqlError && c.opts.sqlErrorsAs500) {
+      return { status: 500, body: c.replies.errorBody(500, 'An unexpected error occurred.') };
+    }
+    if (err instanceof SandboxHttpError) return { status: err.status, body: c.replies.errorBody(err.status, err.shortMessage) };
+    return { status: 500, body: c.replies.errorBody(500, `internal error: ${(err as Error)?.message ?? String(err)}`) };
+  }
 }

@@ -1,0 +1,39 @@
+export interface SandboxStats {
+  requests: number;
+  byStatus: Record<number, number>;
+  byRoute: Record<string, number>;
+  faultsInjected: Record<string, number>;
+}
+
+/** What the server answered, for tests and benchmarks (SandboxServer.stats). */
+export class RequestStats {
+  private current: SandboxStats = RequestStats.empty();
+
+  private static empty(): SandboxStats {
+    return { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
+  }
+
+  request(): void {
+    this.current.requests++;
+  }
+
+  route(name: string): void {
+    this.current.byRoute[name] = (this.current.byRoute[name] ?? 0) + 1;
+  }
+
+  status(status: number): void {
+    this.current.byStatus[status] = (this.current.byStatus[status] ?? 0) + 1;
+  }
+
+  fault(kind: string): void {
+    this.current.faultsInjected[kind] = (this.current.faultsInjected[kind] ?? 0) + 1;
+  }
+
+  snapshot(): SandboxStats {
+    return structuredClone(this.current);
+  }
+
+  reset(): void {
+    this.current = RequestStats.empty();
+  }
+}
