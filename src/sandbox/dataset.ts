@@ -781,16 +781,35 @@ export class SandboxDataImpl {
   private buildChain(spec: ChainSpec, ci: number, n: number): ChainState {
     const c = new ChainState(spec, ci, this.seed, n, this);
     const rng = new Rng(this.seed, 100 + ci);
-    const W = this.walletCount;
-    const ids = this.contractIdsByChain.get(spec.chainId)!;
+    const byKind = this.placeContracts(c, spec);
+    const genesis = this.genesisTransactions(c, byKind);
+    if (genesis.length > n / 2) {
+      throw new SandboxOptionsError('sandbox data set too small for its contracts', {
+        details: `chain ${spec.chainId}: ${n} transactions`,
+      });
+    }
+    c.genesisCount = genesis.length;
+    this.drawTransactions(c, spec, n, rng, genesis, byKind);
+    numberLogs(c, n);
+    indexByActor(c, n, this.actors.length);
+    indexByEvent(c, n);
+    return c;
+  }
+
+  /** The chain's contracts in slots, and their actors by kind. */
+  private placeContracts(c: ChainState, spec: ChainSpec): Record<ContractKind, number[]> {
     const byKind: Record<ContractKind, number[]> = { erc20: [], erc721: [], erc1155: [], unknown: [], rich: [] };
-    ids.forEach((id, slot) => {
+    this.contractIdsByChain.get(spec.chainId)!.forEach((id, slot) => {
       const actor = this.contractActor(id);
       c.contractSlot.set(actor, slot);
       c.contractActors.push(actor);
       byKind[this.contracts[id]!.kind].push(actor);
     });
-    // genesis: deploy every contract, then mint the genesis NFTs and seed the hot wallets with tokens
+    return byKind;
+  }
+
+  /** Genesis: deploy every contract, then mint the genesis NFTs and seed the hot wallets with tokens. */
+  private genesisTransactions(c: ChainState, byKind: Record<ContractKind, number[]>): GenesisTx[] {
     const genesis: GenesisTx[] = [];
     for (const actor of c.contractActors) genesis.push({ kind: TxKind.deploy, from: DEPLOYER, to: -1, arg: actor, tokenId: 0 });
     for (const actor of byKind.erc20) {
@@ -803,12 +822,19 @@ export class SandboxDataImpl {
       genesis.push({ kind, from: DEPLOYER, to: actor, arg: 0, tokenId: 1 });
       genesis.push({ kind, from: DEPLOYER, to: actor, arg: 1, tokenId: 2 });
     }
-    if (genesis.length > n / 2) {
-      throw new SandboxOptionsError('sandbox data set too small for its contracts', {
-        details: `chain ${spec.chainId}: ${n} transactions`,
-      });
-    }
-    c.genesisCount = genesis.length;
+    return genesis;
+  }
+
+  /** The chain's n transactions in blocks: the genesis ones first, then drawn calls from the seeded sequence. */
+  private drawTransactions(
+    c: ChainState,
+    spec: ChainSpec,
+    n: number,
+    rng: Rng,
+    genesis: GenesisTx[],
+    byKind: Record<ContractKind, number[]>,
+  ): void {
+    const W = this.walletCount;
     const nextToken = new Uint32Array(this.actors.length).fill(3);
     const nonces = new Uint32Array(W);
     const minSpan = (MIN_SPAN_DAYS * 86_400) / spec.blockTimeSeconds;
@@ -823,7 +849,6 @@ export class SandboxDataImpl {
       return pickWallet();
     };
     const pickRecipient = () => (rng.float() < 0.1 ? 0 : pickWallet());
-    const pickOf = (arr: number[]) => arr[rng.int(arr.length)]!;
     let off = 0;
     let inBlock = 0;
     let blockSize = 1 + rng.int(2 * spec.txPerBlock - 1);
@@ -835,108 +860,27 @@ export class SandboxDataImpl {
       }
       c.blockOff[i] = off;
       c.txIndex[i] = inBlock++;
+      let tx: GenesisTx;
       const g = genesis[i];
-      let kind: TxKind;
-      let from: number;
-      let to: number;
-      let arg = 0;
-      let tokenId = 0;
       if (g) {
-        ({ kind, from, to, arg, tokenId } = g);
+        tx = g;
         c.type[i] = 2;
         c.status[i] = 1;
       } else {
-        from = pickSender();
-        const kr = rng.float();
-        if (kr < 0.3) {
-          kind = TxKind.native;
-          to = rng.float() < 0.04 ? from : pickRecipient();
-        } else if (kr < 0.55) {
-          kind = TxKind.erc20Transfer;
-          to = pickOf(byKind.erc20);
-          arg = pickRecipient();
-        } else if (kr < 0.62) {
-          kind = TxKind.erc20Approve;
-          to = pickOf(byKind.erc20);
-          arg = pickRecipient();
-        } else if (kr < 0.77) {
-          kind = rng.float() < 0.67 ? TxKind.erc721TransferFrom : TxKind.erc721SafeTransferFrom;
-          to = pickOf(byKind.erc721);
-          arg = pickRecipient();
-          const next = nextToken[to]!;
-          if (next > 3 && rng.float() < 0.5) tokenId = 3 + rng.int(next - 3);
-          else tokenId = nextToken[to]!++;
-        } else if (kr < 0.85) {
-          kind = TxKind.erc1155SafeTransferFrom;
-          to = pickOf(byKind.erc1155);
-          arg = pickRecipient();
-          tokenId = 3 + rng.int(ERC1155_ID_SPACE);
-        } else if (kr < 0.95) {
-          kind = TxKind.unknownPoke;
-          to = pickOf(byKind.unknown);
-        } else if (kr < 0.96) {
-          kind = TxKind.createOther;
-          to = -1;
-        } else if (byKind.rich.length > 0) {
-          kind = TxKind.richSettle;
-          to = pickOf(byKind.rich);
-        } else {
-          kind = TxKind.native;
-          to = pickRecipient();
-        }
+        const from = pickSender();
+        tx = { from, ...drawCall(rng, from, byKind, nextToken, pickRecipient) };
         const tr = rng.float();
         c.type[i] = tr < 0.15 ? 0 : tr < 0.2 ? 1 : tr < 0.9 ? 2 : tr < 0.95 ? 3 : 4;
         c.status[i] = rng.float() < 0.04 ? 0 : 1;
       }
-      c.kind[i] = kind;
-      c.from[i] = from;
-      c.to[i] = to;
-      c.arg[i] = arg;
-      c.tokenId[i] = tokenId;
-      c.nonce[i] = nonces[from]!++;
+      c.kind[i] = tx.kind;
+      c.from[i] = tx.from;
+      c.to[i] = tx.to;
+      c.arg[i] = tx.arg;
+      c.tokenId[i] = tx.tokenId;
+      c.nonce[i] = nonces[tx.from]!++;
     }
     c.headOff = off;
-    // log indexes: one log per successful token/unknown call, numbered within the block
-    let logCount = 0;
-    let blockLogs = 0;
-    for (let i = 0; i < n; i++) {
-      if (c.txIndex[i] === 0) blockLogs = 0;
-      if (c.hasLog(i)) {
-        c.logIndex[i] = blockLogs++;
-        logCount++;
-      }
-    }
-    c.logCount = logCount;
-    // actor index (from OR to, self once)
-    const A = this.actors.length;
-    const offsets = new Uint32Array(A + 1);
-    for (let i = 0; i < n; i++) {
-      offsets[c.from[i]! + 1]!++;
-      const t = c.to[i]!;
-      if (t >= 0 && t !== c.from[i]) offsets[t + 1]!++;
-    }
-    for (let a = 0; a < A; a++) offsets[a + 1]! += offsets[a]!;
-    const rows = new Uint32Array(offsets[A]!);
-    const fill = offsets.slice(0, A);
-    for (let i = 0; i < n; i++) {
-      rows[fill[c.from[i]!]!++] = i;
-      const t = c.to[i]!;
-      if (t >= 0 && t !== c.from[i]) rows[fill[t]!++] = i;
-    }
-    c.actorOffsets = offsets;
-    c.actorRows = rows;
-    // event index: (contract slot, event slot)
-    const S = c.contractActors.length * 2;
-    const eOffsets = new Uint32Array(S + 1);
-    const keyOf = (i: number) => c.contractSlot.get(c.to[i]!)! * 2 + c.eventSlot(i);
-    for (let i = 0; i < n; i++) if (c.hasLog(i)) eOffsets[keyOf(i) + 1]!++;
-    for (let s = 0; s < S; s++) eOffsets[s + 1]! += eOffsets[s]!;
-    const eRows = new Uint32Array(eOffsets[S]!);
-    const eFill = eOffsets.slice(0, S);
-    for (let i = 0; i < n; i++) if (c.hasLog(i)) eRows[eFill[keyOf(i)]!++] = i;
-    c.eventOffsets = eOffsets;
-    c.eventRows = eRows;
-    return c;
   }
 
   // ---------------------------------------------------------------- records
@@ -1204,4 +1148,85 @@ export class SandboxDataImpl {
     }
     return out.sort((a, b) => (a.contract.address < b.contract.address ? -1 : 1));
   }
+}
+
+/** A drawn (not genesis) transaction's call: its kind, target, argument and token id. */
+function drawCall(
+  rng: Rng,
+  from: number,
+  byKind: Record<ContractKind, number[]>,
+  nextToken: Uint32Array,
+  pickRecipient: () => number,
+): Omit<GenesisTx, 'from'> {
+  const pickOf = (arr: number[]) => arr[rng.int(arr.length)]!;
+  const kr = rng.float();
+  if (kr < 0.3) return { kind: TxKind.native, to: rng.float() < 0.04 ? from : pickRecipient(), arg: 0, tokenId: 0 };
+  if (kr < 0.55) return { kind: TxKind.erc20Transfer, to: pickOf(byKind.erc20), arg: pickRecipient(), tokenId: 0 };
+  if (kr < 0.62) return { kind: TxKind.erc20Approve, to: pickOf(byKind.erc20), arg: pickRecipient(), tokenId: 0 };
+  if (kr < 0.77) {
+    const kind = rng.float() < 0.67 ? TxKind.erc721TransferFrom : TxKind.erc721SafeTransferFrom;
+    const to = pickOf(byKind.erc721);
+    const arg = pickRecipient();
+    const next = nextToken[to]!;
+    const tokenId = next > 3 && rng.float() < 0.5 ? 3 + rng.int(next - 3) : nextToken[to]!++;
+    return { kind, to, arg, tokenId };
+  }
+  if (kr < 0.85) {
+    const to = pickOf(byKind.erc1155);
+    const arg = pickRecipient();
+    return { kind: TxKind.erc1155SafeTransferFrom, to, arg, tokenId: 3 + rng.int(ERC1155_ID_SPACE) };
+  }
+  if (kr < 0.95) return { kind: TxKind.unknownPoke, to: pickOf(byKind.unknown), arg: 0, tokenId: 0 };
+  if (kr < 0.96) return { kind: TxKind.createOther, to: -1, arg: 0, tokenId: 0 };
+  if (byKind.rich.length > 0) return { kind: TxKind.richSettle, to: pickOf(byKind.rich), arg: 0, tokenId: 0 };
+  return { kind: TxKind.native, to: pickRecipient(), arg: 0, tokenId: 0 };
+}
+
+/** Log indexes: one log per successful token or unknown call, numbered within the block. */
+function numberLogs(c: ChainState, n: number): void {
+  let logCount = 0;
+  let blockLogs = 0;
+  for (let i = 0; i < n; i++) {
+    if (c.txIndex[i] === 0) blockLogs = 0;
+    if (c.hasLog(i)) {
+      c.logIndex[i] = blockLogs++;
+      logCount++;
+    }
+  }
+  c.logCount = logCount;
+}
+
+/** The rows of each actor (as sender or recipient; a self-transfer once), as offsets into one array. */
+function indexByActor(c: ChainState, n: number, actorCount: number): void {
+  const A = actorCount;
+  const offsets = new Uint32Array(A + 1);
+  for (let i = 0; i < n; i++) {
+    offsets[c.from[i]! + 1]!++;
+    const t = c.to[i]!;
+    if (t >= 0 && t !== c.from[i]) offsets[t + 1]!++;
+  }
+  for (let a = 0; a < A; a++) offsets[a + 1]! += offsets[a]!;
+  const rows = new Uint32Array(offsets[A]!);
+  const fill = offsets.slice(0, A);
+  for (let i = 0; i < n; i++) {
+    rows[fill[c.from[i]!]!++] = i;
+    const t = c.to[i]!;
+    if (t >= 0 && t !== c.from[i]) rows[fill[t]!++] = i;
+  }
+  c.actorOffsets = offsets;
+  c.actorRows = rows;
+}
+
+/** The rows of each (contract slot, event slot) that logged, as offsets into one array. */
+function indexByEvent(c: ChainState, n: number): void {
+  const S = c.contractActors.length * 2;
+  const eOffsets = new Uint32Array(S + 1);
+  const keyOf = (i: number) => c.contractSlot.get(c.to[i]!)! * 2 + c.eventSlot(i);
+  for (let i = 0; i < n; i++) if (c.hasLog(i)) eOffsets[keyOf(i) + 1]!++;
+  for (let s = 0; s < S; s++) eOffsets[s + 1]! += eOffsets[s]!;
+  const eRows = new Uint32Array(eOffsets[S]!);
+  const eFill = eOffsets.slice(0, S);
+  for (let i = 0; i < n; i++) if (c.hasLog(i)) eRows[eFill[keyOf(i)]!++] = i;
+  c.eventOffsets = eOffsets;
+  c.eventRows = eRows;
 }
