@@ -283,123 +283,140 @@ function issue(ctx: Ctx, path: (string | number)[], message: string, params: Pro
   ctx.issues.push({ code: 'custom', message, path, input, params: params as Record<string, unknown> });
 }
 
+type FileRange = NonNullable<FileValue['range']>;
+const rangeAt = (k: string) => ['range', k];
+
 /** Applies the axis rule and fills defaults; issues go to `ctx`. */
-function normaliseRange(range: NonNullable<FileValue['range']>, ctx: Ctx): JobRange | null {
-  let r = range;
-  const at = (k: string) => ['range', k];
-  const kindOf = (v: unknown): 'block' | 'time' | 'latest' => (v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block');
-  // A quoted whole number is still a number; one beyond 2^53 arrives as digits (never rounded).
-  for (const k of ['from', 'to'] as const) {
-    const v = r[k];
-    if (typeof v === 'string' && /^\d+$/.test(v.trim())) {
-      const n = Number(v.trim());
-      if (!Number.isSafeInteger(n)) {
-        issue(ctx, at(k), 'is too large to be exact (above 2^53)', { noValue: false });
-        return null;
-      }
-      r = { ...r, [k]: n };
-    }
-  }
-  let by: Axis | undefined = r.by;
-  if (!by) {
-    const kinds = [kindOf(r.from), kindOf(r.to)].filter((k) => k !== 'latest');
-    if (kinds.includes('time') && kinds.includes('block')) {
-      const which = kindOf(r.from) === 'block' ? 'from' : 'to';
-      issue(ctx, at(which), `is a block number but range.${which === 'from' ? 'to' : 'from'} is a date`, {
-        hint: 'use dates on both ends, or set "by: time" and give unix seconds',
-      });
-      return null;
-    }
-    by = kinds.includes('time') ? 'time' : 'block';
-    for (const k of ['from', 'to'] as const) {
-      const v = r[k];
-      if (by === 'block' && typeof v === 'number' && v >= LOOKS_LIKE_UNIX_TIME) {
-        issue(ctx, at(k), 'looks like a unix time, not a block number', {
-          hint: 'add "by: time" if it is unix seconds, or "by: block" if it really is a block number',
-        });
-        return null;
-      }
-    }
-  }
+function normaliseRange(range: FileRange, ctx: Ctx): JobRange | null {
+  const r = exactNumbers(range, ctx);
+  if (!r) return null;
+  const by = rangeAxis(r, ctx);
+  if (!by) return null;
   let ok = true;
-  const point = (k: 'from' | 'to'): number | 'latest' | null => {
-    const v = r[k];
-    if (v === 'latest') {
-      if (k === 'from') {
-        issue(ctx, at(k), 'cannot be "latest"', { hint: 'from is where the export starts; to: latest follows the chain head' });
-        return null;
-      }
-      return 'latest';
-    }
-    if (by === 'block') {
-      if (typeof v === 'string') {
-        issue(ctx, at(k), isDateLike(v) ? 'is a date but range.by is block' : 'is not a block number', {
-          hint: isDateLike(v) ? 'remove "by: block" (or set "by: time") to use dates' : 'write a block number, a UTC date, or "latest"',
-        });
-        return null;
-      }
-      return v;
-    }
-    const t = parseTimePoint(v);
-    if (!t.ok) {
-      issue(ctx, at(k), t.problem, { hint: t.hint });
-      return null;
-    }
-    return t.value;
-  };
-  const from = point('from');
-  const to = point('to');
+  const from = rangePoint(r, 'from', by, ctx);
+  const to = rangePoint(r, 'to', by, ctx);
   if (from === null || to === null || from === 'latest') return null;
   if (typeof to === 'number' && from >= to) {
-    issue(ctx, at('to'), `is not after range.from (${r.from}): the range [from, to) would be empty`, {
+    issue(ctx, rangeAt('to'), `is not after range.from (${r.from}): the range [from, to) would be empty`, {
       hint: '"to" is exclusive: to export one day write from: "2024-01-01", to: "2024-01-02"',
     });
     ok = false;
   }
-
-  const amount = (k: 'chunk' | 'safety_lag', dflt: number): number | null => {
-    const v = r[k];
-    if (v === undefined) return dflt;
-    if (by === 'block') {
-      if (typeof v === 'string') {
-        issue(ctx, at(k), 'is a duration but the range counts blocks', {
-          hint: `write a number of blocks (e.g. ${dflt}), or count time with dates / "by: time"`,
-        });
-        return null;
-      }
-      return v;
-    }
-    if (typeof v === 'number') {
-      issue(ctx, at(k), 'is a number but the range counts time', {
-        hint: `write a duration with its unit, e.g. "${formatDuration(dflt)}"`,
-      });
-      return null;
-    }
-    const d = parseDurationSeconds(v);
-    if (!d.ok) {
-      issue(ctx, at(k), d.problem, { hint: d.hint });
-      return null;
-    }
-    return d.value;
-  };
-  const chunk = amount('chunk', by === 'block' ? DEFAULT_BLOCK_CHUNK : DEFAULT_TIME_CHUNK);
-  const lag = amount('safety_lag', by === 'block' ? DEFAULT_BLOCK_SAFETY_LAG : DEFAULT_TIME_SAFETY_LAG);
+  const chunk = rangeAmount(r, 'chunk', by === 'block' ? DEFAULT_BLOCK_CHUNK : DEFAULT_TIME_CHUNK, by, ctx);
+  const lag = rangeAmount(r, 'safety_lag', by === 'block' ? DEFAULT_BLOCK_SAFETY_LAG : DEFAULT_TIME_SAFETY_LAG, by, ctx);
   if (chunk !== null && chunk <= 0) {
-    issue(ctx, at('chunk'), 'must be greater than 0');
+    issue(ctx, rangeAt('chunk'), 'must be greater than 0');
     ok = false;
   }
   if (chunk !== null && chunk > 0 && by === 'time' && DAY % chunk !== 0 && chunk % DAY !== 0) {
-    issue(ctx, at('chunk'), 'does not divide a day and is not a whole number of days', {
+    issue(ctx, rangeAt('chunk'), 'does not divide a day and is not a whole number of days', {
       hint: 'time windows are aligned to UTC midnight: use e.g. "1h", "6h", "12h", "1d", "7d"',
     });
     ok = false;
   }
   if (r.safety_lag !== undefined && to !== 'latest') {
-    issue(ctx, at('safety_lag'), 'only applies with to: latest', { noValue: false, hint: 'remove it, or set to: latest' });
+    issue(ctx, rangeAt('safety_lag'), 'only applies with to: latest', { noValue: false, hint: 'remove it, or set to: latest' });
     ok = false;
   }
   if (!ok || chunk === null || lag === null) return null;
   return { by, from, to, safety_lag: lag, chunk, ...(r.reorg_horizon === undefined ? {} : { reorg_horizon: r.reorg_horizon }) };
+}
+
+/** A quoted whole number is still a number; one beyond 2^53 arrives as digits (never rounded) and is refused. */
+function exactNumbers(range: FileRange, ctx: Ctx): FileRange | null {
+  let r = range;
+  for (const k of ['from', 'to'] as const) {
+    const v = r[k];
+    if (typeof v === 'string' && /^\d+$/.test(v.trim())) {
+      const n = Number(v.trim());
+      if (!Number.isSafeInteger(n)) {
+        issue(ctx, rangeAt(k), 'is too large to be exact (above 2^53)', { noValue: false });
+        return null;
+      }
+      r = { ...r, [k]: n };
+    }
+  }
+  return r;
+}
+
+const kindOf = (v: unknown): 'block' | 'time' | 'latest' => (v === 'latest' ? 'latest' : typeof v === 'string' ? 'time' : 'block');
+
+/** range.by, or what from and to imply: dates count time, numbers blocks (not both, and no unix time taken for a block). */
+function rangeAxis(r: FileRange, ctx: Ctx): Axis | null {
+  if (r.by) return r.by;
+  const kinds = [kindOf(r.from), kindOf(r.to)].filter((k) => k !== 'latest');
+  if (kinds.includes('time') && kinds.includes('block')) {
+    const which = kindOf(r.from) === 'block' ? 'from' : 'to';
+    issue(ctx, rangeAt(which), `is a block number but range.${which === 'from' ? 'to' : 'from'} is a date`, {
+      hint: 'use dates on both ends, or set "by: time" and give unix seconds',
+    });
+    return null;
+  }
+  const by = kinds.includes('time') ? 'time' : 'block';
+  for (const k of ['from', 'to'] as const) {
+    const v = r[k];
+    if (by === 'block' && typeof v === 'number' && v >= LOOKS_LIKE_UNIX_TIME) {
+      issue(ctx, rangeAt(k), 'looks like a unix time, not a block number', {
+        hint: 'add "by: time" if it is unix seconds, or "by: block" if it really is a block number',
+      });
+      return null;
+    }
+  }
+  return by;
+}
+
+/** range.from or range.to on the axis: a block number, unix seconds, or "latest" (to only). */
+function rangePoint(r: FileRange, k: 'from' | 'to', by: Axis, ctx: Ctx): number | 'latest' | null {
+  const v = r[k];
+  if (v === 'latest') {
+    if (k === 'from') {
+      issue(ctx, rangeAt(k), 'cannot be "latest"', { hint: 'from is where the export starts; to: latest follows the chain head' });
+      return null;
+    }
+    return 'latest';
+  }
+  if (by === 'block') {
+    if (typeof v === 'string') {
+      issue(ctx, rangeAt(k), isDateLike(v) ? 'is a date but range.by is block' : 'is not a block number', {
+        hint: isDateLike(v) ? 'remove "by: block" (or set "by: time") to use dates' : 'write a block number, a UTC date, or "latest"',
+      });
+      return null;
+    }
+    return v;
+  }
+  const t = parseTimePoint(v);
+  if (!t.ok) {
+    issue(ctx, rangeAt(k), t.problem, { hint: t.hint });
+    return null;
+  }
+  return t.value;
+}
+
+/** range.chunk or range.safety_lag on the axis: blocks, or a duration in seconds; `dflt` when absent. */
+function rangeAmount(r: FileRange, k: 'chunk' | 'safety_lag', dflt: number, by: Axis, ctx: Ctx): number | null {
+  const v = r[k];
+  if (v === undefined) return dflt;
+  if (by === 'block') {
+    if (typeof v === 'string') {
+      issue(ctx, rangeAt(k), 'is a duration but the range counts blocks', {
+        hint: `write a number of blocks (e.g. ${dflt}), or count time with dates / "by: time"`,
+      });
+      return null;
+    }
+    return v;
+  }
+  if (typeof v === 'number') {
+    issue(ctx, rangeAt(k), 'is a number but the range counts time', {
+      hint: `write a duration with its unit, e.g. "${formatDuration(dflt)}"`,
+    });
+    return null;
+  }
+  const d = parseDurationSeconds(v);
+  if (!d.ok) {
+    issue(ctx, rangeAt(k), d.problem, { hint: d.hint });
+    return null;
+  }
+  return d.value;
 }
 
 const ROUTE_NAMES = { wallet: 'wallet transactions', contract: 'contract events' } as const;
@@ -417,125 +434,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     const warnings: FileProblem[] = [];
     checkChains(f.source.chains, ctx, ['source', 'chains']);
     const jobFilters = f.filters ?? {};
-    const targets: Target[] = [];
-    const seenTargets = new Map<string, number>();
-    const reportedJobFilters = new Set<string>();
-
-    f.targets.forEach((t, index) => {
-      const at = (...p: (string | number)[]) => ['targets', index, ...p];
-      const chains = t.chains ?? f.source.chains;
-      if (t.chains) {
-        checkChains(t.chains, ctx, at('chains'));
-        t.chains.forEach((c, i) => {
-          if (!f.source.chains.includes(c))
-            issue(ctx, at('chains', i), "is not one of the job's chains (source.chains)", { hint: 'add it to source.chains' });
-        });
-      }
-      const isWallet = 'wallet' in t;
-      const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? defaultDatasets(isWallet ? 'wallet' : 'contract'))];
-
-      // Filters: the job's (for every list dataset of the target) plus the target's own.
-      const filters: Record<string, string> = {};
-      const checkFilters = (given: Record<string, string | number>, where: (string | number)[], own: boolean) => {
-        const routes = [...new Set(datasets.map((d) => filterRoute(d, isWallet ? 'wallet' : 'contract')).filter((r) => r !== null))];
-        if (own && routes.length === 0) {
-          issue(ctx, where, `do not apply: ${datasets.join(', ')} take no filters`, { noValue: true });
-          return;
-        }
-        for (const [name, raw] of Object.entries(given)) {
-          const p = [...where, name];
-          if (RANGE_FILTERS.has(name)) {
-            issue(ctx, p, `is set by the planner from range`, {
-              noValue: true,
-              atKey: true,
-              hint: 'use range.from / range.to (block numbers or dates) instead',
-            });
-            continue;
-          }
-          for (const route of routes) {
-            const known = filtersOf(route);
-            const kind = known.get(name);
-            if (!kind && !own && reportedJobFilters.has(name)) continue;
-            if (!kind) {
-              if (!own) reportedJobFilters.add(name);
-              const close = didYouMean(name, known.keys()) ?? [...known.keys()].find((k) => k === `filter_${name}`);
-              const other = route === 'wallet' ? 'contract' : 'wallet';
-              const elsewhere = filtersOf(other).has(name);
-              issue(ctx, p, `"${name}" is not a filter of the ${ROUTE_NAMES[route]} route${own ? '' : ` (used by targets[${index}])`}`, {
-                noValue: true,
-                atKey: true,
-                hint: close
-                  ? `did you mean "${close}"?`
-                  : elsewhere && !own
-                    ? `it filters ${ROUTE_NAMES[other]} only: move it under the \`filters:\` of those targets`
-                    : `known: ${[...known.keys()].filter((k) => !k.match(/_(gt|lt|lte)$/)).join(', ')} (and _gt/_lte/_lt forms)`,
-              });
-              continue;
-            }
-            const v = parseFilterValue(kind, raw);
-            if (!v.ok && !own && reportedJobFilters.has(name)) continue;
-            if (!v.ok && !own) reportedJobFilters.add(name);
-            if (!v.ok) issue(ctx, p, v.problem, { hint: v.hint }, raw);
-            else filters[name] = v.value;
-          }
-        }
-      };
-      checkFilters(jobFilters, ['filters'], false);
-      if (t.filters) checkFilters(t.filters, at('filters'), true);
-
-      if (isWallet) {
-        const key = `wallet:${t.wallet.value}`;
-        if (seenTargets.has(key))
-          issue(ctx, at('wallet'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list its datasets in one target' });
-        seenTargets.set(key, index);
-        const readers = datasetsWhere((c) => c.targetOption === 'nft_types');
-        if (t.nft_types && !datasets.some((d) => readers.includes(d))) {
-          issue(ctx, at('nft_types'), `only applies to the ${readers.join(', ')} dataset`, { noValue: true, atKey: true });
-        }
-        targets.push({
-          kind: 'wallet',
-          index,
-          wallet: t.wallet.value,
-          isName: t.wallet.isName,
-          datasets,
-          chains,
-          filters,
-          nft_types: t.nft_types ?? [...NFT_TYPES],
-        });
-      } else {
-        const key = `contract:${t.contract}`;
-        if (seenTargets.has(key))
-          issue(ctx, at('contract'), `is already targets[${seenTargets.get(key)}]`, { hint: 'list all its events in one target' });
-        seenTargets.set(key, index);
-        const topics = new Map<string, number>();
-        t.events.forEach((e, i) => {
-          if (topics.has(e.topic0)) {
-            issue(ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
-          }
-          topics.set(e.topic0, i);
-          if (e.abi.inputs.length > 0 && !e.hasIndexedMarkers) {
-            const pos = sctx.locate?.(at('events', i)) ?? { line: 1, column: 1 };
-            warnings.push({
-              file: sctx.jobFile,
-              ...pos,
-              field: `targets[${index}].events[${i}]`,
-              message: `"${e.signature}" marks no parameter as indexed`,
-              hint: 'decoding is positional: if the event has indexed parameters, mark them with "indexed" or decoding fails',
-            });
-          }
-        });
-        targets.push({
-          kind: 'contract',
-          index,
-          contract: t.contract,
-          events: t.events,
-          abi: t.abi ? path.resolve(sctx.jobDir, t.abi) : null,
-          datasets,
-          chains,
-          filters,
-        });
-      }
-    });
+    const seen: SeenTargets = { keys: new Map(), reportedJobFilters: new Set() };
+    const targets = f.targets.map((t, index) => normaliseTarget({ f, ctx, sctx, seen, warnings }, t, index));
 
     const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
     const range = checkRange(f, all, ctx);
@@ -558,6 +458,165 @@ export function jobFileSchema(sctx: JobSchemaContext) {
       warnings,
     };
   });
+}
+
+type FileTarget = FileValue['targets'][number];
+type FileWalletTarget = Extract<FileTarget, { wallet: unknown }>;
+type FileContractTarget = Exclude<FileTarget, FileWalletTarget>;
+
+/** What the targets' checks share across targets: each target's key (to refuse a second one), job filters already reported. */
+interface SeenTargets {
+  keys: Map<string, number>;
+  reportedJobFilters: Set<string>;
+}
+
+interface TargetCheck {
+  f: FileValue;
+  ctx: Ctx;
+  sctx: JobSchemaContext;
+  seen: SeenTargets;
+  warnings: FileProblem[];
+}
+
+/** One target of the file: its chains, datasets and filters checked, defaults filled. */
+function normaliseTarget(c: TargetCheck, t: FileTarget, index: number): Target {
+  const at = (...p: (string | number)[]) => ['targets', index, ...p];
+  const chains = t.chains ?? c.f.source.chains;
+  if (t.chains) {
+    checkChains(t.chains, c.ctx, at('chains'));
+    t.chains.forEach((chain, i) => {
+      if (!c.f.source.chains.includes(chain))
+        issue(c.ctx, at('chains', i), "is not one of the job's chains (source.chains)", { hint: 'add it to source.chains' });
+    });
+  }
+  const kind = 'wallet' in t ? 'wallet' : 'contract';
+  const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? defaultDatasets(kind))];
+  // Filters: the job's (for every list dataset of the target) plus the target's own.
+  const filters: Record<string, string> = {};
+  const check = (given: Record<string, string | number>, where: (string | number)[], own: boolean) =>
+    checkFilters(c, { given, where, own, datasets, kind, index, into: filters });
+  check(c.f.filters ?? {}, ['filters'], false);
+  if (t.filters) check(t.filters, at('filters'), true);
+  return 'wallet' in t
+    ? walletTarget(c, t, index, { datasets, chains, filters })
+    : contractTarget(c, t, index, { datasets, chains, filters });
+}
+
+interface FilterCheck {
+  given: Record<string, string | number>;
+  where: (string | number)[];
+  /** The target's own filters (not the job's, which are checked once per target and reported once). */
+  own: boolean;
+  datasets: DatasetName[];
+  kind: 'wallet' | 'contract';
+  index: number;
+  into: Record<string, string>;
+}
+
+/** Filters checked against the routes of the target's list datasets; valid ones go `into` the target's. */
+function checkFilters(c: TargetCheck, x: FilterCheck): void {
+  const { ctx } = c;
+  const reported = c.seen.reportedJobFilters;
+  const routes = [...new Set(x.datasets.map((d) => filterRoute(d, x.kind)).filter((r) => r !== null))];
+  if (x.own && routes.length === 0) {
+    issue(ctx, x.where, `do not apply: ${x.datasets.join(', ')} take no filters`, { noValue: true });
+    return;
+  }
+  for (const [name, raw] of Object.entries(x.given)) {
+    const p = [...x.where, name];
+    if (RANGE_FILTERS.has(name)) {
+      issue(ctx, p, `is set by the planner from range`, {
+        noValue: true,
+        atKey: true,
+        hint: 'use range.from / range.to (block numbers or dates) instead',
+      });
+      continue;
+    }
+    for (const route of routes) {
+      const known = filtersOf(route);
+      const kind = known.get(name);
+      if (!kind && !x.own && reported.has(name)) continue;
+      if (!kind) {
+        if (!x.own) reported.add(name);
+        const close = didYouMean(name, known.keys()) ?? [...known.keys()].find((k) => k === `filter_${name}`);
+        const other = route === 'wallet' ? 'contract' : 'wallet';
+        const elsewhere = filtersOf(other).has(name);
+        issue(ctx, p, `"${name}" is not a filter of the ${ROUTE_NAMES[route]} route${x.own ? '' : ` (used by targets[${x.index}])`}`, {
+          noValue: true,
+          atKey: true,
+          hint: close
+            ? `did you mean "${close}"?`
+            : elsewhere && !x.own
+              ? `it filters ${ROUTE_NAMES[other]} only: move it under the \`filters:\` of those targets`
+              : `known: ${[...known.keys()].filter((k) => !k.match(/_(gt|lt|lte)$/)).join(', ')} (and _gt/_lte/_lt forms)`,
+        });
+        continue;
+      }
+      const v = parseFilterValue(kind, raw);
+      if (!v.ok && !x.own && reported.has(name)) continue;
+      if (!v.ok && !x.own) reported.add(name);
+      if (!v.ok) issue(ctx, p, v.problem, { hint: v.hint }, raw);
+      else x.into[name] = v.value;
+    }
+  }
+}
+
+interface TargetParts {
+  datasets: DatasetName[];
+  chains: number[];
+  filters: Record<string, string>;
+}
+
+/** A second target for the same wallet or contract is refused: its datasets or events belong in the first. */
+function refuseSecond(c: TargetCheck, key: string, index: number, path: (string | number)[], hint: string): void {
+  if (c.seen.keys.has(key)) issue(c.ctx, path, `is already targets[${c.seen.keys.get(key)}]`, { hint });
+  c.seen.keys.set(key, index);
+}
+
+function walletTarget(c: TargetCheck, t: FileWalletTarget, index: number, base: TargetParts): Target {
+  refuseSecond(c, `wallet:${t.wallet.value}`, index, ['targets', index, 'wallet'], 'list its datasets in one target');
+  const readers = datasetsWhere((d) => d.targetOption === 'nft_types');
+  if (t.nft_types && !base.datasets.some((d) => readers.includes(d))) {
+    issue(c.ctx, ['targets', index, 'nft_types'], `only applies to the ${readers.join(', ')} dataset`, { noValue: true, atKey: true });
+  }
+  return {
+    kind: 'wallet',
+    index,
+    wallet: t.wallet.value,
+    isName: t.wallet.isName,
+    ...base,
+    nft_types: t.nft_types ?? [...NFT_TYPES],
+  };
+}
+
+function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, base: TargetParts): Target {
+  const at = (...p: (string | number)[]) => ['targets', index, ...p];
+  refuseSecond(c, `contract:${t.contract}`, index, at('contract'), 'list all its events in one target');
+  const topics = new Map<string, number>();
+  t.events.forEach((e, i) => {
+    if (topics.has(e.topic0)) {
+      issue(c.ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
+    }
+    topics.set(e.topic0, i);
+    if (e.abi.inputs.length > 0 && !e.hasIndexedMarkers) {
+      const pos = c.sctx.locate?.(at('events', i)) ?? { line: 1, column: 1 };
+      c.warnings.push({
+        file: c.sctx.jobFile,
+        ...pos,
+        field: `targets[${index}].events[${i}]`,
+        message: `"${e.signature}" marks no parameter as indexed`,
+        hint: 'decoding is positional: if the event has indexed parameters, mark them with "indexed" or decoding fails',
+      });
+    }
+  });
+  return {
+    kind: 'contract',
+    index,
+    contract: t.contract,
+    events: t.events,
+    abi: t.abi ? path.resolve(c.sctx.jobDir, t.abi) : null,
+    ...base,
+  };
 }
 
 /** The range, required when a dataset of the job is not a snapshot. */
