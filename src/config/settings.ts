@@ -167,7 +167,7 @@ export const SETTINGS = {
     env: ['INSIGHT_EXPLORER_URL'],
     parse: (v) => parseBaseUrl(v, false),
     file: () => checked(z.string(), (v) => parseBaseUrl(v, false)),
-    doc: 'Base URL of the explorer pass-through (nft_holdings). Default: config / INSIGHT_EXPLORER_URL.',
+    doc: 'Base URL of the explorer pass-through (NFT holdings). Default: config / INSIGHT_EXPLORER_URL.',
     places: ALL,
   },
   'auth.client_id': {

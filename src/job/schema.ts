@@ -156,6 +156,14 @@ const rangePointSchema = z.union([
   z.string().describe('A UTC date "2024-01-01" or date-time "2024-01-01T00:00:00Z" (implies `by: time`).'),
 ]);
 
+/** The datasets a target kind may list, its default marked (from the registry). */
+function datasetsDoc(kind: 'wallet' | 'contract'): string {
+  const dflt = defaultDatasets(kind);
+  return `What to export for the ${kind}: ${datasetsFor(kind)
+    .map((d) => (dflt.includes(d) ? `${d} (default)` : d))
+    .join(', ')}.`;
+}
+
 const walletTargetSchema = z
   .strictObject({
     wallet: checked(z.string(), parseAddressOrName).describe('Wallet address (0x + 40 hex) or a name like "alice.eth".'),
@@ -163,12 +171,16 @@ const walletTargetSchema = z
       .array(z.enum(datasetsFor('wallet')))
       .min(1)
       .optional()
-      .describe('What to export for the wallet: transactions (default; sent or received), aggregates, nft_holdings.'),
+      .describe(datasetsDoc('wallet')),
     chains: chainsSchema.optional().describe("Only these of the job's chains for this target (default: all)."),
     filters: filtersSchema.optional(),
-    nft_types: z.array(z.enum(NFT_TYPES)).min(1).optional().describe('Token standards for nft_holdings. Default: all three.'),
+    nft_types: z
+      .array(z.enum(NFT_TYPES))
+      .min(1)
+      .optional()
+      .describe(`Token standards for the ${datasetsWhere((c) => c.targetOption === 'nft_types').join(', ')} dataset. Default: all three.`),
   })
-  .describe('A wallet: its transactions, aggregates over them, or its NFT holdings.');
+  .describe('A wallet (sent or received transactions) and the datasets to export for it.');
 
 const contractTargetSchema = z
   .strictObject({
@@ -178,7 +190,7 @@ const contractTargetSchema = z
       .array(z.enum(datasetsFor('contract')))
       .min(1)
       .optional()
-      .describe('What to export: events (default), aggregates over the events.'),
+      .describe(datasetsDoc('contract')),
     abi: z.string().min(1).optional().describe('JSON ABI file for local decoding, relative to the job file.'),
     chains: chainsSchema
       .optional()
@@ -265,7 +277,9 @@ function fileShape(ctx: JobSchemaContext) {
             .describe('Aggregate expressions, e.g. ["count() as tx_count", "sum(gas_used) as gas"].'),
         })
         .optional()
-        .describe('For the aggregates dataset: rows are computed per window, so group by a bucket no larger than range.chunk.'),
+        .describe(
+          `For the ${datasetsWhere((c) => c.readsJobAggregates === true).join(', ')} dataset: rows are computed per window, so group by a bucket no larger than range.chunk.`,
+        ),
       range: rangeSchema.optional(),
       filters: filtersSchema.optional(),
       decode: z.boolean().optional().describe('Ask the service to decode transactions/events (default true).'),
