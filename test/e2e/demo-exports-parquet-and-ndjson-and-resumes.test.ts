@@ -21,7 +21,10 @@ let first: { stdout: string; stderr: string };
 let second: { stdout: string; stderr: string };
 
 beforeAll(async () => {
-  const opts = { cwd: tmp.dir, env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' }, timeout: 120_000 };
+  // A staging directory of its own: in the shared default, the folder of a run another test file
+  // killed would be swept by the demo's run, with a warning on stderr.
+  const env = { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn', INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging') };
+  const opts = { cwd: tmp.dir, env, timeout: 120_000 };
   first = await run(TSX, [join(REPO, 'src/demo.ts')], opts);
   second = await run(TSX, [join(REPO, 'src/demo.ts')], opts);
 }, 240_000);

@@ -26,7 +26,9 @@ beforeAll(async () => {
   copyFileSync(join(REPO, 'jobs', 'demo.yaml'), join(tmp.dir, 'jobs', 'demo.yaml'));
   await run(TSX, [join(REPO, 'src/demo.ts')], {
     cwd: tmp.dir,
-    env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn' },
+    // A staging directory of its own: in the shared default, the folder of a run another test file
+    // killed would be swept by these runs, with a warning on stderr.
+    env: { ...process.env, INSIGHT_EXPORT_LOG_LEVEL: 'warn', INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging') },
     timeout: 120_000,
   });
   process.chdir(tmp.dir);
