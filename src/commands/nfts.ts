@@ -50,7 +50,7 @@ export const nftsCommand: CommandModule<object, NftsArgs> = {
     if (!chainIds || chainIds.length !== 1) {
       throw new CommandArgumentError(chainIds ? 'nfts reads one chain at a time' : 'nfts needs --chain: which chain are the NFTs on?', {
         details: chainIds ? `--chain ${chainIds.join(' --chain ')}` : 'no --chain given',
-        hint: 'Give one --chain, e.g. --chain 1 (Ethereum), --chain 8453 (Base), --chain 42161 (Arbitrum One): the explorer route answers for one chain per request and does not say which. For several chains, run nfts once per chain, or export the NFT holdings dataset with a job (source.chains).',
+        hint: 'Give one --chain, e.g. --chain 1 (Ethereum), --chain 8453 (Base), --chain 42161 (Arbitrum One): the explorer route answers for one chain per request and does not say which. For several chains, run nfts once per chain, or export the nft_holdings dataset with a job (source.chains).',
       });
     }
     const types = args.type?.length ? ([...new Set(args.type)] as NftTokenType[]) : undefined;
