@@ -63,232 +63,19 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const { config, logger } = input;
   limitHeapGrowth();
   if (config.output.format === 'parquet' && config.output.parquetEngine === 'duckdb') adviseMallocTuning(logger);
-  const runId = `${new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
-  const started = Date.now();
-  const shard = input.shard ?? null;
-  // Every run that fails says so: its report (status, error, figures) goes to the caller for the
-  // metrics and --json, and to the destination when the run held its lease there.
-  const failure = (err: unknown, client: SourceSession['client'] | undefined, location: string): RunReport => {
-    const report = buildFailureReport({
-      job: input.job,
-      runId,
-      started,
-      destination: location,
-      client,
-      interrupted: input.signal?.aborted === true || err instanceof InterruptedError,
-      shard: shard ? shardLabel(shard) : null,
-      error: errorMessage(err),
-    });
-    attachFailureReport(err, report);
-    return report;
-  };
-  const destination = config.output.destination;
-  let store: ObjectStore;
+  const run: RunIdentity = { runId: newRunId(), started: Date.now(), shard: input.shard ?? null };
+  const store = await openDestination(input, run);
+  const stagingDir = runStagingDir(config.stagingDir, run.runId);
+  const open: OpenParts = { lease: null, source: null, state: null };
   try {
-    if (!destination) {
-      throw new UserInputError('No output destination is set', {
-        hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
-      });
-    }
-    if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
-    store = await openStore(destination, { s3: config.s3, logger });
-  } catch (err) {
-    failure(err, undefined, destination ? destination.url : '');
-    throw err;
-  }
-  const stagingDir = runStagingDir(config.stagingDir, runId);
-  const dryRun = input.dryRun === true;
-  let lease: Lease | null = null;
-  let source: SourceSession | null = null;
-  let runState: WindowState | null = null;
-  try {
-    // Names are resolved (read-only) before the lease, so a job whose names are wrong leaves
-    // nothing at the destination, not even a lease.
-    source = await openSource(config, logger);
-    if (input.signal) source.client.stopOn(input.signal);
-    const job = await resolveWalletNames(input.job, source.client);
-    // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
-    const held = dryRun
-      ? noLease()
-      : (lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
-    const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-    const state = (runState = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
-    const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
-    await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
-    const orphans = dryRun ? [] : await state.cleanPending(owns);
-    if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
-
-    const done = await state.completedIntervals();
-    if (!input.force) {
-      const holds = await heldFormat(state, done);
-      if (holds && holds !== config.output.format) throw new DestinationFormatError(store.location, job.name, holds, config.output.format);
-    }
-    let completed = input.force ? new Map<string, Interval[]>() : done;
-    if (input.rewind && !input.force) {
-      const r = rewindCompleted(done, input.rewind);
-      completed = r.completed;
-      const mine = r.rewound.filter((x) => owns(x.unitKey));
-      const windows = mine.reduce((n, x) => n + x.windows.length, 0);
-      if (windows > 0) logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
-    }
-    const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
-    const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
-      units.flatMap((u) => (u.target.kind === 'contract' ? [{ contract: u.target.contract, chainId: u.chainId }] : []));
-    // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
-    if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
-    const heads = headFinder(chains);
-    const blocks = new BlockLookup(source.client, heads);
-    let reorgs: ReorgFound[] = [];
-    // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
-    const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
-    if (!input.force) {
-      const range = job.range;
-      const r = await checkReorgs({
-        state,
-        completed,
-        owns,
-        blocks,
-        horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId),
-        logger,
-      });
-      completed = r.completed;
-      reorgs = r.reorgs;
-      for (const found of reorgs) {
-        const windows = [...(repairs.get(found.unit_key) ?? []), ...found.windows];
-        if (!dryRun) await state.writeRepair(found.unit_key, windows);
-        repairs.set(found.unit_key, windows);
-      }
-      for (const [unitKey, windows] of repairs) {
-        const overlaps = (iv: { start: number; end: number }) => windows.some((w) => iv.start < w.end && w.start < iv.end);
-        completed.set(
-          unitKey,
-          (completed.get(unitKey) ?? []).filter((iv: { start: number; end: number }) => !overlaps(iv)),
-        );
-      }
-    }
-    const plan = planForShard(
-      await planJob(job, {
-        completed: (unitKey) => completed.get(unitKey) ?? [],
-        latest: async (chainId) => {
-          const head = await heads(chainId);
-          if (head.block !== undefined && head.time !== undefined) blocks.hint(chainId, head.block, head.time);
-          return head;
-        },
-      }),
-      shard,
-    );
-    input.onPlan?.(plan);
-    for (const c of plan.clamped)
-      logger.warn(
-        { chainId: c.chainId, to: c.to, end: c.end },
-        'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs',
-      );
-    const factory = new TargetFactory(job);
-    const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
-    // A chain the service does not serve, or a contract it never saw, answers with empty pages:
-    // refuse them before exporting anything (after the job's own checks, which need no request).
-    const listed = plan.units.filter((u) => !isSnapshot(u.dataset));
-    await chains.checkContracts(contractsOn(listed));
-    await chains.checkServed(listed.map((u) => u.chainId));
-    if (dryRun) {
-      logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
-      const report = buildReport({
-        job,
-        runId,
-        started,
-        plan,
-        outcomes: [],
-        destination: store.location,
-        client: source.client,
-        interrupted: false,
-        shard: shard ? shardLabel(shard) : null,
-        reorgs,
-      });
-      const wouldExport = plan.units.map((u) => ({ unit: u.unitKey, window: [u.window.start, u.window.end] as [number, number] }));
-      return { ...report, dry_run: true, would_export: wouldExport, empty_units: [] };
-    }
-    held.assertHeld();
-    await writeKnownHeads(store, job.name, chains.found).catch((err: Error) =>
-      logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
-    );
-    logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
-
-    await openRunStagingDir(config.stagingDir, runId, logger);
-    const outcomes = await exportUnits(units, {
-      jobName: job.name,
-      runId,
-      client: source.client,
-      store,
-      state,
-      output: {
-        format: config.output.format,
-        parquetEngine: config.output.parquetEngine,
-        compression: config.output.compression,
-        partitioning: config.output.partitioning,
-        maxRowsPerFile: config.output.maxRowsPerFile,
-        maxBytesPerFile: config.output.maxBytesPerFile,
-      },
-      stagingDir,
-      unitsInFlight: config.concurrency.unitsInFlight,
-      pageSize: input.pageSize,
-      prefetch: input.prefetch,
-      blocks,
-      signal,
-      logger,
-      onProgress: input.onProgress,
-    });
-    if (!held.lost.aborted) {
-      // Windows abandoned or failed in the middle of their commit: remove their uploads now, not at the next run.
-      await state
-        .cleanPending(owns)
-        .catch((err: Error) => logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
-    }
-    if (held.lost.aborted) throw held.lost.reason;
-    // A unit whose windows all committed is repaired.
-    for (const unitKey of repairs.keys()) {
-      if (outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
-      await state
-        .clearRepair(unitKey)
-        .catch((err: Error) =>
-          logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
-        );
-    }
-    const report = buildReport({
-      job,
-      runId,
-      started,
-      plan,
-      outcomes,
-      destination: store.location,
-      client: source.client,
-      interrupted: input.signal?.aborted === true,
-      shard: shard ? shardLabel(shard) : null,
-      reorgs,
-    });
-    if (report.empty_units?.length)
-      logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
-    const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
-    try {
-      report.report_key = await state.writeReport(runId, report, lastRun);
-    } catch (err) {
-      // The windows are committed (or not) on their own; only the record of this run is missing, so the caller still gets it.
-      // A run whose record is missing did not succeed: exit code and pushed metrics say failed.
-      report.report_error = errorMessage(err);
-      if (report.status === 'succeeded') report.status = 'failed';
-      logger.error({ err: report.report_error }, 'run report not written to the destination');
-    }
-    return report;
+    return await runAgainst(input, run, store, stagingDir, open);
   } catch (err) {
     // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
     if (err instanceof LeaseHeldError) throw err;
-    const report = failure(err, source?.client, store.location);
-    if (runState && lease && !lease.lost.aborted) {
-      const lastRun = shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined;
+    const report = failureReport(input, run, err, open.source?.client, store.location);
+    if (open.state && open.lease && !open.lease.lost.aborted) {
       try {
-        report.report_key = await runState.writeReport(runId, report, lastRun);
+        report.report_key = await open.state.writeReport(run.runId, report, lastRunName(run.shard));
       } catch (writeErr) {
         report.report_error = errorMessage(writeErr);
       }
@@ -296,10 +83,317 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     throw err;
   } finally {
     await rm(stagingDir, { recursive: true, force: true });
-    await source?.close();
-    await lease?.release();
+    await open.source?.close();
+    await open.lease?.release();
     await store.close?.();
   }
+}
+
+interface RunIdentity {
+  runId: string;
+  started: number;
+  shard: Shard | null;
+}
+
+/** What the run opened, closed by runJob whatever happens. */
+interface OpenParts {
+  lease: Lease | null;
+  source: SourceSession | null;
+  state: WindowState | null;
+}
+
+function newRunId(): string {
+  const time = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
+  return `${time}-${randomUUID().slice(0, 8)}`;
+}
+
+const lastRunName = (shard: Shard | null) => (shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined);
+
+/**
+ * Every run that fails says so: its report (status, error, figures) goes to the caller for the
+ * metrics and --json, and to the destination when the run held its lease there.
+ */
+function failureReport(
+  input: RunJobInput,
+  run: RunIdentity,
+  err: unknown,
+  client: SourceSession['client'] | undefined,
+  location: string,
+): RunReport {
+  const report = buildFailureReport({
+    job: input.job,
+    runId: run.runId,
+    started: run.started,
+    destination: location,
+    client,
+    interrupted: input.signal?.aborted === true || err instanceof InterruptedError,
+    shard: run.shard ? shardLabel(run.shard) : null,
+    error: errorMessage(err),
+  });
+  attachFailureReport(err, report);
+  return report;
+}
+
+async function openDestination(input: RunJobInput, run: RunIdentity): Promise<ObjectStore> {
+  const destination = input.config.output.destination;
+  try {
+    if (!destination) {
+      throw new UserInputError('No output destination is set', {
+        hint: 'Set output.destination in the job, INSIGHT_EXPORT_DESTINATION, or --destination (s3://bucket/prefix or a local path).',
+      });
+    }
+    if (input.rewind) checkRewindAxis(input.rewind, input.job.range?.by, input.job.jobFile);
+    return await openStore(destination, { s3: input.config.s3, logger: input.logger });
+  } catch (err) {
+    failureReport(input, run, err, undefined, destination ? destination.url : '');
+    throw err;
+  }
+}
+
+/** The run once its destination is open: everything up to its report. */
+async function runAgainst(
+  input: RunJobInput,
+  run: RunIdentity,
+  store: ObjectStore,
+  stagingDir: string,
+  open: OpenParts,
+): Promise<RunReport> {
+  const { config, logger } = input;
+  const { runId, shard } = run;
+  const dryRun = input.dryRun === true;
+  // Names are resolved (read-only) before the lease, so a job whose names are wrong leaves
+  // nothing at the destination, not even a lease.
+  const source = (open.source = await openSource(config, logger));
+  if (input.signal) source.client.stopOn(input.signal);
+  const job = await resolveWalletNames(input.job, source.client);
+  // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
+  const held = dryRun
+    ? noLease()
+    : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
+  const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
+  const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
+  const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+  await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
+  const orphans = dryRun ? [] : await state.cleanPending(owns);
+  if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
+
+  let completed = await completedWindows(input, job, state, store, owns);
+  const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
+  // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
+  if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
+  const heads = headFinder(chains);
+  const blocks = new BlockLookup(source.client, heads);
+  // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
+  const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
+  let reorgs: ReorgFound[] = [];
+  if (!input.force) ({ completed, reorgs } = await repairReorgs({ job, state, completed, owns, blocks, logger, dryRun, repairs }));
+  const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
+  const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
+    buildReport({
+      job,
+      runId,
+      started: run.started,
+      plan,
+      outcomes,
+      destination: store.location,
+      client: source.client,
+      interrupted,
+      shard: shard ? shardLabel(shard) : null,
+      reorgs,
+    });
+  if (dryRun) {
+    logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
+    const wouldExport = plan.units.map((u) => ({ unit: u.unitKey, window: [u.window.start, u.window.end] as [number, number] }));
+    return { ...reportOf([], false), dry_run: true, would_export: wouldExport, empty_units: [] };
+  }
+  held.assertHeld();
+  await writeKnownHeads(store, job.name, chains.found).catch((err: Error) =>
+    logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
+  );
+  logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
+
+  await openRunStagingDir(config.stagingDir, runId, logger);
+  const outcomes = await exportUnits(units, {
+    jobName: job.name,
+    runId,
+    client: source.client,
+    store,
+    state,
+    output: {
+      format: config.output.format,
+      parquetEngine: config.output.parquetEngine,
+      compression: config.output.compression,
+      partitioning: config.output.partitioning,
+      maxRowsPerFile: config.output.maxRowsPerFile,
+      maxBytesPerFile: config.output.maxBytesPerFile,
+    },
+    stagingDir,
+    unitsInFlight: config.concurrency.unitsInFlight,
+    pageSize: input.pageSize,
+    prefetch: input.prefetch,
+    blocks,
+    signal,
+    logger,
+    onProgress: input.onProgress,
+  });
+  await afterExport({ state, held, owns, repairs, outcomes, logger });
+  return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
+}
+
+interface PlanInputs {
+  completed: Map<string, Interval[]>;
+  heads: ReturnType<typeof headFinder>;
+  blocks: BlockLookup;
+  chains: ChainChecks;
+  shard: Shard | null;
+}
+
+/** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
+async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
+  const { completed, heads, blocks, chains, shard } = p;
+  const logger = input.logger;
+  const plan = planForShard(
+    await planJob(job, {
+      completed: (unitKey) => completed.get(unitKey) ?? [],
+      latest: async (chainId) => {
+        const head = await heads(chainId);
+        if (head.block !== undefined && head.time !== undefined) blocks.hint(chainId, head.block, head.time);
+        return head;
+      },
+    }),
+    shard,
+  );
+  input.onPlan?.(plan);
+  for (const c of plan.clamped)
+    logger.warn(
+      { chainId: c.chainId, to: c.to, end: c.end },
+      'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs',
+    );
+  const factory = new TargetFactory(job);
+  const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
+  // A chain the service does not serve, or a contract it never saw, answers with empty pages:
+  // refuse them before exporting anything (after the job's own checks, which need no request).
+  const listed = plan.units.filter((u) => !isSnapshot(u.dataset));
+  await chains.checkContracts(contractsOn(listed));
+  await chains.checkServed(listed.map((u) => u.chainId));
+  return { plan, units };
+}
+
+const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
+  units.flatMap((u) => (u.target.kind === 'contract' ? [{ contract: u.target.contract, chainId: u.chainId }] : []));
+
+/** The windows state marks done (none with --force, the rewound ones taken out); a destination holding another format is refused. */
+async function completedWindows(
+  input: RunJobInput,
+  job: Job,
+  state: WindowState,
+  store: ObjectStore,
+  owns: (unitKey: string) => boolean,
+): Promise<Map<string, Interval[]>> {
+  const done = await state.completedIntervals();
+  if (!input.force) {
+    const holds = await heldFormat(state, done);
+    if (holds && holds !== input.config.output.format)
+      throw new DestinationFormatError(store.location, job.name, holds, input.config.output.format);
+  }
+  let completed = input.force ? new Map<string, Interval[]>() : done;
+  if (input.rewind && !input.force) {
+    const r = rewindCompleted(done, input.rewind);
+    completed = r.completed;
+    const mine = r.rewound.filter((x) => owns(x.unitKey));
+    const windows = mine.reduce((n, x) => n + x.windows.length, 0);
+    if (windows > 0)
+      input.logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
+  }
+  return completed;
+}
+
+interface ReorgRepair {
+  job: Job;
+  state: WindowState;
+  completed: Map<string, Interval[]>;
+  owns: (unitKey: string) => boolean;
+  blocks: BlockLookup;
+  logger: Logger;
+  dryRun: boolean;
+  /** The units under repair (by unit key, their windows); the reorganisations found now are added. */
+  repairs: Map<string, { start: number; end: number }[]>;
+}
+
+/**
+ * Checks the newest completed windows' edges against the chain; windows of a reorganisation
+ * found now or by an earlier run not yet repaired are taken out of `completed`, to be exported again.
+ */
+async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, Interval[]>; reorgs: ReorgFound[] }> {
+  const range = r.job.range;
+  const checked = await checkReorgs({
+    state: r.state,
+    completed: r.completed,
+    owns: r.owns,
+    blocks: r.blocks,
+    horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId),
+    logger: r.logger,
+  });
+  const completed = checked.completed;
+  for (const found of checked.reorgs) {
+    const windows = [...(r.repairs.get(found.unit_key) ?? []), ...found.windows];
+    if (!r.dryRun) await r.state.writeRepair(found.unit_key, windows);
+    r.repairs.set(found.unit_key, windows);
+  }
+  for (const [unitKey, windows] of r.repairs) {
+    const overlaps = (iv: { start: number; end: number }) => windows.some((w) => iv.start < w.end && w.start < iv.end);
+    completed.set(
+      unitKey,
+      (completed.get(unitKey) ?? []).filter((iv: { start: number; end: number }) => !overlaps(iv)),
+    );
+  }
+  return { completed, reorgs: checked.reorgs };
+}
+
+interface AfterExport {
+  state: WindowState;
+  held: Pick<Lease, 'lost' | 'assertHeld'>;
+  owns: (unitKey: string) => boolean;
+  repairs: Map<string, unknown>;
+  outcomes: { unitKey: string; status: string }[];
+  logger: Logger;
+}
+
+/** Uploads of unfinished windows removed now (not at the next run); units whose windows all committed are repaired. */
+async function afterExport(a: AfterExport): Promise<void> {
+  if (!a.held.lost.aborted) {
+    await a.state
+      .cleanPending(a.owns)
+      .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
+  }
+  if (a.held.lost.aborted) throw a.held.lost.reason;
+  for (const unitKey of a.repairs.keys()) {
+    if (a.outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
+    await a.state
+      .clearRepair(unitKey)
+      .catch((err: Error) =>
+        a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
+      );
+  }
+}
+
+/** The run's report, written beside the state; a run whose record could not be written did not succeed. */
+async function finishReport(report: RunReport, state: WindowState, run: RunIdentity, logger: Logger): Promise<RunReport> {
+  if (report.empty_units?.length)
+    logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
+  try {
+    report.report_key = await state.writeReport(run.runId, report, lastRunName(run.shard));
+  } catch (err) {
+    // The windows are committed (or not) on their own; only the record of this run is missing, so the caller still gets it.
+    // A run whose record is missing did not succeed: exit code and pushed metrics say failed.
+    report.report_error = errorMessage(err);
+    if (report.status === 'succeeded') report.status = 'failed';
+    logger.error({ err: report.report_error }, 'run report not written to the destination');
+  }
+  return report;
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */
