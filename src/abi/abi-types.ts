@@ -79,9 +79,14 @@ export function canonicalSignature(item: { name: string; inputs: readonly AbiPar
   return `${item.name}(${item.inputs.map(canonicalType).join(',')})`;
 }
 
+/** keccak256 of a text's UTF-8 bytes (selectors hash signatures, EIP-55 hashes the lowercase hex of an address). */
+export function keccakOfText(text: string): Uint8Array {
+  return keccak_256(new TextEncoder().encode(text));
+}
+
 /** An event's topic0: keccak256 of its canonical signature. */
 export function eventSelector(canonical: string): `0x${string}` {
-  return `0x${bytesToHex(keccak_256(new TextEncoder().encode(canonical)))}`;
+  return `0x${bytesToHex(keccakOfText(canonical))}`;
 }
 
 /** A function's selector: the first 4 bytes of keccak256 of its canonical signature. */

@@ -11,7 +11,6 @@ import { typeInfo } from '../abi/abi-types.js';
 export type ParametersDecoder = (data: Hex) => readonly unknown[];
 
 const ADDRESS_MASK = (1n << 160n) - 1n;
-const ARRAY_SUFFIX_RE = /\[\d*\]$/;
 
 function addressFromWord(value: unknown): unknown {
   return typeof value === 'bigint' ? `0x${(value & ADDRESS_MASK).toString(16).padStart(40, '0')}` : value;
@@ -29,11 +28,11 @@ function withAddressesAsWords(param: AbiParameter): AbiParameter {
 
 /** Turns the uint160 words of withAddressesAsWords back into addresses; null when the type holds none. */
 function addressRestorer(param: AbiParameter): ((value: unknown) => unknown) | null {
-  if (ARRAY_SUFFIX_RE.test(param.type)) {
-    const element = addressRestorer({ ...param, type: param.type.replace(ARRAY_SUFFIX_RE, '') } as AbiParameter);
+  const info = typeInfo(param);
+  if (info.kind === 'array') {
+    const element = addressRestorer(info.element);
     return element && ((value) => (Array.isArray(value) ? value.map(element) : value));
   }
-  const info = typeInfo(param);
   if (info.kind === 'address') return addressFromWord;
   if (info.kind !== 'tuple') return null;
   const parts = info.components.map(addressRestorer);

@@ -4,7 +4,7 @@
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
  */
-import { keccak_256 } from '@noble/hashes/sha3';
+import { keccakOfText } from '../abi/abi-types.js';
 import { InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import type { DecodeRequestBody, Hex } from './records.js';
 import { RequestValidationError } from './errors.js';
@@ -145,7 +145,7 @@ export function checksumMismatch(address: string): string | null {
 /** EIP-55: a hex digit is upper case where the same nibble of keccak256(lowercase hex text) is >= 8. */
 function toChecksumAddress(address: string): string {
   const lower = address.slice(2).toLowerCase();
-  const hash = keccak_256(new TextEncoder().encode(lower));
+  const hash = keccakOfText(lower);
   let out = '0x';
   for (let i = 0; i < 40; i++) {
     const nibble = (hash[i >> 1]! >> (i % 2 === 0 ? 4 : 0)) & 0xf;
