@@ -121,7 +121,7 @@ function parseText(file: string, bytes: Buffer): unknown {
 /** The rows of an exported Parquet file: only the columns a decode request uses. */
 async function parquetRecords(file: string): Promise<Record<string, unknown>[]> {
   const [{ asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema }, { loadZstd }, { PARQUET_DECOMPRESSORS }] =
-    await Promise.all([import('hyparquet'), import('../sink/zstd.js'), import('../state/verify.js')]);
+    await Promise.all([import('hyparquet'), import('../sink/zstd.js'), import('../state/exported-files.js')]);
   try {
     const buffer = await asyncBufferFromFile(file);
     const metadata = await parquetMetadataAsync(buffer);

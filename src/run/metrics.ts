@@ -96,8 +96,8 @@ function reorgFamilies(report: RunReport): Family[] {
     },
     {
       name: 'insight_export_reorg_depth_blocks',
-      help: 'Blocks the deepest reorganisation the last run found may have replaced (at most), by chain',
-      samples: chains.map((c) => ({ labels: { chain_id: c }, value: Math.max(0, ...of(c).map((r) => r.depth_at_most)) })),
+      help: 'Blocks of exported rows replaced by the deepest reorganisation the last run found (from the lowest replaced block to the newest exported one), by chain',
+      samples: chains.map((c) => ({ labels: { chain_id: c }, value: Math.max(0, ...of(c).map((r) => r.depth)) })),
     },
   ];
 }

@@ -1,17 +1,15 @@
 /**
  * `verify --chain-hashes`: are the exported windows still the service's chain? For every completed
  * window, the block recorded at its edge (WindowRecord.edge) is asked again; and the rows of its
- * NDJSON files are read and each distinct (block_number, block_hash) compared with the service's
+ * files (NDJSON or Parquet) are read and each distinct (block_number, block_hash) compared with the service's
  * block (all blocks, or at most `sample` per window, spread evenly). Every window that disagrees
  * is named. One request per distinct block (cached).
  */
-import { createGunzip } from 'node:zlib';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
 import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from './window-state.js';
+import { readBlockHashes } from './exported-files.js';
 
 export interface ChainHashProblem {
   unit: string;
@@ -25,8 +23,8 @@ export interface ChainHashReport {
   edges_checked: number;
   /** Distinct blocks of rows compared with the service. */
   row_blocks_checked: number;
-  /** Files whose rows were not read (Parquet: only the edges vouch for them). */
-  files_not_read: number;
+  /** Files whose rows could not be read (verify names them as missing or unreadable). */
+  files_unreadable: number;
   sample: number | null;
   problems: ChainHashProblem[];
 }
@@ -41,7 +39,7 @@ export async function verifyChainHashes(opts: {
     windows_checked: 0,
     edges_checked: 0,
     row_blocks_checked: 0,
-    files_not_read: 0,
+    files_unreadable: 0,
     sample: opts.sample ?? null,
     problems: [],
   };
@@ -62,29 +60,22 @@ export async function verifyChainHashes(opts: {
         });
       }
     }
-    const seen = new Map<number, { hash: string; key: string }>();
-    for (const f of rec.files) {
-      if (!/\.ndjson(\.gz)?$|\.jsonl$/.test(f.key)) {
-        report.files_not_read++;
-        continue;
-      }
-      const stream = await opts.store.getStream(f.key);
-      if (!stream) continue; // a missing file is verify's own finding
-      for await (const line of createInterface({ input: f.key.endsWith('.gz') ? (stream.pipe(createGunzip()) as Readable) : stream })) {
-        if (!line) continue;
-        const row = JSON.parse(line) as { block_number?: number; block_hash?: string };
-        if (typeof row.block_number !== 'number' || typeof row.block_hash !== 'string') continue;
-        const prior = seen.get(row.block_number);
-        if (prior && prior.hash !== row.block_hash) {
-          report.problems.push({
-            unit: rec.unit_key,
-            window,
-            key: f.key,
-            message: `rows of block ${row.block_number} carry two hashes: ${prior.hash} and ${row.block_hash}`,
-          });
-        }
-        if (!prior) seen.set(row.block_number, { hash: row.block_hash, key: f.key });
-      }
+    const {
+      hashes: seen,
+      conflicts,
+      unreadable,
+    } = await readBlockHashes(
+      opts.store,
+      rec.files.map((f) => f.key),
+    );
+    report.files_unreadable += unreadable.length;
+    for (const c of conflicts) {
+      report.problems.push({
+        unit: rec.unit_key,
+        window,
+        key: c.key,
+        message: `rows of block ${c.block} carry two hashes: ${c.hashes[0]} and ${c.hashes[1]}`,
+      });
     }
     let blocks = [...seen.keys()].sort((a, b) => a - b);
     if (opts.sample && blocks.length > opts.sample) {

@@ -13,17 +13,8 @@
  * (no service is asked for the head): a unit behind the others on its chain shows its missing
  * windows. Units of snapshot datasets are checked for their files only.
  */
-import { createGunzip, gunzipSync } from 'node:zlib';
-import { loadZstd, zstdDecompress } from '../sink/zstd.js';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pLimit from 'p-limit';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { readItemIds } from './exported-files.js';
 import { errorMessage } from '../errors.js';
 import { isSnapshot, isSnapshotUnitKey } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
@@ -98,9 +89,6 @@ export interface VerifyOptions {
   /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
   output?: { partitioning: string; format: OutputFormat };
 }
-
-/** Largest Parquet footer kept while a file streams through (the metadata of big files is ~100 KB). */
-const MAX_FOOTER = 16 * 1024 * 1024;
 
 export async function verifyDestination(opts: VerifyOptions): Promise<VerifyReport> {
   const { store, job } = opts;
@@ -440,103 +428,4 @@ async function leaseObjects(store: ObjectStore, root: string): Promise<string[]>
   for await (const obj of store.list(`${root}/lease`))
     if (obj.key.endsWith('.json') && !obj.key.slice(root.length + 1).includes('/')) out.push(obj.key);
   return out;
-}
-
-/** Rows of an exported file, read from the file: Parquet footer num_rows, or NDJSON lines. */
-export async function countRows(store: ObjectStore, key: string): Promise<number> {
-  const stream = await store.getStream(key);
-  if (!stream) throw new Error('file disappeared');
-  if (key.endsWith('.parquet')) return parquetRows(stream);
-  if (key.endsWith('.ndjson.gz')) return countLines(stream.pipe(createGunzip()));
-  if (key.endsWith('.ndjson') || key.endsWith('.jsonl')) return countLines(stream);
-  stream.destroy();
-  throw new Error('unknown file type');
-}
-
-/** The item_id of every row of an exported file, in file order (its length is the file's row count). */
-export async function readItemIds(store: ObjectStore, key: string): Promise<string[]> {
-  const stream = await store.getStream(key);
-  if (!stream) throw new Error('file disappeared');
-  if (key.endsWith('.parquet')) return parquetItemIds(stream);
-  if (key.endsWith('.ndjson.gz')) return ndjsonItemIds(stream.pipe(createGunzip()));
-  if (key.endsWith('.ndjson') || key.endsWith('.jsonl')) return ndjsonItemIds(stream);
-  stream.destroy();
-  throw new Error('unknown file type');
-}
-
-async function ndjsonItemIds(stream: Readable): Promise<string[]> {
-  const ids: string[] = [];
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  for await (const line of lines) {
-    if (line === '') continue;
-    const row = JSON.parse(line) as { item_id?: unknown };
-    if (typeof row.item_id !== 'string') throw new Error(`line ${ids.length + 1} has no item_id`);
-    ids.push(row.item_id);
-  }
-  return ids;
-}
-
-/** The codecs the sink writes besides snappy (hyparquet's own). */
-export const PARQUET_DECOMPRESSORS = {
-  ZSTD: zstdDecompress,
-  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
-};
-
-/** Streams the file to a temporary copy (the store has no ranged reads) and reads its item_id column. */
-async function parquetItemIds(stream: Readable): Promise<string[]> {
-  const dir = await mkdtemp(join(tmpdir(), 'insight-verify-'));
-  const path = join(dir, 'file.parquet');
-  try {
-    await pipeline(stream, createWriteStream(path));
-    const handle = await open(path, 'r');
-    try {
-      const { size } = await handle.stat();
-      const file = {
-        byteLength: size,
-        async slice(start: number, end?: number): Promise<ArrayBuffer> {
-          const length = (end ?? size) - start;
-          const buf = Buffer.alloc(length);
-          await handle.read(buf, 0, length, start);
-          return buf.buffer.slice(buf.byteOffset, buf.byteOffset + length) as ArrayBuffer;
-        },
-      };
-      await loadZstd();
-      const rows = (await parquetReadObjects({ file, columns: ['item_id'], compressors: PARQUET_DECOMPRESSORS })) as { item_id: unknown }[];
-      return rows.map((r, i) => {
-        if (typeof r.item_id !== 'string') throw new Error(`row ${i} has no item_id`);
-        return r.item_id;
-      });
-    } finally {
-      await handle.close();
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-async function countLines(stream: Readable): Promise<number> {
-  let n = 0;
-  let last = 0x0a;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) n++;
-    if (chunk.length > 0) last = chunk[chunk.length - 1]!;
-  }
-  return last === 0x0a ? n : n + 1;
-}
-
-async function parquetRows(stream: Readable): Promise<number> {
-  // The store has no ranged reads: stream the file through and keep its tail.
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    chunks.push(chunk);
-    kept += chunk.length;
-    while (chunks.length > 1 && kept - chunks[0]!.length >= MAX_FOOTER) kept -= chunks.shift()!.length;
-  }
-  const tail = Buffer.concat(chunks);
-  if (tail.length < 12 || tail.subarray(-4).toString('latin1') !== 'PAR1') throw new Error('not a Parquet file (no PAR1 footer)');
-  const metaLength = tail.readUInt32LE(tail.length - 8);
-  if (metaLength + 8 > tail.length) throw new Error(`Parquet footer of ${metaLength} bytes is larger than ${MAX_FOOTER}`);
-  const meta = parquetMetadata(new Uint8Array(tail.subarray(tail.length - 8 - metaLength)));
-  return Number(meta.num_rows);
 }

@@ -8,12 +8,15 @@
  * request per chain. A reorganisation reaching an edge deeper than the horizon fails the run
  * (exit 1, nothing exported) naming the range to rewind, and `--rewind` then repairs it.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise } from '../../src/sandbox/reorg.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { listFiles } from '../helpers/export.js';
 import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
 
 const sandbox = useSandbox({ transactions: 40_000 });
@@ -55,6 +58,21 @@ async function run(jobFile: string, extra: string[] = []): Promise<{ code: numbe
   return { code: r.code, report: r.stdout.trim().startsWith('{') ? (JSON.parse(r.stdout) as RunReport) : null, stderr: r.stderr };
 }
 
+/** Block numbers of the exported rows of a chain. */
+function exportedRowBlocks(root: string, chainId: number): number[] {
+  const blocks = new Set<number>();
+  for (const rel of listFiles(root)) {
+    if (rel.startsWith('_state/') || rel.startsWith('.insight-export-tmp/')) continue;
+    const bytes = readFileSync(join(root, rel));
+    for (const line of (rel.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8').split('\n')) {
+      if (line === '') continue;
+      const row = JSON.parse(line) as { chain_id: number; block_number: number };
+      if (row.chain_id === chainId) blocks.add(row.block_number);
+    }
+  }
+  return [...blocks];
+}
+
 /** The destination's data files equal, byte for byte, those of a fresh export of the same job. */
 async function expectEqualToFreshExport(
   base: string,
@@ -74,54 +92,82 @@ async function expectEqualToFreshExport(
   return got.itemIds.length;
 }
 
-it('reorganisations of 1, 64 and 3,000 blocks are repaired by the next cron run, exactly', { timeout: 900_000 }, async () => {
-  const base = join(tmp.dir, 'repair');
-  const out = join(base, 'out');
-  const range = LATEST;
-  const jobFile = await writeJob(base, job('reorg-repair', out, range));
-  const first = await run(jobFile);
-  expect(first.code, first.stderr).toBe(0);
+it(
+  "reorganisations of 1, 64 and 3,000 blocks are repaired by the next cron run, exactly, and the fork is placed by the rows' block hashes",
+  { timeout: 900_000 },
+  async () => {
+    const base = join(tmp.dir, 'repair');
+    const out = join(base, 'out');
+    const range = LATEST;
+    const jobFile = await writeJob(base, job('reorg-repair', out, range));
+    const first = await run(jobFile);
+    expect(first.code, first.stderr).toBe(0);
 
-  const quiet = await run(jobFile);
-  expect(quiet.code, quiet.stderr).toBe(0);
-  expect(quiet.report!.windows.planned).toBe(0);
-  expect(quiet.report!.reorgs).toEqual([]);
+    const quiet = await run(jobFile);
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.report!.windows.planned).toBe(0);
+    expect(quiet.report!.reorgs).toEqual([]);
 
-  for (const depth of [1, 64, 3000]) {
-    const summary = reorganise(sandbox.data, REORG_CHAIN, depth);
-    const before = readNdjsonExport(out).files;
-    const repaired = await run(jobFile);
-    expect(repaired.code, repaired.stderr).toBe(0);
-    const report = repaired.report!;
-    expect(report.status).toBe('succeeded');
-    // Every target's unit on the reorganised chain, and only those.
-    expect(report.reorgs!.map((r) => r.chain_id)).toEqual([REORG_CHAIN, REORG_CHAIN, REORG_CHAIN, REORG_CHAIN]);
-    for (const r of report.reorgs!) {
-      expect(r.depth_at_most).toBeGreaterThanOrEqual(depth);
-      expect(r.fork_after_block).toBeLessThan(summary.from_block);
-      expect(r.windows.length).toBeGreaterThan(0);
-      expect(r.changed_edges[0]!.block_number).toBe(summary.head_block);
+    // Last, a depth whose first replaced block and the block below it both hold rows: the fork is
+    // then known exactly.
+    const betweenTwoRowBlocks = (rowBlocks: number[]): number => {
+      const held = new Set(rowBlocks);
+      const lowest = [...held].sort((a, b) => b - a).find((b) => held.has(b - 1) && sandbox.data.chain(REORG_CHAIN)!.headBlock - b < 2000);
+      expect(lowest, 'two adjacent blocks holding rows near the head').toBeDefined();
+      return sandbox.data.chain(REORG_CHAIN)!.headBlock - lowest! + 1;
+    };
+    for (const pick of [() => 1, () => 64, () => 3000, betweenTwoRowBlocks]) {
+      const rowBlocksBefore = exportedRowBlocks(out, REORG_CHAIN);
+      const depth = pick(rowBlocksBefore);
+      const exact = pick === betweenTwoRowBlocks;
+      const summary = reorganise(sandbox.data, REORG_CHAIN, depth);
+      const before = readNdjsonExport(out).files;
+      const repaired = await run(jobFile);
+      expect(repaired.code, repaired.stderr).toBe(0);
+      const report = repaired.report!;
+      expect(report.status).toBe('succeeded');
+      // Every target's unit on the reorganised chain, and only those.
+      expect(report.reorgs!.map((r) => r.chain_id)).toEqual([REORG_CHAIN, REORG_CHAIN, REORG_CHAIN, REORG_CHAIN]);
+      // The fork is placed by the rows' own block hashes: the lowest replaced block holding rows
+      // (or the lowest changed edge), and above the highest unreplaced block holding rows.
+      const lowestChangedEdge = Math.min(...report.reorgs!.map((r) => r.changed_edges.at(-1)!.block_number));
+      const replacedRowBlocks = rowBlocksBefore.filter((b) => b >= summary.from_block && b <= lowestChangedEdge);
+      const keptRowBlocks = rowBlocksBefore.filter((b) => b < summary.from_block);
+      for (const r of report.reorgs!) {
+        expect(r.first_changed_block).toBe(Math.min(lowestChangedEdge, ...replacedRowBlocks));
+        expect(r.fork_after_block).toBeLessThan(summary.from_block);
+        expect(r.fork_after_block).toBeGreaterThanOrEqual(Math.max(...keptRowBlocks));
+        expect(r.depth).toBe(r.newest_block - r.first_changed_block + 1);
+        expect(r.depth_at_most).toBe(r.newest_block - r.fork_after_block!);
+        expect(r.depth_exact).toBe(r.first_changed_block === r.fork_after_block! + 1);
+        if (exact) expect(r.depth_exact).toBe(true);
+        if (r.depth_exact) expect(r.depth).toBe(depth);
+        expect(r.depth).toBeLessThanOrEqual(depth);
+        expect(r.depth_at_most).toBeGreaterThanOrEqual(depth);
+        expect(r.windows.length).toBeGreaterThan(0);
+        expect(r.changed_edges[0]!.block_number).toBe(summary.head_block);
+      }
+      expect(report.windows_reexported).toBe(report.reorgs!.reduce((n, r) => n + r.windows.length, 0));
+      expect(report.windows.done).toBe(report.windows.planned);
+      expect(report.by_chain['1']).toBeUndefined();
+      expect(repaired.stderr).toMatch(/reorganisation found: exporting the replaced windows again/);
+      const rows = await expectEqualToFreshExport(base, 'reorg-repair', out, range, `d${depth}`);
+      const now = readNdjsonExport(out).files;
+      const changedFiles = [...new Set([...before.keys(), ...now.keys()])].filter((k) => before.get(k) !== now.get(k)).length;
+      // The reorganised blocks held exported rows: the repair changed (or removed) their files.
+      expect(changedFiles).toBeGreaterThan(0);
+      console.log(
+        `[reorg] depth ${depth} on chain ${REORG_CHAIN} (blocks ${summary.from_block}..${summary.head_block}: ${summary.dropped} dropped, ${summary.replaced} replaced, ${summary.moved} moved): ` +
+          `the next run found it (fork after block ${report.reorgs![0]!.fork_after_block}, depth ${report.reorgs![0]!.depth}${report.reorgs![0]!.depth_exact ? ' exactly' : `..${report.reorgs![0]!.depth_at_most}`}), exported ${report.windows_reexported} windows again, ` +
+          `${changedFiles} files changed or removed; destination equals a fresh export (${rows} rows)`,
+      );
+      const after = await run(jobFile);
+      expect(after.code, after.stderr).toBe(0);
+      expect(after.report!.reorgs).toEqual([]);
+      expect(after.report!.windows.planned).toBe(0);
     }
-    expect(report.windows_reexported).toBe(report.reorgs!.reduce((n, r) => n + r.windows.length, 0));
-    expect(report.windows.done).toBe(report.windows.planned);
-    expect(report.by_chain['1']).toBeUndefined();
-    expect(repaired.stderr).toMatch(/reorganisation found: exporting the replaced windows again/);
-    const rows = await expectEqualToFreshExport(base, 'reorg-repair', out, range, `d${depth}`);
-    const now = readNdjsonExport(out).files;
-    const changedFiles = [...new Set([...before.keys(), ...now.keys()])].filter((k) => before.get(k) !== now.get(k)).length;
-    // The reorganised blocks held exported rows: the repair changed (or removed) their files.
-    expect(changedFiles).toBeGreaterThan(0);
-    console.log(
-      `[reorg] depth ${depth} on chain ${REORG_CHAIN} (blocks ${summary.from_block}..${summary.head_block}: ${summary.dropped} dropped, ${summary.replaced} replaced, ${summary.moved} moved): ` +
-        `the next run found it (depth at most ${report.reorgs!.map((r) => r.depth_at_most).join('/')} blocks), exported ${report.windows_reexported} windows again, ` +
-        `${changedFiles} files changed or removed; destination equals a fresh export (${rows} rows)`,
-    );
-    const after = await run(jobFile);
-    expect(after.code, after.stderr).toBe(0);
-    expect(after.report!.reorgs).toEqual([]);
-    expect(after.report!.windows.planned).toBe(0);
-  }
-});
+  },
+);
 
 it('a quiet run costs one request per chain; a run with fixed `to` costs nothing else', { timeout: 300_000 }, async () => {
   const base = join(tmp.dir, 'quiet');

@@ -123,8 +123,8 @@ function hashesIn(r: Record<string, CanonRow[]>): Set<string> {
   return new Set([...r.transactions!.map((t) => t.hash as string), ...r.events!.map((e) => e.transaction_hash as string)]);
 }
 
-/** The report names one reorganisation per unit: the fork at or below `forkAtOrBelow`, the edge of the old head changed, its windows exported again. */
-function expectReorgReported(report: RunReport, oldHead: number, forkAtOrBelow: number): void {
+/** The report names one reorganisation per unit: the fork right after `forkAfter`, the edge of the old head changed, its windows exported again. */
+function expectReorgReported(report: RunReport, oldHead: number, forkAfter: number): void {
   expect(report.status).toBe('succeeded');
   const units = 4;
   expect(report.reorgs!.length).toBe(units);
@@ -132,12 +132,17 @@ function expectReorgReported(report: RunReport, oldHead: number, forkAtOrBelow: 
     expect(r.chain_id).toBe(CHAIN);
     expect(r.newest_block).toBe(oldHead);
     expect(r.fork_after_block).not.toBeNull();
-    expect(r.fork_after_block!).toBeLessThanOrEqual(forkAtOrBelow);
-    expect(r.fork_after_block!).toBeGreaterThanOrEqual(forkAtOrBelow - CHUNK);
+    // Every block of this chain holds rows of the job: the fork is placed exactly.
+    expect(r.fork_after_block).toBe(forkAfter);
+    expect(r.first_changed_block).toBe(forkAfter + 1);
+    expect(r.depth_exact).toBe(true);
     expect(r.depth_at_most).toBe(oldHead - r.fork_after_block!);
     expect(r.changed_edges[0]!.block_number).toBe(oldHead);
     expect(r.windows.length).toBeGreaterThan(0);
-    expect(r.windows.every((w) => w.start > r.fork_after_block!)).toBe(true);
+    // The windows exported again start at or below the first replaced block and all lie above the fork.
+    expect(r.windows[0]!.start).toBeLessThanOrEqual(r.first_changed_block);
+    expect(r.windows.every((w) => w.end > r.fork_after_block! + 1)).toBe(true);
+    expect(r.depth).toBe(oldHead - r.first_changed_block + 1);
   }
   expect(report.windows_reexported).toBe(report.reorgs!.reduce((n, r) => n + r.windows.length, 0));
   expect(report.windows.done).toBe(report.windows.planned);
@@ -173,7 +178,7 @@ it(
     for (const h of orphaned) expect(hashesIn(afterRevert).has(h), `orphaned ${h}`).toBe(false);
     for (const h of branch) expect(hashesIn(afterRevert).has(h), `branch ${h}`).toBe(true);
     console.log(
-      `[anvil reorg] revert to block ${forkHead} and a branch to ${firstHead + 1}: fork after ${repaired.reorgs![0]!.fork_after_block}, depth at most ${repaired.reorgs![0]!.depth_at_most}, ` +
+      `[anvil reorg] revert to block ${forkHead} and a branch to ${firstHead + 1}: fork after ${repaired.reorgs![0]!.fork_after_block}, first replaced block ${repaired.reorgs![0]!.first_changed_block}, depth ${repaired.reorgs![0]!.depth}${repaired.reorgs![0]!.depth_exact ? ' exactly' : ` to ${repaired.reorgs![0]!.depth_at_most}`}, ` +
         `${repaired.windows_reexported} windows exported again; equals a fresh export (${afterRevert.transactions!.length} transactions, ${afterRevert.events!.length} events)`,
     );
 
