@@ -260,7 +260,7 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
       completed: (unitKey) => completed.get(unitKey) ?? [],
       latest: async (chainId) => {
         const head = await heads(chainId);
-        if (head.block !== undefined && head.time !== undefined) blocks.hint(chainId, head.block, head.time);
+        if (head.block !== undefined && head.time !== undefined) blocks.headFound(chainId, head.block, head.time);
         return head;
       },
     }),

@@ -21,7 +21,7 @@ export class BlockLookup {
 
   constructor(
     private readonly client: InsightClient,
-    /** A block of the chain (the chain head) for lastBlockBefore when none was seen yet. */
+    /** The chain head (a head search's), for lastBlockBefore when no block was seen yet. */
     private readonly anchor?: (chainId: number) => Promise<{ block?: number | undefined; time?: number | undefined }>,
   ) {}
 
@@ -39,7 +39,17 @@ export class BlockLookup {
     return found;
   }
 
-  /** A block's number and timestamp learnt elsewhere (the chain head found by the planner). */
+  /**
+   * The chain head a head search found: the block, and that the block after it did not exist then
+   * (the search asked). Edges of windows reaching past the head end at the head without asking
+   * again for blocks the service does not have (the indexer answers each with a 500, retried).
+   */
+  headFound(chainId: number, block: number, time: number): void {
+    this.hint(chainId, block, time);
+    this.see(chainId, block + 1, null);
+  }
+
+  /** A block's number and timestamp learnt elsewhere. */
   hint(chainId: number, block: number, time: number): void {
     let list = this.known.get(chainId);
     if (!list) this.known.set(chainId, (list = []));
@@ -55,7 +65,7 @@ export class BlockLookup {
   async lastBlockBefore(chainId: number, time: number): Promise<BlockRecord | null> {
     if (!this.known.get(chainId)?.length && this.anchor) {
       const head = await this.anchor(chainId);
-      if (head.block !== undefined && head.time !== undefined) this.hint(chainId, head.block, head.time);
+      if (head.block !== undefined && head.time !== undefined) this.headFound(chainId, head.block, head.time);
     }
     let gallop = 0;
     for (let probes = 0; probes < 200; probes++) {
@@ -95,6 +105,9 @@ export class BlockLookup {
       } else {
         probe = Math.max(0, hi!.n - Math.max(1, Math.ceil((hi!.ts - time) / spacing)) * 2 ** gallop++);
       }
+      // An estimate outside the bounds (block times uneven, or a bound is a block the service
+      // lacks) bisects: clamping it would walk one block per probe.
+      if (lo && hi && (probe <= lo.n || probe >= hi.n)) probe = lo.n + Math.floor((hi.n - lo.n) / 2);
       if (lo) probe = Math.max(probe, lo.n + 1);
       if (hi) probe = Math.min(probe, hi.n - 1);
       await this.block(chainId, probe);
