@@ -120,15 +120,15 @@ function parseText(file: string, bytes: Buffer): unknown {
 
 /** The rows of an exported Parquet file: only the columns a decode request uses. */
 async function parquetRecords(file: string): Promise<Record<string, unknown>[]> {
-  const [{ asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema }, { loadZstd }, { PARQUET_DECOMPRESSORS }] =
-    await Promise.all([import('hyparquet'), import('../sink/zstd.js'), import('../state/exported-files.js')]);
+  const { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects, parquetSchema, compressors } = await (
+    await import('../state/exported-files.js')
+  ).parquetReader();
   try {
     const buffer = await asyncBufferFromFile(file);
     const metadata = await parquetMetadataAsync(buffer);
     const present = new Set(parquetSchema(metadata).children.map((c) => c.element.name));
     const columns = ['topics', 'topic0', 'topic1', 'topic2', 'topic3', 'data', 'input'].filter((c) => present.has(c));
-    await loadZstd();
-    return (await parquetReadObjects({ file: buffer, metadata, columns, compressors: PARQUET_DECOMPRESSORS })) as Record<string, unknown>[];
+    return (await parquetReadObjects({ file: buffer, metadata, columns, compressors })) as Record<string, unknown>[];
   } catch (err) {
     throw new DecodeFileError(`The decode file ${file} is not a readable Parquet file`, {
       details: err instanceof Error ? err.message : String(err),

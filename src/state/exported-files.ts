@@ -11,15 +11,21 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gunzipSync } from 'node:zlib';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
-import { loadZstd, zstdDecompress } from '../sink/zstd.js';
 import type { ObjectStore } from '../store/store.js';
 
-/** The codecs the sink writes besides snappy (hyparquet's own). */
-export const PARQUET_DECOMPRESSORS = {
-  ZSTD: zstdDecompress,
-  GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
-};
+/**
+ * hyparquet and the codecs the sink writes besides snappy (hyparquet's own), loaded on first use:
+ * a run reads files back only after a reorganisation.
+ */
+export async function parquetReader() {
+  const [hyparquet, zstd] = await Promise.all([import('hyparquet'), import('../sink/zstd.js')]);
+  await zstd.loadZstd();
+  const compressors = {
+    ZSTD: zstd.zstdDecompress,
+    GZIP: (input: Uint8Array) => new Uint8Array(gunzipSync(input)),
+  };
+  return { ...hyparquet, compressors };
+}
 
 /** Largest Parquet footer kept while a file streams through (the metadata of big files is ~100 KB). */
 const MAX_FOOTER = 16 * 1024 * 1024;
@@ -89,8 +95,8 @@ async function parquetColumns<C extends string>(stream: Readable, columns: reado
           return buf.buffer.slice(buf.byteOffset, buf.byteOffset + length) as ArrayBuffer;
         },
       };
-      await loadZstd();
-      return (await parquetReadObjects({ file, columns: [...columns], compressors: PARQUET_DECOMPRESSORS })) as Record<C, unknown>[];
+      const { parquetReadObjects, compressors } = await parquetReader();
+      return (await parquetReadObjects({ file, columns: [...columns], compressors })) as Record<C, unknown>[];
     } finally {
       await handle.close();
     }
@@ -122,6 +128,7 @@ async function parquetRows(stream: Readable): Promise<number> {
   if (tail.length < 12 || tail.subarray(-4).toString('latin1') !== 'PAR1') throw new Error('not a Parquet file (no PAR1 footer)');
   const metaLength = tail.readUInt32LE(tail.length - 8);
   if (metaLength + 8 > tail.length) throw new Error(`Parquet footer of ${metaLength} bytes is larger than ${MAX_FOOTER}`);
+  const { parquetMetadata } = await import('hyparquet');
   const meta = parquetMetadata(new Uint8Array(tail.subarray(tail.length - 8 - metaLength)));
   return Number(meta.num_rows);
 }

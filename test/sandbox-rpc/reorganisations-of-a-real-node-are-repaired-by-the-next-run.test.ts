@@ -109,7 +109,7 @@ async function rows(out: string): Promise<Record<string, CanonRow[]>> {
 async function expectEqualToFreshExport(out: string, label: string): Promise<Record<string, CanonRow[]>> {
   const freshOut = join(tmp.dir, `fresh-${label}`);
   const fresh = await run('anvil-reorg', freshOut);
-  expect(fresh.status).toBe('succeeded');
+  expect(fresh.status, JSON.stringify(fresh.failed ?? fresh).slice(0, 2000)).toBe('succeeded');
   const want = readNdjsonExport(freshOut);
   const got = readNdjsonExport(out);
   expect(got.itemIds.slice().sort()).toEqual(want.itemIds.slice().sort());
