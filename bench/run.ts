@@ -996,7 +996,7 @@ async function main(): Promise<void> {
   const header = [
     '# Benchmark results',
     '',
-    `Written by \`npm run bench -- ${argv.join(' ')}\` (bench/run.ts) on ${started.toISOString()}, ${((performance.now() - t0) / 60_000).toFixed(1)} min.`,
+    `Written by \`npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}\` (bench/run.ts) on ${started.toISOString()}, ${((performance.now() - t0) / 60_000).toFixed(1)} min.`,
     '',
     `- Machine: ${machine()}`,
     `- Exporter processes: ${
