@@ -1,6 +1,12 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 
+/** The two calls makeDirs makes (tests give ones that race). */
+export interface FolderOps {
+  mkdir: (dir: string) => Promise<unknown>;
+  stat: (path: string) => Promise<{ isDirectory(): boolean }>;
+}
+
 /**
  * `mkdir -p` that always ends: each missing folder is created on its own, from the nearest one
  * that exists, and the first refusal is thrown (its errno code kept). Node's own
@@ -8,15 +14,9 @@ import path from 'node:path';
  * ENOENT under an existing folder (procfs and some FUSE mounts).
  *
  * A folder another process creates meanwhile (EEXIST on a folder) is no error, nor one it creates
- * and removes again. A file on the path
- * is ENOTDIR; a folder that mkdir keeps refusing is its code (ENOENT, EACCES, EROFS, ENOSPC ...).
+ * and removes again. A file on the path is ENOTDIR; a folder that mkdir keeps refusing is its code
+ * (ENOENT, EACCES, EROFS, ENOSPC ...).
  */
-/** The two calls makeDirs makes (tests give ones that race). */
-export interface FolderOps {
-  mkdir: (dir: string) => Promise<unknown>;
-  stat: (path: string) => Promise<{ isDirectory(): boolean }>;
-}
-
 export async function makeDirs(dir: string, ops: FolderOps = { mkdir, stat }): Promise<void> {
   const missing: string[] = [];
   for (let p = path.resolve(dir); ; p = path.dirname(p)) {

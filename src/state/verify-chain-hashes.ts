@@ -1,8 +1,8 @@
 /**
  * `verify --chain-hashes`: are the exported windows still the service's chain? For every completed
  * window, the block recorded at its edge (WindowRecord.edge) is asked again; and the rows of its
- * files (NDJSON or Parquet) are read and each distinct (block_number, block_hash) compared with the service's
- * block (all blocks, or at most `sample` per window, spread evenly). Every window that disagrees
+ * files (NDJSON or Parquet) are read and each distinct (block_number, block_hash) compared with
+ * the service's block (all blocks, or at most `sample` per window, spread evenly). Every window that disagrees
  * is named. One request per distinct block (cached).
  */
 import { isSnapshotUnitKey } from '../datasets/index.js';
@@ -60,16 +60,13 @@ export async function verifyChainHashes(opts: {
         });
       }
     }
-    const {
-      hashes: seen,
-      conflicts,
-      unreadable,
-    } = await readBlockHashes(
+    const rows = await readBlockHashes(
       opts.store,
       rec.files.map((f) => f.key),
     );
-    report.files_unreadable += unreadable.length;
-    for (const c of conflicts) {
+    const seen = rows.hashes;
+    report.files_unreadable += rows.unreadable.length;
+    for (const c of rows.conflicts) {
       report.problems.push({
         unit: rec.unit_key,
         window,
