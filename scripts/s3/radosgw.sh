@@ -39,12 +39,27 @@ free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# A process's command line with spaces between its arguments; empty once the process is gone.
+cmdline_of() {
+  { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null || true
+}
+
 s3_answers() {
   # Any HTTP status line from the gateway counts (anonymous ListBuckets: 200). Bash's /dev/tcp:
   # no curl needed.
   local line=''
   { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
-  printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 2>/dev/null || { exec 3>&-; return 1; }
+  # Tests: RGW_PROBE_DELAY seconds between connecting and writing (a reset arrives in between).
+  if [[ -n "${RGW_PROBE_DELAY:-}" ]]; then sleep "$RGW_PROBE_DELAY"; fi
+  # A gateway just killed can accept and then reset: the write must fail (EPIPE), not kill this
+  # shell with SIGPIPE, so it is written from a subshell that ignores SIGPIPE.
+  (
+    trap '' PIPE
+    printf 'GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3
+  ) 2>/dev/null || {
+    exec 3>&-
+    return 1
+  }
   IFS= read -r -t 2 line <&3 || true
   exec 3>&-
   [[ "$line" == HTTP/* ]]
@@ -64,7 +79,7 @@ kill_daemons() {
   # Only processes whose command line names this cluster's ceph.conf: a pid may have been reused.
   local mine=()
   for pid in "${pids[@]}"; do
-    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$DIR/ceph.conf"; then mine+=("$pid"); fi
+    if [[ "$(cmdline_of "$pid")" == *"$DIR/ceph.conf"* ]]; then mine+=("$pid"); fi
   done
   pids=("${mine[@]+"${mine[@]}"}")
   [[ ${#pids[@]} -gt 0 ]] || return 0
@@ -279,7 +294,7 @@ gateway_stop() {
   local pid pids=()
   while read -r pid; do
     [[ -n "$pid" ]] || continue
-    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "^radosgw .*$DIR/ceph.conf"; then pids+=("$pid"); fi
+    if [[ "$(cmdline_of "$pid")" == "radosgw "*"$DIR/ceph.conf"* ]]; then pids+=("$pid"); fi
   done < "$DIR/pids"
   [[ ${#pids[@]} -gt 0 ]] || return 0
   kill -KILL "${pids[@]}" 2>/dev/null || true

@@ -7,7 +7,15 @@ import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
-import { newPagingStats, pageWindow, TARGET_FILL, type RequestPool } from '../source/paginator.js';
+import {
+  newPagingStats,
+  pageWindow,
+  TARGET_FILL,
+  type ChainDone,
+  type PagedBatch,
+  type PagingStats,
+  type RequestPool,
+} from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
@@ -185,6 +193,20 @@ class RunRequestPool implements RequestPool {
   }
 }
 
+/** What the steps of one window's export share: its units by chain, their writers and outcomes. */
+interface WindowExport {
+  group: ExportUnit[];
+  opts: ExportOptions;
+  log: Logger;
+  byChain: Map<number, ExportUnit>;
+  writers: Map<number, PartitionedWriter>;
+  results: Map<number, UnitOutcome>;
+}
+
+/**
+ * One window of one target on every chain of the group: the rows of every chain come from shared
+ * requests, each chain writes its own files and commits on its own.
+ */
 async function exportGroup(
   group: ExportUnit[],
   opts: ExportOptions,
@@ -192,165 +214,202 @@ async function exportGroup(
   density: Map<number, number>,
 ): Promise<UnitOutcome[]> {
   const first = group[0]!;
-  const ds = first.dataset;
-  const byChain = new Map(group.map((u) => [u.chainId, u]));
-  const writers = new Map<number, PartitionedWriter>();
-  const results = new Map<number, UnitOutcome>();
-  const log = opts.logger.child({ unit: first.unitKey.replace(/\/\d+$/, ''), window: windowKey({ start: first.start, end: first.end }) });
-
-  const writerFor = (u: ExportUnit): PartitionedWriter => {
-    let w = writers.get(u.chainId);
-    if (!w) {
-      w = new PartitionedWriter({
-        writer: {
-          format: opts.output.format,
-          parquetEngine: opts.output.parquetEngine,
-          compression: opts.output.compression,
-          stagingDir: opts.stagingDir,
-        },
-        columns: ds.columns(u.target),
-        partitioning: opts.output.partitioning,
-        fixed: { dataset: ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
-        stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
-        maxRowsPerFile: opts.output.maxRowsPerFile,
-        maxBytesPerFile: opts.output.maxBytesPerFile,
-        dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
-      });
-      writers.set(u.chainId, w);
-    }
-    return w;
+  const w: WindowExport = {
+    group,
+    opts,
+    log: opts.logger.child({ unit: first.unitKey.replace(/\/\d+$/, ''), window: windowKey({ start: first.start, end: first.end }) }),
+    byChain: new Map(group.map((u) => [u.chainId, u])),
+    writers: new Map(),
+    results: new Map(),
   };
-
   pool.windows++;
   try {
-    const sizes = sliceSizes(opts.pageSize);
     const stats = newPagingStats();
-    // The edges are read before the rows: a reorganisation between the two then shows as a
-    // changed edge at the next run (and is repaired), never as an edge that matches stale rows.
-    const edges = new Map<number, BlockEdge | undefined>();
-    if (opts.blocks && ds.capabilities.extent !== 'snapshot') {
-      const blocks = opts.blocks;
-      await Promise.all(
-        group.map(async (u) => {
-          const b = first.axis === 'block' ? await blocks.block(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
-          edges.set(u.chainId, b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined);
-        }),
-      );
-    }
-    const collection = ds.collection;
-    const pages =
-      collection.kind === 'streamed'
-        ? collection.streamWindow(opts.client, first.target, {
-            chainIds: group.map((u) => u.chainId),
-            axis: first.axis,
-            start: first.start,
-            end: first.end,
-            filters: first.filters,
-            limit: sizes.limit,
-            signal: opts.signal,
-          })
-        : pageWindow({
-            chainIds: group.map((u) => u.chainId),
-            start: first.start,
-            end: first.end,
-            axes: collection.sliceAxes(first.axis),
-            baseFilters: first.filters,
-            limit: sizes.limit,
-            target: sizes.target,
-            prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
-            pool,
-            density,
-            stats,
-            fetch: (chainIds, filters) => {
-              if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-              return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
-            },
-            chainId: (r) => ds.chainId(r),
-            itemId: (r) => ds.itemId(r, first.target),
-            onSplit: (chainId, slice) => log.debug({ chainId, slice }, 'slice came back full: split'),
-          });
+    const edges = await windowEdges(group, opts);
     // Whatever the source streams, a window never writes an item_id twice.
     const written = new Map<number, Set<string>>();
     let repeated = 0;
-    for await (const batch of pages) {
+    for await (const batch of windowPages(w, pool, density, stats)) {
       if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted');
-      const u = byChain.get(batch.chainId)!;
+      const u = w.byChain.get(batch.chainId)!;
       if ('done' in batch) {
         written.delete(u.chainId);
-        const files = await writerFor(u).finish();
-        const rows = files.reduce((n, f) => n + f.rows, 0);
-        try {
-          await commitWindow(u, files, rows, opts, edges.get(u.chainId));
-        } catch (err) {
-          // This chain's commit failed (the store, after its retries): the other chains sharing
-          // the requests still commit their windows.
-          if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
-          const message = errorMessage(err);
-          results.set(u.chainId, outcome(u, 'failed', 0, [], message));
-          log.error({ chainId: u.chainId, err: message }, 'unit failed');
-          opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
-          continue;
-        }
-        const done = outcome(u, 'done', rows, files);
-        if (batch.warnings?.length) {
-          done.warnings = batch.warnings;
-          for (const w of batch.warnings) log.warn({ chainId: u.chainId }, w);
-        }
-        results.set(u.chainId, done);
-        opts.onProgress?.({
-          kind: 'unit-done',
-          unitKey: u.unitKey,
-          start: u.start,
-          end: u.end,
-          rows,
-          files: files.length,
-          bytes: files.reduce((n, f) => n + f.bytes, 0),
-        });
+        await finishChain(w, u, edges.get(u.chainId), batch.warnings);
         continue;
       }
       let ids = written.get(u.chainId);
       if (!ids) written.set(u.chainId, (ids = new Set()));
       const rows: Row[] = [];
       for (const r of batch.records) {
-        const id = ds.itemId(r, u.target);
+        const id = u.dataset.itemId(r, u.target);
         if (ids.has(id)) {
           repeated++;
           continue;
         }
         ids.add(id);
-        rows.push(ds.toRow(r, u.target));
+        rows.push(u.dataset.toRow(r, u.target));
       }
-      await writerFor(u).write(rows);
+      await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
       // Let I/O callbacks run between pages: the windows' page work otherwise chains in
       // microtasks, and responses wait behind it with their request slots taken.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     if (repeated + stats.outsideSlice + stats.repeated > 0) {
-      log.warn(
+      w.log.warn(
         { repeatedAcrossSlices: repeated, outsideSlice: stats.outsideSlice, repeatedInSlice: stats.repeated },
         'the service sent rows twice or outside the slice asked for; dropped',
       );
     }
   } catch (err) {
-    const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
-    for (const u of group) {
-      if (results.has(u.chainId)) continue;
-      await writers
-        .get(u.chainId)
-        ?.abort()
-        .catch(() => undefined);
-      const message = errorMessage(err);
-      results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], message));
-      if (!abandoned) {
-        log.error({ chainId: u.chainId, err: message }, 'unit failed');
-        opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
-      }
-    }
+    await failUnfinished(w, err);
   } finally {
     pool.windows--;
   }
-  return group.map((u) => results.get(u.chainId)!);
+  return group.map((u) => w.results.get(u.chainId)!);
+}
+
+/** The chain's file writer of this window, created with its first rows. */
+function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
+  let writer = w.writers.get(u.chainId);
+  if (!writer) {
+    const { opts } = w;
+    const ds = u.dataset;
+    writer = new PartitionedWriter({
+      writer: {
+        format: opts.output.format,
+        parquetEngine: opts.output.parquetEngine,
+        compression: opts.output.compression,
+        stagingDir: opts.stagingDir,
+      },
+      columns: ds.columns(u.target),
+      partitioning: opts.output.partitioning,
+      fixed: { dataset: ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
+      stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
+      maxRowsPerFile: opts.output.maxRowsPerFile,
+      maxBytesPerFile: opts.output.maxBytesPerFile,
+      dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
+    });
+    w.writers.set(u.chainId, writer);
+  }
+  return writer;
+}
+
+/**
+ * The chain's block at each unit's upper edge. Read before the rows: a reorganisation between the
+ * two then shows as a changed edge at the next run (and is repaired), never as an edge that
+ * matches stale rows.
+ */
+async function windowEdges(group: ExportUnit[], opts: ExportOptions): Promise<Map<number, BlockEdge | undefined>> {
+  const edges = new Map<number, BlockEdge | undefined>();
+  const first = group[0]!;
+  const blocks = opts.blocks;
+  if (!blocks || first.dataset.capabilities.extent === 'snapshot') return edges;
+  await Promise.all(
+    group.map(async (u) => {
+      const b = first.axis === 'block' ? await blocks.block(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
+      edges.set(u.chainId, b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined);
+    }),
+  );
+  return edges;
+}
+
+/** The window's rows as the dataset collects them: streamed by the source, or paged in slices. */
+function windowPages(
+  w: WindowExport,
+  pool: RunRequestPool,
+  density: Map<number, number>,
+  stats: PagingStats,
+): AsyncIterable<PagedBatch<unknown> | ChainDone> {
+  const { group, opts } = w;
+  const first = group[0]!;
+  const ds = first.dataset;
+  const sizes = sliceSizes(opts.pageSize);
+  const collection = ds.collection;
+  if (collection.kind === 'streamed') {
+    return collection.streamWindow(opts.client, first.target, {
+      chainIds: group.map((u) => u.chainId),
+      axis: first.axis,
+      start: first.start,
+      end: first.end,
+      filters: first.filters,
+      limit: sizes.limit,
+      signal: opts.signal,
+    });
+  }
+  return pageWindow({
+    chainIds: group.map((u) => u.chainId),
+    start: first.start,
+    end: first.end,
+    axes: collection.sliceAxes(first.axis),
+    baseFilters: first.filters,
+    limit: sizes.limit,
+    target: sizes.target,
+    prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
+    pool,
+    density,
+    stats,
+    fetch: (chainIds, filters) => {
+      if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
+      return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
+    },
+    chainId: (r) => ds.chainId(r),
+    itemId: (r) => ds.itemId(r, first.target),
+    onSplit: (chainId, slice) => w.log.debug({ chainId, slice }, 'slice came back full: split'),
+  });
+}
+
+/** A chain has all its rows: its files are finished and its window committed, on its own. */
+async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | undefined, warnings: string[] | undefined): Promise<void> {
+  const { opts, log } = w;
+  const files = await writerFor(w, u).finish();
+  const rows = files.reduce((n, f) => n + f.rows, 0);
+  try {
+    await commitWindow(u, files, rows, opts, edge);
+  } catch (err) {
+    // This chain's commit failed (the store, after its retries): the other chains sharing
+    // the requests still commit their windows.
+    if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
+    const message = errorMessage(err);
+    w.results.set(u.chainId, outcome(u, 'failed', 0, [], message));
+    log.error({ chainId: u.chainId, err: message }, 'unit failed');
+    opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+    return;
+  }
+  const done = outcome(u, 'done', rows, files);
+  if (warnings?.length) {
+    done.warnings = warnings;
+    for (const text of warnings) log.warn({ chainId: u.chainId }, text);
+  }
+  w.results.set(u.chainId, done);
+  opts.onProgress?.({
+    kind: 'unit-done',
+    unitKey: u.unitKey,
+    start: u.start,
+    end: u.end,
+    rows,
+    files: files.length,
+    bytes: files.reduce((n, f) => n + f.bytes, 0),
+  });
+}
+
+/** The window stopped: every chain not yet finished drops its files and fails (or is abandoned, when the run stops). */
+async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
+  const { opts, log } = w;
+  const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
+  const message = errorMessage(err);
+  for (const u of w.group) {
+    if (w.results.has(u.chainId)) continue;
+    await w.writers
+      .get(u.chainId)
+      ?.abort()
+      .catch(() => undefined);
+    w.results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], message));
+    if (!abandoned) {
+      log.error({ chainId: u.chainId, err: message }, 'unit failed');
+      opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+    }
+  }
 }
 
 /** Uploads a window's finished files and records the window as completed (WindowState.commit). */
