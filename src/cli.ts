@@ -34,6 +34,7 @@ export async function main(argv: string[]): Promise<number> {
     .fail((msg, err) => {
       throw err ?? new UserInputError(msg, { hint: 'Run insight-export --help for the commands and their options.' });
     });
+  parser.middleware((args) => refuseRepeatedFlags(args, parser));
   skipHelpLayoutBeforeHandlers(parser);
   try {
     await parser.parseAsync();
@@ -88,4 +89,31 @@ if (isEntry) {
       process.exitCode = reportError(err);
     },
   );
+}
+
+/**
+ * A flag that takes one value, given more than once: yargs makes an array of it, which no handler
+ * expects (a `.trim()` on it was an internal error). Refused before any handler runs, naming the
+ * flag; flags declared `array` (`--chain 1 --chain 8453`) repeat as documented.
+ */
+function refuseRepeatedFlags(argv: Record<string, unknown>, parser: object): void {
+  // yargs' getOptions() is not in its typings: the options as declared, with their aliases.
+  const options = (parser as { getOptions(): { array: string[]; alias: Record<string, string[]> } }).getOptions();
+  const repeatable = new Set<string>();
+  for (const key of options.array) {
+    for (const name of [key, ...(options.alias[key] ?? [])]) {
+      repeatable.add(name);
+      repeatable.add(name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
+    }
+  }
+  for (const [key, value] of Object.entries(argv)) {
+    if (key === '_' || key === '$0' || !Array.isArray(value) || repeatable.has(key)) continue;
+    throw new UserInputError(
+      `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is given ${value.length} times: it takes one value`,
+      {
+        details: `values: ${value.map((v) => JSON.stringify(v)).join(', ')}`,
+        hint: 'Give the flag once.',
+      },
+    );
+  }
 }
