@@ -99,21 +99,13 @@ if (isEntry) {
 function refuseRepeatedFlags(argv: Record<string, unknown>, parser: object): void {
   // yargs' getOptions() is not in its typings: the options as declared, with their aliases.
   const options = (parser as { getOptions(): { array: string[]; alias: Record<string, string[]> } }).getOptions();
-  const repeatable = new Set<string>();
-  for (const key of options.array) {
-    for (const name of [key, ...(options.alias[key] ?? [])]) {
-      repeatable.add(name);
-      repeatable.add(name.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()));
-    }
-  }
+  const repeatable = new Set(options.array.flatMap((key) => [key, ...(options.alias[key] ?? [])]));
   for (const [key, value] of Object.entries(argv)) {
-    if (key === '_' || key === '$0' || !Array.isArray(value) || repeatable.has(key)) continue;
-    throw new UserInputError(
-      `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} is given ${value.length} times: it takes one value`,
-      {
-        details: `values: ${value.map((v) => JSON.stringify(v)).join(', ')}`,
-        hint: 'Give the flag once.',
-      },
-    );
+    // Every flag is declared in kebab case; yargs adds a camelCase copy of each, skipped here.
+    if (key === '_' || key === '$0' || /[A-Z]/.test(key) || !Array.isArray(value) || repeatable.has(key)) continue;
+    throw new UserInputError(`--${key} is given ${value.length} times: it takes one value`, {
+      details: `values: ${value.map((v) => JSON.stringify(v)).join(', ')}`,
+      hint: 'Give the flag once.',
+    });
   }
 }
