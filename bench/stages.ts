@@ -8,7 +8,9 @@
  * (JSON.parse of the body: what the bare client does) -> normalise -> toRow (incl. decode)
  * -> partition routing -> NDJSON encode -> gzip level 6 / 3 / 1 of the encoded text.
  */
-import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, gzipSync } from 'node:zlib';
+import { decodeBody } from '../src/source/content-encoding.js';
 import { cdnCompress } from '../src/sandbox/cdn-compression.js';
 import { normaliseListResponse } from '../src/source/response-records.js';
 import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
@@ -18,6 +20,8 @@ import { renderPartition } from '../src/sink/partitioning.js';
 import type { TransactionRecord } from '../src/source/records.js';
 import { decodingWalletTarget, sandboxPageBodies } from './sandbox-transaction-rows.js';
 
+const brotliDecompressAsync = promisify(brotliDecompress);
+const gunzipAsync = promisify(gunzip);
 const { wallet, bodies } = await sandboxPageBodies(Number(process.argv[2] ?? 300_000));
 
 function time<T>(label: string, rowsPerRun: number, fn: () => T): T {
@@ -42,7 +46,26 @@ const br = await Promise.all(bodies.map((b) => cdnCompress(Buffer.from(b), 'br')
 const gz = await Promise.all(bodies.map((b) => cdnCompress(Buffer.from(b), 'gzip')));
 const wire = (zs: Buffer[]) => (zs.reduce((n, z) => n + z.length, 0) / rowsTotal).toFixed(0);
 console.log(`bytes on the wire per row: brotli ${wire(br)}, gzip ${wire(gz)}`);
-perRow('brotli decode (client, limit)', () => br.map((z) => brotliDecompressSync(z)));
+perRow('brotli decode, one call on the main thread', () => br.map((z) => brotliDecompressSync(z)));
+/** CPU of every thread (zlib's pool too) per row of an async decode; best of 5. */
+async function cpuPerRow(label: string, fn: () => Promise<unknown>): Promise<void> {
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const t0 = process.cpuUsage();
+    await fn();
+    const used = process.cpuUsage(t0);
+    best = Math.min(best, used.user + used.system);
+  }
+  console.log(`${label.padEnd(40)} ${(best / rowsTotal).toFixed(2).padStart(7)} µs/row (CPU, all threads)`);
+}
+for (const [name, zs, coding] of [['brotli', br, 'br'], ['gzip', gz, 'gzip']] as const) {
+  await cpuPerRow(`${name} decode, the client's (thread pool)`, async () => {
+    for (const z of zs) await decodeBody(z, [coding]);
+  });
+  await cpuPerRow(`${name} decode, zlib's 16 KiB chunks`, async () => {
+    for (const z of zs) await (coding === 'br' ? brotliDecompressAsync : gunzipAsync)(z, { chunkSize: 16 << 10 });
+  });
+}
 perRow('gzip decode', () => gz.map((z) => gunzipSync(z)));
 perRow('JSON.parse (the limit)', () => bodies.map((b) => JSON.parse(b)));
 const records = perRow('JSON.parse + normalise', () =>
