@@ -58,7 +58,10 @@ async function cpuPerRow(label: string, fn: () => Promise<unknown>): Promise<voi
   }
   console.log(`${label.padEnd(40)} ${(best / rowsTotal).toFixed(2).padStart(7)} µs/row (CPU, all threads)`);
 }
-for (const [name, zs, coding] of [['brotli', br, 'br'], ['gzip', gz, 'gzip']] as const) {
+for (const [name, zs, coding] of [
+  ['brotli', br, 'br'],
+  ['gzip', gz, 'gzip'],
+] as const) {
   await cpuPerRow(`${name} decode, the client's (thread pool)`, async () => {
     for (const z of zs) await decodeBody(z, [coding]);
   });
