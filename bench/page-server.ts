@@ -11,7 +11,8 @@
  * Prints `url=`, `wallet=`, `range_end=` lines, then serves until SIGTERM. Control routes (GET):
  *   /_bench/reset                     clears stats and the request log; refills the rate bucket
  *   /_bench/settings?latency_ms=&rps=&retry_after=&bandwidth_mbps=&encoding=
- *        fixed latency per request; a token-bucket limit (0 = off); one link of that many Mbit/s
+ *        fixed latency per request (from its arrival to its answer: the page is made meanwhile);
+ *        a token-bucket limit (0 = off); one link of that many Mbit/s
  *        shared by every answer (0 = unlimited); encoding=cdn (default) or identity (never compress)
  *   /_bench/stats                     counts by status, cache hits/misses, first/last 200 times
  *   /_bench/log                       list requests (path + query) since the last reset, arrival order
@@ -166,17 +167,42 @@ function send(
   else res.end(buf);
 }
 
-/** A cached page in the encoding the request accepts (compressed on first use, then kept). */
-async function sendPage(req: IncomingMessage, res: ServerResponse, page: CachedPage): Promise<void> {
+/** An answer ready to send: the page in the encoding the request accepts, or the origin's error. */
+interface Prepared {
+  status: number;
+  body: Buffer;
+  encoding?: string;
+  identityLength?: number;
+}
+
+/** The answer to `path`: from the cache, else rendered by the origin; compressed on first use, then kept. */
+async function prepare(req: IncomingMessage, path: string): Promise<Prepared> {
+  let page = cache.get(path);
+  if (page) stats.hits++;
+  else {
+    stats.misses++;
+    const answer = await fetchOrigin(path);
+    if (answer.status !== 200) return { status: answer.status, body: answer.body };
+    page = { identity: answer.body };
+    if (cachedBytes + answer.body.length <= cacheLimit) {
+      cache.set(path, page);
+      cachedBytes += answer.body.length;
+    }
+  }
   const encoding = compress ? cdnEncoding(req.headers['accept-encoding'], page.identity.length) : undefined;
-  if (encoding === undefined) return send(res, 200, page.identity);
+  if (encoding === undefined) return { status: 200, body: page.identity };
   let body = page[encoding];
   if (!body) {
     body = await cdnCompress(page.identity, encoding);
     page[encoding] = body;
     cachedBytes += body.length;
   }
-  send(res, 200, body, { 'content-encoding': encoding, vary: 'accept-encoding' }, true, page.identity.length);
+  return { status: 200, body, encoding, identityLength: page.identity.length };
+}
+
+function sendPrepared(res: ServerResponse, p: Prepared): void {
+  if (p.encoding === undefined) return send(res, p.status, p.body);
+  send(res, 200, p.body, { 'content-encoding': p.encoding, vary: 'accept-encoding' }, true, p.identityLength);
 }
 
 function control(url: URL, res: ServerResponse): void {
@@ -213,22 +239,16 @@ async function onRequest(req: IncomingMessage, res: ServerResponse): Promise<voi
   stats.firstRequest ??= arrived;
   res.once('finish', () => (stats.inFlightMs += performance.now() - arrived));
   log.push(path);
-  if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+  if (latencyMs > 0) {
+    // The answer is made while the latency runs, so every request takes the same latency: a page
+    // the cache lacks (an exporter's request the warm-up did not make) would otherwise also cost
+    // its rendering and compression, which the limit's replay of cached requests never pays.
+    const [, ready] = await Promise.all([new Promise((r) => setTimeout(r, latencyMs)), prepare(req, path)]);
+    if (!takeToken()) return send(res, 429, '{"error":"rate limit exceeded"}', { 'retry-after': String(retryAfter) });
+    return sendPrepared(res, ready);
+  }
   if (!takeToken()) return send(res, 429, '{"error":"rate limit exceeded"}', { 'retry-after': String(retryAfter) });
-  const cached = cache.get(path);
-  if (cached) {
-    stats.hits++;
-    return sendPage(req, res, cached);
-  }
-  stats.misses++;
-  const answer = await fetchOrigin(path);
-  if (answer.status !== 200) return send(res, answer.status, answer.body);
-  const page: CachedPage = { identity: answer.body };
-  if (cachedBytes + answer.body.length <= cacheLimit) {
-    cache.set(path, page);
-    cachedBytes += answer.body.length;
-  }
-  await sendPage(req, res, page);
+  sendPrepared(res, await prepare(req, path));
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
