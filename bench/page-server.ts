@@ -20,6 +20,7 @@
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
 import { cdnCompress, cdnEncoding, type CdnEncoding } from '../src/sandbox/cdn-compression.js';
+import type { PageServerStats } from './page-server-stats.js';
 
 interface Args {
   transactions: number;
@@ -33,25 +34,6 @@ function parseArgs(argv: string[]): Args {
     return i >= 0 ? Number(argv[i + 1]) : fallback;
   };
   return { transactions: get('transactions', 1_000_000), seed: get('seed', 42), cacheMB: get('cache-mb', 4096) };
-}
-
-export interface PageServerStats {
-  requests: number;
-  byStatus: Record<string, number>;
-  hits: number;
-  misses: number;
-  /** performance.now() of the first and last answer with status 200 (server clock, ms). */
-  first200: number | null;
-  last200: number | null;
-  /** Bytes of bodies sent with status 200, as sent (compressed or not). */
-  bytes: number;
-  /** The same bodies' bytes uncompressed. */
-  identityBytes: number;
-  cachedMB: number;
-  rssMB: number;
-  /** performance.now() of the first request; ms x requests in flight summed over time (mean concurrency = inFlightMs / span). */
-  firstRequest: number | null;
-  inFlightMs: number;
 }
 
 const args = parseArgs(process.argv.slice(2));
@@ -75,6 +57,7 @@ let tokens = 0;
 let lastRefill = performance.now();
 let log: string[] = [];
 let stats: PageServerStats;
+let cpuAtReset = process.cpuUsage();
 
 function resetStats(): void {
   stats = {
@@ -90,7 +73,9 @@ function resetStats(): void {
     rssMB: 0,
     firstRequest: null,
     inFlightMs: 0,
+    cpuMs: 0,
   };
+  cpuAtReset = process.cpuUsage();
   log = [];
   tokens = Math.max(rps, 1);
   lastRefill = performance.now();
@@ -223,6 +208,10 @@ function control(url: URL, res: ServerResponse): void {
     case '/_bench/stats':
       stats.cachedMB = Math.round(cachedBytes / 1024 / 1024);
       stats.rssMB = Math.round(process.memoryUsage().rss / 1024 / 1024);
+      {
+        const used = process.cpuUsage(cpuAtReset);
+        stats.cpuMs = Math.round((used.user + used.system) / 1000);
+      }
       return send(res, 200, JSON.stringify(stats), {}, false);
     case '/_bench/log':
       return send(res, 200, JSON.stringify(log), {}, false);

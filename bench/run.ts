@@ -54,6 +54,7 @@ import { InsightClient } from '../src/source/client.js';
 import { closeDuckDB } from '../src/sink/index.js';
 import { runModel, servePageWorkIfWorker, type ModelSpec } from './page-work-model.js';
 import { replayRequests } from './replay-requests.js';
+import type { PageServerStats } from './page-server-stats.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
@@ -335,21 +336,6 @@ interface PageServer {
   stop(): Promise<void>;
 }
 
-interface ServerStats {
-  requests: number;
-  byStatus: Record<string, number>;
-  hits: number;
-  misses: number;
-  first200: number | null;
-  last200: number | null;
-  bytes: number;
-  identityBytes: number;
-  cachedMB: number;
-  rssMB: number;
-  firstRequest: number | null;
-  inFlightMs: number;
-}
-
 let SERVER_ENCODING: Options['serverEncoding'] = 'cdn';
 
 function startPageServer(transactions: number, cacheMB: number): Promise<PageServer> {
@@ -404,6 +390,12 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The page server's median CPU s and cache misses over a run's repetitions. */
+function serverCell(work: { cpuSec: number; misses: number }[] | undefined): string {
+  if (!work || work.length === 0) return '';
+  return `${median(work.map((w) => w.cpuSec)).toFixed(1)} s, ${fmt(median(work.map((w) => w.misses)))}`;
 }
 
 function spread(xs: number[], digits = 0): string {
@@ -545,6 +537,10 @@ async function throughput(opts: Options): Promise<void> {
     const ratios = new Map<string, number[]>();
     const cpuRatios = new Map<string, number[]>();
     const sent = new Map<string, number[]>();
+    /** The page server's own work in each run: CPU s, and requests its cache lacked. */
+    const serverWork = new Map<string, { cpuSec: number; misses: number }[]>();
+    const keepServerWork = (label: string, st: PageServerStats) =>
+      serverWork.set(label, [...(serverWork.get(label) ?? []), { cpuSec: st.cpuMs / 1000, misses: st.misses }]);
     /** Server bytes of the exporter runs: as sent and uncompressed. */
     const wire = { bytes: 0, identityBytes: 0, rows: 0 };
     let misses = 0;
@@ -561,7 +557,9 @@ async function throughput(opts: Options): Promise<void> {
     for (let r = 0; r < opts.repeats; r++) {
       await server.get('/_bench/reset');
       const limit = await inChild(limitSpec, false);
-      misses += (await server.get<ServerStats>('/_bench/stats')).misses;
+      const limitStats = await server.get<PageServerStats>('/_bench/stats');
+      misses += limitStats.misses;
+      keepServerWork(limitSpec.label, limitStats);
       results.set(limit.label, [...(results.get(limit.label) ?? []), limit]);
       console.error(`  [${r + 1}/${opts.repeats}] ${limit.label}: ${fmt(limit.rowsPerSec)} rows/s (load ${load()})`);
       for (const f of FORMATS) {
@@ -570,8 +568,9 @@ async function throughput(opts: Options): Promise<void> {
           { ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) },
           opts.profile && r === 0,
         );
-        const stats = await server.get<ServerStats>('/_bench/stats');
+        const stats = await server.get<PageServerStats>('/_bench/stats');
         misses += stats.misses;
+        keepServerWork(f.label, stats);
         sent.set(f.label, [...(sent.get(f.label) ?? []), stats.requests]);
         wire.bytes += stats.bytes;
         wire.identityBytes += stats.identityBytes;
@@ -597,15 +596,15 @@ async function throughput(opts: Options): Promise<void> {
       '',
       `Wallet ${server.wallet} (${fmt(warm.rows)} rows) on chains ${CHAINS.join(', ')}, ${FROM} to ${server.rangeEnd}, 1-day windows, ` +
         `${paths.length} requests of up to 1000 rows per chain; sandbox of ${fmt(opts.tx)} transactions served from memory by a separate process ` +
-        `(cache misses during measured runs: ${misses}: the exporter's speculative pages vary a little with timing). ` +
+        `(cache misses during measured runs: ${misses}; see "server" below). ` +
         `Exporter defaults: requests_in_flight 8, units_in_flight 4, page size 1000, pages ahead decided by the run's request pool. ` +
         `${opts.repeats} interleaved repetitions; median and range. requests = answered by the server in the run.`,
       '',
       `CPU per row = CPU s / rows of the run against the limit's of the same repetition (goal ≤ ${MAX_CPU_PER_ROW_RATIO}x for the default Parquet engine and NDJSON.gz; aim for rows/s ≥ ${AIM_ROWS_RATIO} of the limit). ` +
         `The server answers like a CDN (brotli when asked; the exporter's client and the limit both ask, as fetch() would).`,
       '',
-      '| run | rows/s (median) | range | ratio to limit (median) | CPU s | CPU per row vs limit (median) | goal | peak RSS MB | requests | requests per 1,000 rows |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| run | rows/s (median) | range | ratio to limit (median) | CPU s | CPU per row vs limit (median) | goal | peak RSS MB | requests | requests per 1,000 rows | server: CPU s, cache misses |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
     ];
     for (const [label, rs] of results) {
       const rowsPerSec = rs.map((x) => x.rowsPerSec);
@@ -630,9 +629,15 @@ async function throughput(opts: Options): Promise<void> {
         `| ${label} | ${fmt(median(rowsPerSec))} | ${fmt(Math.min(...rowsPerSec))}–${fmt(Math.max(...rowsPerSec))} | ` +
           `${ratio ? `${median(ratio).toFixed(2)} (${spread(ratio, 2)})` : '1'} | ${median(rs.map((x) => x.cpuSec)).toFixed(2)} | ` +
           `${cpuRatio ? `${median(cpuRatio).toFixed(2)}x (${spread(cpuRatio, 2)})` : '1'} | ${verdict} | ` +
-          `${median(rs.map((x) => x.peakRssMB))} | ${requests} | ${((requests / rs[0]!.rows) * 1000).toFixed(2)} |`,
+          `${median(rs.map((x) => x.peakRssMB))} | ${requests} | ${((requests / rs[0]!.rows) * 1000).toFixed(2)} | ${serverCell(serverWork.get(label))} |`,
       );
     }
+    lines.push(
+      '',
+      `Server: the page server's CPU in the run (it shares these ${cpus().length} cores) and the requests its cache lacked, median. ` +
+        `The limit replays the warm-up's requests, all cached; the exporter's slices are cut where the densities it learns put them, ` +
+        `which vary with timing, so most of its requests are new to the server, rendered by the sandbox and compressed while it runs.`,
+    );
     const wirePerRow = wire.bytes / wire.rows;
     const identityPerRow = wire.identityBytes / wire.rows;
     const share = wirePerRow / identityPerRow;
@@ -754,7 +759,7 @@ async function latency(opts: Options): Promise<void> {
       const res = await run();
       const f = { label };
       console.error(`  ${label}: ${JSON.stringify(res)}`);
-      const stats = await server.get<ServerStats>('/_bench/stats');
+      const stats = await server.get<PageServerStats>('/_bench/stats');
       const span = stats.last200! - stats.firstRequest!;
       const fraction = res.rowsPerSec / bound;
       lines.push(
@@ -843,12 +848,12 @@ async function wan(opts: Options): Promise<void> {
       if (!limitBytesPerRow.has(run.encoding)) {
         // The bytes per row of these requests in this encoding, without the link (fast).
         await inChild({ kind: 'limit', label: 'limit bytes', origin: server.origin, pathsFile, concurrency }, false);
-        const s = await server.get<ServerStats>('/_bench/stats');
+        const s = await server.get<PageServerStats>('/_bench/stats');
         limitBytesPerRow.set(run.encoding, s.bytes / (server.walletRowsByChain['1'] ?? 1));
       }
       await server.get(`/_bench/settings?latency_ms=${latencyMs}&bandwidth_mbps=${opts.wanMbps}&encoding=${run.encoding}`);
       const res = await inChild(run.spec, false);
-      const stats = await server.get<ServerStats>('/_bench/stats');
+      const stats = await server.get<PageServerStats>('/_bench/stats');
       const perRow = limitBytesPerRow.get(run.encoding)!;
       const allows = Math.min((opts.wanMbps * 1e6) / 8 / perRow, (concurrency * 1000) / (latencyMs / 1000));
       const fraction = res.rowsPerSec / allows;
@@ -894,7 +899,7 @@ async function rateLimit(opts: Options): Promise<void> {
     await new Promise((r) => setTimeout(r, 1500)); // let the server's bucket fill
     await server.get('/_bench/reset');
     const res = await inChild({ ...base, label: FORMATS[0]!.label, format: 'parquet', engine: 'duckdb', requestsPerSecond: rps }, false);
-    const stats = await server.get<ServerStats>('/_bench/stats');
+    const stats = await server.get<PageServerStats>('/_bench/stats');
     const ok = stats.byStatus['200'] ?? 0;
     const limited = stats.byStatus['429'] ?? 0;
     const span = (stats.last200! - stats.first200!) / 1000;
