@@ -738,7 +738,7 @@ async function latency(opts: Options): Promise<void> {
     const lines = [
       `## 3. Latency hiding`,
       '',
-      `${latencyMs} ms added by the server to every request, pages of ${pageSize} rows, chain 1 only (${fmt(server.walletRowsByChain['1'] ?? 0)} rows, 1-day windows), ` +
+      `${latencyMs} ms from the arrival of every request to its answer (the server makes the page meanwhile, so a page its cache lacks takes no longer), pages of ${pageSize} rows, chain 1 only (${fmt(server.walletRowsByChain['1'] ?? 0)} rows, 1-day windows), ` +
         `requests_in_flight ${concurrency}: bound = ${concurrency} / ${latencyMs / 1000} s x ${pageSize} rows = ${fmt(bound)} rows/s.`,
       '',
       '| output | rows/s | fraction of bound | requests | mean requests in flight (server) | paging s / run s | target |',
@@ -804,7 +804,7 @@ async function wan(opts: Options): Promise<void> {
     const lines = [
       `## 5. WAN: latency and a bandwidth cap`,
       '',
-      `${latencyMs} ms added by the server to every request, then one link of ${opts.wanMbps} Mbit/s shared by every answer; pages of 1000 rows, chain 1 only ` +
+      `${latencyMs} ms from the arrival of every request to its answer (the page made meanwhile), then one link of ${opts.wanMbps} Mbit/s shared by every answer; pages of 1000 rows, chain 1 only ` +
         `(${fmt(server.walletRowsByChain['1'] ?? 0)} rows, 1-day windows, ${paths.length} requests), requests_in_flight ${concurrency}. ` +
         `The link allows the lower of ${opts.wanMbps} Mbit/s over the bytes per row the bare client receives for these requests, and ${concurrency} x rows per page / ${latencyMs} ms.`,
       '',
