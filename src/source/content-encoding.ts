@@ -48,9 +48,9 @@ export function unsupportedCoding(codings: readonly string[]): string | undefine
 /**
  * zlib's output chunk for a body of this size. Each chunk is a round trip between the thread pool
  * and the main thread: at zlib's default of 16 KiB a 1,000-row page took ~100 of them, and decoding
- * cost twice the CPU it does in chunks near the decoded size (JSON compresses ~7x).
+ * cost two to three times the CPU it does in chunks near the decoded size (JSON compresses ~7x).
  */
-export function decodeChunkSize(compressedBytes: number): number {
+function decodeChunkSize(compressedBytes: number): number {
   return Math.min(2 << 20, Math.max(64 << 10, compressedBytes * 8));
 }
 
