@@ -84,15 +84,18 @@ function isHexDigits(s: string, from: number): boolean {
   return true;
 }
 
-/** A safe integer from a number, a decimal string or a 0x hex string; undefined when it is none. */
-function toSafeInt(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : undefined;
+/**
+ * A non-negative safe integer from a number, a decimal string or a 0x hex string; undefined when
+ * it is none. Every integer field of a record (chain, block, index, nonce, gas, time) is a count or
+ * a position, so a negative one is a broken answer, not a row of another slice.
+ */
+function toSafeUint(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
   if (typeof v === 'string') {
     let n: number;
     if (isDecimalDigits(v)) n = Number(v);
     else if (v.length > 2 && v.charCodeAt(0) === 48 && (v.charCodeAt(1) === 120 || v.charCodeAt(1) === 88) && isHexDigits(v, 2))
       n = Number(v);
-    else if (v.length > 1 && v.charCodeAt(0) === 45 && isDecimalDigits(v.slice(1))) n = Number(v);
     else return undefined;
     return Number.isSafeInteger(n) ? n : undefined;
   }
@@ -100,8 +103,8 @@ function toSafeInt(v: unknown): number | undefined {
 }
 
 function int(v: unknown, url: string, base: string, i: number, key: string): number {
-  const n = toSafeInt(v);
-  if (n === undefined) fail(url, base, i, key, `expected an integer, got ${describe(v)}`);
+  const n = toSafeUint(v);
+  if (n === undefined) fail(url, base, i, key, `expected a non-negative integer, got ${describe(v)}`);
   return n;
 }
 
@@ -112,12 +115,12 @@ function intOrNull(v: unknown, url: string, base: string, i: number, key: string
 
 /** Unix seconds; also accepts the ClickHouse/ISO datetime strings of older versions (UTC). */
 function timestamp(v: unknown, url: string, base: string, i: number, key: string): number {
-  const n = toSafeInt(v);
+  const n = toSafeUint(v);
   if (n !== undefined) return n;
   if (typeof v === 'string' && v.length >= 19 && v.charCodeAt(4) === 45) {
     const iso = v.length === 19 ? `${v.replace(' ', 'T')}Z` : v.replace(' ', 'T');
     const ms = Date.parse(iso);
-    if (!Number.isNaN(ms)) return Math.floor(ms / 1000);
+    if (ms >= 0) return Math.floor(ms / 1000);
   }
   return fail(url, base, i, key, `expected unix seconds, got ${describe(v)}`);
 }

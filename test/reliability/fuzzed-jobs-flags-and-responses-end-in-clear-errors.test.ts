@@ -443,7 +443,10 @@ describe('fuzzed service responses', () => {
   let proxy: Server;
   let proxyUrl: string;
   let current: ResponseCase | null = null;
-  /** item_ids the proxy served in the current case (from the rows as sent). */
+  /**
+   * item_ids the proxy served in the current case (from the rows as sent), inside the slice their
+   * request asked for: a row outside it belongs to another slice, and the exporter drops it there.
+   */
   let served = new Set<string>();
   const untypedProxyErrors: string[] = [];
   const alice = () => sandbox.data.wallet('alice.eth')!.address;
@@ -481,8 +484,9 @@ describe('fuzzed service responses', () => {
           }
         }
         if (Array.isArray(json.data)) {
+          const bounds = sliceBounds(req.url!);
           for (const r of json.data as Record<string, unknown>[]) {
-            if (!r || typeof r !== 'object') continue;
+            if (!r || typeof r !== 'object' || !insideSlice(r, bounds)) continue;
             served.add(
               route === 'transactions'
                 ? `${text(r.chain_id)}:${text(r.hash).toLowerCase()}:${alice()}`
@@ -594,6 +598,29 @@ describe('fuzzed service responses', () => {
     expect(cases).toBe(60);
   });
 });
+
+/** The slice a request asked for: [field, lowest, first above] per bounded field. */
+function sliceBounds(url: string): [string, number, number][] {
+  const params = new URL(url, 'http://proxy').searchParams;
+  const fields = new Set([...params.keys()].flatMap((k) => /^filter_(\w+)_(?:gte|lt)$/.exec(k)?.[1] ?? []));
+  return [...fields].map((f) => [f, Number(params.get(`filter_${f}_gte`) ?? -Infinity), Number(params.get(`filter_${f}_lt`) ?? Infinity)]);
+}
+
+/**
+ * Whether a row as sent lies inside the slice. A value that is no integer (nor, for
+ * block_timestamp, a datetime) counts as inside: the exporter must then reject the answer.
+ */
+function insideSlice(row: Record<string, unknown>, bounds: [string, number, number][]): boolean {
+  return bounds.every(([field, lo, hi]) => {
+    const v = row[field];
+    let n: number | undefined;
+    if (typeof v === 'number') n = v;
+    else if (typeof v === 'string' && /^(-?\d+|0[xX][0-9a-fA-F]+)$/.test(v)) n = Number(v);
+    else if (typeof v === 'string' && field === 'block_timestamp' && /^\d{4}-/.test(v) && !Number.isNaN(Date.parse(v.replace(' ', 'T'))))
+      n = Math.floor(Date.parse(v.length === 19 ? `${v.replace(' ', 'T')}Z` : v.replace(' ', 'T')) / 1000);
+    return n === undefined || !Number.isSafeInteger(n) || (n >= lo && n < hi);
+  });
+}
 
 /** A served value as text (objects with keys such as "toString" cannot go through String()). */
 function text(v: unknown): string {

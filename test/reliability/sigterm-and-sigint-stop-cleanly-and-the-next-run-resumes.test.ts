@@ -81,7 +81,7 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
   if (graceful) {
     // Stopped cleanly: the report says so, the lease is released, nothing is pending, and the only
     // problem is whole windows not exported yet.
-    expect(stopped.stdout).toMatch(/^interrupted: job stop/);
+    expect(stopped.stdout, stopped.stderr).toMatch(/^interrupted: job stop/);
     const report = JSON.parse(await readFile(join(out, '_state/stop/last-run.json'), 'utf8')) as RunReport;
     expect(report.status).toBe('interrupted');
     expect(report.windows.done).toBeGreaterThanOrEqual(3);

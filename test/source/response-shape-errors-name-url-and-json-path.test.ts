@@ -31,6 +31,17 @@ describe('wrong shapes are typed errors with the JSON path', () => {
     ['a row that is not an object', { meta: wireMeta(), data: [wireTransaction(0), 5] }, '$.data[1]'],
     ['block_number as a word', { meta: wireMeta(), data: rows({ block_number: 'latest' }) }, '$.data[4].block_number'],
     ['block_number beyond 2^53', { meta: wireMeta(), data: rows({ block_number: '9007199254740993' }) }, '$.data[4].block_number'],
+    ['a negative block_number', { meta: wireMeta(), data: rows({ block_number: -1 }) }, '$.data[4].block_number'],
+    [
+      'a negative transaction_index as a string',
+      { meta: wireMeta(), data: rows({ transaction_index: '-0' }) },
+      '$.data[4].transaction_index',
+    ],
+    [
+      'a block_timestamp before 1970',
+      { meta: wireMeta(), data: rows({ block_timestamp: '1969-12-31 23:59:59' }) },
+      '$.data[4].block_timestamp',
+    ],
     ['missing hash', { meta: wireMeta(), data: rows({ hash: undefined }) }, '$.data[4].hash'],
     ['negative value', { meta: wireMeta(), data: rows({ value: '-1' }) }, '$.data[4].value'],
     ['fractional value', { meta: wireMeta(), data: rows({ value: 1.5 }) }, '$.data[4].value'],
