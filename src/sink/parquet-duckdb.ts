@@ -1,9 +1,9 @@
 import { rename, rm } from 'node:fs/promises';
-import type { DuckDBInstance, DuckDBConnection } from '@duckdb/node-api';
-import pLimit, { type LimitFunction } from 'p-limit';
+import pLimit from 'p-limit';
 import type { Column, Row } from '../columns/columns.js';
 import { errorMessage } from '../errors.js';
 import { duckdbType } from './column-types.js';
+import { DuckDBThread, type DuckDBStatement } from './duckdb-thread.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';
 import { createNdjsonEncoder } from './row-values.js';
 import type { Compression } from './sink.js';
@@ -14,63 +14,51 @@ import { BaseFileWriter } from './writer-base.js';
  * Parquet through DuckDB: rows are staged as plain NDJSON while they arrive (cheap, streamed,
  * memory-flat), then finish() has DuckDB's C++ JSON reader and Parquet writer convert the file
  * in one COPY. Columns are declared explicitly so nothing is auto-detected (a uint256 string
- * stays VARCHAR). One DuckDB instance per process; a connection per writer.
+ * stays VARCHAR). One DuckDB instance per process, on its own thread (duckdb-thread.ts).
  */
 
 export interface DuckDBSettings {
-  /** DuckDB worker threads. One converts as fast as two (the JSON scan of one file is serial). */
+  /**
+   * DuckDB's threads. One converts as fast as two (the JSON scan of one file is serial); more
+   * run tasks on DuckDB's own threads too, each keeping its share of memory (duckdb-thread.ts).
+   */
   threads: number;
   /** DuckDB memory_limit for the process, e.g. "512MB". */
   memoryLimit: string;
-  /**
-   * Conversions run at once. More than one gains nothing (they share the same threads) and
-   * multiplies memory: three at once ran out of 512MB in bench, one peaks at ~470 MB RSS.
-   */
-  concurrentConversions: number;
 }
 
-let settings: DuckDBSettings = { threads: 1, memoryLimit: '512MB', concurrentConversions: 1 };
-let instance: Promise<DuckDBInstance> | undefined;
-let conversionSlots: LimitFunction | undefined;
+let settings: DuckDBSettings = { threads: 1, memoryLimit: '512MB' };
+let thread: DuckDBThread | undefined;
+// Conversions wait here, one at a time as the DuckDB thread runs them, so that a writer aborted
+// while it waits never reaches DuckDB.
+const conversionSlot = pLimit(1);
 
 /** Change the process-wide DuckDB settings; only before the first Parquet file is converted. */
 export function configureDuckDB(next: Partial<DuckDBSettings>): void {
-  if (instance) throw new Error('configureDuckDB() must be called before the first DuckDB Parquet writer');
+  if (thread) throw new Error('configureDuckDB() must be called before the first DuckDB Parquet writer');
   settings = { ...settings, ...next };
-  conversionSlots = undefined;
 }
 
-/** Runs fn when a conversion slot is free (FIFO). */
-function inConversionSlot<T>(fn: () => Promise<T>): Promise<T> {
-  conversionSlots ??= pLimit(settings.concurrentConversions);
-  return conversionSlots(fn);
+/** Sends a statement to the DuckDB thread, started on first use: a run that writes no Parquet file does not pay for it. */
+function runStatement(sql: string): DuckDBStatement {
+  thread ??= new DuckDBThread({
+    config: {
+      threads: String(settings.threads),
+      memory_limit: settings.memoryLimit,
+      // Row order is the export's sort order: keep it.
+      preserve_insertion_order: 'true',
+      // The COPY streams; it never needs to spill, and must not litter the working directory.
+      max_temp_directory_size: '0KiB',
+    },
+  });
+  return thread.run(sql);
 }
 
-function duckdb(): Promise<DuckDBInstance> {
-  // Loaded on first use: a run that writes no Parquet file does not pay for DuckDB's start-up.
-  instance ??= import('@duckdb/node-api')
-    .then(({ DuckDBInstance }) =>
-      DuckDBInstance.create(':memory:', {
-        threads: String(settings.threads),
-        memory_limit: settings.memoryLimit,
-        // Row order is the export's sort order: keep it.
-        preserve_insertion_order: 'true',
-        // The COPY streams; it never needs to spill, and must not litter the working directory.
-        max_temp_directory_size: '0KiB',
-      }),
-    )
-    .catch((err: unknown) => {
-      instance = undefined;
-      throw err;
-    });
-  return instance;
-}
-
-/** Close the shared DuckDB instance (tests, orderly shutdown). A later writer opens a new one. */
+/** Close the DuckDB thread (tests, orderly shutdown). A later writer starts a new one. */
 export async function closeDuckDB(): Promise<void> {
-  const current = instance;
-  instance = undefined;
-  if (current) (await current).closeSync();
+  const current = thread;
+  thread = undefined;
+  await current?.close();
 }
 
 export function sqlString(s: string): string {
@@ -108,16 +96,12 @@ export function copyStatement(
  */
 export async function writeEmptyParquet(columns: readonly Column[], outPath: string, compression: Compression): Promise<void> {
   const select = columns.map((c) => `CAST(NULL AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
-  await inConversionSlot(async () => {
-    const connection = await (await duckdb()).connect();
-    try {
-      await connection.run(
+  await conversionSlot(
+    () =>
+      runStatement(
         `COPY (SELECT ${select} WHERE false) TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]})`,
-      );
-    } finally {
-      connection.closeSync();
-    }
-  });
+      ).done,
+  );
 }
 
 /**
@@ -157,7 +141,7 @@ export interface DuckDBParquetWriterOptions {
 
 export class DuckDBParquetWriter extends BaseFileWriter {
   private readonly encode: ReturnType<typeof createNdjsonEncoder>;
-  private connection: DuckDBConnection | undefined;
+  private conversion: DuckDBStatement | undefined;
 
   private constructor(
     private readonly staged: TextFileStream,
@@ -189,10 +173,10 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     const groupRows = rowGroupRows(this.opts.rowGroupSize, this.staged.bytesWritten, this.rowCount);
     const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, groupRows, this.opts.compressionLevel);
     try {
-      await inConversionSlot(async () => {
+      await conversionSlot(async () => {
         if (this.isAborted) throw new FileWriterStateError('The file writer was aborted before its conversion started');
-        this.connection = await (await duckdb()).connect();
-        await this.connection.run(sql);
+        this.conversion = runStatement(sql);
+        await this.conversion.done;
       });
     } catch (err) {
       if (err instanceof FileWriterStateError) throw err;
@@ -214,12 +198,11 @@ export class DuckDBParquetWriter extends BaseFileWriter {
   }
 
   protected override interrupt(): void {
-    this.connection?.interrupt();
+    this.conversion?.interrupt();
   }
 
   protected async release(): Promise<void> {
     await this.staged.destroy();
-    this.connection?.closeSync();
-    this.connection = undefined;
+    this.conversion = undefined;
   }
 }
