@@ -448,12 +448,17 @@ export class InsightClient {
       timedOut = true;
       controller.abort(new RequestTimeoutError(url, this.timeoutMs, phase));
     }, this.timeoutMs);
+    // A stop does not wait for answers in flight: a slow service would hold the run past its grace period.
+    const stop = this.stopSignal;
+    const onStop = () => controller.abort();
+    stop?.addEventListener('abort', onStop, { once: true });
 
     let res: Dispatcher.ResponseData;
     try {
       try {
         res = await this.agent.request({ origin, path, method, headers, body, signal: controller.signal });
       } catch (err) {
+        this.throwIfStopped();
         if (timedOut) throw new RequestTimeoutError(url, this.timeoutMs, 'headers');
         throw toNetworkError(url, err, this.timeoutMs);
       }
@@ -478,6 +483,7 @@ export class InsightClient {
         }
       } catch (err) {
         this.stats.bytesReceived += received;
+        this.throwIfStopped();
         if (timedOut) throw new RequestTimeoutError(url, this.timeoutMs, 'body');
         const length = res.headers['content-length'];
         throw new ResponseShapeError(
@@ -506,6 +512,7 @@ export class InsightClient {
       }
     } finally {
       clearTimeout(timer);
+      stop?.removeEventListener('abort', onStop);
     }
   }
 
