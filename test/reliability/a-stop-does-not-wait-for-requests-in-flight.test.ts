@@ -3,25 +3,14 @@
  * (up to the request timeout, 30 s by default), so it stops cleanly within the grace period, with
  * its "interrupted" report, instead of being ended by the grace timer without one.
  */
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { aliceTransactionsJob, runCli, useTestCli, writeJob } from './harness.js';
+import { aliceTransactionsJob, completedWindowMarkers, runCli, useTestCli, writeJob } from './harness.js';
 
 const sandbox = useSandbox();
 const work = useTestCli('stop-in-flight-');
-
-async function completedWindows(out: string): Promise<number> {
-  const walk = async (d: string): Promise<number> => {
-    let n = 0;
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => []))
-      n += e.isDirectory() ? await walk(join(d, e.name)) : e.name.endsWith('.json') ? 1 : 0;
-    return n;
-  };
-  return walk(join(out, '_state/stop/completed'));
-}
 
 it('SIGINT with requests in flight: exit 130 within seconds, with the interrupted report', { timeout: 60_000 }, async () => {
   const base = join(work.dir, 'job');
@@ -37,7 +26,7 @@ it('SIGINT with requests in flight: exit 130 within seconds, with the interrupte
         onSpawn: (child) => {
           let slowFrom = -1;
           const poll = setInterval(() => {
-            void completedWindows(out).then((done) => {
+            void completedWindowMarkers(out, 'stop').then((done) => {
               if (slowFrom < 0 && done >= 2) {
                 // Paging is under way: from now on every answer takes longer than a stop's grace period (10 s).
                 sandbox.setLatency({ fixedMs: 25_000, jitterMs: 0 });

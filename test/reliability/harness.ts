@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -183,4 +183,15 @@ export function duplicates(values: string[]): string[] {
   const dup = new Set<string>();
   for (const v of values) (seen.has(v) ? dup : seen).add(v);
   return [...dup];
+}
+
+/** Completed-window markers a job has written under a local destination so far (0 while there are none). */
+export async function completedWindowMarkers(out: string, job: string): Promise<number> {
+  const walk = async (d: string): Promise<number> => {
+    let n = 0;
+    for (const e of await readdir(d, { withFileTypes: true }).catch(() => []))
+      n += e.isDirectory() ? await walk(join(d, e.name)) : e.name.endsWith('.json') ? 1 : 0;
+    return n;
+  };
+  return walk(join(out, '_state', job, 'completed'));
 }

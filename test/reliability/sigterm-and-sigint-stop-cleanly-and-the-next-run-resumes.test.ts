@@ -5,7 +5,7 @@
  * what is missing and the result is exact. A second signal ends the run at once, and the next
  * run still recovers.
  */
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli } from './harness.js';
+import { completedWindowMarkers, duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli } from './harness.js';
 
 // Slow pages so that a run lasts a few seconds and a signal lands in the middle of it.
 const sandbox = useSandbox({ latency: { fixedMs: 40, jitterMs: 40 } });
@@ -25,23 +25,11 @@ const CHAINS = [1, 8453, 42161];
 
 const work = useTestCli('sigterm-');
 
-/** Number of completed markers under the job's state (0 while none or no folder yet). */
-async function completedMarkers(out: string): Promise<number> {
-  const root = join(out, '_state/stop/completed');
-  const walk = async (d: string): Promise<number> => {
-    let n = 0;
-    for (const e of await readdir(d, { withFileTypes: true }).catch(() => []))
-      n += e.isDirectory() ? await walk(join(d, e.name)) : e.name.endsWith('.json') ? 1 : 0;
-    return n;
-  };
-  return walk(root);
-}
-
 /** Sends `signals` (one after the other, 5 ms apart) once the run has completed `after` windows. */
 function signalWhenProgressed(out: string, after: number, signals: NodeJS.Signals[]) {
   return (child: ChildProcess) => {
     const poll = setInterval(async () => {
-      if ((await completedMarkers(out)) < after) return;
+      if ((await completedWindowMarkers(out, 'stop')) < after) return;
       clearInterval(poll);
       signals.forEach((s, i) => setTimeout(() => child.kill(s), i * 5));
     }, 20);
