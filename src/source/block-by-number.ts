@@ -59,8 +59,8 @@ export class BlockLookup {
   /**
    * The last block whose timestamp is before `time` (the upper edge of a time window), or null
    * when the chain has none. Interpolates between blocks already seen (the previous window's
-   * edge, the head), so on a chain of steady block times it costs about two requests; falls back
-   * to bisecting when block times are uneven.
+   * edge, the head), so on a chain of steady block times it costs two requests sent together (the
+   * estimate and its successor); falls back to bisecting when block times are uneven.
    */
   async lastBlockBefore(chainId: number, time: number): Promise<BlockRecord | null> {
     if (!this.known.get(chainId)?.length && this.anchor) {
@@ -68,7 +68,7 @@ export class BlockLookup {
       if (head.block !== undefined && head.time !== undefined) this.headFound(chainId, head.block, head.time);
     }
     let gallop = 0;
-    for (let probes = 0; probes < 200; probes++) {
+    for (let rounds = 0; rounds < 200; rounds++) {
       const seen = this.known.get(chainId) ?? [];
       if (seen.length === 0) throw new Error(`no block of chain ${chainId} known to search from`);
       // Bounds: blocks seen before / at or after `time`; a number the service has no block for
@@ -90,27 +90,31 @@ export class BlockLookup {
       if (!lo && hi && hi.n === 0) return null;
       if (lo && hi && hi.n === lo.n + 1) return Number.isFinite(lo.ts) ? this.block(chainId, lo.n) : null;
       const spacing = this.blockTime(seen);
-      let probe: number;
-      if (lo && hi && Number.isFinite(lo.ts) && Number.isFinite(hi.ts) && probes % 3 !== 2) {
-        // Interpolation; every third probe bisects, so uneven block times still converge.
-        probe = lo.n + Math.ceil(((time - lo.ts) * (hi.n - lo.n)) / (hi.ts - lo.ts)) - 1;
-      } else if (lo && hi && Number.isFinite(lo.ts) && probes % 3 !== 2) {
-        probe = lo.n + Math.ceil((time - lo.ts) / spacing) - 1;
-      } else if (lo && hi && Number.isFinite(hi.ts) && probes % 3 !== 2) {
-        probe = hi.n - Math.ceil((hi.ts - time) / spacing);
+      const bisect = rounds % 3 === 2;
+      // `estimate`: the block guessed to be the last before `time`; every third round bisects, so
+      // uneven block times still converge.
+      let estimate: number;
+      if (lo && hi && Number.isFinite(lo.ts) && Number.isFinite(hi.ts) && !bisect) {
+        estimate = lo.n + Math.ceil(((time - lo.ts) * (hi.n - lo.n)) / (hi.ts - lo.ts)) - 1;
+      } else if (lo && hi && Number.isFinite(lo.ts) && !bisect) {
+        estimate = lo.n + Math.ceil((time - lo.ts) / spacing) - 1;
+      } else if (lo && hi && Number.isFinite(hi.ts) && !bisect) {
+        estimate = hi.n - Math.ceil((hi.ts - time) / spacing);
       } else if (lo && hi) {
-        probe = lo.n + Math.floor((hi.n - lo.n) / 2);
+        estimate = lo.n + Math.floor((hi.n - lo.n) / 2);
       } else if (lo) {
-        probe = lo.n + Math.max(1, Math.ceil((time - lo.ts) / spacing)) * 2 ** gallop++;
+        estimate = lo.n + Math.max(1, Math.ceil((time - lo.ts) / spacing)) * 2 ** gallop++;
       } else {
-        probe = Math.max(0, hi!.n - Math.max(1, Math.ceil((hi!.ts - time) / spacing)) * 2 ** gallop++);
+        estimate = Math.max(0, hi!.n - Math.max(1, Math.ceil((hi!.ts - time) / spacing)) * 2 ** gallop++);
       }
       // An estimate outside the bounds (block times uneven, or a bound is a block the service
       // lacks) bisects: clamping it would walk one block per probe.
-      if (lo && hi && (probe <= lo.n || probe >= hi.n)) probe = lo.n + Math.floor((hi.n - lo.n) / 2);
-      if (lo) probe = Math.max(probe, lo.n + 1);
-      if (hi) probe = Math.min(probe, hi.n - 1);
-      await this.block(chainId, probe);
+      if (lo && hi && (estimate < lo.n || estimate >= hi.n)) estimate = lo.n + Math.floor((hi.n - lo.n) / 2);
+      // The edge is proven by a pair of neighbours: the estimate and the block after it are asked
+      // together, so a right estimate (steady block times) ends the search in one round trip.
+      const probes = (bisect ? [estimate] : [estimate, estimate + 1]).filter((n) => (!lo || n > lo.n) && (!hi || n < hi.n));
+      if (probes.length === 0) probes.push(lo ? lo.n + 1 : hi!.n - 1);
+      await Promise.all(probes.map((n) => this.block(chainId, n)));
     }
     throw new Error(`no block edge found before ${time} on chain ${chainId}`);
   }
