@@ -279,6 +279,8 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   const listed = plan.units.filter((u) => !isSnapshot(u.dataset));
   await chains.checkContracts(contractsOn(listed));
   await chains.checkServed(listed.map((u) => u.chainId));
+  // Blocks found on the way bound the search of window edges (no head search below them).
+  for (const [chainId, b] of Object.entries(chains.found)) blocks.hint(Number(chainId), b.block, b.time);
   return { plan, units };
 }
 

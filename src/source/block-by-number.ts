@@ -63,11 +63,14 @@ export class BlockLookup {
    * estimate and its successor); falls back to bisecting when block times are uneven.
    */
   async lastBlockBefore(chainId: number, time: number): Promise<BlockRecord | null> {
-    if (!this.known.get(chainId)?.length && this.anchor) {
+    // The head bounds the search from above only when no block seen does: a window in the past
+    // of a block already seen needs no head search.
+    if (this.anchor && !this.boundedAbove(chainId, time)) {
       const head = await this.anchor(chainId);
       if (head.block !== undefined && head.time !== undefined) this.headFound(chainId, head.block, head.time);
     }
     let gallop = 0;
+    let predecessorAsked = false;
     for (let rounds = 0; rounds < 200; rounds++) {
       const seen = this.known.get(chainId) ?? [];
       if (seen.length === 0) throw new Error(`no block of chain ${chainId} known to search from`);
@@ -89,6 +92,13 @@ export class BlockLookup {
       }
       if (!lo && hi && hi.n === 0) return null;
       if (lo && hi && hi.n === lo.n + 1) return Number.isFinite(lo.ts) ? this.block(chainId, lo.n) : null;
+      if (seen.length === 1 && seen[0]!.number > 0 && !predecessorAsked) {
+        // One block gives no block time, and a guess far off probes numbers the chain lacks
+        // (before its first block): its predecessor gives one (asked once for concurrent searches).
+        predecessorAsked = true;
+        await this.block(chainId, seen[0]!.number - 1);
+        continue;
+      }
       const spacing = this.blockTime(seen);
       const bisect = rounds % 3 === 2;
       // `estimate`: the block guessed to be the last before `time`; every third round bisects, so
@@ -99,13 +109,13 @@ export class BlockLookup {
       } else if (lo && hi && Number.isFinite(lo.ts) && !bisect) {
         estimate = lo.n + Math.ceil((time - lo.ts) / spacing) - 1;
       } else if (lo && hi && Number.isFinite(hi.ts) && !bisect) {
-        estimate = hi.n - Math.ceil((hi.ts - time) / spacing);
+        estimate = hi.n - Math.floor((hi.ts - time) / spacing) - 1;
       } else if (lo && hi) {
         estimate = lo.n + Math.floor((hi.n - lo.n) / 2);
       } else if (lo) {
-        estimate = lo.n + Math.max(1, Math.ceil((time - lo.ts) / spacing)) * 2 ** gallop++;
+        estimate = lo.n + Math.max(1, Math.ceil((time - lo.ts) / spacing) - 1) * 2 ** gallop++;
       } else {
-        estimate = Math.max(0, hi!.n - Math.max(1, Math.ceil((hi!.ts - time) / spacing)) * 2 ** gallop++);
+        estimate = Math.max(0, hi!.n - (Math.floor((hi!.ts - time) / spacing) + 1) * 2 ** gallop++);
       }
       // An estimate outside the bounds (block times uneven, or a bound is a block the service
       // lacks) bisects: clamping it would walk one block per probe.
@@ -117,6 +127,14 @@ export class BlockLookup {
       await Promise.all(probes.map((n) => this.block(chainId, n)));
     }
     throw new Error(`no block edge found before ${time} on chain ${chainId}`);
+  }
+
+  /** A block seen at or after `time`, or a number the service lacks above every block seen. */
+  private boundedAbove(chainId: number, time: number): boolean {
+    const seen = this.known.get(chainId) ?? [];
+    if (seen.some((k) => k.timestamp >= time)) return true;
+    const highest = Math.max(...seen.map((k) => k.number));
+    return seen.length > 0 && (this.absent.get(chainId) ?? []).some((n) => n > highest);
   }
 
   private see(chainId: number, n: number, b: BlockRecord | null): void {
