@@ -108,6 +108,13 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
   position(record: Rec): RecordPosition;
   chainId(record: Rec): number;
   itemId(record: Rec, target: Target): string;
+  /**
+   * What tells a record from the others of its chain and target: item_id without what they share.
+   * A window keeps one for every row it has written until it commits (it never writes an item_id
+   * twice), so the smaller the better: a string of the record itself costs no concatenation.
+   * Without it, the window keeps item_id.
+   */
+  rowKey?(record: Rec): string;
   toRow(record: Rec, target: Target): Row;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
   partitionDate?(row: Row): string;

@@ -55,8 +55,11 @@ export function eventTableForSignature(signature: string, abi?: Abi): string {
   return eventSchemaTableName(sig, eventDecodeColumns(effectiveEvent(sig, abi)));
 }
 
+/** An event among those of its chain and contract. */
+const eventRowKey = (r: EventRecord): string => `${r.transaction_hash}:${r.log_index}`;
+
 function eventItemId(r: EventRecord): string {
-  return `${r.chain_id}:${r.transaction_hash}:${r.log_index}`;
+  return `${r.chain_id}:${eventRowKey(r)}`;
 }
 
 export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
@@ -85,6 +88,7 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
   position: (r) => r,
   chainId: (r) => r.chain_id,
   itemId: eventItemId,
+  rowKey: eventRowKey,
   toRow(r, target) {
     // Object.assign, not {...spread, more}: on Node 20 that literal costs ~10 µs a row (measured).
     const row: Row = Object.assign(blockValues(eventItemId(r), r), {

@@ -46,9 +46,12 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
   column('status', 'int32', '1 success, 0 failure'),
 ];
 
+/** A transaction among those of its chain and wallet. */
+const transactionRowKey = (r: TransactionRecord): string => r.hash;
+
 /** A wallet's view of a transaction: the same transaction is a row of each exported wallet it touches. */
 function transactionItemId(r: TransactionRecord, target: WalletTransactionsTarget): string {
-  return `${r.chain_id}:${r.hash}:${target.address}`;
+  return `${r.chain_id}:${transactionRowKey(r)}:${target.address}`;
 }
 
 export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions'> = {
@@ -79,6 +82,7 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
   position: (r) => r,
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
+  rowKey: transactionRowKey,
   toRow(r, target) {
     // One literal with every column in declared order: one allocation, one shape for all rows
     // (the NDJSON encoder then writes it with JSON.stringify). Not {...spread}: slow on Node 20.

@@ -226,7 +226,7 @@ async function exportGroup(
   try {
     const stats = newPagingStats();
     const edges = await windowEdges(group, opts);
-    // Whatever the source streams, a window never writes an item_id twice.
+    // Whatever the source streams, a window never writes an item_id twice (rowKey, by chain).
     const written = new Map<number, Set<string>>();
     let repeated = 0;
     for await (const batch of windowPages(w, pool, density, stats)) {
@@ -237,17 +237,19 @@ async function exportGroup(
         await finishChain(w, u, edges.get(u.chainId), batch.warnings);
         continue;
       }
-      let ids = written.get(u.chainId);
-      if (!ids) written.set(u.chainId, (ids = new Set()));
+      let keys = written.get(u.chainId);
+      if (!keys) written.set(u.chainId, (keys = new Set()));
+      const ds = u.dataset;
       const rows: Row[] = [];
       for (const r of batch.records) {
-        const id = u.dataset.itemId(r, u.target);
-        if (ids.has(id)) {
+        // One chain and target per set: a row's key tells its item_id from the others'.
+        const key = ds.rowKey ? ds.rowKey(r) : ds.itemId(r, u.target);
+        if (keys.has(key)) {
           repeated++;
           continue;
         }
-        ids.add(id);
-        rows.push(u.dataset.toRow(r, u.target));
+        keys.add(key);
+        rows.push(ds.toRow(r, u.target));
       }
       await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });

@@ -1,7 +1,8 @@
 /**
  * Whatever a dataset's source streams (a collection repeated on a later explorer page, a row sent
  * again by a later request), a window writes each item_id once: de-duplication over the whole
- * window, not only at a cursor.
+ * window, not only at a cursor; by item_id, or by the key a dataset declares for a row within its
+ * chain and target.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -53,12 +54,18 @@ const repeating: ListDataset<null, Rec> = {
   partitionDate: () => '2024-02-01',
 };
 
+/** The same, telling rows apart by a key of their own within a chain (as transactions and events do). */
+const keyed: ListDataset<null, Rec> = { ...repeating, rowKey: (r) => String(r.n) };
+
 describe('a window', () => {
-  it('writes every item_id once even when the source sends rows again on later pages', async () => {
-    const out = join(tmp.dir, 'out');
+  it.each([
+    ['item_id', repeating],
+    ['row key', keyed],
+  ])('writes every item_id once even when the source sends rows again on later pages (by %s)', async (_by, dataset) => {
+    const out = join(tmp.dir, `out-${_by}`);
     const store = new LocalStore(out);
     const unit = (chainId: number): ExportUnit => ({
-      dataset: repeating,
+      dataset,
       target: null,
       chainId,
       axis: 'time',
@@ -81,7 +88,7 @@ describe('a window', () => {
         maxRowsPerFile: 1_000_000,
         maxBytesPerFile: 1e9,
       },
-      stagingDir: join(tmp.dir, 'staging'),
+      stagingDir: join(tmp.dir, `staging-${_by}`),
       unitsInFlight: 1,
       logger: silentLogger,
     });
