@@ -120,17 +120,14 @@ function utcDay(ms: number): string {
 async function readWindows(state: WindowState, concurrency: number): Promise<Map<string, WindowRecord[]>> {
   const intervals = await state.completedIntervals();
   const limit = pLimit(concurrency);
-  const out = new Map<string, WindowRecord[]>();
-  await Promise.all(
-    [...intervals].map(async ([unitKey, list]) => {
-      const recs = await Promise.all(list.map((i) => limit(() => state.readCompleted(unitKey, i.start, i.end))));
-      out.set(
-        unitKey,
-        recs.filter((r): r is WindowRecord => r !== null).sort((a, b) => a.start - b.start),
-      );
-    }),
+  const units = [...intervals].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const read = await Promise.all(
+    units.map(([unitKey, list]) => Promise.all(list.map((i) => limit(() => state.readCompleted(unitKey, i.start, i.end))))),
   );
-  return out;
+  // In unit order, not in the order the reads finished: the plan and its report are the same every time.
+  return new Map(
+    units.map(([unitKey], u) => [unitKey, read[u]!.filter((r): r is WindowRecord => r !== null).sort((a, b) => a.start - b.start)]),
+  );
 }
 
 interface Candidate {

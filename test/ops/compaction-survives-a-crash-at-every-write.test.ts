@@ -217,4 +217,26 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     expect(real.groups.map((g) => [g.unitKey, g.start, g.end])).toEqual(dry.groups.map((g) => [g.unitKey, g.start, g.end]));
     await expectExact(root, format);
   });
+
+  it('plans the units in the same order however the reads of their window markers finish', async () => {
+    const root = join(tmp.dir, `order-${format}`);
+    await cp(pristine[format].root, root, { recursive: true });
+    /** A store whose reads of one unit's markers answer 50 ms late. */
+    const slowOn = (chainPart: string): ObjectStore => {
+      const inner = new LocalStore(root);
+      return Object.assign(Object.create(inner) as ObjectStore, {
+        get: async (key: string) => {
+          if (key.includes(chainPart)) await new Promise((r) => setTimeout(r, 50));
+          return inner.get(key);
+        },
+      });
+    };
+    const order = async (store: ObjectStore) =>
+      (await compactJob(options(store, pristine[format].job.name, { dryRun: true }))).groups.map((g) => g.unitKey);
+    const slowFirst = await order(slowOn('/1/'));
+    const slowSecond = await order(slowOn('/8453/'));
+    expect(new Set(slowFirst).size).toBe(2);
+    expect(slowFirst).toEqual(slowSecond);
+    expect(slowFirst).toEqual([...slowFirst].sort());
+  });
 });
