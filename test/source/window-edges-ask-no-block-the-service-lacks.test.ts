@@ -7,36 +7,15 @@
  */
 import { expect, it } from 'vitest';
 import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
-import { BlockLookup } from '../../src/source/block-by-number.js';
-import { findChainHead, resolveProbe } from '../../src/source/chain-head.js';
-import { InsightClient } from '../../src/source/client.js';
+import { countingBlockLookup } from '../helpers/block-lookup.js';
 import { useSandbox } from '../helpers/sandbox.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 5_000, ...SANDBOX_PROFILES.indexer });
 const CHAIN = 8453;
 
-function lookup() {
-  const client = new InsightClient({ baseUrl: sandbox.url, backoff: { baseMs: 1, maxMs: 5 } });
-  const asked: number[] = [];
-  const counting = new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop !== 'resolve') return Reflect.get(target, prop, receiver) as unknown;
-      return (input: string, opts: { chainIds?: number[] }) => {
-        asked.push(Number(input));
-        return target.resolve(input, opts);
-      };
-    },
-  });
-  const blocks = new BlockLookup(counting, async (chainId) => {
-    const { head } = await findChainHead(resolveProbe(client, chainId), chainId, [sandbox.data.chain(chainId)!.firstBlock]);
-    return { block: head.block_number, time: head.block_timestamp };
-  });
-  return { blocks, asked };
-}
-
 it('a window ending past the head ends at the head, asking for no block above it', async () => {
   const chain = sandbox.data.chain(CHAIN)!;
-  const { blocks, asked } = lookup();
+  const { blocks, asked } = countingBlockLookup(sandbox);
   const edge = await blocks.lastBlockBefore(CHAIN, chain.headTimestamp + 3_600);
   expect(edge?.block_number).toBe(chain.headBlock);
   expect(asked.filter((n) => n > chain.headBlock)).toEqual([]);
@@ -44,7 +23,7 @@ it('a window ending past the head ends at the head, asking for no block above it
 
 it('a window ending before the first block has no edge, found by bisecting', async () => {
   const chain = sandbox.data.chain(CHAIN)!;
-  const { blocks, asked } = lookup();
+  const { blocks, asked } = countingBlockLookup(sandbox);
   expect(await blocks.lastBlockBefore(CHAIN, chain.firstTimestamp - 86_400)).toBeNull();
   // Blocks below the first cost a retried 500 each: a bisection's worth, not a walk.
   const absent = asked.filter((n) => n < chain.firstBlock).length;

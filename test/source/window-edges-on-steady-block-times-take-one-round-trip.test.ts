@@ -6,45 +6,16 @@
  * number of windows searched side by side.
  */
 import { expect, it } from 'vitest';
-import { BlockLookup } from '../../src/source/block-by-number.js';
-import { findChainHead, resolveProbe } from '../../src/source/chain-head.js';
-import { InsightClient } from '../../src/source/client.js';
+import { countingBlockLookup } from '../helpers/block-lookup.js';
 import { useSandbox } from '../helpers/sandbox.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 5_000 });
 const HOUR = 3_600;
 
-function lookup() {
-  const client = new InsightClient({ baseUrl: sandbox.url, backoff: { baseMs: 1, maxMs: 5 } });
-  let inFlight = 0;
-  const asked: number[] = [];
-  /** Requests sent while none was in flight: the search's round trips. */
-  let rounds = 0;
-  const counting = new Proxy(client, {
-    get(target, prop, receiver) {
-      if (prop !== 'resolve') return Reflect.get(target, prop, receiver) as unknown;
-      return async (input: string, opts: { chainIds?: number[] }) => {
-        asked.push(Number(input));
-        if (inFlight++ === 0) rounds++;
-        try {
-          return await target.resolve(input, opts);
-        } finally {
-          inFlight--;
-        }
-      };
-    },
-  });
-  const blocks = new BlockLookup(counting, async (chainId) => {
-    const { head } = await findChainHead(resolveProbe(client, chainId), chainId, [sandbox.data.chain(chainId)!.firstBlock]);
-    return { block: head.block_number, time: head.block_timestamp };
-  });
-  return { blocks, asked, rounds: () => rounds };
-}
-
 for (const chainId of [1, 8453, 42161]) {
   it(`chain ${chainId}: after the first edge, each hour's edge costs two requests in one round trip`, async () => {
     const chain = sandbox.data.chain(chainId)!;
-    const { blocks, asked, rounds } = lookup();
+    const { blocks, asked, rounds } = countingBlockLookup(sandbox);
     /** The last block before `time`, from the sandbox's own block times. */
     const truth = (time: number) => chain.firstBlock + Math.ceil((time - chain.firstTimestamp) / chain.blockTimeSeconds) - 1;
     const first = Math.ceil(chain.firstTimestamp / HOUR) * HOUR + HOUR;
