@@ -7,15 +7,7 @@ import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
-import {
-  newPagingStats,
-  pageWindow,
-  TARGET_FILL,
-  type ChainDone,
-  type PagedBatch,
-  type PagingStats,
-  type RequestPool,
-} from '../source/paginator.js';
+import { newPagingStats, pageWindow, TARGET_FILL, type ChainDone, type PagedBatch, type PagingStats } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
@@ -23,6 +15,7 @@ import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey } from '../plan/index.js';
+import { RunRequestPool } from './request-pool.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -160,37 +153,6 @@ function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, fil
     ...(files.length > 0 ? { written: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })) } : {}),
     ...(error === undefined ? {} : { error }),
   };
-}
-
-/** Rows all windows together may have requested ahead of what they consume (memory bound). */
-const ROWS_AHEAD = 16_000;
-
-/**
- * The run's pool of page requests (see RequestPool): speculative pages are requested while fewer
- * than the client's request slots plus one per paging window are outstanding (so a window busy
- * writing a page does not leave a slot idle), and within ROWS_AHEAD rows. Small pages on a slow
- * service get deep pipelines, shared by the windows that can use them; big pages stay near one
- * page ahead per window.
- */
-class RunRequestPool implements RequestPool {
-  windows = 0;
-  private outstanding = 0;
-  constructor(private readonly slots: number) {}
-
-  tryTake(rowsPerRequest: number): boolean {
-    const room = Math.min(this.slots + this.windows, Math.floor(ROWS_AHEAD / Math.max(1, rowsPerRequest)));
-    if (this.outstanding >= room) return false;
-    this.outstanding++;
-    return true;
-  }
-
-  take(): void {
-    this.outstanding++;
-  }
-
-  give(): void {
-    this.outstanding--;
-  }
 }
 
 /** What the steps of one window's export share: its units by chain, their writers and outcomes. */

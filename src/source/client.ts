@@ -147,6 +147,12 @@ const REPEATED_500_ATTEMPTS = 3;
 /** Error bodies are read only this far, for their message. */
 const MAX_ERROR_BODY = 64 * 1024;
 
+/** A 2xx answer's body as it came over the wire. */
+interface ReceivedBody {
+  body: Buffer;
+  contentEncoding: string | string[] | undefined;
+}
+
 interface JsonResult {
   json: unknown;
   url: string;
@@ -422,16 +428,18 @@ export class InsightClient {
     headers: Record<string, string>,
     body: string | undefined,
   ): Promise<unknown> {
-    const run = async (): Promise<unknown> => {
+    const run = async (): Promise<ReceivedBody> => {
       this.throwIfStopped();
       if (this.rateLimiter) await this.rateLimiter.acquire();
       this.throwIfStopped();
       return this.sendOnce(origin, path, url, method, headers, body);
     };
-    return this.limit(run);
+    // The slot is the exchange only: decoding and parsing wait for the main thread, and a slot
+    // held meanwhile would be a request the service could be answering.
+    return this.limit(run).then((received) => this.parseBody(url, received));
   }
 
-  /** One HTTP exchange under one deadline; the body is parsed as JSON. */
+  /** One HTTP exchange under one deadline: the status checked and the body received whole. */
   private async sendOnce(
     origin: string,
     path: string,
@@ -439,7 +447,7 @@ export class InsightClient {
     method: 'GET' | 'POST',
     headers: Record<string, string>,
     body: string | undefined,
-  ): Promise<unknown> {
+  ): Promise<ReceivedBody> {
     this.stats.requests++;
     const controller = new AbortController();
     let phase: 'headers' | 'body' = 'headers';
@@ -495,24 +503,29 @@ export class InsightClient {
         );
       }
       this.stats.bytesReceived += received;
-      const text = (await this.decodedBody(url, res, Buffer.concat(chunks, received))).toString('utf8');
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (err) {
-        const trimmed = text.trimEnd();
-        const last = trimmed.charCodeAt(trimmed.length - 1);
-        const truncated = trimmed.length === 0 || (last !== '}'.charCodeAt(0) && last !== ']'.charCodeAt(0));
-        throw new ResponseShapeError(
-          truncated ? 'truncated' : 'invalid_json',
-          url,
-          '$',
-          truncated ? `body is cut short or empty (${received} bytes)` : `body is not JSON (${(err as Error).message})`,
-          err,
-        );
-      }
+      return { body: Buffer.concat(chunks, received), contentEncoding: res.headers['content-encoding'] };
     } finally {
       clearTimeout(timer);
       stop?.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** A received body as JSON. */
+  private async parseBody(url: string, received: ReceivedBody): Promise<unknown> {
+    const text = (await this.decodedBody(url, received)).toString('utf8');
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (err) {
+      const trimmed = text.trimEnd();
+      const last = trimmed.charCodeAt(trimmed.length - 1);
+      const truncated = trimmed.length === 0 || (last !== '}'.charCodeAt(0) && last !== ']'.charCodeAt(0));
+      throw new ResponseShapeError(
+        truncated ? 'truncated' : 'invalid_json',
+        url,
+        '$',
+        truncated ? `body is cut short or empty (${received.body.length} bytes)` : `body is not JSON (${(err as Error).message})`,
+        err,
+      );
     }
   }
 
@@ -520,8 +533,7 @@ export class InsightClient {
    * The body without its Content-Encoding, asked for or not. A coding this runtime cannot decode
    * will not change on a retry; a body that does not decode was cut or mangled on the way (retried).
    */
-  private async decodedBody(url: string, res: Dispatcher.ResponseData, body: Buffer): Promise<Buffer> {
-    const header = res.headers['content-encoding'];
+  private async decodedBody(url: string, { body, contentEncoding: header }: ReceivedBody): Promise<Buffer> {
     const codings = contentCodings(header);
     if (codings.length === 0) return body;
     const unsupported = unsupportedCoding(codings);

@@ -77,12 +77,14 @@ export function newPagingStats(): PagingStats {
  * cannot use their share leave it to the others.
  */
 export interface RequestPool {
-  /** One more speculative request, if the run has room for `rowsPerRequest` more rows ahead. */
+  /** One more speculative request, if the run has a request slot free and room for `rowsPerRequest` more rows ahead. */
   tryTake(rowsPerRequest: number): boolean;
   /** A request that must be sent anyway (the one a window waits for). */
   take(): void;
-  /** A request consumed or abandoned. */
-  give(): void;
+  /** A request's answer (or failure) arrived: it no longer holds a request slot, only its rows until consumed. */
+  answered(): void;
+  /** A request consumed or abandoned; `answered`: answered() was called for it. */
+  give(answered: boolean): void;
 }
 
 export interface PagedBatch<Rec> {
@@ -144,6 +146,8 @@ interface Sent<Rec> {
   box: Box;
   chains: number[];
   answer: Promise<Rec[]>;
+  /** 'answered' once its answer or failure arrived; 'released' once given back to the pool. */
+  state: 'sent' | 'answered' | 'released';
 }
 
 /** Everything one window's chains share: options, the in-flight count, what to send. */
@@ -184,9 +188,15 @@ class WindowPager<Rec> {
     }
     this.inFlight++;
     this.stats.requests++;
-    const answer = this.opts.fetch(chains, this.filters(box));
-    answer.catch(() => undefined); // an abandoned request must not become an unhandled rejection
-    return { box, chains, answer };
+    const sent: Sent<Rec> = { box, chains, answer: this.opts.fetch(chains, this.filters(box)), state: 'sent' };
+    const arrived = () => {
+      if (sent.state !== 'sent') return;
+      sent.state = 'answered';
+      pool?.answered();
+    };
+    // Also keeps an abandoned request from becoming an unhandled rejection.
+    sent.answer.then(arrived, arrived);
+    return sent;
   }
 
   /** Waits for an answer; its slot is given back whatever happens. */
@@ -194,13 +204,14 @@ class WindowPager<Rec> {
     try {
       return await sent.answer;
     } finally {
-      this.release();
+      this.release(sent);
     }
   }
 
-  release(): void {
+  release(sent: Sent<Rec>): void {
     this.inFlight--;
-    this.opts.pool?.give();
+    this.opts.pool?.give(sent.state === 'answered');
+    sent.state = 'released';
   }
 
   filters(box: Box): Filters {
@@ -452,7 +463,7 @@ async function* cutAndPage<Rec>(
     }
   } finally {
     // Requests sent but never consumed (a failure, the consumer stopped) free their slots.
-    for (let i = queue.length; i > 0; i--) w.release();
+    for (const sent of queue) w.release(sent);
   }
 }
 
@@ -508,7 +519,7 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
     }
   } finally {
     // Batches never received (a failure, the consumer stopped) free their slots.
-    for (let i = received; i < sends.length; i++) w.release();
+    for (const sent of sends.slice(received)) w.release(sent);
   }
   for (const { chainId, rows } of alone) {
     const density = opts.density?.get(chainId) ?? 0;

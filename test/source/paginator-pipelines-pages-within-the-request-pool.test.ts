@@ -42,6 +42,7 @@ function countingPool(room: number) {
       state.outstanding++;
       state.maxOutstanding = Math.max(state.maxOutstanding, state.outstanding);
     },
+    answered: () => undefined,
     give: () => void state.outstanding--,
   };
   return { pool, state };
