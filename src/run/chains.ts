@@ -2,7 +2,7 @@ import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
-import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint } from '../source/chain-head.js';
+import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint, type KnownBlock } from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
 import type { ResolveResponse } from '../source/records.js';
 import type { KnownHeads } from '../state/chain-heads.js';
@@ -27,6 +27,7 @@ export class ChainChecks {
   private readonly heads = new Map<number, Promise<ChainHead>>();
   private readonly served = new Map<number, Promise<void>>();
   private readonly resolved = new Map<string, Promise<ResolveResponse>>();
+  private readonly newest = new Map<string, Promise<number | KnownBlock | undefined>>();
 
   constructor(
     private readonly job: Job,
@@ -55,7 +56,7 @@ export class ChainChecks {
 
   /** Checks that the service has blocks on each chain (one request per chain when a hint holds). */
   async checkServed(chainIds: Iterable<number>): Promise<void> {
-    for (const chainId of new Set(chainIds)) {
+    const checks = [...new Set(chainIds)].map((chainId) => {
       let p = this.served.get(chainId) ?? this.heads.get(chainId)?.then(() => undefined);
       if (!p) {
         p = (async () => {
@@ -67,8 +68,12 @@ export class ChainChecks {
         })();
         this.served.set(chainId, p);
       }
-      await p;
-    }
+      return p;
+    });
+    // Every chain's check runs at once; the first chain (in job order) that fails is the error.
+    const results = await Promise.allSettled(checks);
+    const failed = results.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
@@ -120,17 +125,36 @@ export class ChainChecks {
     return out;
   }
 
-  /** A block of the newest transaction resolve lists for one of the job's targets on the chain. */
-  private async targetBlock(chainId: number): Promise<number | undefined> {
+  /**
+   * A block of a target's newest transaction on the chain: the wallet route's newest row within
+   * the job's range (a row in the range asked for is a block the chain has, number and time: no
+   * probe needed), else a block resolve lists for a target (some services list none for a plain
+   * address).
+   */
+  private async targetBlock(chainId: number): Promise<number | KnownBlock | undefined> {
     const targets = this.job.targets.filter((x) => x.chains.includes(chainId)).slice(0, 3);
+    const wallet = targets.find((t) => t.kind === 'wallet');
+    if (wallet) {
+      const row = await this.newestWalletRow(wallet.wallet, chainId);
+      if (row) return row;
+    }
     for (const t of targets) {
       const r = await this.resolveAddress(t.kind === 'wallet' ? t.wallet : t.contract, chainId);
       const n = [...r.data.transactions, ...r.data.events].map((x) => x.block_number).find((x) => Number.isSafeInteger(x));
       if (n !== undefined) return n;
     }
-    // Some services list no transactions when resolving a plain address: ask the wallet route for its newest one.
-    const wallet = targets.find((t) => t.kind === 'wallet');
-    if (!wallet) return undefined;
+    return undefined;
+  }
+
+  /** The wallet's newest transaction on the chain within the job's range: its block, or its block number when the row is outside what was asked. */
+  private newestWalletRow(wallet: string, chainId: number): Promise<number | KnownBlock | undefined> {
+    const key = `${wallet.toLowerCase()}/${chainId}`;
+    let p = this.newest.get(key);
+    if (!p) this.newest.set(key, (p = this.askNewestWalletRow(wallet, chainId)));
+    return p;
+  }
+
+  private async askNewestWalletRow(wallet: string, chainId: number): Promise<number | KnownBlock | undefined> {
     // Within the job's range: a block there is the best start, and the run asks for nothing outside it.
     const range = this.job.range;
     const column = range?.by === 'block' ? 'block_number' : 'block_timestamp';
@@ -138,14 +162,19 @@ export class ChainChecks {
     if (range) filters[`filter_${column}_gte`] = String(range.from);
     if (range && range.to !== 'latest') filters[`filter_${column}_lt`] = String(range.to);
     this.requests++;
-    const newest = await this.client.walletTransactions(wallet.wallet, {
+    const newest = await this.client.walletTransactions(wallet, {
       chainIds: [chainId],
       filters,
       sortBy: 'block_number',
       sortOrder: 'desc',
       limit: 1,
     });
-    return newest.data[0]?.block_number;
+    const row = newest.data[0];
+    if (!row || row.chain_id !== chainId) return undefined;
+    const at = column === 'block_number' ? row.block_number : row.block_timestamp;
+    const asked = !range || (at >= range.from && (range.to === 'latest' || at < range.to));
+    // A row the service should not have sent may carry anything: only its block number is a hint.
+    return asked ? { block_number: row.block_number, block_timestamp: row.block_timestamp } : row.block_number;
   }
 
   private resolveAddress(address: string, chainId: number): Promise<ResolveResponse> {

@@ -37,11 +37,17 @@ export function resolveProbe(client: InsightClient, chainId: number): BlockProbe
   return (n) => resolveBlock(client, chainId, n);
 }
 
-/** A block number that probably exists, or a function asked for one only when the hints before it failed. */
-export type BlockHint = number | (() => Promise<number | undefined>);
+/** What a run needs of a block it found: its number and time. */
+export type KnownBlock = Pick<BlockRecord, 'block_number' | 'block_timestamp'>;
+
+/**
+ * A block number that probably exists, or a function asked for one only when the hints before it
+ * failed; the function may answer a block already seen (in a list answer), which needs no probe.
+ */
+export type BlockHint = number | (() => Promise<number | KnownBlock | undefined>);
 
 export interface HeadSearch {
-  head: BlockRecord;
+  head: KnownBlock;
   /** Requests the search sent (one per probe). */
   requests: number;
 }
@@ -57,7 +63,7 @@ const MAX_DOUBLING = 2 ** 40;
 export async function findAnyBlock(
   probe: BlockProbe,
   hints: readonly BlockHint[],
-): Promise<{ block: BlockRecord | null; requests: number }> {
+): Promise<{ block: KnownBlock | null; requests: number }> {
   let requests = 0;
   const tried = new Set<number>();
   const attempt = async (n: number | undefined) => {
@@ -77,7 +83,9 @@ export async function findAnyBlock(
           return undefined;
         });
   for (const hint of [...hints, ...GENESIS]) {
-    const b = await attempt(await hinted(hint));
+    const h = await hinted(hint);
+    if (typeof h === 'object') return { block: h, requests };
+    const b = await attempt(h);
     if (b) return { block: b, requests };
   }
   for (let n = 2; n <= MAX_DOUBLING; n *= 2) {
@@ -100,7 +108,7 @@ export async function findChainHead(probe: BlockProbe, chainId: number, hints: r
   const start = await findAnyBlock(probe, hints);
   let requests = start.requests;
   if (!start.block) throw chainNotServed(chainId, requests);
-  let low = start.block;
+  let low: KnownBlock = start.block;
   let lowN = low.block_number;
   let step = 1;
   let high = lowN + step;

@@ -11,7 +11,7 @@
  * own code, not the dataset modules under test.
  */
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
@@ -298,19 +298,29 @@ export interface RecordingProxy {
   url: string;
   /** Every request path+query forwarded, in arrival order. */
   requests: URL[];
+  /** performance.now() at each request's arrival (same order). */
+  arrivals: number[];
   close(): Promise<void>;
 }
 
 /**
- * A loopback HTTP proxy in front of a sandbox that records each request URL, so a test can see
- * which windows (filter_* bounds) a run asked for.
+ * A loopback HTTP proxy in front of a sandbox that records each request URL and its arrival, so a
+ * test can see which windows (filter_* bounds) a run asked for and when; `delayMs` holds chosen
+ * requests that long before forwarding them.
  */
-export async function startRecordingProxy(targetBaseUrl: string): Promise<RecordingProxy> {
+export async function startRecordingProxy(targetBaseUrl: string, opts: { delayMs?: (url: URL) => number } = {}): Promise<RecordingProxy> {
   const target = new URL(targetBaseUrl);
   const requests: URL[] = [];
+  const arrivals: number[] = [];
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', target.origin);
     requests.push(url);
+    arrivals.push(performance.now());
+    const delay = opts.delayMs?.(url) ?? 0;
+    if (delay > 0) req.pause();
+    setTimeout(() => forward(req, res), delay);
+  });
+  const forward = (req: IncomingMessage, res: ServerResponse) => {
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
       (up) => {
@@ -320,12 +330,13 @@ export async function startRecordingProxy(targetBaseUrl: string): Promise<Record
     );
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);
-  });
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}${target.pathname.replace(/\/$/, '')}`,
     requests,
+    arrivals,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
