@@ -1,6 +1,5 @@
 import {
   decodeAbiParameters,
-  decodeFunctionData,
   encodeAbiParameters,
   encodeFunctionData,
   parseAbi,
@@ -13,6 +12,8 @@ import {
   type AbiParameter,
   type Hex,
 } from 'viem';
+import { canonicalSignature } from '../abi/abi-types.js';
+import { compileParametersDecoder, type ParametersDecoder } from '../decode/calldata.js';
 import { badRequest } from './errors.js';
 import { uint256Hex } from './prng.js';
 
@@ -271,19 +272,11 @@ export function parseEventSignature(input: string): ParsedEventSignature {
     throw badRequest(`invalid event signature: ${text}`, (err as Error).message?.split('\n')[0]);
   }
   const topic0 = toEventSelector(item);
-  const canonical = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
+  const canonical = canonicalSignature(item);
   const result = { item, topic0, canonical };
   if (signatureCache.size > 1000) signatureCache.clear();
   signatureCache.set(input, result);
   return result;
-}
-
-function canonicalType(p: AbiParameter): string {
-  if (p.type.startsWith('tuple')) {
-    const comps = (p as { components?: readonly AbiParameter[] }).components ?? [];
-    return `(${comps.map(canonicalType).join(',')})${p.type.slice(5)}`;
-  }
-  return p.type;
 }
 
 export interface DecodedEventValue {
@@ -340,7 +333,7 @@ export function decodeLogWithAbi(abi: Abi, topics: readonly string[], data: stri
   if (!topic0) return null;
   for (const item of abi) {
     if (item.type !== 'event') continue;
-    const canonical = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
+    const canonical = canonicalSignature(item);
     if (toEventSelectorCached(item, canonical) !== topic0) continue;
     const decoded = decodeLogWith(item, canonical, topics, data, style);
     if (decoded) return decoded;
@@ -368,21 +361,44 @@ export interface DecodedCallValue {
 /** Decode calldata with a contract ABI; null when no function matches or the data does not fit. */
 export function decodeCallWithAbi(abi: Abi, data: string, style: BytesStyle): DecodedCallValue | null {
   if (data.length < 10) return null;
+  // As viem's decodeFunctionData: the first ABI function whose selector is the data's first 4 bytes, as written.
+  const fn = functionsBySelector(abi).get(data.slice(0, 10));
+  if (!fn) return null;
   try {
-    const { functionName, args } = decodeFunctionData({ abi, data: data as Hex });
-    const selector = data.slice(0, 10).toLowerCase();
-    const item = abi.find((i): i is AbiFunction => i.type === 'function' && i.name === functionName && toFunctionSelector(i) === selector);
-    if (!item) return null;
+    const args = fn.item.inputs.length === 0 ? [] : fn.decodeArgs(`0x${data.slice(10)}`);
     const inputs: Record<string, unknown> = {};
     const wireArgs: unknown[] = [];
-    item.inputs.forEach((p, i) => {
-      const v = wireValue(p, (args ?? [])[i], style);
+    fn.item.inputs.forEach((p, i) => {
+      const v = wireValue(p, args[i], style);
       wireArgs.push(v);
       inputs[p.name || `arg${i}`] = v;
     });
-    const signature = `${item.name}(${item.inputs.map((p) => canonicalType(p)).join(',')})`;
-    return { name: item.name, signature, inputs, args: wireArgs };
+    return { name: fn.item.name, signature: fn.signature, inputs, args: wireArgs };
   } catch {
     return null;
   }
+}
+
+interface CompiledFunction {
+  item: AbiFunction;
+  signature: string;
+  /** viem's decoding of the arguments, addresses read as words: the wire lowercases them anyway, so no checksum is computed. */
+  decodeArgs: ParametersDecoder;
+}
+
+const compiledAbis = new WeakMap<Abi, Map<string, CompiledFunction>>();
+
+function functionsBySelector(abi: Abi): Map<string, CompiledFunction> {
+  let bySelector = compiledAbis.get(abi);
+  if (!bySelector) {
+    bySelector = new Map();
+    for (const item of abi) {
+      if (item.type !== 'function') continue;
+      const selector = toFunctionSelector(item);
+      if (bySelector.has(selector)) continue;
+      bySelector.set(selector, { item, signature: canonicalSignature(item), decodeArgs: compileParametersDecoder(item.inputs) });
+    }
+    compiledAbis.set(abi, bySelector);
+  }
+  return bySelector;
 }

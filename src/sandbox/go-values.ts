@@ -1,4 +1,5 @@
 import { decodeAbiParameters, decodeFunctionData, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
+import { canonicalSignature } from '../abi/abi-types.js';
 import type { DecodedEvent, DecodedTransaction } from '../source/records.js';
 
 /**
@@ -99,15 +100,6 @@ function sortedKeys(obj: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-function canonicalType(p: AbiParameter): string {
-  if (p.type.startsWith('tuple')) return `(${components(p).map(canonicalType).join(',')})${p.type.slice(5)}`;
-  return p.type;
-}
-
-function signatureOf(item: AbiFunction | AbiEvent): string {
-  return `${item.name}(${item.inputs.map(canonicalType).join(',')})`;
-}
-
 export const GO_FAILED_TRANSACTION = { name: '', signature: '', inputs: null } as unknown as DecodedTransaction;
 export const GO_FAILED_EVENT = { name: '', signature: '', indexed_params: null, non_indexed_params: null } as unknown as DecodedEvent;
 
@@ -122,7 +114,7 @@ export function goDecodedTransaction(abi: Abi | null, data: string): DecodedTran
     if (!item) return GO_FAILED_TRANSACTION;
     const inputs: Record<string, unknown> = {};
     item.inputs.forEach((p, i) => (inputs[p.name ?? ''] = goValue(p, (args ?? [])[i], 'transaction', 'top')));
-    return { name: item.name, signature: signatureOf(item), inputs: sortedKeys(inputs) };
+    return { name: item.name, signature: canonicalSignature(item), inputs: sortedKeys(inputs) };
   } catch {
     return GO_FAILED_TRANSACTION;
   }
@@ -154,7 +146,7 @@ export function goDecodedEvent(item: AbiEvent, topics: readonly string[], data: 
     }
     return {
       name: item.name,
-      signature: signatureOf(item),
+      signature: canonicalSignature(item),
       indexed_params: sortedKeys(indexedParams),
       non_indexed_params: sortedKeys(nonIndexedParams),
     };
