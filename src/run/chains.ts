@@ -108,9 +108,9 @@ export class ChainChecks {
 
   /**
    * Block numbers that probably exist on the chain, best first: the head a previous run found,
-   * the job's own block range, then a recent transaction of a target (resolve of its address,
-   * asked only when the others fail; only a hint: a target without transactions passes to genesis
-   * and the powers of two).
+   * the job's own block range, then a recent transaction of a target (a wallet's newest row in the
+   * range, else resolve of a target's address; asked only when the others fail; a target without
+   * transactions passes to genesis and the powers of two).
    */
   private hints(chainId: number): BlockHint[] {
     const out: BlockHint[] = [];
