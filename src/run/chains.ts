@@ -24,6 +24,8 @@ export class ChainChecks {
   requests = 0;
   /** Heads and blocks found in this run, by chain id (to be kept for the next run). */
   readonly found: KnownHeads = {};
+  /** Other blocks seen on the way (a wallet's oldest row in the range), by chain id: they bound window edges. */
+  readonly seen = new Map<number, KnownBlock[]>();
   private readonly heads = new Map<number, Promise<ChainHead>>();
   private readonly served = new Map<number, Promise<void>>();
   private readonly resolved = new Map<string, Promise<ResolveResponse>>();
@@ -161,20 +163,27 @@ export class ChainChecks {
     const filters: Record<string, string> = {};
     if (range) filters[`filter_${column}_gte`] = String(range.from);
     if (range && range.to !== 'latest') filters[`filter_${column}_lt`] = String(range.to);
-    this.requests++;
-    const newest = await this.client.walletTransactions(wallet, {
-      chainIds: [chainId],
-      filters,
-      sortBy: 'block_number',
-      sortOrder: 'desc',
-      limit: 1,
-    });
-    const row = newest.data[0];
-    if (!row || row.chain_id !== chainId) return undefined;
-    const at = column === 'block_number' ? row.block_number : row.block_timestamp;
-    const asked = !range || (at >= range.from && (range.to === 'latest' || at < range.to));
-    // A row the service should not have sent may carry anything: only its block number is a hint.
-    return asked ? { block_number: row.block_number, block_timestamp: row.block_timestamp } : row.block_number;
+    const ask = async (sortOrder: 'asc' | 'desc') => {
+      this.requests++;
+      const page = await this.client.walletTransactions(wallet, {
+        chainIds: [chainId],
+        filters,
+        sortBy: 'block_number',
+        sortOrder,
+        limit: 1,
+      });
+      const row = page.data[0];
+      if (!row || row.chain_id !== chainId) return undefined;
+      const at = column === 'block_number' ? row.block_number : row.block_timestamp;
+      const asked = !range || (at >= range.from && (range.to === 'latest' || at < range.to));
+      // A row the service should not have sent may carry anything: only its block number is a hint.
+      return asked ? { block_number: row.block_number, block_timestamp: row.block_timestamp } : row.block_number;
+    };
+    // The oldest row too, in the same round trip: two blocks give the window edges a block time
+    // (one alone costs a request for the block before it, one round trip more before any page).
+    const [newest, oldest] = await Promise.all([ask('desc'), ask('asc').catch(() => undefined)]);
+    if (typeof oldest === 'object') this.seen.set(chainId, [...(this.seen.get(chainId) ?? []), oldest]);
+    return newest;
   }
 
   private resolveAddress(address: string, chainId: number): Promise<ResolveResponse> {

@@ -96,26 +96,40 @@ export class UnitAbandonedError extends Error {
  */
 export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
   const groups = groupByWindow(units);
-  const limit = pLimit(Math.max(1, opts.unitsInFlight));
+  const inFlight = Math.max(1, opts.unitsInFlight);
+  // A window holds one of the paging slots while it pages; its files are finished and committed
+  // outside it, so the next window's requests go out meanwhile (a DuckDB conversion queued behind
+  // others takes a few hundred ms). FINISHING_WINDOWS more may be finishing at once.
+  const paging = pLimit(inFlight);
+  const open = pLimit(inFlight + FINISHING_WINDOWS);
   const outcomes: UnitOutcome[] = [];
   const pool = new RunRequestPool(opts.client.maxInFlight);
   const densities = new Map<string, Map<number, number>>();
   await Promise.all(
     groups.map((group) =>
-      limit(async () => {
-        if (opts.signal?.aborted) {
-          for (const u of group) outcomes.push(outcome(u, 'abandoned', 0, [], 'not started: interrupted'));
-          return;
-        }
-        // Rows per axis unit of each chain, carried from window to window of the same target.
-        const key = targetKey(group[0]!);
-        let density = densities.get(key);
-        if (!density) densities.set(key, (density = new Map<number, number>()));
-        outcomes.push(...(await exportGroup(group, opts, pool, density)));
+      open(async () => {
+        const finishing = await paging(async (): Promise<Finishing> => {
+          if (opts.signal?.aborted)
+            return { outcomes: Promise.resolve(group.map((u) => outcome(u, 'abandoned', 0, [], 'not started: interrupted'))) };
+          // Rows per axis unit of each chain, carried from window to window of the same target.
+          const key = targetKey(group[0]!);
+          let density = densities.get(key);
+          if (!density) densities.set(key, (density = new Map<number, number>()));
+          return exportGroup(group, opts, pool, density);
+        });
+        outcomes.push(...(await finishing.outcomes));
       }),
     ),
   );
   return outcomes;
+}
+
+/** Windows that may be finishing their files beside the windows paging (their memory is the writers'). */
+const FINISHING_WINDOWS = 2;
+
+/** A window whose pages are all in: its outcomes, once its files are finished and committed. */
+interface Finishing {
+  outcomes: Promise<UnitOutcome[]>;
 }
 
 /** What units of one target (any window, any chain) share. */
@@ -174,7 +188,7 @@ async function exportGroup(
   opts: ExportOptions,
   pool: RunRequestPool,
   density: Map<number, number>,
-): Promise<UnitOutcome[]> {
+): Promise<Finishing> {
   const first = group[0]!;
   const w: WindowExport = {
     group,
@@ -185,6 +199,9 @@ async function exportGroup(
     results: new Map(),
   };
   pool.windows++;
+  // Chains whose rows are all in finish while the others page, and after the window's last page.
+  const finishing: Promise<void>[] = [];
+  let failure: { err: unknown } | undefined;
   try {
     const stats = newPagingStats();
     const edges = await windowEdges(group, opts);
@@ -196,7 +213,10 @@ async function exportGroup(
       const u = w.byChain.get(batch.chainId)!;
       if ('done' in batch) {
         written.delete(u.chainId);
-        await finishChain(w, u, edges.get(u.chainId), batch.warnings);
+        const finished = finishChain(w, u, edges.get(u.chainId), batch.warnings);
+        // Awaited below; until then a failure must not count as unhandled.
+        finished.catch(() => undefined);
+        finishing.push(finished);
         continue;
       }
       let keys = written.get(u.chainId);
@@ -226,11 +246,18 @@ async function exportGroup(
       );
     }
   } catch (err) {
-    await failUnfinished(w, err);
+    failure = { err };
   } finally {
     pool.windows--;
   }
-  return group.map((u) => w.results.get(u.chainId)!);
+  return {
+    outcomes: (async () => {
+      // Every finish settles before the unfinished chains fail: a chain whose rows were all in still commits.
+      const failed = (await Promise.allSettled(finishing)).find((r) => r.status === 'rejected');
+      if (failure || failed) await failUnfinished(w, failure ? failure.err : failed!.reason);
+      return group.map((u) => w.results.get(u.chainId)!);
+    })(),
+  };
 }
 
 /** The chain's file writer of this window, created with its first rows. */

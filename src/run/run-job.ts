@@ -281,6 +281,7 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   await chains.checkServed(listed.map((u) => u.chainId));
   // Blocks found on the way bound the search of window edges (no head search below them).
   for (const [chainId, b] of Object.entries(chains.found)) blocks.hint(Number(chainId), b.block, b.time);
+  for (const [chainId, seen] of chains.seen) for (const b of seen) blocks.hint(chainId, b.block_number, b.block_timestamp);
   return { plan, units };
 }
 

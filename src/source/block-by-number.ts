@@ -53,7 +53,8 @@ export class BlockLookup {
   hint(chainId: number, block: number, time: number): void {
     let list = this.known.get(chainId);
     if (!list) this.known.set(chainId, (list = []));
-    list.push({ number: block, timestamp: time });
+    // Once per block: the search counts distinct blocks (one alone gives no block time).
+    if (!list.some((k) => k.number === block)) list.push({ number: block, timestamp: time });
   }
 
   /**
