@@ -28,8 +28,12 @@ const work = useTestCli('sigterm-');
 /** Sends `signals` (one after the other, 5 ms apart) once the run has completed `after` windows. */
 function signalWhenProgressed(out: string, after: number, signals: NodeJS.Signals[]) {
   return (child: ChildProcess) => {
+    let sent = false;
     const poll = setInterval(async () => {
-      if ((await completedWindowMarkers(out, 'stop')) < after) return;
+      // Polls overlap when a count takes longer than the interval (a loaded machine): only one
+      // may send, or a one-signal case sends two and the run ends at once, without its report.
+      if (sent || (await completedWindowMarkers(out, 'stop')) < after || sent) return;
+      sent = true;
       clearInterval(poll);
       signals.forEach((s, i) => setTimeout(() => child.kill(s), i * 5));
     }, 20);
