@@ -235,7 +235,7 @@ export const SETTINGS = {
     file: () => z.number().int().min(1).max(1024),
     default: () => 4,
     defaultText: '4',
-    doc: 'Most work units (dataset x target x chain x window) processed at once. Default 4.',
+    doc: 'Most work units (dataset x target x chain x window) paging at once; up to two more may be finishing their files (conversion, upload) beside them. Default 4.',
     places: ALL,
   },
   'concurrency.requests_per_second': {
