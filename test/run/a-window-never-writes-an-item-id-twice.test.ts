@@ -10,11 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { column } from '../../src/columns/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
 import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
-import { silentLogger } from '../../src/log.js';
-import { exportUnits, type ExportUnit } from '../../src/run/export-units.js';
-import type { InsightClient } from '../../src/source/client.js';
-import { WindowState } from '../../src/state/window-state.js';
+import type { ExportUnit } from '../../src/run/export-units.js';
 import { LocalStore } from '../../src/store/local.js';
+import { exportUnitsLocally } from '../helpers/local-export-units.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 interface Rec {
@@ -74,23 +72,10 @@ describe('a window', () => {
       unitKey: `repeats/x/${chainId}/time`,
       filters: {},
     });
-    const outcomes = await exportUnits([unit(1), unit(8453)], {
-      jobName: 'dedupe',
-      runId: 'r1',
-      client: { maxInFlight: 2 } as InsightClient,
+    const outcomes = await exportUnitsLocally([unit(1), unit(8453)], {
       store,
-      state: new WindowState(store, 'dedupe'),
-      output: {
-        format: 'ndjson',
-        parquetEngine: 'duckdb',
-        compression: 'none',
-        partitioning: '{dataset}/chain_id={chain_id}',
-        maxRowsPerFile: 1_000_000,
-        maxBytesPerFile: 1e9,
-      },
+      jobName: 'dedupe',
       stagingDir: join(tmp.dir, `staging-${_by}`),
-      unitsInFlight: 1,
-      logger: silentLogger,
     });
     expect(outcomes.map((o) => [o.chainId, o.status, o.rows])).toEqual([
       [1, 'done', 30],

@@ -8,12 +8,10 @@ import { expect, it } from 'vitest';
 import { column } from '../../src/columns/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
 import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
-import { silentLogger } from '../../src/log.js';
-import { exportUnits, type ExportUnit } from '../../src/run/export-units.js';
-import type { InsightClient } from '../../src/source/client.js';
-import { WindowState } from '../../src/state/window-state.js';
+import type { ExportUnit } from '../../src/run/export-units.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { PutOptions } from '../../src/store/store.js';
+import { exportUnitsLocally } from '../helpers/local-export-units.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 interface Rec {
@@ -80,24 +78,7 @@ it('starts the next window while the one before it is still uploading its files'
     unitKey: 'days/x/1/time',
     filters: {},
   });
-  const outcomes = await exportUnits([unit(0), unit(1)], {
-    jobName: 'finishing',
-    runId: 'r1',
-    client: { maxInFlight: 2 } as InsightClient,
-    store,
-    state: new WindowState(store, 'finishing'),
-    output: {
-      format: 'ndjson',
-      parquetEngine: 'duckdb',
-      compression: 'none',
-      partitioning: '{dataset}/chain_id={chain_id}',
-      maxRowsPerFile: 1_000_000,
-      maxBytesPerFile: 1e9,
-    },
-    stagingDir: join(tmp.dir, 'staging'),
-    unitsInFlight: 1,
-    logger: silentLogger,
-  });
+  const outcomes = await exportUnitsLocally([unit(0), unit(1)], { store, jobName: 'finishing', stagingDir: join(tmp.dir, 'staging') });
   expect(outcomes.map((o) => [o.start, o.status, o.rows]).sort()).toEqual([
     [START, 'done', 3],
     [START + DAY, 'done', 3],
