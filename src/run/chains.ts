@@ -148,7 +148,11 @@ export class ChainChecks {
     return undefined;
   }
 
-  /** The wallet's newest transaction on the chain within the job's range: its block, or its block number when the row is outside what was asked. */
+  /**
+   * The wallet's newest transaction on the chain within the job's range: its block, or its block
+   * number when the row is outside what was asked. Its oldest is asked in the same round trip and
+   * kept in `seen`.
+   */
   private newestWalletRow(wallet: string, chainId: number): Promise<number | KnownBlock | undefined> {
     const key = `${wallet.toLowerCase()}/${chainId}`;
     let p = this.newest.get(key);
