@@ -1,5 +1,5 @@
 import { isoTime, type Column, type Row } from '../columns/columns.js';
-import type { InsightClient } from '../source/client.js';
+import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
 import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';
 
@@ -18,6 +18,8 @@ export interface PageRequest {
   /** Slice bounds plus the job's own filters, already as filter_* names. */
   filters: NonNullable<ListQuery['filters']>;
   limit: number;
+  /** When the answer may be decoded (see HeldBody). */
+  held?: HeldBody;
 }
 
 /** One window of a dataset that streams its windows itself (see StreamedCollection). */

@@ -81,7 +81,7 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
     kind: 'paged',
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
     async fetchPage(client, target, req) {
-      const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode));
+      const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode), req.held);
       return response.data;
     },
   },

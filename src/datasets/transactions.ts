@@ -75,7 +75,7 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
     kind: 'paged',
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),
     async fetchPage(client, target, req) {
-      const response = await client.walletTransactions(target.address, pageQuery(req, target.decode));
+      const response = await client.walletTransactions(target.address, pageQuery(req, target.decode), req.held);
       return response.data;
     },
   },

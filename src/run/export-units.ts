@@ -340,9 +340,9 @@ function windowPages(
     pool,
     density,
     stats,
-    fetch: (chainIds, filters) => {
+    fetch: (chainIds, filters, held) => {
       if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-      return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit });
+      return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit, held });
     },
     chainId: (r) => ds.chainId(r),
     itemId: (r) => ds.itemId(r, first.target),

@@ -49,6 +49,7 @@ import {
   HttpStatusError,
   NotAPageError,
   NetworkError,
+  PageNotWantedError,
   PaginationLoopError,
   RepeatedServerError,
   RequestTimeoutError,
@@ -153,6 +154,27 @@ interface ReceivedBody {
   contentEncoding: string | string[] | undefined;
 }
 
+/**
+ * A list page whose answer waits as received (compressed bytes) until its reader wants it, and is
+ * decoded and parsed only then: parsed pages waiting their turn are ~10x larger, and were the
+ * largest part of the heap. A body that does not decode is retried when its page is wanted.
+ */
+export interface HeldBody {
+  /** The body arrived whole (before it is decoded): the request no longer holds the wire. */
+  received(): void;
+  /** Resolves when the page is wanted; rejects (with PageNotWantedError) when it never will be. */
+  wanted: Promise<void>;
+}
+
+interface RequestOptions {
+  body?: string;
+  /** Throws (a retryable error) when a 2xx body is not what was asked for. */
+  check?: (json: unknown, url: string) => void;
+  /** See requestJson. */
+  likelyCause?: string;
+  held?: HeldBody | undefined;
+}
+
 interface JsonResult {
   json: unknown;
   url: string;
@@ -215,20 +237,24 @@ export class InsightClient {
   // Operations
 
   /** Operation 1: transactions from or to a wallet (address or name). */
-  async walletTransactions(wallet: string, q: ListQuery): Promise<ListResponse<TransactionRecord>> {
+  async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<TransactionRecord>> {
     return this.call(async () => {
       const path = walletTransactionsPath(wallet, q);
-      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', undefined, listPageCheck(q));
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', { check: listPageCheck(q), held });
       return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
   }
 
   /** Operation 2: a contract's events matching a human-readable event signature. */
-  async contractEvents(contract: string, signature: string, q: ListQuery): Promise<ListResponse<EventRecord>> {
+  async contractEvents(contract: string, signature: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<EventRecord>> {
     return this.call(async () => {
       const path = contractEventsPath(contract, signature, q);
       const cause = `the service cannot parse the event signature "${signature}" (write every type in canonical form: uint256, not uint)`;
-      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', undefined, listPageCheck(q), cause);
+      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', {
+        check: listPageCheck(q),
+        likelyCause: cause,
+        held,
+      });
       return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -240,7 +266,7 @@ export class InsightClient {
       const cause = /^\d+$/.test(input)
         ? `block ${input} is probably not indexed by the service (beyond its head, or before its first block), and it fails instead of answering nothing`
         : undefined;
-      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', undefined, undefined, cause);
+      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', { likelyCause: cause });
       return normaliseResolveResponse(json, url, { chainIds: opts.chainIds });
     });
   }
@@ -250,7 +276,7 @@ export class InsightClient {
     return this.call(async () => {
       const path = decodePath(contract, opts);
       const payload = JSON.stringify(validateDecodeBody(body));
-      const { json, url } = await this.requestJson('decode', this.api, path, 'POST', payload);
+      const { json, url } = await this.requestJson('decode', this.api, path, 'POST', { body: payload });
       return normaliseDecodeResponse(json, url);
     });
   }
@@ -333,7 +359,7 @@ export class InsightClient {
     try {
       return await fn();
     } catch (err) {
-      this.stats.failures++;
+      if (!(err instanceof PageNotWantedError)) this.stats.failures++;
       throw err;
     }
   }
@@ -353,10 +379,7 @@ export class InsightClient {
     endpoint: Endpoint,
     path: string,
     method: 'GET' | 'POST',
-    body?: string,
-    /** Throws (a retryable error) when a 2xx body is not what was asked for. */
-    check?: (json: unknown, url: string) => void,
-    likelyCause?: string,
+    { body, check, likelyCause, held }: RequestOptions = {},
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
@@ -367,7 +390,7 @@ export class InsightClient {
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
-        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body);
+        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held);
         check?.(json, url);
         return { json, url };
       } catch (err) {
@@ -427,6 +450,7 @@ export class InsightClient {
     method: 'GET' | 'POST',
     headers: Record<string, string>,
     body: string | undefined,
+    held: HeldBody | undefined,
   ): Promise<unknown> {
     const run = async (): Promise<ReceivedBody> => {
       this.throwIfStopped();
@@ -436,7 +460,13 @@ export class InsightClient {
     };
     // The slot is the exchange only: decoding and parsing wait for the main thread, and a slot
     // held meanwhile would be a request the service could be answering.
-    return this.limit(run).then((received) => this.parseBody(url, received));
+    const exchange = this.limit(run);
+    if (!held) return exchange.then((received) => this.parseBody(url, received));
+    return exchange.then(async (received) => {
+      held.received();
+      await held.wanted;
+      return this.parseBody(url, received);
+    });
   }
 
   /** One HTTP exchange under one deadline: the status checked and the body received whole. */

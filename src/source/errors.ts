@@ -223,3 +223,11 @@ export class UnsupportedContentEncodingError extends InsightExportError {
     this.encoding = encoding;
   }
 }
+
+/** A held page (HeldBody) its reader gave up before wanting it: its body is dropped undecoded. */
+export class PageNotWantedError extends InsightExportError {
+  override name = 'PageNotWantedError';
+  constructor() {
+    super('The page was no longer wanted', { hint: 'Nothing to do: its window stopped before reading it.' });
+  }
+}

@@ -1,4 +1,6 @@
 import { InsightExportError } from '../errors.js';
+import type { HeldBody } from './client.js';
+import { PageNotWantedError } from './errors.js';
 import { MAX_CHAIN_IDS, type Filters } from './query.js';
 
 /**
@@ -45,7 +47,8 @@ export interface WindowPagerOptions<Rec> {
   density?: Map<number, number>;
   /** Counters, added to (for logs, reports and the bench). */
   stats?: PagingStats;
-  fetch(chainIds: number[], filters: Filters): Promise<Rec[]>;
+  /** One request; its answer is decoded only once `held.wanted` resolves (when the window reads it). */
+  fetch(chainIds: number[], filters: Filters, held: HeldBody): Promise<Rec[]>;
   chainId(rec: Rec): number;
   itemId(rec: Rec): string;
   /** Called whenever a chain's slice came back full and is split (for logs). */
@@ -146,6 +149,8 @@ interface Sent<Rec> {
   box: Box;
   chains: number[];
   answer: Promise<Rec[]>;
+  /** Lets the client decode the answer (true) or drop it (false). */
+  want(wanted: boolean): void;
   /** 'answered' once its answer or failure arrived; 'released' once given back to the pool. */
   state: 'sent' | 'answered' | 'released';
 }
@@ -188,19 +193,27 @@ class WindowPager<Rec> {
     }
     this.inFlight++;
     this.stats.requests++;
-    const sent: Sent<Rec> = { box, chains, answer: this.opts.fetch(chains, this.filters(box)), state: 'sent' };
+    let want!: (wanted: boolean) => void;
+    const wanted = new Promise<void>((resolve, reject) => {
+      want = (yes) => (yes ? resolve() : reject(new PageNotWantedError()));
+    });
+    // Rejected when the window stops before reading the page, whether or not the client waits on it by then.
+    wanted.catch(() => undefined);
     const arrived = () => {
       if (sent.state !== 'sent') return;
       sent.state = 'answered';
       pool?.answered();
     };
-    // Also keeps an abandoned request from becoming an unhandled rejection.
-    sent.answer.then(arrived, arrived);
+    const answer = this.opts.fetch(chains, this.filters(box), { received: arrived, wanted });
+    const sent: Sent<Rec> = { box, chains, answer, want, state: 'sent' };
+    // A request that fails for good arrives too. Also keeps an abandoned request from becoming an unhandled rejection.
+    answer.then(arrived, arrived);
     return sent;
   }
 
   /** Waits for an answer; its slot is given back whatever happens. */
   async receive(sent: Sent<Rec>): Promise<Rec[]> {
+    sent.want(true);
     try {
       return await sent.answer;
     } finally {
@@ -209,6 +222,7 @@ class WindowPager<Rec> {
   }
 
   release(sent: Sent<Rec>): void {
+    sent.want(false);
     this.inFlight--;
     this.opts.pool?.give(sent.state === 'answered');
     sent.state = 'released';

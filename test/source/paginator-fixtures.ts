@@ -56,7 +56,9 @@ export function blockWindowOptions(
     ...(o.density ? { density: o.density } : {}),
     prefetch: o.prefetch,
     ...(o.pool ? { pool: o.pool } : {}),
-    fetch: (chains: number[], filters: Filters, page = 0) => fetch(chains, filters, page, o.limit),
+    // Third argument: pageWindow's HeldBody (ignored: these answers are records already), or the OFFSET pager's page.
+    fetch: (chains: number[], filters: Filters, pageOrHeld?: unknown) =>
+      fetch(chains, filters, typeof pageOrHeld === 'number' ? pageOrHeld : 0, o.limit),
     chainId: (r: Rec) => r.chain,
     itemId: (r: Rec) => r.id,
     // The OFFSET paginator's options.
