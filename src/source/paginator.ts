@@ -148,7 +148,8 @@ interface Box {
 interface Sent<Rec> {
   box: Box;
   chains: number[];
-  answer: Promise<Rec[]>;
+  /** null once released: a request given back keeps nothing of its answer (its window may page on for long). */
+  answer: Promise<Rec[]> | null;
   /** Lets the client decode the answer (true) or drop it (false). */
   want(wanted: boolean): void;
   /** 'answered' once its answer or failure arrived; 'released' once given back to the pool. */
@@ -215,7 +216,7 @@ class WindowPager<Rec> {
   async receive(sent: Sent<Rec>): Promise<Rec[]> {
     sent.want(true);
     try {
-      return await sent.answer;
+      return await sent.answer!;
     } finally {
       this.release(sent);
     }
@@ -223,6 +224,7 @@ class WindowPager<Rec> {
 
   release(sent: Sent<Rec>): void {
     sent.want(false);
+    sent.answer = null;
     this.inFlight--;
     this.opts.pool?.give(sent.state === 'answered');
     sent.state = 'released';
@@ -461,7 +463,7 @@ async function* cutAndPage<Rec>(
     fill();
     while (queue.length > 0) {
       const head = queue.shift()!;
-      const rows = w.rowsOf(head, await w.receive(head), chainId);
+      let rows = w.rowsOf(head, await w.receive(head), chainId);
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
       if (rows.length < w.opts.limit) {
         const accepted = w.accept(head.box, rows);
@@ -471,7 +473,10 @@ async function* cutAndPage<Rec>(
       } else {
         learn(rows.length, width, true);
         fill();
-        yield* splitFull(w, chainId, head.box, rows, density);
+        const pieces = splitFull(w, chainId, head.box, rows, density);
+        // This frame stays while the pieces page: it must not keep the full answer.
+        rows = [];
+        yield* pieces;
       }
       fill();
     }
@@ -481,8 +486,12 @@ async function* cutAndPage<Rec>(
   }
 }
 
-/** A slice that came back full for a chain: cut it on its first axis wider than one value. */
-async function* splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, rows: Rec[], density: number): AsyncGenerator<Rec[]> {
+/**
+ * A slice that came back full for a chain: cut it on its first axis wider than one value. Not a
+ * generator itself, so that the full answer is not kept while the pieces are paged: only the
+ * sample of its axis values is.
+ */
+function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, rows: Rec[], density: number): AsyncGenerator<Rec[]> {
   w.split(chainId, box);
   const axis = box.lo.findIndex((lo, i) => box.hi[i]! - lo > 1);
   if (axis < 0) throw new SliceTooDenseError(chainId, w.describe(box), w.opts.limit);
@@ -494,7 +503,13 @@ async function* splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, r
   // The sample spans [lo, its last value]: the slice is at least that dense.
   const sampled = Number.isFinite(box.hi[axis]!) ? sample.length / (sample[sample.length - 1]! - lo + 1) : 0;
   const known: Knowledge = { sample, density: axis === 0 ? Math.max(density, sampled) : sampled };
-  yield* cutAndPage(w, chainId, box, axis, known, true);
+  return cutAndPage(w, chainId, box, axis, known, true);
+}
+
+/** A chain of the window that pages alone: cut from the start (known to be dense), or split from its full first answer. */
+interface AloneChain<Rec> {
+  chainId: number;
+  rows: Rec[] | null;
 }
 
 export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
@@ -508,9 +523,34 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
   // Chains known to be dense are cut from the start; the others share the first request.
   const dense = opts.chainIds.filter((c) => (opts.density?.get(c) ?? 0) * width > w.target);
   const shared = opts.chainIds.filter((c) => !dense.includes(c));
-  const alone: { chainId: number; rows: Rec[] | null }[] = dense.map((chainId) => ({ chainId, rows: null }));
+  const alone: AloneChain<Rec>[] = dense.map((chainId) => ({ chainId, rows: null }));
+  yield* sharedFirst(w, box, shared, alone);
+  while (alone.length > 0) {
+    const { chainId, pieces } = nextAlone(w, box, alone);
+    let emitted = 0;
+    for await (const records of pieces) {
+      emitted += records.length;
+      yield { chainId, records };
+    }
+    opts.density?.set(chainId, emitted / width);
+    yield { chainId, done: true };
+  }
+}
 
-  // At most MAX_CHAIN_IDS chains per request: the service refuses more.
+/**
+ * The window's first requests, shared by the chains not known to be dense (at most MAX_CHAIN_IDS
+ * chains each: the service refuses more): yields the chains they prove, and queues the others on
+ * `alone` with their full answers. A generator of its own, so that nothing of these answers but
+ * what `alone` holds is kept while the window pages on.
+ */
+async function* sharedFirst<Rec>(
+  w: WindowPager<Rec>,
+  box: Box,
+  shared: number[],
+  alone: AloneChain<Rec>[],
+): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
+  const { opts } = w;
+  const width = box.hi[0]! - box.lo[0]!;
   const batches: number[][] = [];
   for (let i = 0; i < shared.length; i += MAX_CHAIN_IDS) batches.push(shared.slice(i, i + MAX_CHAIN_IDS));
   const sends = batches.map((chains) => w.send(box, chains, true)!);
@@ -535,16 +575,12 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
     // Batches never received (a failure, the consumer stopped) free their slots.
     for (const sent of sends.slice(received)) w.release(sent);
   }
-  for (const { chainId, rows } of alone) {
-    const density = opts.density?.get(chainId) ?? 0;
-    const pieces =
-      rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
-    let emitted = 0;
-    for await (const records of pieces) {
-      emitted += records.length;
-      yield { chainId, records };
-    }
-    opts.density?.set(chainId, emitted / width);
-    yield { chainId, done: true };
-  }
+}
+
+/** Takes the next chain off `alone` and starts its pieces; its first answer is not kept past the cut. */
+function nextAlone<Rec>(w: WindowPager<Rec>, box: Box, alone: AloneChain<Rec>[]): { chainId: number; pieces: AsyncGenerator<Rec[]> } {
+  const { chainId, rows } = alone.shift()!;
+  const density = w.opts.density?.get(chainId) ?? 0;
+  const pieces = rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
+  return { chainId, pieces };
 }
