@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { InsightClient, type HeldBody } from '../../src/source/client.js';
+import type { HeldBody } from '../../src/source/client.js';
 import { PageNotWantedError } from '../../src/source/errors.js';
 import { newPagingStats, pageWindow, type RequestPool } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
 import { RunRequestPool } from '../../src/run/request-pool.js';
-import { WALLET, fakeServer, wireMeta, wireTransaction } from './fixtures.js';
+import { WALLET, fakeServerAndClient, wireMeta, wireTransaction } from './fixtures.js';
 import { blockWindowOptions, fakeService, makeRows } from './paginator-fixtures.js';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
-const { servers, clients } = closeAfterEach();
+const closing = closeAfterEach();
 
 /** A HeldBody whose page is wanted when the test says so. */
 function holding() {
@@ -25,21 +25,12 @@ const turns = async (n: number) => {
   for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
 };
 
-async function setup(bodies: string[]) {
-  const server = await fakeServer((_q, res) => {
+function setup(bodies: string[]) {
+  return fakeServerAndClient((_q, res) => {
     const body = bodies.shift() ?? JSON.stringify({ meta: wireMeta(), data: [wireTransaction(0)] });
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(body);
-  });
-  servers.push(server);
-  const client = new InsightClient({
-    baseUrl: `${server.url}/insights/v1`,
-    backoff: { baseMs: 1, maxMs: 2 },
-    timeoutMs: 2_000,
-    maxAttempts: 3,
-  });
-  clients.push(client);
-  return { server, client };
+  }, closing);
 }
 
 describe('the client decodes a held page only when it is wanted', () => {
@@ -102,20 +93,16 @@ describe('pageWindow wants each page when its window reads it', () => {
     return { rows, fetch, log, helds };
   }
 
+  /** One chain's window of 40 blocks, cut into pieces of ~2 blocks from the start. */
+  const windowOf = (pool: RequestPool, limit: number) =>
+    blockWindowOptions(async () => [], { chainIds: [1], start: 1000, end: 1040, limit, prefetch: 8, pool, density: new Map([[1, 3]]) });
+
   it('frees the request slot on arrival, and wants pages in the order the window reads them', async () => {
     const limit = 10;
     const src = heldService(limit);
     const pool = new RunRequestPool(4);
     pool.windows = 1;
-    const options = blockWindowOptions(async () => [], {
-      chainIds: [1],
-      start: 1000,
-      end: 1040,
-      limit,
-      prefetch: 8,
-      pool,
-      density: new Map([[1, 3]]),
-    });
+    const options = windowOf(pool, limit);
     const read: number[] = [];
     let answeredWhileUnread = 0;
     for await (const batch of pageWindow({ ...options, fetch: src.fetch, stats: newPagingStats() })) {
@@ -138,16 +125,8 @@ describe('pageWindow wants each page when its window reads it', () => {
   it('drops the pages a stopped window never read, and gives their slots back', async () => {
     const limit = 10;
     const src = heldService(limit);
-    const pool: RequestPool & { counts: { inFlight: number; outstanding: number } } = new RunRequestPool(4);
-    const options = blockWindowOptions(async () => [], {
-      chainIds: [1],
-      start: 1000,
-      end: 1040,
-      limit,
-      prefetch: 8,
-      pool,
-      density: new Map([[1, 3]]),
-    });
+    const pool = new RunRequestPool(4);
+    const options = windowOf(pool, limit);
     for await (const batch of pageWindow({ ...options, fetch: src.fetch })) {
       if (!('done' in batch)) break;
     }

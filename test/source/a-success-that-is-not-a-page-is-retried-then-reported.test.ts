@@ -1,23 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { InsightClient } from '../../src/source/client.js';
 import { NotAPageError, RetriesExhaustedError } from '../../src/source/errors.js';
-import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
+import { WALLET, fakeServerAndClient, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
-const { servers, clients } = closeAfterEach();
+const closing = closeAfterEach();
 
-async function setup(handler: Handler) {
-  const server = await fakeServer(handler);
-  servers.push(server);
-  const client = new InsightClient({
-    baseUrl: `${server.url}/insights/v1`,
-    backoff: { baseMs: 1, maxMs: 5 },
-    timeoutMs: 2_000,
-    maxAttempts: 3,
-  });
-  clients.push(client);
-  return { server, client };
-}
+const setup = (handler: Handler) => fakeServerAndClient(handler, closing, 5);
 
 const page = () => ({ meta: wireMeta(), data: [wireTransaction(0), wireTransaction(1)] });
 

@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import * as zlib from 'node:zlib';
-import { InsightClient } from '../../src/source/client.js';
 import { ACCEPT_ENCODING } from '../../src/source/content-encoding.js';
 import { HttpStatusError, ResponseShapeError, RetriesExhaustedError, UnsupportedContentEncodingError } from '../../src/source/errors.js';
-import { WALLET, fakeServer, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
+import { WALLET, fakeServerAndClient, sendJson, wireMeta, wireTransaction, type Handler } from './fixtures.js';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
-const { servers, clients } = closeAfterEach();
+const closing = closeAfterEach();
 
 const page = () => ({ meta: wireMeta(), data: [wireTransaction(0), wireTransaction(1), wireTransaction(2)] });
 const pageText = () => JSON.stringify(page());
@@ -33,18 +32,7 @@ function encode(text: string, encoding: string): Buffer {
   return out;
 }
 
-async function setup(handler: Handler) {
-  const server = await fakeServer(handler);
-  servers.push(server);
-  const client = new InsightClient({
-    baseUrl: `${server.url}/insights/v1`,
-    backoff: { baseMs: 1, maxMs: 2 },
-    timeoutMs: 2_000,
-    maxAttempts: 3,
-  });
-  clients.push(client);
-  return { server, client };
-}
+const setup = (handler: Handler) => fakeServerAndClient(handler, closing);
 
 async function caught(p: Promise<unknown>): Promise<Error> {
   return p.then(

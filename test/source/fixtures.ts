@@ -1,6 +1,8 @@
 /** Wire-format records as the current service sends them (read-interface.md field tables). */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { InsightClient } from '../../src/source/client.js';
+import type { closeAfterEach } from '../helpers/close-after-each.js';
 
 export const WALLET = '0x1111111111111111111111111111111111111111';
 export const CONTRACT = '0x2222222222222222222222222222222222222222';
@@ -143,4 +145,25 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/**
+ * A fake server and a client of it with quick retries (3 attempts, backoff of a few ms), both
+ * closed after the test by `closing` (closeAfterEach's lists).
+ */
+export async function fakeServerAndClient(
+  handler: Handler,
+  closing: ReturnType<typeof closeAfterEach>,
+  backoffMaxMs = 2,
+): Promise<{ server: FakeServer; client: InsightClient }> {
+  const server = await fakeServer(handler);
+  closing.servers.push(server);
+  const client = new InsightClient({
+    baseUrl: `${server.url}/insights/v1`,
+    backoff: { baseMs: 1, maxMs: backoffMaxMs },
+    timeoutMs: 2_000,
+    maxAttempts: 3,
+  });
+  closing.clients.push(client);
+  return { server, client };
 }
