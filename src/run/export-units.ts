@@ -7,6 +7,7 @@ import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
+import { carryWireSource } from '../source/wire-page.js';
 import { newPagingStats, pageWindow, TARGET_FILL, type ChainDone, type PagedBatch, type PagingStats } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
@@ -231,7 +232,9 @@ async function exportGroup(
           continue;
         }
         keys.add(key);
-        rows.push(ds.toRow(r, u.target));
+        const row = ds.toRow(r, u.target);
+        carryWireSource(r as object, row);
+        rows.push(row);
       }
       await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
@@ -272,6 +275,7 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
         parquetEngine: opts.output.parquetEngine,
         compression: opts.output.compression,
         stagingDir: opts.stagingDir,
+        wireColumns: ds.wireColumns,
       },
       columns: ds.columns(u.target),
       partitioning: opts.output.partitioning,
