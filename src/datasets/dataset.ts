@@ -118,12 +118,6 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
    */
   rowKey?(record: Rec): string;
   toRow(record: Rec, target: Target): Row;
-  /**
-   * The columns toRow copies from the record's field of the same name: a row built from a page
-   * received in the contract's encodings is then staged from the page's bytes by the DuckDB engine
-   * (sink/wire-staging.ts). Without it, every row is encoded from its values.
-   */
-  wireColumns?: readonly string[];
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
   partitionDate?(row: Row): string;
 }

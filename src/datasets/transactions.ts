@@ -46,9 +46,6 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
   column('status', 'int32', '1 success, 0 failure'),
 ];
 
-/** The columns toRow does not copy from the record's field of the same name. */
-const DERIVED_COLUMNS = new Set(['item_id', 'block_time', 'wallet_address']);
-
 /** A transaction among those of its chain and wallet. */
 const transactionRowKey = (r: TransactionRecord): string => r.hash;
 
@@ -86,7 +83,6 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
   rowKey: transactionRowKey,
-  wireColumns: TRANSACTION_COLUMNS.filter((c) => !DERIVED_COLUMNS.has(c.name)).map((c) => c.name),
   toRow(r, target) {
     // One literal with every column in declared order: one allocation, one shape for all rows
     // (the NDJSON encoder then writes it with JSON.stringify). Not {...spread}: slow on Node 20.

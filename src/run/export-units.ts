@@ -7,7 +7,6 @@ import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
-import { carryWireSource } from '../source/wire-page.js';
 import { newPagingStats, pageWindow, TARGET_FILL, type ChainDone, type PagedBatch, type PagingStats } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
@@ -232,9 +231,7 @@ async function exportGroup(
           continue;
         }
         keys.add(key);
-        const row = ds.toRow(r, u.target);
-        carryWireSource(r as object, row);
-        rows.push(row);
+        rows.push(ds.toRow(r, u.target));
       }
       await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
@@ -275,7 +272,6 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
         parquetEngine: opts.output.parquetEngine,
         compression: opts.output.compression,
         stagingDir: opts.stagingDir,
-        wireColumns: ds.wireColumns,
       },
       columns: ds.columns(u.target),
       partitioning: opts.output.partitioning,

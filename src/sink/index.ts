@@ -2,9 +2,8 @@
  * The sink stage: one FileWriter per output file.
  *
  *  - NDJSON: one object per line, the declared columns in declared order, gzip (level 3) or plain.
- *  - Parquet, DuckDB engine (default): rows staged as JSON text (a page received in the contract's
- *    encodings as its own bytes), converted by one COPY on finish(); conversions of the process
- *    queue one at a time (1 thread, 512MB).
+ *  - Parquet, DuckDB engine (default): rows staged as plain NDJSON, converted by one COPY on
+ *    finish(); conversions of the process queue one at a time (1 thread, 512MB, ~470 MB peak).
  *  - Parquet, hyparquet engine (pure JS): row groups of 25k rows encoded as they fill up.
  *
  * Both Parquet engines write the same schema (column-types.ts). Every writer checks each value
@@ -167,15 +166,7 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
     });
   }
   if (engine === 'duckdb') {
-    return () =>
-      DuckDBParquetWriter.create({
-        columns,
-        stagingDir: opts.stagingDir,
-        compression,
-        rowGroupSize,
-        compressionLevel: level,
-        wireColumns: opts.wireColumns,
-      });
+    return () => DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
   }
   return async () =>
     (await import('./parquet-hyparquet.js')).HyparquetParquetWriter.create({

@@ -8,16 +8,13 @@ import { FileWriteError, FileWriterStateError } from './errors.js';
 import { createNdjsonEncoder } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase, TextFileStream } from './staging.js';
-import { MAX_RECORD_BYTES, sqlIdentifier, sqlString } from './sql.js';
-import { WireStaging, type StagedQuery } from './wire-staging.js';
 import { BaseFileWriter } from './writer-base.js';
 
 /**
- * Parquet through DuckDB: rows are staged as JSON text while they arrive (streamed, memory-flat),
- * then finish() has DuckDB's C++ JSON reader and Parquet writer convert it in one COPY. A row that
- * carries its page as received is staged as that page's bytes (wire-staging.ts); any other row as
- * its own NDJSON line. Columns are declared explicitly so nothing is auto-detected (a uint256
- * string stays VARCHAR). One DuckDB instance per process, on its own thread (duckdb-thread.ts).
+ * Parquet through DuckDB: rows are staged as plain NDJSON while they arrive (cheap, streamed,
+ * memory-flat), then finish() has DuckDB's C++ JSON reader and Parquet writer convert the file
+ * in one COPY. Columns are declared explicitly so nothing is auto-detected (a uint256 string
+ * stays VARCHAR). One DuckDB instance per process, on its own thread (duckdb-thread.ts).
  */
 
 export interface DuckDBSettings {
@@ -64,27 +61,15 @@ export async function closeDuckDB(): Promise<void> {
   await current?.close();
 }
 
-export { sqlIdentifier, sqlString } from './sql.js';
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+export function sqlIdentifier(s: string): string {
+  return `"${s.replaceAll('"', '""')}"`;
+}
 
 const DUCKDB_CODEC: Record<Compression, string> = { zstd: 'zstd', snappy: 'snappy', gzip: 'gzip', none: 'uncompressed' };
-
-/** The COPY statement that writes a staged query's rows to the Parquet file. */
-function copyQuery(query: StagedQuery, outPath: string, compression: Compression, rowGroupSize: number, zstdLevel?: number): string {
-  return (
-    `COPY (SELECT ${query.select} FROM ${query.from}) ` +
-    `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
-    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`})`
-  );
-}
-
-/** The SELECT list and FROM clause of rows staged as NDJSON, one row per line. */
-function ndjsonQuery(columns: readonly Column[], stagedPath: string): StagedQuery {
-  const declared = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckdbType(c))}`).join(', ');
-  return {
-    select: columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', '),
-    from: `read_json(${sqlString(stagedPath)}, format = 'newline_delimited', columns = {${declared}}, maximum_object_size = ${MAX_RECORD_BYTES})`,
-  };
-}
 
 /** The COPY statement that turns the staged NDJSON into the Parquet file. */
 export function copyStatement(
@@ -95,52 +80,15 @@ export function copyStatement(
   rowGroupSize: number,
   zstdLevel?: number,
 ): string {
-  return copyQuery(ndjsonQuery(columns, stagedPath), outPath, compression, rowGroupSize, zstdLevel);
+  const declared = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckdbType(c))}`).join(', ');
+  const select = columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
+  return (
+    `COPY (SELECT ${select} FROM read_json(${sqlString(stagedPath)}, format = 'newline_delimited', ` +
+    `columns = {${declared}}, maximum_object_size = ${MAX_OBJECT_BYTES})) ` +
+    `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
+    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`})`
+  );
 }
-
-/** Rows as one NDJSON line each, every value checked against its column. */
-class NdjsonStaging {
-  private readonly file: TextFileStream;
-  private readonly encode: ReturnType<typeof createNdjsonEncoder>;
-
-  constructor(
-    base: string,
-    private readonly columns: readonly Column[],
-  ) {
-    this.file = new TextFileStream(`${base}.staged.ndjson`);
-    this.encode = createNdjsonEncoder(columns);
-  }
-
-  get paths(): string[] {
-    return [this.file.path];
-  }
-
-  get approxBytes(): number {
-    return this.file.approxBytes;
-  }
-
-  get bytesWritten(): number {
-    return this.file.bytesWritten;
-  }
-
-  write(rows: readonly Row[], firstRowInFile: number): Promise<void> {
-    return this.file.write(this.encode(rows, firstRowInFile));
-  }
-
-  end(): Promise<void> {
-    return this.file.end();
-  }
-
-  destroy(): Promise<void> {
-    return this.file.destroy();
-  }
-
-  query(): StagedQuery {
-    return ndjsonQuery(this.columns, this.file.path);
-  }
-}
-
-type Staging = NdjsonStaging | WireStaging;
 
 /**
  * A Parquet file with the schema and no rows. Used by the hyparquet engine too: hyparquet-writer
@@ -165,6 +113,13 @@ export async function writeEmptyParquet(columns: readonly Column[], outPath: str
  */
 export const ROW_GROUP_BYTES = 8 * 1024 * 1024;
 
+/**
+ * maximum_object_size of the staged NDJSON. DuckDB's JSON reader sizes its buffers by it (bench:
+ * 64 MB cost 60 MB more RSS than 16 MB); DuckDB 1.5 still reads longer lines (a test stages a
+ * 24 MB row), so this only sets the buffers.
+ */
+const MAX_OBJECT_BYTES = 16 * 1024 * 1024;
+
 /** Rows per row group: the configured count, fewer when the rows are wide (at least 1024). */
 export function rowGroupRows(configured: number, stagedBytes: number, rows: number): number {
   if (rows === 0 || stagedBytes === 0) return configured;
@@ -182,26 +137,25 @@ export interface DuckDBParquetWriterOptions {
   rowGroupSize: number;
   /** zstd level (DuckDB's default is 3). */
   compressionLevel?: number | undefined;
-  /** See FileWriterOptions.wireColumns. */
-  wireColumns?: readonly string[] | undefined;
 }
 
 export class DuckDBParquetWriter extends BaseFileWriter {
+  private readonly encode: ReturnType<typeof createNdjsonEncoder>;
   private conversion: DuckDBStatement | undefined;
 
   private constructor(
-    private readonly staged: Staging,
+    private readonly staged: TextFileStream,
     private readonly base: string,
     private readonly opts: DuckDBParquetWriterOptions,
   ) {
     super('.parquet');
-    for (const path of staged.paths) this.track(path);
+    this.encode = createNdjsonEncoder(opts.columns);
+    this.track(staged.path);
   }
 
   static async create(opts: DuckDBParquetWriterOptions): Promise<DuckDBParquetWriter> {
     const base = await newStagingBase(opts.stagingDir);
-    const staged = opts.wireColumns ? new WireStaging(base, opts.columns, opts.wireColumns) : new NdjsonStaging(base, opts.columns);
-    return new DuckDBParquetWriter(staged, base, opts);
+    return new DuckDBParquetWriter(new TextFileStream(`${base}.staged.ndjson`), base, opts);
   }
 
   get approxBytes(): number {
@@ -209,7 +163,7 @@ export class DuckDBParquetWriter extends BaseFileWriter {
   }
 
   protected async writeRows(rows: Row[]): Promise<void> {
-    await this.staged.write(rows, this.rowCount);
+    await this.staged.write(this.encode(rows, this.rowCount));
   }
 
   protected async finishFile(): Promise<string> {
@@ -217,7 +171,7 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     const partPath = this.track(`${this.base}.parquet.part`);
     const finalPath = this.track(`${this.base}.parquet`);
     const groupRows = rowGroupRows(this.opts.rowGroupSize, this.staged.bytesWritten, this.rowCount);
-    const sql = copyQuery(this.staged.query(), partPath, this.opts.compression, groupRows, this.opts.compressionLevel);
+    const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, groupRows, this.opts.compressionLevel);
     try {
       await conversionSlot(async () => {
         if (this.isAborted) throw new FileWriterStateError('The file writer was aborted before its conversion started');
@@ -227,7 +181,7 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     } catch (err) {
       if (err instanceof FileWriterStateError) throw err;
       throw new FileWriteError('DuckDB could not convert the staged rows to Parquet', {
-        details: `${errorMessage(err)} (staged ${this.staged.paths.join(' and ')}, ${this.rowCount} rows)`,
+        details: `${errorMessage(err)} (staged file ${this.staged.path}, ${this.rowCount} rows)`,
         hint: 'A DuckDB out-of-memory error means memory_limit is too low for the row groups: lower rowGroupSize or raise memoryLimit with configureDuckDB().',
         cause: err,
       });
@@ -239,10 +193,8 @@ export class DuckDBParquetWriter extends BaseFileWriter {
   }
 
   private async removeStaged(): Promise<void> {
-    for (const path of this.staged.paths) {
-      await rm(path, { force: true });
-      this.untrack(path);
-    }
+    await rm(this.staged.path, { force: true });
+    this.untrack(this.staged.path);
   }
 
   protected override interrupt(): void {

@@ -173,24 +173,6 @@ function fitCheck(type: ColumnType): FitCheck {
  * lone surrogates) is built column by column. Both give the same text.
  */
 export function createNdjsonEncoder(columns: readonly Column[]): (rows: readonly Row[], firstRowInFile: number) => string {
-  const lineOf = createLineEncoder(columns);
-  return (rows, firstRowInFile) => {
-    const lines = new Array<string>(rows.length + 1);
-    for (let r = 0; r < rows.length; r++) lines[r] = lineOf(rows[r]!, r, firstRowInFile);
-    lines[rows.length] = '';
-    return rows.length === 0 ? '' : lines.join('\n');
-  };
-}
-
-/**
- * One row's NDJSON line (without its newline), as createNdjsonEncoder writes it; `r` is its place
- * in the page. `subset`: the columns are some of the row's keys (in the row's order), and the line
- * holds only those.
- */
-export function createLineEncoder(
-  columns: readonly Column[],
-  { subset = false }: { subset?: boolean } = {},
-): (row: Row, r: number, firstRowInFile: number) => string {
   const n = columns.length;
   const names = columns.map((c) => c.name);
   const keys = columns.map((c, i) => (i === 0 ? '{' : ',') + JSON.stringify(c.name) + ':');
@@ -213,7 +195,7 @@ export function createLineEncoder(
 
   /** True when JSON.stringify(row) is the line; throws for a value that does not fit. */
   const fastPath = (row: Row, r: number, firstRowInFile: number): boolean => {
-    const own = subset ? names : Object.keys(row);
+    const own = Object.keys(row);
     if (own.length !== n) return false;
     for (let i = 0; i < n; i++) {
       if (own[i] !== names[i]) return false;
@@ -230,8 +212,15 @@ export function createLineEncoder(
     return true;
   };
 
-  const replacer = subset ? names : undefined;
-  return (row, r, firstRowInFile) => (fastPath(row, r, firstRowInFile) ? JSON.stringify(row, replacer) : slowLine(row, r, firstRowInFile));
+  return (rows, firstRowInFile) => {
+    const lines = new Array<string>(rows.length + 1);
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      lines[r] = fastPath(row, r, firstRowInFile) ? JSON.stringify(row) : slowLine(row, r, firstRowInFile);
+    }
+    lines[rows.length] = '';
+    return rows.length === 0 ? '' : lines.join('\n');
+  };
 }
 
 /** A value as hyparquet-writer takes it for our schema (see parquet-hyparquet.ts). */

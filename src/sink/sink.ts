@@ -17,12 +17,6 @@ export interface FileWriterOptions {
   compressionLevel?: number;
   /** Parquet rows per row group (default 50000 for DuckDB, 25000 for hyparquet). */
   rowGroupSize?: number;
-  /**
-   * Columns whose row value is the field of the same name of the record the row was built from.
-   * The DuckDB engine then stages a row that carries its page as received (source/wire-page.ts)
-   * as that page's bytes, not as a line encoded again.
-   */
-  wireColumns?: readonly string[] | undefined;
 }
 
 export interface FinishedFile {

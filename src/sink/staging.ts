@@ -66,7 +66,7 @@ export class TextFileStream {
     return this.file.bytesWritten;
   }
 
-  async write(chunk: string | Buffer): Promise<void> {
+  async write(chunk: string): Promise<void> {
     if (this.failure !== undefined) throw this.failure as unknown;
     if (!this.head.write(chunk)) {
       // 'drain', or the stream failing (once() rejects on 'error'; done rejects on destroy).

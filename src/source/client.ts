@@ -58,7 +58,6 @@ import {
   RetriesExhaustedError,
   UnsupportedContentEncodingError,
 } from './errors.js';
-import { markWirePage } from './wire-page.js';
 import { ACCEPT_ENCODING, contentCodings, decodeBody, DECODABLE_ENCODINGS, unsupportedCoding } from './content-encoding.js';
 import { backoffDelay, isRetryable, parseRetryAfter, type Backoff } from './retry.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -177,14 +176,8 @@ interface RequestOptions {
   held?: HeldBody | undefined;
 }
 
-/** A body as JSON, with the text and bytes it was parsed from. */
-interface ParsedBody {
+interface JsonResult {
   json: unknown;
-  text: string;
-  bytes: Buffer;
-}
-
-interface JsonResult extends ParsedBody {
   url: string;
 }
 
@@ -248,13 +241,8 @@ export class InsightClient {
   async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<TransactionRecord>> {
     return this.call(async () => {
       const path = walletTransactionsPath(wallet, q);
-      const { json, url, text, bytes } = await this.requestJson('walletTransactions', this.api, path, 'GET', {
-        check: listPageCheck(q),
-        held,
-      });
-      const response = normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
-      markWirePage(text, bytes, json, response.data);
-      return response;
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', { check: listPageCheck(q), held });
+      return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
   }
 
@@ -403,9 +391,9 @@ export class InsightClient {
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
-        const parsed = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held);
-        check?.(parsed.json, url);
-        return { ...parsed, url };
+        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held);
+        check?.(json, url);
+        return { json, url };
       } catch (err) {
         if (!(err instanceof Error)) throw err;
         error = err;
@@ -464,7 +452,7 @@ export class InsightClient {
     headers: Record<string, string>,
     body: string | undefined,
     held: HeldBody | undefined,
-  ): Promise<ParsedBody> {
+  ): Promise<unknown> {
     const run = async (): Promise<ReceivedBody> => {
       this.throwIfStopped();
       if (this.rateLimiter) await this.rateLimiter.acquire();
@@ -554,11 +542,10 @@ export class InsightClient {
   }
 
   /** A received body as JSON. */
-  private async parseBody(url: string, received: ReceivedBody): Promise<ParsedBody> {
-    const bytes = await this.decodedBody(url, received);
-    const text = bytes.toString('utf8');
+  private async parseBody(url: string, received: ReceivedBody): Promise<unknown> {
+    const text = (await this.decodedBody(url, received)).toString('utf8');
     try {
-      return { json: JSON.parse(text) as unknown, text, bytes };
+      return JSON.parse(text) as unknown;
     } catch (err) {
       const trimmed = text.trimEnd();
       const last = trimmed.charCodeAt(trimmed.length - 1);

@@ -5,8 +5,6 @@
  */
 import { column, isoDate, isoTime, type Column, type Row } from '../../src/columns/columns.js';
 import { mulberry32 } from '../helpers/prng.js';
-import type { WalletTransactionsTarget } from '../../src/datasets/transactions.js';
-import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
 
 export const MAX_UINT256 = (2n ** 256n - 1n).toString();
 
@@ -195,8 +193,3 @@ export const edgeRows: Row[] = [
   // Every nullable key missing: written as nulls.
   { required_s: 'missing keys' },
 ];
-
-/** A wallet target of the transactions dataset with decoding on (built-in ABIs), as a job with `decode: true` makes it. */
-export function decodingWalletTarget(address: string): WalletTransactionsTarget {
-  return { kind: 'wallet', address, label: address, decode: true, decoder: createTransactionDecoder({}) };
-}
