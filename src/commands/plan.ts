@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, fixedToMayPassHead, planJob, type Interval, type Plan } from '../plan/index.js';
+import { estimateRequests, planJob, type Interval, type Plan } from '../plan/index.js';
 import { unitSpecs } from '../plan/plan.js';
 import type { Axis, Job } from '../job/schema.js';
 import { openStore } from '../store/open-store.js';
@@ -35,20 +35,20 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
     const shard = resolveShard(args.shard);
     const range = loaded.range;
-    const needsSource =
-      range?.to === 'latest' ||
-      (range != null && fixedToMayPassHead(range, Date.now() / 1000)) ||
-      loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+    // Any range needs the service: only its head says how far it has indexed.
+    const needsSource = range != null || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
     const source = needsSource ? await openSource(config, logger) : null;
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
+      const chains = source ? new ChainChecks(job, source.client, known) : null;
       const plan = planForShard(
         await planJob(job, {
           completed: (k) => completed.get(k) ?? [],
-          latest: source ? headFinder(new ChainChecks(job, source.client, known)) : undefined,
+          latest: chains ? headFinder(chains) : undefined,
+          serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
         }),
         shard,
       );

@@ -1,5 +1,4 @@
 export {
-  fixedToMayPassHead,
   planJob,
   selectShard,
   windowKey,

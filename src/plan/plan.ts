@@ -82,10 +82,16 @@ export interface PlanOptions {
   /** Completed intervals of a unit (from state); any order, overlaps allowed. */
   completed: (unitKey: string) => Interval[];
   /**
-   * Chain head, asked once per chain, when range.to is latest or a fixed `to` may lie past it
-   * (see fixedToMayPassHead).
+   * The head the service serves on a chain, asked once per chain: for `to: latest`, and for a fixed
+   * `to` that `serves` does not prove served (or every fixed `to` when there is no `serves`).
    */
   latest?: (chainId: number) => Promise<ChainHead>;
+  /**
+   * Whether the service is proven to serve `point` (a block number, or a block time in unix
+   * seconds) on a chain, from what is known or one cheap request; false sends the planner to
+   * `latest`. Only the service says what it has indexed: the clock never does.
+   */
+  serves?: (chainId: number, axis: Axis, point: number) => Promise<boolean>;
   /** Clamp a fixed `to` to the head minus the safety lag, like latest (default true; verify plans the whole range). */
   clampFixedTo?: boolean;
   /** Unix seconds "now" for snapshot datasets (default: the clock). */
@@ -104,21 +110,6 @@ export interface Plan {
   clamped: { chainId: number; to: number; end: number }[];
   units: WorkUnit[];
   coverage: UnitCoverage[];
-}
-
-/**
- * How far behind the clock an indexer's head may be: a time range that ends earlier than this
- * before now (minus the safety lag) is taken as past the head without asking for it.
- */
-const HEAD_BEHIND_CLOCK = 7 * 86_400;
-
-/**
- * Whether a fixed `to` may lie past the newest exportable point (head minus safety lag), so
- * that the head must be asked for. Block numbers have no clock to compare with: always.
- */
-export function fixedToMayPassHead(range: NonNullable<Job['range']>, now: number): boolean {
-  if (range.to === 'latest') return false;
-  return range.by === 'block' || range.to > now - range.safety_lag - HEAD_BEHIND_CLOCK;
 }
 
 /** The planner could not do its part (e.g. no chain head for `to: latest`). */
@@ -242,6 +233,19 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     return h - range!.safety_lag + 1;
   };
 
+  const specs = unitSpecs(job);
+  // Within a fixed range, only the newest point a chain has left to export must be served: a chain
+  // whose range is complete needs no request, one with a gap far below the head needs no head.
+  const newestLeft = new Map<number, number>();
+  if (range && range.to !== 'latest' && range.to > range.from) {
+    const whole = { start: range.from, end: range.to };
+    for (const spec of specs) {
+      if (isSnapshot(spec.dataset)) continue;
+      const left = subtract([whole], opts.completed(spec.unitKey));
+      if (left.length > 0) newestLeft.set(spec.chainId, Math.max(newestLeft.get(spec.chainId) ?? -Infinity, left.at(-1)!.end));
+    }
+  }
+
   /** The range [from, end) on a chain, or null when nothing is exportable yet. */
   const rangeOn = async (chainId: number): Promise<Interval | null> => {
     if (!range) return null;
@@ -250,10 +254,13 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
       end = await exportableEnd(chainId);
     } else {
       end = range.to;
-      // A fixed `to` past the head would commit windows the chain has not finished: clamp it like latest.
-      if (opts.latest && opts.clampFixedTo !== false && fixedToMayPassHead(range, now)) {
-        const exportable = await exportableEnd(chainId);
-        if (exportable < end) {
+      // A fixed `to` past what the service serves would commit windows it has not indexed (in the
+      // future, or in a past it is still back-filling): clamp it like latest.
+      const left = newestLeft.get(chainId);
+      if (left !== undefined && opts.clampFixedTo !== false && (opts.latest || opts.serves)) {
+        const served = opts.serves ? await opts.serves(chainId, range.by, left - 1 + range.safety_lag) : false;
+        const exportable = served ? end : await exportableEnd(chainId);
+        if (exportable < left) {
           end = exportable;
           clamped.set(chainId, { chainId, to: range.to, end });
         }
@@ -261,13 +268,24 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     }
     return end > range.from ? { start: range.from, end } : null;
   };
+  const ranges = new Map<number, Promise<Interval | null>>();
+  const rangeOfChain = (chainId: number) => {
+    let r = ranges.get(chainId);
+    if (!r) ranges.set(chainId, (r = rangeOn(chainId)));
+    return r;
+  };
+
+  // Every chain's range at once (a head search is several round trips); the first chain in job order that fails is the error.
+  const chainIds = [...new Set(specs.filter((spec) => !isSnapshot(spec.dataset)).map((spec) => spec.chainId))];
+  const failed = (await Promise.allSettled(chainIds.map(rangeOfChain))).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 
   const units: WorkUnit[] = [];
   const coverage: UnitCoverage[] = [];
-  for (const spec of unitSpecs(job)) {
+  for (const spec of specs) {
     const snapshot = isSnapshot(spec.dataset);
     const axis: Axis = snapshot ? 'time' : range!.by;
-    const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOn(spec.chainId);
+    const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOfChain(spec.chainId);
     const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
     const todo = r ? subtract([r], done) : [];
     coverage.push({

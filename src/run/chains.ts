@@ -1,11 +1,23 @@
 import { UserInputError } from '../errors.js';
-import type { Job } from '../job/schema.js';
+import type { Axis, Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
 import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint, type KnownBlock } from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
 import type { ResolveResponse } from '../source/records.js';
 import type { KnownHeads } from '../state/chain-heads.js';
+
+/** The newest block the service served on a chain in a run (see ChainChecks.serviceHeads). */
+export interface ServiceHead {
+  chain_id: number;
+  block: number;
+  /** Unix seconds of the block. */
+  time: number;
+  /** The service's head (a head search found it); false: a block it serves, at or past what the run needed. */
+  exact: boolean;
+  /** Seconds from the block's time to the run's clock: how far the service is behind, shown, never used to decide. */
+  behind_clock_s: number;
+}
 
 /** A contract target the service has never seen on a chain. */
 export class ContractNotFoundError extends UserInputError {
@@ -27,7 +39,7 @@ export class ChainChecks {
   /** Other blocks seen on the way (a wallet's oldest row in the range), by chain id: they bound window edges. */
   readonly seen = new Map<number, KnownBlock[]>();
   private readonly heads = new Map<number, Promise<ChainHead>>();
-  private readonly served = new Map<number, Promise<void>>();
+  private readonly served = new Map<number, Promise<KnownBlock>>();
   private readonly resolved = new Map<string, Promise<ResolveResponse>>();
   private readonly newest = new Map<string, Promise<number | KnownBlock | undefined>>();
 
@@ -56,26 +68,101 @@ export class ChainChecks {
     return p;
   }
 
+  /**
+   * The newest block the service was seen to serve on each chain this run: its head where a head
+   * search found it (`exact`), else the block that proved the range served (a lower bound).
+   */
+  async serviceHeads(now = Date.now() / 1000): Promise<ServiceHead[]> {
+    const searched = new Set<number>();
+    for (const [chainId, p] of this.heads)
+      if (
+        await p.then(
+          () => true,
+          () => false,
+        )
+      )
+        searched.add(chainId);
+    return Object.entries(this.found)
+      .map(([chain, h]) => ({
+        chain_id: Number(chain),
+        block: h.block,
+        time: h.time,
+        exact: searched.has(Number(chain)),
+        behind_clock_s: Math.max(0, Math.round(now - h.time)),
+      }))
+      .sort((a, b) => a.chain_id - b.chain_id);
+  }
+
   /** Checks that the service has blocks on each chain (one request per chain when a hint holds). */
   async checkServed(chainIds: Iterable<number>): Promise<void> {
-    const checks = [...new Set(chainIds)].map((chainId) => {
-      let p = this.served.get(chainId) ?? this.heads.get(chainId)?.then(() => undefined);
-      if (!p) {
-        p = (async () => {
-          const probe = this.probe(chainId);
-          const r = await findAnyBlock(probe, this.hints(chainId));
-          this.requests += r.requests;
-          if (!r.block) throw chainNotServed(chainId, r.requests);
-          this.remember(chainId, r.block.block_number, r.block.block_timestamp);
-        })();
-        this.served.set(chainId, p);
-      }
-      return p;
-    });
+    const checks = [...new Set(chainIds)].map((chainId) => this.servedBlock(chainId));
     // Every chain's check runs at once; the first chain (in job order) that fails is the error.
     const results = await Promise.allSettled(checks);
     const failed = results.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
+  }
+
+  /**
+   * Whether the service serves `point` (a block number, or a block time) on the chain, proven by a
+   * block at or past it: a block this run already knows (the head an earlier run found, checked by
+   * the served check), else one probe aimed at it from the blocks known (at most three when block
+   * times are uneven). false: not proven, and the caller searches the head. Never the clock.
+   */
+  async serves(chainId: number, axis: Axis, point: number): Promise<boolean> {
+    const reaches = (b: KnownBlock) => (axis === 'block' ? b.block_number : b.block_timestamp) >= point;
+    // An unknown contract is the precise cause when the chain then looks unserved (its hints fail).
+    await this.checkContracts(
+      this.job.targets.flatMap((t) => (t.kind === 'contract' && t.chains.includes(chainId) ? [{ contract: t.contract, chainId }] : [])),
+    );
+    await this.servedBlock(chainId);
+    for (let probes = 0; probes < 3; probes++) {
+      const known = this.knownBlocks(chainId);
+      if (known.some(reaches)) return true;
+      // One block gives no block time: its predecessor does (one probe more).
+      const single = known.length === 1 && known[0]!.block_number > 0 ? known[0]!.block_number - 1 : undefined;
+      const target = axis === 'block' ? point : (blockNear(known, point) ?? single);
+      if (target === undefined) return false;
+      this.requests++;
+      const b = await this.probe(chainId)(target);
+      if (!b) return false;
+      this.remember(chainId, b.block_number, b.block_timestamp);
+      this.see(chainId, b);
+      if (axis === 'block') return reaches(b);
+    }
+    return this.knownBlocks(chainId).some(reaches);
+  }
+
+  /** The block the served check found (cached: one check per chain and run; a head found serves too). */
+  private servedBlock(chainId: number): Promise<KnownBlock> {
+    let p = this.served.get(chainId);
+    if (!p) {
+      const head = this.heads.get(chainId);
+      p = head
+        ? head.then((h) => ({ block_number: h.block!, block_timestamp: h.time! }))
+        : (async () => {
+            const probe = this.probe(chainId);
+            const r = await findAnyBlock(probe, this.hints(chainId));
+            this.requests += r.requests;
+            if (!r.block) throw chainNotServed(chainId, r.requests);
+            this.remember(chainId, r.block.block_number, r.block.block_timestamp);
+            this.see(chainId, r.block);
+            return r.block;
+          })();
+      this.served.set(chainId, p);
+    }
+    return p;
+  }
+
+  /** Blocks with a time this run has seen on the chain (served check, probes, a wallet's rows). */
+  private knownBlocks(chainId: number): KnownBlock[] {
+    const found = this.found[chainId];
+    return [...(found ? [{ block_number: found.block, block_timestamp: found.time }] : []), ...(this.seen.get(chainId) ?? [])];
+  }
+
+  private see(chainId: number, b: KnownBlock): void {
+    const seen = this.seen.get(chainId) ?? [];
+    if (!seen.some((x) => x.block_number === b.block_number))
+      this.seen.set(chainId, [...seen, { block_number: b.block_number, block_timestamp: b.block_timestamp }]);
   }
 
   /**
@@ -186,7 +273,8 @@ export class ChainChecks {
     // The oldest row too, in the same round trip: two blocks give the window edges a block time
     // (one alone costs a request for the block before it, one round trip more before any page).
     const [newest, oldest] = await Promise.all([ask('desc'), ask('asc').catch(() => undefined)]);
-    if (typeof oldest === 'object') this.seen.set(chainId, [...(this.seen.get(chainId) ?? []), oldest]);
+    if (typeof oldest === 'object') this.see(chainId, oldest);
+    if (typeof newest === 'object') this.see(chainId, newest);
     return newest;
   }
 
@@ -204,4 +292,22 @@ export class ChainChecks {
 /** Chain heads for the planner (`to: latest`), through a run's ChainChecks. */
 export function headFinder(checks: ChainChecks): (chainId: number) => Promise<ChainHead> {
   return (chainId) => checks.head(chainId);
+}
+
+/**
+ * A block number expected a little past `time`, from the blocks known (their spacing; with one
+ * block, none): aimed past it by a margin so that uneven block times still land at or after it.
+ */
+export function blockNear(known: readonly KnownBlock[], time: number): number | undefined {
+  if (known.length < 2) return undefined;
+  let low = known[0]!;
+  let high = known[0]!;
+  for (const b of known) {
+    if (b.block_number < low.block_number) low = b;
+    if (b.block_number > high.block_number) high = b;
+  }
+  if (high.block_number === low.block_number || high.block_timestamp <= low.block_timestamp) return undefined;
+  const spacing = (high.block_timestamp - low.block_timestamp) / (high.block_number - low.block_number);
+  const ahead = Math.max(0, (time - high.block_timestamp) / spacing);
+  return high.block_number + Math.ceil(ahead * 1.01) + 1;
 }

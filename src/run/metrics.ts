@@ -158,6 +158,19 @@ export function renderMetrics(report: RunReport): string {
       help: 'HTTP 429 responses the last run received',
       samples: [{ labels: {}, value: report.responses_429 }],
     },
+    {
+      name: 'insight_export_service_head_behind_seconds',
+      help: "Seconds from the time of the newest block the service served in the last run to the run's clock, by chain (how far its index lags)",
+      samples: (report.service_heads ?? []).map((h) => ({ labels: { chain_id: String(h.chain_id) }, value: h.behind_clock_s })),
+    },
+    {
+      name: 'insight_export_range_clamped_lag',
+      help: "How far the last run's exportable end lagged the job's fixed range.to (blocks or seconds, the range's unit), by chain; 0 when not clamped",
+      samples: Object.keys(report.by_chain).map((c) => ({
+        labels: { chain_id: c },
+        value: report.range_clamped.find((x) => String(x.chain_id) === c)?.lag ?? 0,
+      })),
+    },
     ...reorgFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),

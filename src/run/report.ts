@@ -3,6 +3,7 @@ import type { Plan } from '../plan/index.js';
 import type { InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
+import type { ServiceHead } from './chains.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -36,7 +37,12 @@ export interface RunReport {
    * Chains whose fixed range.to lies past the head minus the safety lag: this run exported up to
    * `end` (exclusive) only, like `to: latest`; later runs export the rest.
    */
-  range_clamped: { chain_id: number; to: number; end: number }[];
+  range_clamped: RangeClamped[];
+  /**
+   * Per chain, the newest block the service was seen to serve: its head (`exact`), or the block that
+   * proved the job's range served; and how far it is behind the clock (shown, never used to decide).
+   */
+  service_heads?: ServiceHead[];
   /** Reorganisations this run found under completed windows (one per unit), and the windows it exported again for them. */
   reorgs?: ReorgFound[];
   windows_reexported?: number;
@@ -65,6 +71,16 @@ export interface RunReport {
   error?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
+}
+
+/** A chain whose range this run ended before `to`: what the service serves ends at `end` (exclusive). */
+export interface RangeClamped {
+  chain_id: number;
+  to: number;
+  end: number;
+  /** How far the exportable end lags `to`, in the range's unit: blocks (range by block) or seconds (by time). */
+  lag: number;
+  lag_unit: 'blocks' | 'seconds';
 }
 
 /** A file a run wrote. */
@@ -99,6 +115,7 @@ export interface ReportInput {
   /** "i/N" when the run exported one shard. */
   shard?: string | null;
   reorgs?: ReorgFound[];
+  serviceHeads?: ServiceHead[];
 }
 
 export function buildReport(r: ReportInput): RunReport {
@@ -129,7 +146,14 @@ export function buildReport(r: ReportInput): RunReport {
       (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
     ),
     shard: r.shard ?? null,
-    range_clamped: (r.plan.clamped ?? []).map((c) => ({ chain_id: c.chainId, to: c.to, end: c.end })),
+    range_clamped: (r.plan.clamped ?? []).map((c) => ({
+      chain_id: c.chainId,
+      to: c.to,
+      end: c.end,
+      lag: c.to - c.end,
+      lag_unit: r.plan.axis === 'block' ? 'blocks' : 'seconds',
+    })),
+    service_heads: r.serviceHeads ?? [],
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),

@@ -13,7 +13,7 @@ import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/le
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
 import { BlockLookup } from '../source/block-by-number.js';
-import { DATASETS, isSnapshot } from '../datasets/index.js';
+import { capabilitiesOf, DATASETS, isSnapshot } from '../datasets/index.js';
 import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
 import { resolveWalletNames, TargetFactory } from './targets.js';
@@ -191,6 +191,9 @@ async function runAgainst(
   let reorgs: ReorgFound[] = [];
   if (!input.force) ({ completed, reorgs } = await repairReorgs({ job, state, completed, owns, blocks, logger, dryRun, repairs }));
   const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
+  const serviceHeads = await chains.serviceHeads(run.started / 1000);
+  for (const h of serviceHeads)
+    logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
   const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
     buildReport({
       job,
@@ -203,6 +206,7 @@ async function runAgainst(
       interrupted,
       shard: shard ? shardLabel(shard) : null,
       reorgs,
+      serviceHeads,
     });
   if (dryRun) {
     logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
@@ -255,6 +259,10 @@ interface PlanInputs {
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
   const { completed, heads, blocks, chains, shard } = p;
   const logger = input.logger;
+  // The targets built from the job's own options (aggregate expressions) are checked before the
+  // plan asks the service anything; a list target's decoder is built with its first window.
+  const factory = new TargetFactory(job);
+  for (const spec of unitSpecs(job)) if (capabilitiesOf(spec.dataset).target !== 'list') await factory.forDataset(spec);
   const plan = planForShard(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
@@ -263,16 +271,16 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
         if (head.block !== undefined && head.time !== undefined) blocks.headFound(chainId, head.block, head.time);
         return head;
       },
+      serves: (chainId, axis, point) => chains.serves(chainId, axis, point),
     }),
     shard,
   );
   input.onPlan?.(plan);
   for (const c of plan.clamped)
     logger.warn(
-      { chainId: c.chainId, to: c.to, end: c.end },
-      'range.to is past the chain head minus the safety lag: exporting up to the head now, the rest in later runs',
+      { chainId: c.chainId, to: c.to, end: c.end, lag: c.to - c.end, lag_unit: plan.axis === 'block' ? 'blocks' : 'seconds' },
+      'range.to is past what the service serves (its head minus the safety lag): exporting up to its head now, the rest in later runs as it indexes them',
     );
-  const factory = new TargetFactory(job);
   const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
   // A chain the service does not serve, or a contract it never saw, answers with empty pages:
   // refuse them before exporting anything (after the job's own checks, which need no request).

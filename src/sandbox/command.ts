@@ -40,6 +40,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
   'extra-chains'?: number | undefined;
+  'indexed-until'?: string | undefined;
   compress?: boolean | undefined;
   'nft-instance-limit'?: number | undefined;
   'nft-distinct-amount'?: boolean | undefined;
@@ -114,6 +115,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     goAggregations: args['go-aggregations'],
     richContract: args['rich-contract'] === true,
     extraChains: args['extra-chains'],
+    indexedUntil: args['indexed-until'] === undefined ? undefined : blockTime(args['indexed-until'], '--indexed-until'),
     compress: args.compress !== false,
   };
   for (const [flag, option] of BEHAVIOUR_FLAGS) {
@@ -128,6 +130,18 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
   const secretKey = env.INSIGHT_SANDBOX_SECRET_KEY;
   if (clientId || secretKey) opts.auth = { clientId: clientId || undefined, secretKey: secretKey || undefined };
   return opts;
+}
+
+/** A block time given as unix seconds or an ISO 8601 date. */
+function blockTime(text: string, flag: string): number {
+  const t = /^\d+$/.test(text.trim()) ? Number(text) : Date.parse(text) / 1000;
+  if (!Number.isSafeInteger(t)) {
+    throw new SandboxOptionsError(`${flag} must be a block time`, {
+      details: `got ${JSON.stringify(text)}`,
+      hint: 'unix seconds or an ISO 8601 date, e.g. 2024-02-01T00:00:00Z',
+    });
+  }
+  return t;
 }
 
 /** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
@@ -213,6 +227,11 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('extra-chains', {
         type: 'number',
         describe: 'Serve this many small chains more (ids 1000001, 1000002, ...), e.g. for jobs with more chains than one request takes',
+      })
+      .option('indexed-until', {
+        type: 'string',
+        describe:
+          "The service's index reaches this block time only (ISO 8601 or unix seconds): later rows, counts and blocks are not served, as an indexer behind the chain",
       })
       .option('compress', {
         type: 'boolean',

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import { buildSandboxData, type ReadInterfaceSource, type SandboxData } from './data.js';
 import { SandboxHttpError, SandboxOptionsError } from './errors.js';
 import { SANDBOX_PROFILE_NAMES, withProfile, type SandboxProfile } from './profiles.js';
+import { indexedUntil } from './indexing-lag.js';
 import { REORG_ROUTE, reorgRoute } from './reorg.js';
 import { RequestStats, type SandboxStats } from './request-stats.js';
 import { Replies } from './replies.js';
@@ -123,6 +124,12 @@ export interface SandboxOptions {
   omitEmpty?: boolean;
   /** insight: resolve takes decimal numbers and 0x inputs of 10, 42 or 66 characters only (else 400 invalid input); no type unknown, no data.address. */
   strictResolve?: boolean;
+  /**
+   * The service's index reaches this block time only (unix seconds): later rows, counts and blocks
+   * are not served, as an indexer lagging the chain or back-filling it (src/sandbox/indexing-lag.ts).
+   * Moved while serving with setIndexedUntil.
+   */
+  indexedUntil?: number;
   /** insight: records as its ClickHouse columns: to_address "" for creations, function_selector "" for plain transfers, fee fields "0" on legacy transactions, max_fee_per_blob_gas and blob_versioned_hashes. */
   indexerRecords?: boolean;
 }
@@ -140,6 +147,8 @@ export interface SandboxServer<D extends ReadInterfaceSource> {
   setFaults(f: FaultOptions | null): void;
   setLatency(l: SandboxOptions['latency'] | null): void;
   setRateLimit(r: SandboxOptions['rateLimit'] | null): void;
+  /** The block time the service's index reaches (undefined: every block the data has). */
+  setIndexedUntil(until: number | undefined): void;
   stats(): SandboxStats;
   resetStats(): void;
   close(): Promise<void>;
@@ -167,6 +176,9 @@ function validateOptions(opts: SandboxOptions): void {
   }
   if (opts.rateLimit && !(opts.rateLimit.requestsPerSecond > 0)) {
     throw new SandboxOptionsError(`invalid rate limit ${opts.rateLimit.requestsPerSecond}`, { hint: 'requestsPerSecond must be > 0' });
+  }
+  if (opts.indexedUntil !== undefined && !Number.isSafeInteger(opts.indexedUntil)) {
+    throw new SandboxOptionsError(`invalid indexedUntil ${opts.indexedUntil}`, { hint: 'a block time in unix seconds' });
   }
   if (opts.nftPageSize !== undefined && !(Number.isInteger(opts.nftPageSize) && opts.nftPageSize > 0)) {
     throw new SandboxOptionsError(`invalid nftPageSize ${opts.nftPageSize}`);
@@ -204,7 +216,11 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const timers = new Timers();
   const conditions = new ServiceConditions(opts);
   const replies = new Replies(opts, stats, timers);
-  const answer = routeAnswers(data, opts);
+  let until = opts.indexedUntil;
+  const answer = routeAnswers(
+    indexedUntil(data, () => until),
+    opts,
+  );
   const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer });
 
   const sockets = new Set<Socket>();
@@ -245,6 +261,10 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     setRateLimit: (r) => {
       if (r) validateOptions({ rateLimit: r });
       conditions.setRateLimit(r);
+    },
+    setIndexedUntil: (t) => {
+      validateOptions({ indexedUntil: t });
+      until = t;
     },
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),

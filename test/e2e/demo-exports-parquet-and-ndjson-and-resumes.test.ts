@@ -34,10 +34,10 @@ function summaryOf(stdout: string): string {
   return stdout.slice(stdout.indexOf('What out holds'));
 }
 
-it('writes Parquet and NDJSON.gz under ./out of the working directory, 24 files each, with state', () => {
+it('writes Parquet and NDJSON.gz under ./out of the working directory, 18 files each (3 days x 3 chains x 2 tables), with state', () => {
   const files = listFiles(join(tmp.dir, 'out'));
-  expect(files.filter((f) => f.startsWith('parquet/') && f.endsWith('.parquet'))).toHaveLength(24);
-  expect(files.filter((f) => f.startsWith('ndjson/') && f.endsWith('.ndjson.gz'))).toHaveLength(24);
+  expect(files.filter((f) => f.startsWith('parquet/') && f.endsWith('.parquet'))).toHaveLength(18);
+  expect(files.filter((f) => f.startsWith('ndjson/') && f.endsWith('.ndjson.gz'))).toHaveLength(18);
   expect(files.some((f) => f.startsWith('parquet/_state/demo/completed/'))).toBe(true);
   expect(files.some((f) => f.startsWith('ndjson/_state/demo/completed/'))).toBe(true);
 });
@@ -45,7 +45,7 @@ it('writes Parquet and NDJSON.gz under ./out of the working directory, 24 files 
 it("the output holds exactly the sandbox's rows for the demo job, in both formats", async () => {
   // The demo's in-process sandbox: the default data set (seed 42, 20k transactions).
   const data = buildSandboxData({});
-  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
+  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-04') };
   const alice = data.wallet('alice.eth')!.address;
   const txIds = truthWalletTransactions(data, alice, [1, 8453, 42161], range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
   const evIds = data.contracts
@@ -70,11 +70,11 @@ it("the output holds exactly the sandbox's rows for the demo job, in both format
 
 it('prints rows per table for both formats and the first rows of DuckDB queries', () => {
   const out = first.stdout;
-  expect(out).toMatch(/parquet\s+-> out\/parquet\s+exported 24 windows/);
-  expect(out).toMatch(/ndjson\s+-> out\/ndjson\s+exported 24 windows/);
+  expect(out).toMatch(/parquet\s+-> out\/parquet\s+exported 18 windows/);
+  expect(out).toMatch(/ndjson\s+-> out\/ndjson\s+exported 18 windows/);
   for (const format of ['parquet', 'ndjson']) {
-    expect(out).toMatch(new RegExp(`${format}\\s+transactions\\s+12\\s+\\d+`));
-    expect(out).toMatch(new RegExp(`${format}\\s+events_transfer_ddf252ad_\\w+\\s+12\\s+\\d+`));
+    expect(out).toMatch(new RegExp(`${format}\\s+transactions\\s+9\\s+\\d+`));
+    expect(out).toMatch(new RegExp(`${format}\\s+events_transfer_ddf252ad_\\w+\\s+9\\s+\\d+`));
   }
   expect(out).toContain("read_parquet('out/parquet/transactions/**/*.parquet'");
   // query results: a row per (chain, day) and decoded transfers

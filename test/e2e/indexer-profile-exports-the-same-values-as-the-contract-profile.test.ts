@@ -59,7 +59,7 @@ describe('the indexer profile exports the same values as the contract profile', 
 source: { chains: [1, 8453, 42161] }
 targets:
 ${contracts.map((c) => `  - contract: "${c.address}"\n    chains: [${c.chainId}]\n    events: ["${signature}"]`).join('\n')}
-range: { from: "2024-02-01", to: "2024-02-05", chunk: 1d }
+range: { from: "2024-02-01", to: "2024-02-04", chunk: 1d }
 decode: true
 `;
     const unnamed = [await tables(rich[0], job(UNNAMED_SIGNATURE)), await tables(rich[1], job(UNNAMED_SIGNATURE))];
@@ -110,7 +110,7 @@ source: { chains: [1, 8453, 42161] }
 targets:
   - wallet: ${alice.address}
     datasets: [transactions]
-range: { from: "2024-02-01", to: "2024-02-05", chunk: 1d }
+range: { from: "2024-02-01", to: "2024-02-04", chunk: 1d }
 decode: true
 `;
     const [contract, indexer] = [await tables(rich[0], job), await tables(rich[1], job)];
@@ -144,12 +144,12 @@ targets:
 aggregates:
   group_by: ["toDate(block_timestamp) as day", block_timestamp]
   aggregate: ["count() as n", "sum(block_number) as blocks", "max(log_index) as last_log"]
-range: { from: "2024-02-01", to: "2024-02-05", chunk: 1d }
+range: { from: "2024-02-01", to: "2024-02-04", chunk: 1d }
 `;
     const [contract, indexer] = [await tables(rich[0], job), await tables(rich[1], job)];
     const table = Object.keys(contract)[0]!;
     expect(indexer[table]).toEqual(contract[table]);
-    const logs = [...rich[0].data.logs(1)].filter((e) => e.address === c.address && e.block_timestamp < Date.parse('2024-02-05') / 1000);
+    const logs = [...rich[0].data.logs(1)].filter((e) => e.address === c.address && e.block_timestamp < Date.parse('2024-02-04') / 1000);
     const groups = new Map<number, EventRecord[]>();
     for (const e of logs) groups.set(e.block_timestamp, [...(groups.get(e.block_timestamp) ?? []), e]);
     const rows = contract[table]!;

@@ -74,7 +74,7 @@ describe.each([
             events: ['Transfer(address indexed from, address indexed to, uint256 value)'],
           })),
         ],
-        range: { from: '2024-02-01', to: '2024-02-05', chunk: '6h' },
+        range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
       },
       dir: join(tmp.dir, format),
       sandbox,

@@ -20,7 +20,7 @@ import { baseEnv, listKeys, readNdjson, runCli, type CliResult } from './helpers
 const SHARDS = 3;
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';
-const TO = '2024-02-05';
+const TO = '2024-02-04';
 const PREFIX = 'exports/sharded';
 
 const sandbox = useSandbox();

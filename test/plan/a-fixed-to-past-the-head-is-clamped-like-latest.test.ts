@@ -57,13 +57,52 @@ describe('a fixed `to` past the chain head', () => {
     expect(Math.max(...fixed.units.map((u) => u.window.end))).toBe(end);
   });
 
-  it('by time: a range that ended long before now does not ask for the head', async () => {
+  it('by time: a range that ended long before now is proven served by the service, not by the clock', async () => {
+    const asked: [number, string, number][] = [];
+    const serves = async (chainId: number, axis: string, point: number) => (asked.push([chainId, axis, point]), true);
     const latest = async (): Promise<never> => {
       throw new Error('the head was asked for');
     };
-    const plan = await planJob(job('{ from: "2024-02-01", to: "2024-02-03" }'), { completed: none, latest });
+    const plan = await planJob(job('{ from: "2024-02-01", to: "2024-02-03" }'), { completed: none, latest, serves });
     expect(plan.clamped).toEqual([]);
     expect(plan.units).toHaveLength(2 * 2);
+    // The newest second the range needs, plus the safety lag, once per chain.
+    const needed = Date.UTC(2024, 1, 3) / 1000 - 1 + 900;
+    expect(asked).toEqual([
+      [1, 'time', needed],
+      [8453, 'time', needed],
+    ]);
+  });
+
+  it('by time: a past range the service has not indexed yet is clamped to its head, whatever the clock says', async () => {
+    const head = Date.UTC(2024, 1, 1, 12) / 1000;
+    const latest = async () => ({ time: head });
+    const serves = async () => false;
+    const plan = await planJob(job('{ from: "2024-01-31", to: "2024-02-03" }'), { completed: none, latest, serves });
+    const end = head - 900 + 1;
+    expect(plan.clamped.map((c) => c.end)).toEqual([end, end]);
+    expect(Math.max(...plan.units.map((u) => u.window.end))).toBe(end);
+    // Without `serves` the head decides every fixed range.
+    const noServes = await planJob(job('{ from: "2024-01-31", to: "2024-02-03" }'), { completed: none, latest });
+    expect(noServes.clamped).toEqual(plan.clamped);
+  });
+
+  it('a chain whose fixed range is complete asks nothing; a gap below the end asks only for the gap', async () => {
+    const asked: number[] = [];
+    const serves = async (_c: number, _a: string, point: number) => (asked.push(point), true);
+    const j = job('{ from: 900, to: 4000, chunk: 50 }');
+    const complete = await planJob(j, { completed: () => [{ start: 900, end: 4000 }], serves });
+    expect(complete.units).toEqual([]);
+    expect(asked).toEqual([]);
+    const gap = await planJob(j, {
+      completed: () => [
+        { start: 900, end: 1000 },
+        { start: 1050, end: 4000 },
+      ],
+      serves,
+    });
+    expect(gap.units.map((u) => u.windowKey)).toEqual(['000000001000_000000001050', '000000001000_000000001050']);
+    expect(asked).toEqual([1050 - 1 + 64, 1050 - 1 + 64]);
   });
 
   it('verify plans the whole fixed range (clampFixedTo: false)', async () => {

@@ -68,13 +68,13 @@ export function useTestCli(tmpPrefix: string): { readonly cli: TestCli; readonly
 
 const ALICE_CHAINS = [1, 8453, 42161];
 
-/** A job for the export several reliability tests run: alice.eth's transactions on three chains, 2024-02-01 to 2024-02-05, as NDJSON. */
+/** A job for the export several reliability tests run: alice.eth's transactions on three chains, 2024-02-01 to 2024-02-04, as NDJSON. */
 export function aliceTransactionsJob(sandbox: Sandbox, name: string, chunk: string, destination: string): Record<string, unknown> {
   return {
     name,
     source: { base_url: sandbox.url, chains: ALICE_CHAINS },
     targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
-    range: { from: '2024-02-01', to: '2024-02-05', chunk },
+    range: { from: '2024-02-01', to: '2024-02-04', chunk },
     output: { format: 'ndjson', destination },
   };
 }
@@ -82,7 +82,7 @@ export function aliceTransactionsJob(sandbox: Sandbox, name: string, chunk: stri
 /** item_id of every row that aliceTransactionsJob's export must hold, from the sandbox's ground truth. */
 export function aliceTransactionIds(sandbox: Sandbox): string[] {
   const alice = sandbox.data.wallet('alice.eth')!.address;
-  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
+  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-04') };
   return truthWalletTransactions(sandbox.data, alice, ALICE_CHAINS, range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
 }
 

@@ -33,7 +33,7 @@ const sandbox = useSandbox({ latency: { fixedMs: 2, jitterMs: 8 } });
 const bucket = useTestBucket('crash');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 const CHAINS = [1, 8453, 42161];
-const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-05') };
+const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-04') };
 
 const work = useTestCli('crash-trials-');
 
@@ -59,7 +59,7 @@ function job(base: string, format: Format) {
       { wallet: alice, datasets: ['transactions'] },
       { contract: susd, chains: [1], events: [TRANSFER] },
     ],
-    range: { from: '2024-02-01', to: '2024-02-05', chunk: '1d' },
+    range: { from: '2024-02-01', to: '2024-02-04', chunk: '1d' },
     output: { format, destination: join(base, 'out') },
   };
 }

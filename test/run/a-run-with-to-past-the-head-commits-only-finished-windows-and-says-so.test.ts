@@ -24,7 +24,13 @@ describe('a run whose fixed `to` lies past the chain head', () => {
     const report = await exportJob({ job, dir: tmp.dir, destination: join(tmp.dir, 'out') });
     expect(report.status).toBe('succeeded');
     const end = chain.headBlock - 64 + 1;
-    expect(report.range_clamped).toEqual([{ chain_id: 8453, to: chain.headBlock + 10_000, end }]);
+    expect(report.range_clamped).toEqual([
+      { chain_id: 8453, to: chain.headBlock + 10_000, end, lag: chain.headBlock + 10_000 - end, lag_unit: 'blocks' },
+    ]);
+    // The head the service serves, found by a head search; how far it is behind the clock is shown.
+    expect(report.service_heads).toEqual([
+      { chain_id: 8453, block: chain.headBlock, time: chain.headTimestamp, exact: true, behind_clock_s: expect.any(Number) },
+    ]);
     const markers = await Promise.all(
       listFiles(join(tmp.dir, 'out'))
         .filter((f) => f.startsWith('_state/clamp/completed/'))

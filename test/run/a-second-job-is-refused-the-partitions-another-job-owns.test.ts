@@ -50,7 +50,7 @@ describe('two jobs with the same target under one destination', () => {
     const dir = join(tmp.dir, 'same');
     const out = join(dir, 'out');
     const first = await exportJob({
-      job: job('first', { from: '2024-02-01', to: '2024-02-04' }),
+      job: job('first', { from: '2024-02-01', to: '2024-02-03' }),
       dir,
       jobFileName: 'first.yaml',
       sandbox,
@@ -86,7 +86,7 @@ describe('two jobs with the same target under one destination', () => {
 
     // The owner keeps running there, and its proof of completeness holds.
     const again = await exportJob({
-      job: job('first', { from: '2024-02-01', to: '2024-02-05' }),
+      job: job('first', { from: '2024-02-01', to: '2024-02-04' }),
       dir,
       jobFileName: 'first.yaml',
       sandbox,

@@ -3,10 +3,10 @@
  * window's edge (before its first page) starts from the blocks the check that the chain is served
  * found (the target's newest and oldest rows in the range, asked together: two blocks give a block
  * time), and proves each edge below the newest by its estimate and the block after it, asked
- * together. Only
- * a window ending past every block seen searches the head (which bounds it from above without
- * asking for the blocks the service lacks one by one). Before, the first edge search of a run
- * searched the head, a round trip per probe, and each edge took up to ~15 more.
+ * together. That the service serves the whole range (its head, never the clock, says so) costs one
+ * block aimed just past the range's end and its safety lag, which also bounds every edge search
+ * from above: no head search at all. Before, the first edge search of a run searched the head, a
+ * round trip per probe, and each edge took up to ~15 more.
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -47,8 +47,9 @@ it('exports a past range exactly, its first pages after a pair of block requests
     const rows = CHAINS.flatMap((c) => truthWalletTransactions(sandbox.data, alice, [c], { by: 'time', from, to }));
     expect(report.rows).toBe(rows.length);
 
-    // Per chain, before its first page: a pair for each of the 4 windows that start together
-    // (units_in_flight), and no block for a block time (the served check's two rows give it).
+    // Per chain, before its first page: the block proving the range served, a pair for each of the
+    // 4 windows that start together (units_in_flight), and no block for a block time (the served
+    // check's two rows give it).
     const firstPage = (c: number) =>
       proxy.requests.findIndex(
         (u) =>
@@ -60,16 +61,14 @@ it('exports a past range exactly, its first pages after a pair of block requests
       const before = proxy.requests
         .slice(0, firstPage(c))
         .filter((u) => /\/resolve\/\d+$/.test(u.pathname) && u.searchParams.get('chain_id') === String(c));
-      expect(before.length, `chain ${c}: ${before.map((u) => u.pathname).join(' ')}`).toBeLessThanOrEqual(2 * 4);
+      expect(before.length, `chain ${c}: ${before.map((u) => u.pathname).join(' ')}`).toBeLessThanOrEqual(1 + 2 * 4);
     }
-    // Per chain, in all: a pair per edge, and one head search for the last window.
+    // Per chain, in all: the block proving the range served and a pair per edge; no head search.
     const blocksAsked = proxy.requests
       .filter((u) => /\/resolve\/\d+$/.test(u.pathname))
       .map((u) => ({ chainId: Number(u.searchParams.get('chain_id')), n: Number(u.pathname.split('/').pop()) }));
     for (const c of CHAINS) {
-      const chain = sandbox.data.chain(c)!;
-      const headSearch = 2 * Math.ceil(Math.log2(chain.headBlock - chain.firstBlock)) + 2;
-      expect(blocksAsked.filter((b) => b.chainId === c).length).toBeLessThanOrEqual(2 * windows + headSearch);
+      expect(blocksAsked.filter((b) => b.chainId === c).length).toBeLessThanOrEqual(1 + 2 * windows);
     }
   } finally {
     await proxy.close();
