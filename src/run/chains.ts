@@ -39,6 +39,8 @@ export class ChainChecks {
   /** Other blocks seen on the way (a wallet's oldest row in the range), by chain id: they bound window edges. */
   readonly seen = new Map<number, KnownBlock[]>();
   private readonly heads = new Map<number, Promise<ChainHead>>();
+  /** The lowest block number a probe found missing, by chain: the head lies below it. */
+  private readonly absent = new Map<number, number>();
   private readonly served = new Map<number, Promise<KnownBlock>>();
   private readonly resolved = new Map<string, Promise<ResolveResponse>>();
   private readonly newest = new Map<string, Promise<number | KnownBlock | undefined>>();
@@ -56,7 +58,7 @@ export class ChainChecks {
     if (!p) {
       p = (async () => {
         const probe = this.probe(chainId);
-        const search = await findChainHead(probe, chainId, this.hints(chainId));
+        const search = await findChainHead(probe, chainId, this.hints(chainId), this.absent.get(chainId));
         this.requests += search.requests;
         const h = search.head;
         this.remember(chainId, h.block_number, h.block_timestamp);
@@ -118,13 +120,16 @@ export class ChainChecks {
     for (let probes = 0; probes < 3; probes++) {
       const known = this.knownBlocks(chainId);
       if (known.some(reaches)) return true;
-      // One block gives no block time: its predecessor does (one probe more).
+      // One block gives no block time (unless an earlier run kept the chain's): its predecessor does (one probe more).
       const single = known.length === 1 && known[0]!.block_number > 0 ? known[0]!.block_number - 1 : undefined;
-      const target = axis === 'block' ? point : (blockNear(known, point) ?? single);
+      const target = axis === 'block' ? point : (blockNear(known, point, this.known[chainId]?.seconds_per_block) ?? single);
       if (target === undefined) return false;
       this.requests++;
       const b = await this.probe(chainId)(target);
-      if (!b) return false;
+      if (!b) {
+        this.absent.set(chainId, Math.min(target, this.absent.get(chainId) ?? Infinity));
+        return false;
+      }
       this.remember(chainId, b.block_number, b.block_timestamp);
       this.see(chainId, b);
       if (axis === 'block') return reaches(b);
@@ -193,6 +198,19 @@ export class ChainChecks {
   private remember(chainId: number, block: number, time: number): void {
     const prev = this.found[chainId] ?? this.known[chainId];
     if (!prev || prev.block <= block) this.found[chainId] = { block, time };
+  }
+
+  /**
+   * The heads to keep for the next run: the newest block found per chain, with the chain's mean
+   * block time from the two blocks furthest apart that this run knows (else the one kept before).
+   */
+  headsToKeep(): KnownHeads {
+    const out: KnownHeads = {};
+    for (const [chain, h] of Object.entries(this.found)) {
+      const spacing = meanBlockTime(this.knownBlocks(Number(chain))) ?? this.known[chain]?.seconds_per_block;
+      out[chain] = { ...h, ...(spacing === undefined ? {} : { seconds_per_block: spacing }) };
+    }
+    return out;
   }
 
   /**
@@ -294,11 +312,8 @@ export function headFinder(checks: ChainChecks): (chainId: number) => Promise<Ch
   return (chainId) => checks.head(chainId);
 }
 
-/**
- * A block number expected a little past `time`, from the blocks known (their spacing; with one
- * block, none): aimed past it by a margin so that uneven block times still land at or after it.
- */
-export function blockNear(known: readonly KnownBlock[], time: number): number | undefined {
+/** Seconds per block between the two blocks furthest apart; undefined with fewer than two. */
+function meanBlockTime(known: readonly KnownBlock[]): number | undefined {
   if (known.length < 2) return undefined;
   let low = known[0]!;
   let high = known[0]!;
@@ -307,7 +322,19 @@ export function blockNear(known: readonly KnownBlock[], time: number): number | 
     if (b.block_number > high.block_number) high = b;
   }
   if (high.block_number === low.block_number || high.block_timestamp <= low.block_timestamp) return undefined;
-  const spacing = (high.block_timestamp - low.block_timestamp) / (high.block_number - low.block_number);
-  const ahead = Math.max(0, (time - high.block_timestamp) / spacing);
+  return (high.block_timestamp - low.block_timestamp) / (high.block_number - low.block_number);
+}
+
+/**
+ * A block number expected a little past `time`, from the blocks known (their mean block time, or
+ * `spacing` when one block is known): aimed past it by a margin so that uneven block times still
+ * land at or after it.
+ */
+export function blockNear(known: readonly KnownBlock[], time: number, spacing?: number): number | undefined {
+  if (known.length === 0) return undefined;
+  const high = known.reduce((a, b) => (b.block_number > a.block_number ? b : a));
+  const perBlock = meanBlockTime(known) ?? spacing;
+  if (perBlock === undefined) return undefined;
+  const ahead = Math.max(0, (time - high.block_timestamp) / perBlock);
   return high.block_number + Math.ceil(ahead * 1.01) + 1;
 }

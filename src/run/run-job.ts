@@ -214,7 +214,7 @@ async function runAgainst(
     return { ...reportOf([], false), dry_run: true, would_export: wouldExport, empty_units: [] };
   }
   held.assertHeld();
-  await writeKnownHeads(store, job.name, chains.found).catch((err: Error) =>
+  await writeKnownHeads(store, job.name, chains.headsToKeep()).catch((err: Error) =>
     logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
   );
   logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');

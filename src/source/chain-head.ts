@@ -104,20 +104,31 @@ export async function findAnyBlock(
  * about 2*log2(blocks since then): ~20 requests for a day of a 2-second chain.
  * Throws ChainNotServedError when the service has no block at all on the chain.
  */
-export async function findChainHead(probe: BlockProbe, chainId: number, hints: readonly BlockHint[] = []): Promise<HeadSearch> {
+export async function findChainHead(
+  probe: BlockProbe,
+  chainId: number,
+  hints: readonly BlockHint[] = [],
+  /** A block number the service was seen not to have: the search bisects below it without doubling. */
+  absent?: number,
+): Promise<HeadSearch> {
   const start = await findAnyBlock(probe, hints);
   let requests = start.requests;
   if (!start.block) throw chainNotServed(chainId, requests);
   let low: KnownBlock = start.block;
   let lowN = low.block_number;
-  let step = 1;
-  let high = lowN + step;
-  let highBlock: BlockRecord | null;
-  while ((requests++, (highBlock = await probe(high)))) {
-    low = highBlock;
-    lowN = high;
-    step *= 2;
+  let high: number;
+  if (absent !== undefined && absent > lowN) {
+    high = absent;
+  } else {
+    let step = 1;
     high = lowN + step;
+    let highBlock: BlockRecord | null;
+    while ((requests++, (highBlock = await probe(high)))) {
+      low = highBlock;
+      lowN = high;
+      step *= 2;
+      high = lowN + step;
+    }
   }
   while (high - lowN > 1) {
     const mid = lowN + Math.floor((high - lowN) / 2);

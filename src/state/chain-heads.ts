@@ -5,6 +5,8 @@ export interface KnownHead {
   block: number;
   /** Unix seconds of that block. */
   time: number;
+  /** The chain's mean block time, from two blocks far apart: aims the next run's probe of a block time. */
+  seconds_per_block?: number;
 }
 
 export type KnownHeads = Record<string, KnownHead>;
@@ -24,7 +26,13 @@ export async function readKnownHeads(store: ObjectStore, jobName: string): Promi
     if (typeof parsed !== 'object' || parsed === null) return {};
     const out: KnownHeads = {};
     for (const [chain, h] of Object.entries(parsed as Record<string, Partial<KnownHead>>)) {
-      if (Number.isSafeInteger(h?.block) && Number.isSafeInteger(h?.time)) out[chain] = { block: h.block!, time: h.time! };
+      if (!Number.isSafeInteger(h?.block) || !Number.isSafeInteger(h?.time)) continue;
+      const spacing = h.seconds_per_block;
+      out[chain] = {
+        block: h.block!,
+        time: h.time!,
+        ...(typeof spacing === 'number' && Number.isFinite(spacing) && spacing > 0 ? { seconds_per_block: spacing } : {}),
+      };
     }
     return out;
   } catch {
