@@ -158,6 +158,11 @@ export function renderMetrics(report: RunReport): string {
       help: 'HTTP 429 responses the last run received',
       samples: [{ labels: {}, value: report.responses_429 }],
     },
+    {
+      name: 'insight_export_run_rows_rejected',
+      help: 'Rows the service sent that the last run did not write, by reason (other_chain, outside_slice, other_wallet, other_contract, other_event)',
+      samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
     ...reorgFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),
