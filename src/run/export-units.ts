@@ -289,7 +289,7 @@ function logRejected(w: WindowExport, stats: PagingStats): void {
         block: ds.position(row).block_number,
       },
     },
-    'the service sent rows that are not the target’s, of a chain not asked for or outside the slice asked for; dropped',
+    'the service sent rows of another target, chain or slice; dropped',
   );
 }
 

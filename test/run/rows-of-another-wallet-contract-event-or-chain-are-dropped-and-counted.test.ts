@@ -6,8 +6,10 @@
  * (pageSize 20) so that full answers, whose foreign rows count toward the limit, are split.
  */
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
+import { createLogger } from '../../src/log.js';
 import {
   expectedTransactionRow,
   expectedTransferRow,
@@ -44,7 +46,15 @@ describe('rows of another wallet, contract, event or chain', () => {
       const tokens = sandbox.data.contracts.filter((c) => c.symbol === 'SUSD');
       const dir = join(tmp.dir, format);
       sandbox.resetStats();
+      const lines: any[] = [];
+      const destination = new Writable({
+        write(chunk, _enc, done) {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      });
       const report = await exportJob({
+        logger: createLogger({ level: 'warn', destination }),
         job: {
           name: 'foreign-rows',
           source: { base_url: 'sandbox', chains: CHAINS },
@@ -72,6 +82,14 @@ describe('rows of another wallet, contract, event or chain', () => {
         other_contract: sent.other_contract,
         other_event: sent.other_event,
       });
+      // One warning per window that dropped rows, with one of them.
+      const warnings = lines.filter((l) => l.msg === 'the service sent rows of another target, chain or slice; dropped');
+      expect(warnings.length).toBeGreaterThan(0);
+      expect(new Set(warnings.map((l) => `${l.unit} ${l.window}`)).size).toBe(warnings.length);
+      expect(warnings.reduce((n, l) => n + Object.values(l.rejected as Record<string, number>).reduce((a, b) => a + b, 0), 0)).toBe(
+        Object.values(sent).reduce((a, b) => a + b!, 0),
+      );
+      for (const l of warnings) expect(Object.keys(l.example).sort()).toEqual(['block', 'chainId', 'itemId', 'reason']);
       const byChain = Object.values(report.by_chain).reduce((n, f) => n + Object.values(f.rows_rejected).reduce((a, b) => a + b!, 0), 0);
       expect(byChain).toBe(Object.values(sent).reduce((a, b) => a + b!, 0));
 
