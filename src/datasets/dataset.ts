@@ -1,7 +1,7 @@
 import { isoTime, type Column, type Row } from '../columns/columns.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
-import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';
+import type { ChainDone, PagedBatch, RejectReason, SliceAxis } from '../source/paginator.js';
 
 /** What a window of a work unit is measured in. */
 export type WindowAxis = 'block' | 'time';
@@ -77,6 +77,12 @@ export interface PagedCollection<Target, Rec> {
    */
   sliceAxes(axis: WindowAxis): SliceAxis<Rec>[];
   fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
+  /**
+   * Why a record the service sent for `target` is not the target's (another wallet, contract or
+   * event), or null when it is. The paginator drops and counts such records; it checks their chain
+   * and slice itself.
+   */
+  foreignReason(record: Rec, target: Target): RejectReason | null;
 }
 
 /**
@@ -120,6 +126,11 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
   toRow(record: Rec, target: Target): Row;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
   partitionDate?(row: Row): string;
+}
+
+/** `a` and `b` name the same address or hash (the service may send either case). */
+export function sameHex(a: string | null | undefined, b: string): boolean {
+  return a === b || (typeof a === 'string' && a.toLowerCase() === b.toLowerCase());
 }
 
 /** Columns every row of every list dataset starts with (DESIGN.md conventions). */

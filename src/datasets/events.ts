@@ -1,5 +1,5 @@
 import { column, type Column, type Row } from '../columns/columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, sameHex, type ListDataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import { createHash } from 'node:crypto';
@@ -83,6 +83,10 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
     async fetchPage(client, target, req) {
       const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode), req.held);
       return response.data;
+    },
+    foreignReason(r, target) {
+      if (!sameHex(r.address, target.address)) return 'other_contract';
+      return sameHex(r.topics[0], target.signature.topic0) ? null : 'other_event';
     },
   },
   position: (r) => r,

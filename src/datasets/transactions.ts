@@ -1,5 +1,5 @@
 import { column, type Column, type Row } from '../columns/columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type ListDataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
@@ -78,6 +78,8 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
       const response = await client.walletTransactions(target.address, pageQuery(req, target.decode), req.held);
       return response.data;
     },
+    foreignReason: (r, target) =>
+      sameHex(r.from_address, target.address) || sameHex(r.to_address, target.address) ? null : 'other_wallet',
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,

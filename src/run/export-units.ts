@@ -7,7 +7,16 @@ import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
 import type { Filters } from '../source/query.js';
 import { MAX_LIMIT } from '../source/query.js';
-import { newPagingStats, pageWindow, TARGET_FILL, type ChainDone, type PagedBatch, type PagingStats } from '../source/paginator.js';
+import {
+  newPagingStats,
+  pageWindow,
+  rejectedTotals,
+  TARGET_FILL,
+  type ChainDone,
+  type PagedBatch,
+  type PagingStats,
+  type RejectReason,
+} from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
 import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
@@ -84,6 +93,8 @@ export interface UnitOutcome {
   error?: string;
   /** What the dataset found amiss in a window it exported all the same (e.g. NFT collections the explorer cut short). */
   warnings?: string[];
+  /** Rows the service sent for this chain's window that were not written, by reason (see PagingStats.rejected). */
+  rejected?: Partial<Record<RejectReason, number>>;
 }
 
 export class UnitAbandonedError extends Error {
@@ -202,8 +213,8 @@ async function exportGroup(
   // Chains whose rows are all in finish while the others page, and after the window's last page.
   const finishing: Promise<void>[] = [];
   let failure: { err: unknown } | undefined;
+  const stats = newPagingStats();
   try {
-    const stats = newPagingStats();
     const edges = await windowEdges(group, opts);
     // Whatever the source streams, a window never writes an item_id twice (rowKey, by chain).
     const written = new Map<number, Set<string>>();
@@ -239,25 +250,47 @@ async function exportGroup(
       // microtasks, and responses wait behind it with their request slots taken.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (repeated + stats.outsideSlice + stats.repeated > 0) {
-      w.log.warn(
-        { repeatedAcrossSlices: repeated, outsideSlice: stats.outsideSlice, repeatedInSlice: stats.repeated },
-        'the service sent rows twice or outside the slice asked for; dropped',
-      );
+    if (repeated + stats.repeated > 0) {
+      w.log.warn({ repeatedAcrossSlices: repeated, repeatedInSlice: stats.repeated }, 'the service sent rows twice; dropped');
     }
   } catch (err) {
     failure = { err };
   } finally {
     pool.windows--;
+    logRejected(w, stats);
   }
   return {
     outcomes: (async () => {
       // Every finish settles before the unfinished chains fail: a chain whose rows were all in still commits.
       const failed = (await Promise.allSettled(finishing)).find((r) => r.status === 'rejected');
       if (failure || failed) await failUnfinished(w, failure ? failure.err : failed!.reason);
-      return group.map((u) => w.results.get(u.chainId)!);
+      return group.map((u) => {
+        const o = w.results.get(u.chainId)!;
+        const rejected = stats.rejected.get(u.chainId);
+        return rejected ? { ...o, rejected } : o;
+      });
     })(),
   };
+}
+
+/** One warning per window for the rows the service sent that were not the request's, with the first of them. */
+function logRejected(w: WindowExport, stats: PagingStats): void {
+  const example = stats.rejectedExample;
+  if (!example) return;
+  const ds = w.group[0]!.dataset;
+  const row = example.row;
+  w.log.warn(
+    {
+      rejected: rejectedTotals(stats),
+      example: {
+        reason: example.reason,
+        itemId: ds.itemId(row, w.group[0]!.target),
+        chainId: ds.chainId(row),
+        block: ds.position(row).block_number,
+      },
+    },
+    'the service sent rows of another target, chain or slice; dropped',
+  );
 }
 
 /** The chain's file writer of this window, created with its first rows. */
@@ -346,6 +379,7 @@ function windowPages(
     },
     chainId: (r) => ds.chainId(r),
     itemId: (r) => ds.itemId(r, first.target),
+    reject: (r) => collection.foreignReason(r, first.target),
     onSplit: (chainId, slice) => w.log.debug({ chainId, slice }, 'slice came back full: split'),
   });
 }

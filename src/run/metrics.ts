@@ -171,6 +171,11 @@ export function renderMetrics(report: RunReport): string {
         value: report.range_clamped.find((x) => String(x.chain_id) === c)?.lag ?? 0,
       })),
     },
+    {
+      name: 'insight_export_run_rows_rejected',
+      help: 'Rows the service sent that the last run did not write, by reason (other_chain, outside_slice, other_wallet, other_contract, other_event)',
+      samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
     ...reorgFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),

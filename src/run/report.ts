@@ -4,6 +4,7 @@ import type { InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
+import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -28,6 +29,12 @@ export interface RunReport {
   requests: number;
   retries: number;
   responses_429: number;
+  /**
+   * Rows the service sent that were not written, by reason: of a chain not asked for
+   * (other_chain), outside the block range asked for (outside_slice), of another wallet
+   * (other_wallet), contract (other_contract) or event (other_event). Every reason is listed.
+   */
+  rows_rejected: Record<RejectReason, number>;
   failed: { unit: string; window: [number, number]; error: string }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
   warnings: { unit: string; window: [number, number]; warning: string }[];
@@ -101,6 +108,8 @@ export interface RunFigures {
   rows: number;
   files: number;
   bytes: number;
+  /** As RunReport.rows_rejected, the reasons that occurred only (a row of a chain not asked for counts under the first chain its request asked for). */
+  rows_rejected: Partial<Record<RejectReason, number>>;
 }
 
 export interface ReportInput {
@@ -141,6 +150,7 @@ export function buildReport(r: ReportInput): RunReport {
     requests: stats.requests,
     retries: stats.retries,
     responses_429: stats.status429,
+    rows_rejected: rowsRejected(r.outcomes),
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
     warnings: r.outcomes.flatMap((o) =>
       (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
@@ -203,6 +213,7 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
     requests: stats?.requests ?? 0,
     retries: stats?.retries ?? 0,
     responses_429: stats?.status429 ?? 0,
+    rows_rejected: rowsRejected([]),
     failed: [],
     warnings: [],
     shard: r.shard ?? null,
@@ -243,7 +254,8 @@ function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string,
   const groups = new Map<string, RunFigures>();
   const group = (key: string): RunFigures => {
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { windows: { planned: 0, done: 0, failed: 0, abandoned: 0 }, rows: 0, files: 0, bytes: 0 }));
+    if (!g)
+      groups.set(key, (g = { windows: { planned: 0, done: 0, failed: 0, abandoned: 0 }, rows: 0, files: 0, bytes: 0, rows_rejected: {} }));
     return g;
   };
   for (const u of plan.units) group(keyOf(u.unitKey, u.chainId)).windows.planned++;
@@ -253,9 +265,16 @@ function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string,
     g.rows += o.rows;
     g.files += o.files;
     g.bytes += o.bytes;
+    if (o.rejected) addRejected(g.rows_rejected, o.rejected);
   }
   const keys = [...groups.keys()].sort((a, b) => (/^\d+$/.test(a) && /^\d+$/.test(b) ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(keys.map((k) => [k, groups.get(k)!]));
+}
+
+function rowsRejected(outcomes: UnitOutcome[]): Record<RejectReason, number> {
+  const all: Partial<Record<RejectReason, number>> = {};
+  for (const o of outcomes) if (o.rejected) addRejected(all, o.rejected);
+  return Object.fromEntries(REJECT_REASONS.map((reason) => [reason, all[reason] ?? 0])) as Record<RejectReason, number>;
 }
 
 function sum(outcomes: UnitOutcome[], field: 'rows' | 'files' | 'bytes'): number {

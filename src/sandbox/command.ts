@@ -34,6 +34,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'unstable-order'?: boolean | undefined;
   'indexer-limits'?: boolean | undefined;
   'repeat-earlier-rows'?: number | undefined;
+  'foreign-rows'?: number | undefined;
   'ok-error-body'?: number | undefined;
   'ok-without-data'?: number | undefined;
   'go-values'?: boolean | undefined;
@@ -109,6 +110,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     unstableOrder: args['unstable-order'],
     indexerLimits: args['indexer-limits'],
     repeatEarlierRows: args['repeat-earlier-rows'],
+    foreignRows: args['foreign-rows'],
     okErrorBody: args['ok-error-body'],
     okWithoutData: args['ok-without-data'],
     goValues: args['go-values'],
@@ -208,6 +210,10 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('repeat-earlier-rows', {
         type: 'number',
         describe: 'Rate (0..1) of pages that start early, repeating rows an earlier page carried in earlier blocks',
+      })
+      .option('foreign-rows', {
+        type: 'number',
+        describe: 'Rate (0..1) of list rows followed by a row at the same position of another wallet, contract, event or chain',
       })
       .option('ok-error-body', { type: 'number', describe: 'Rate (0..1) of list answers that are HTTP 200 with an {"error"} body' })
       .option('ok-without-data', { type: 'number', describe: 'Rate (0..1) of row answers that are HTTP 200 with data null or missing' })

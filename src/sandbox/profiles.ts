@@ -36,7 +36,7 @@ const INDEXER: ProfileOptions = {
 export const SANDBOX_PROFILES = {
   contract: {},
   indexer: INDEXER,
-  hostile: { ...INDEXER, repeatEarlierRows: 0.1, okErrorBody: 0.05, okWithoutData: 0.05 },
+  hostile: { ...INDEXER, repeatEarlierRows: 0.1, foreignRows: 0.05, okErrorBody: 0.05, okWithoutData: 0.05 },
 } satisfies Record<string, ProfileOptions>;
 
 export type SandboxProfile = keyof typeof SANDBOX_PROFILES;

@@ -1,8 +1,12 @@
+import type { ForeignCounts, ForeignKind } from './foreign-rows.js';
+
 export interface SandboxStats {
   requests: number;
   byStatus: Record<number, number>;
   byRoute: Record<string, number>;
   faultsInjected: Record<string, number>;
+  /** Rows of another wallet, contract, event or chain sent in list answers (`foreignRows`), by kind. */
+  foreignRowsSent: Partial<Record<ForeignKind, number>>;
 }
 
 /** What the server answered, for tests and benchmarks (SandboxServer.stats). */
@@ -10,7 +14,7 @@ export class RequestStats {
   private current: SandboxStats = RequestStats.empty();
 
   private static empty(): SandboxStats {
-    return { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {} };
+    return { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {}, foreignRowsSent: {} };
   }
 
   request(): void {
@@ -27,6 +31,11 @@ export class RequestStats {
 
   fault(kind: string): void {
     this.current.faultsInjected[kind] = (this.current.faultsInjected[kind] ?? 0) + 1;
+  }
+
+  foreignRows(counts: ForeignCounts): void {
+    const sent = this.current.foreignRowsSent;
+    for (const [kind, n] of Object.entries(counts) as [ForeignKind, number][]) sent[kind] = (sent[kind] ?? 0) + n;
   }
 
   snapshot(): SandboxStats {

@@ -3,6 +3,15 @@ import type { EventRecord, TransactionRecord } from '../source/records.js';
 import type { ListResult, ReadInterfaceSource } from './data.js';
 import { SandboxHttpError, badRequest } from './errors.js';
 import { okMisbehaviour } from './ok-misbehaviour.js';
+import {
+  FOREIGN_EVENT_KINDS,
+  FOREIGN_TRANSACTION_KINDS,
+  foreignEvent,
+  foreignTransaction,
+  injectForeignRows,
+  type ForeignCounts,
+} from './foreign-rows.js';
+import type { RequestStats } from './request-stats.js';
 import { hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { parseEventSignature } from './abi.js';
@@ -127,12 +136,13 @@ function nftParams(opts: SandboxOptions, q: URLSearchParams) {
 
 /**
  * What each route answers over `data`, shaped by the wire options of `opts` (legacy types,
- * indexer records, omitted empties, the ok-but-not-a-page misbehaviours). A thrown
- * SandboxHttpError is an error answer.
+ * indexer records, omitted empties, foreign rows, the ok-but-not-a-page misbehaviours). A thrown
+ * SandboxHttpError is an error answer. The foreign rows sent are counted in `stats`.
  */
 export function routeAnswers(
   data: ReadInterfaceSource,
   opts: SandboxOptions,
+  stats: RequestStats,
 ): (m: Matched, url: URL, req: IncomingMessage) => Promise<Answer> {
   const paging = opts.indexerLimits ? INDEXER_PAGING : CONTRACT_PAGING;
   const seed = opts.seed ?? 42;
@@ -149,18 +159,22 @@ export function routeAnswers(
     requestKey,
   });
 
-  /** A list answer, or with the `ok*` rates a misbehaving 200 instead of it. */
-  function listAnswer(rowsAsked: boolean, answer: (requestKey: number) => unknown): Answer {
+  /** A list answer, or with the `ok*` rates a misbehaving 200 instead of it (whose foreign rows, if any, were not sent). */
+  function listAnswer(rowsAsked: boolean, answer: (requestKey: number) => { body: unknown; foreign: ForeignCounts }): Answer {
     const requestKey = hash3(seed, ++listRequests, 0x4e9);
     const mis = okMisbehaviour(requestKey, rowsAsked, opts);
-    return { status: 200, body: mis ? mis(() => answer(requestKey)) : answer(requestKey) };
+    if (mis) return { status: 200, body: mis(() => answer(requestKey).body) };
+    const { body, foreign } = answer(requestKey);
+    stats.foreignRows(foreign);
+    return { status: 200, body };
   }
 
   function transactions(wallet: string, q: URLSearchParams): Answer {
     const query = data.parseTransactionsQuery(q, paging);
     return listAnswer(!isAggregated(query), (key) => {
       const result = data.walletTransactions(wallet, query, listOpts(key));
-      return listBody(opts, result, wireTransactions(opts, result, query.decode));
+      const foreign = injectForeignRows(result, query, opts.foreignRows ?? 0, key, FOREIGN_TRANSACTION_KINDS, foreignTransaction);
+      return { body: listBody(opts, result, wireTransactions(opts, result, query.decode)), foreign };
     });
   }
 
@@ -175,7 +189,8 @@ export function routeAnswers(
     const query = data.parseEventsQuery(q, paging);
     return listAnswer(!isAggregated(query), (key) => {
       const result = data.contractEvents(contract, signature, query, listOpts(key));
-      return listBody(opts, result, wireEvents(opts, result, query.decode || opts.goValues === true));
+      const foreign = injectForeignRows(result, query, opts.foreignRows ?? 0, key, FOREIGN_EVENT_KINDS, foreignEvent);
+      return { body: listBody(opts, result, wireEvents(opts, result, query.decode || opts.goValues === true)), foreign };
     });
   }
 

@@ -73,6 +73,12 @@ export interface SandboxOptions {
    * carried in earlier blocks (pages of the plain query: with `walletUnion` the wallet route repeats rows its own way).
    */
   repeatEarlierRows?: number;
+  /**
+   * Rate (0..1) of list rows followed by a row at the same position of another wallet (the wallet
+   * route), contract or event (the events route), or chain: a server whose filters let them
+   * through. They take the place of the chain's last rows under the limit; counted in stats().
+   */
+  foreignRows?: number;
   /** Rate (0..1) of list answers that are HTTP 200 with an `{"error": ...}` body. */
   okErrorBody?: number;
   /** Rate (0..1) of list answers asked for rows that are HTTP 200 with `data: null` or without `data`. */
@@ -164,7 +170,7 @@ function validateOptions(opts: SandboxOptions): void {
       hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}`,
     });
   }
-  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData'] as const) {
+  for (const key of ['repeatEarlierRows', 'foreignRows', 'okErrorBody', 'okWithoutData'] as const) {
     if (!rateOk(opts[key])) throw new SandboxOptionsError(`invalid ${key} ${opts[key]}`, { hint: 'a rate is a number in 0..1' });
   }
   if (opts.faults) {
@@ -220,6 +226,7 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const answer = routeAnswers(
     indexedUntil(data, () => until),
     opts,
+    stats,
   );
   const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer });
 

@@ -17,9 +17,11 @@ import { MAX_CHAIN_IDS, type Filters } from './query.js';
  *   proven pieces and remembered across windows in `density`). Pieces are requested
  *   concurrently within the request pool. A slice one value wide on every axis that is still
  *   full cannot be split: SliceTooDenseError.
- * - Rows outside the slice they were asked for are dropped (they belong to another slice) and
- *   counted; rows repeated within a slice are dropped. Pieces are disjoint, so no row is emitted
- *   twice, and rows are yielded in slice order, sorted by the axes (block order).
+ * - A row is taken only if its chain was requested, it lies inside the slice it was asked for and
+ *   `reject` finds it the target's; the others are dropped and counted by reason (`rejected`),
+ *   in every answer read. Whether an answer is full is decided on the rows the service sent, the
+ *   dropped ones included. Rows repeated within a slice are dropped. Pieces are disjoint, so no
+ *   row is emitted twice, and rows are yielded in slice order, sorted by the axes (block order).
  * - Chains share the first request of a window (in batches of at most MAX_CHAIN_IDS, the most
  *   one request takes) while none is known to be dense; a chain that needs splitting continues alone.
  */
@@ -51,6 +53,8 @@ export interface WindowPagerOptions<Rec> {
   fetch(chainIds: number[], filters: Filters, held: HeldBody): Promise<Rec[]>;
   chainId(rec: Rec): number;
   itemId(rec: Rec): string;
+  /** Why a row of a requested chain inside its slice is not the target's (e.g. other_wallet), or null when it is. */
+  reject?(rec: Rec): RejectReason | null;
   /** Called whenever a chain's slice came back full and is split (for logs). */
   onSplit?(chainId: number, slice: string): void;
 }
@@ -61,18 +65,42 @@ export interface SliceAxis<Rec> {
   value(rec: Rec): number;
 }
 
+/**
+ * Why a row the service sent is not written: of a chain the request did not ask for, outside the
+ * slice asked for, or what the dataset's own check says (another wallet, contract, event).
+ */
+export const REJECT_REASONS = ['other_chain', 'outside_slice', 'other_wallet', 'other_contract', 'other_event'] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
+
 export interface PagingStats {
   requests: number;
   /** Answers that were full for a chain, whose slice was then split. */
   splits: number;
-  /** Rows an answer carried outside the slice asked for (dropped). */
-  outsideSlice: number;
+  /**
+   * Rows of the answers read that were dropped as not the request's, by chain and reason: a row of
+   * a chain the request did not ask for counts under the first chain it asked for.
+   */
+  rejected: Map<number, Partial<Record<RejectReason, number>>>;
+  /** The first row rejected, for the log. */
+  rejectedExample: { reason: RejectReason; row: unknown } | null;
   /** Rows repeated within one answer's slice (dropped). */
   repeated: number;
 }
 
 export function newPagingStats(): PagingStats {
-  return { requests: 0, splits: 0, outsideSlice: 0, repeated: 0 };
+  return { requests: 0, splits: 0, rejected: new Map(), rejectedExample: null, repeated: 0 };
+}
+
+/** Every rejected row of `stats`, by reason. */
+export function rejectedTotals(stats: PagingStats): Partial<Record<RejectReason, number>> {
+  const out: Partial<Record<RejectReason, number>> = {};
+  for (const byReason of stats.rejected.values()) addRejected(out, byReason);
+  return out;
+}
+
+/** Adds the counts of `more` to `into`. */
+export function addRejected(into: Partial<Record<RejectReason, number>>, more: Partial<Record<RejectReason, number>>): void {
+  for (const reason of REJECT_REASONS) if (more[reason]) into[reason] = (into[reason] ?? 0) + more[reason];
 }
 
 /**
@@ -125,15 +153,6 @@ export class SliceIgnoredError extends InsightExportError {
   }
 }
 
-export class UnrequestedChainError extends InsightExportError {
-  override name = 'UnrequestedChainError';
-  constructor(chainId: number, asked: number[]) {
-    super('The service returned a row of a chain that was not requested', {
-      details: `chain ${chainId} in a request for chains ${asked.join(',')}`,
-    });
-  }
-}
-
 /** Share of `limit` aimed at per piece when no target is given. */
 export const TARGET_FILL = 0.7;
 /** Weight of the newest proven piece in a chain's density. */
@@ -143,6 +162,16 @@ const DENSITY_WEIGHT = 0.5;
 interface Box {
   lo: number[];
   hi: number[];
+}
+
+/** One requested chain's part of an answer. */
+interface ChainAnswer<Rec> {
+  /** Rows the service sent that count against this chain's limit (dropped ones included). */
+  sent: number;
+  /** Its rows inside the slice (the target's or not): what a full answer is cut by. */
+  inside: Rec[];
+  /** Those of the target: what a short answer yields. */
+  taken: Rec[];
 }
 
 interface Sent<Rec> {
@@ -246,37 +275,58 @@ class WindowPager<Rec> {
       .join(' × ');
   }
 
-  /** The rows of `chainId` in an answer, checked against the chains that request asked for. */
-  rowsOf(sent: Sent<Rec>, rows: Rec[], chainId: number): Rec[] {
-    const out: Rec[] = [];
+  /**
+   * An answer by requested chain, its rows checked against the request (chain, slice, target).
+   * The service's limit applies per chain, and a row of a chain not asked for may have taken any
+   * asked chain's place: it counts against each of them, so that no chain's answer looks short
+   * while the service cut it (at worst a short one is split once more).
+   */
+  read(sent: Sent<Rec>, rows: Rec[]): Map<number, ChainAnswer<Rec>> {
+    const out = new Map<number, ChainAnswer<Rec>>(sent.chains.map((c) => [c, { sent: 0, inside: [], taken: [] }]));
+    let stray = 0;
     for (const r of rows) {
-      const c = this.opts.chainId(r);
-      if (c === chainId) out.push(r);
-      else if (!sent.chains.includes(c)) throw new UnrequestedChainError(c, sent.chains);
+      const part = out.get(this.opts.chainId(r));
+      if (!part) {
+        stray++;
+        this.rejected(sent.chains[0]!, 'other_chain', r);
+        continue;
+      }
+      part.sent++;
+      if (!this.isInside(sent.box, r)) {
+        this.rejected(this.opts.chainId(r), 'outside_slice', r);
+        continue;
+      }
+      part.inside.push(r);
+      const reason = this.opts.reject?.(r) ?? null;
+      if (reason === null) part.taken.push(r);
+      else this.rejected(this.opts.chainId(r), reason, r);
     }
+    for (const part of out.values()) part.sent += stray;
     return out;
   }
 
-  /** Rows of an answer inside `box` (the others belong to other slices). */
-  inside(box: Box, rows: Rec[]): Rec[] {
-    const axes = this.opts.axes;
-    return rows.filter((r) => {
-      for (let i = 0; i < axes.length; i++) {
-        const v = axes[i]!.value(r);
-        if (!(v >= box.lo[i]! && v < box.hi[i]!)) return false;
-      }
-      return true;
-    });
+  private rejected(chainId: number, reason: RejectReason, row: Rec): void {
+    let byReason = this.stats.rejected.get(chainId);
+    if (!byReason) this.stats.rejected.set(chainId, (byReason = {}));
+    byReason[reason] = (byReason[reason] ?? 0) + 1;
+    this.stats.rejectedExample ??= { reason, row };
   }
 
-  /** Rows inside `box`, each once, sorted by the axes: what a proven slice yields. */
-  accept(box: Box, rows: Rec[]): Rec[] {
+  private isInside(box: Box, r: Rec): boolean {
     const axes = this.opts.axes;
-    const inside = this.inside(box, rows);
-    this.stats.outsideSlice += rows.length - inside.length;
+    for (let i = 0; i < axes.length; i++) {
+      const v = axes[i]!.value(r);
+      if (!(v >= box.lo[i]! && v < box.hi[i]!)) return false;
+    }
+    return true;
+  }
+
+  /** Rows of a proven slice (read: inside it, the target's), each once, sorted by the axes: what it yields. */
+  accept(rows: Rec[]): Rec[] {
+    const axes = this.opts.axes;
     const seen = new Set<string>();
     const unique: Rec[] = [];
-    for (const r of inside) {
+    for (const r of rows) {
       const id = this.opts.itemId(r);
       if (seen.has(id)) {
         this.stats.repeated++;
@@ -463,19 +513,19 @@ async function* cutAndPage<Rec>(
     fill();
     while (queue.length > 0) {
       const head = queue.shift()!;
-      let rows = w.rowsOf(head, await w.receive(head), chainId);
+      let answer: ChainAnswer<Rec> | null = w.read(head, await w.receive(head)).get(chainId)!;
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
-      if (rows.length < w.opts.limit) {
-        const accepted = w.accept(head.box, rows);
+      if (answer.sent < w.opts.limit) {
+        const accepted = w.accept(answer.taken);
         learn(accepted.length, width, false);
         fill();
         if (accepted.length > 0) yield accepted;
       } else {
-        learn(rows.length, width, true);
+        learn(answer.sent, width, true);
         fill();
-        const pieces = splitFull(w, chainId, head.box, rows, density);
+        const pieces = splitFull(w, chainId, head.box, answer.inside, density);
         // This frame stays while the pieces page: it must not keep the full answer.
-        rows = [];
+        answer = null;
         yield* pieces;
       }
       fill();
@@ -487,15 +537,14 @@ async function* cutAndPage<Rec>(
 }
 
 /**
- * A slice that came back full for a chain: cut it on its first axis wider than one value. Not a
- * generator itself, so that the full answer is not kept while the pieces are paged: only the
- * sample of its axis values is.
+ * A slice that came back full for a chain: cut it on its first axis wider than one value, by the
+ * rows of the answer inside it. Not a generator itself, so that the full answer is not kept while
+ * the pieces are paged: only the sample of its axis values is.
  */
-function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, rows: Rec[], density: number): AsyncGenerator<Rec[]> {
+function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, inside: Rec[], density: number): AsyncGenerator<Rec[]> {
   w.split(chainId, box);
   const axis = box.lo.findIndex((lo, i) => box.hi[i]! - lo > 1);
   if (axis < 0) throw new SliceTooDenseError(chainId, w.describe(box), w.opts.limit);
-  const inside = w.inside(box, rows);
   if (inside.length === 0) throw new SliceIgnoredError(chainId, w.describe(box));
   const value = w.opts.axes[axis]!.value;
   const sample = inside.map((r) => value(r)).sort((a, b) => a - b);
@@ -509,6 +558,7 @@ function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, rows: Re
 /** A chain of the window that pages alone: cut from the start (known to be dense), or split from its full first answer. */
 interface AloneChain<Rec> {
   chainId: number;
+  /** The full first answer's rows inside the window. */
   rows: Rec[] | null;
 }
 
@@ -558,16 +608,15 @@ async function* sharedFirst<Rec>(
   try {
     for (const sent of sends) {
       received++;
-      const rows = await w.receive(sent);
-      for (const chainId of sent.chains) {
-        const mine = w.rowsOf(sent, rows, chainId);
-        if (mine.length < opts.limit) {
-          const accepted = w.accept(box, mine);
+      const answers = w.read(sent, await w.receive(sent));
+      for (const [chainId, answer] of answers) {
+        if (answer.sent < opts.limit) {
+          const accepted = w.accept(answer.taken);
           if (accepted.length > 0) yield { chainId, records: accepted };
           opts.density?.set(chainId, accepted.length / width);
           yield { chainId, done: true };
         } else {
-          alone.push({ chainId, rows: mine });
+          alone.push({ chainId, rows: answer.inside });
         }
       }
     }

@@ -8,7 +8,13 @@ import { parsePushgatewayUrl, pushGroupPath, renderMetrics } from '../../src/run
 import type { RunReport } from '../../src/run/report.js';
 
 function report(over: Partial<RunReport> = {}): RunReport {
-  const figures = (rows: number) => ({ windows: { planned: 2, done: 2, failed: 0, abandoned: 0 }, rows, files: 2, bytes: rows * 10 });
+  const figures = (rows: number) => ({
+    windows: { planned: 2, done: 2, failed: 0, abandoned: 0 },
+    rows,
+    files: 2,
+    bytes: rows * 10,
+    rows_rejected: {},
+  });
   return {
     job: 'j',
     run_id: 'r',
@@ -26,6 +32,7 @@ function report(over: Partial<RunReport> = {}): RunReport {
     requests: 9,
     retries: 1,
     responses_429: 0,
+    rows_rejected: { other_chain: 0, outside_slice: 1, other_wallet: 2, other_contract: 0, other_event: 0 },
     failed: [],
     warnings: [],
     shard: null,
@@ -60,6 +67,8 @@ describe('renderMetrics', () => {
     }
     expect(text).toContain('insight_export_dataset_rows{dataset="we\\"ird\\\\name\\nx"} 10');
     expect(text).toContain('insight_export_chain_rows{chain_id="1"} 30');
+    expect(text).toContain('insight_export_run_rows_rejected{reason="other_wallet"} 2');
+    expect(text).toContain('insight_export_run_rows_rejected{reason="other_event"} 0');
     expect(text).toContain('insight_export_last_success_timestamp_seconds 1706745660');
   });
 

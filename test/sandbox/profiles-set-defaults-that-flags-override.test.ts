@@ -31,7 +31,8 @@ describe('sandbox profiles', () => {
     expect(withProfile({ profile: 'indexer' })).toMatchObject({ walletUnion: true, unstableOrder: true, indexerLimits: true });
     const hostile = withProfile({ profile: 'hostile' });
     expect(hostile).toMatchObject(SANDBOX_PROFILES.indexer);
-    for (const rate of [hostile.repeatEarlierRows, hostile.okErrorBody, hostile.okWithoutData]) expect(rate).toBeGreaterThan(0);
+    for (const rate of [hostile.repeatEarlierRows, hostile.foreignRows, hostile.okErrorBody, hostile.okWithoutData])
+      expect(rate).toBeGreaterThan(0);
     expect(withProfile({ seed: 3 })).toEqual({ seed: 3 });
   });
 

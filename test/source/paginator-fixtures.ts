@@ -18,6 +18,10 @@ export interface Rec {
   self?: boolean;
   /** Wallet transactions: the wallet sent it (else it received it). */
   sent?: boolean;
+  /** Not the target's (another wallet's), though the fake service serves it as such. */
+  foreign?: boolean;
+  /** Served among the rows of this chain although its own chain is `chain` (a row of a chain not asked for). */
+  servedWith?: number;
 }
 
 /** A fake endpoint's answer for chains, filters and page (page is 0 unless an OFFSET pager asks for more). */
@@ -110,10 +114,13 @@ function inFilters(r: Rec, f: Filters): boolean {
  *   limit from page*limit (the offset applied twice; a self-transfer comes twice);
  * - repeat-earlier: rows of earlier blocks of the chain (outside the filters) come again;
  * - outside-slice: rows just outside the filters are mixed in.
+ * Rows `foreign` or `servedWith` another chain are served as if they matched (before the limit
+ * cuts the answer), and counted in `intruders`.
  */
 export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7) {
   const random = prng(seed);
   const requests: { chains: number[]; filters: Filters; page: number }[] = [];
+  const intruders = { foreign: 0, otherChain: 0 };
   const has = (m: Misbehaviour) => misbehave.includes(m);
   const shuffle = <T>(xs: T[]): T[] => {
     const out = [...xs];
@@ -134,7 +141,7 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
     await new Promise((r) => setImmediate(r));
     const out: Rec[] = [];
     for (const chain of chains) {
-      const mine = all.filter((r) => r.chain === chain);
+      const mine = all.filter((r) => (r.servedWith ?? r.chain) === chain);
       const matching = mine.filter((r) => inFilters(r, filters));
       let answer: Rec[];
       if (has('union')) {
@@ -156,9 +163,13 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
         const extra = outside.length > 0 ? [outside[Math.floor(random() * outside.length)]!] : [];
         answer = [...answer.slice(0, Math.max(0, limit - extra.length)), ...extra];
       }
+      for (const r of answer) {
+        if (r.servedWith !== undefined) intruders.otherChain++;
+        else if (r.foreign) intruders.foreign++;
+      }
       out.push(...answer);
     }
     return out;
   };
-  return { requests, fetch };
+  return { requests, fetch, intruders };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageWindow, newPagingStats, SliceTooDenseError, UnrequestedChainError, type PagedBatch } from '../../src/source/paginator.js';
+import { pageWindow, newPagingStats, SliceTooDenseError, type PagedBatch } from '../../src/source/paginator.js';
 import { blockWindowOptions, fakeService, makeRows, type Misbehaviour, type Rec } from './paginator-fixtures.js';
 
 async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>) {
@@ -51,7 +51,7 @@ describe('pageWindow proves every slice', () => {
         expect(
           src.requests.every((r) => Number(r.filters.filter_block_number_gte) >= 1000 && Number(r.filters.filter_block_number_lt) <= 1060),
         ).toBe(true);
-        if (misbehave.includes('outside-slice')) expect(stats.outsideSlice).toBeGreaterThan(0);
+        if (misbehave.includes('outside-slice')) expect(stats.rejected.get(1)?.outside_slice).toBeGreaterThan(0);
       }
     });
   }
@@ -117,7 +117,7 @@ describe('pageWindow proves every slice', () => {
     ).rejects.toBeInstanceOf(SliceTooDenseError);
   });
 
-  it('keeps the job’s own bounds on a slice axis and fails on rows of a chain no request asked for', async () => {
+  it('keeps the job’s own bounds on a slice axis and drops and counts rows of a chain no request asked for', async () => {
     const truth = makeRows(1, 40, () => 6);
     const src = fakeService(truth);
     const opts = {
@@ -133,9 +133,12 @@ describe('pageWindow proves every slice', () => {
     const stray = fakeService([...makeRows(1, 3, () => 1), ...makeRows(99, 3, () => 1)]);
     const fetch = (chains: number[], filters: Record<string, string | number | bigint>, page: number, limit: number) =>
       stray.fetch([...chains, 99], filters, page, limit);
-    await expect(
-      collect(pageWindow(blockWindowOptions(fetch, { chainIds: [1], start: 1000, end: 1003, limit: 10, prefetch: 2 }))),
-    ).rejects.toBeInstanceOf(UnrequestedChainError);
+    const stats = newPagingStats();
+    const strays = await collect(
+      pageWindow({ ...blockWindowOptions(fetch, { chainIds: [1], start: 1000, end: 1003, limit: 10, prefetch: 2 }), stats }),
+    );
+    expect(ids(strays.rows)).toEqual(['1:1000:0', '1:1001:0', '1:1002:0']);
+    expect(stats.rejected).toEqual(new Map([[1, { other_chain: 3 }]]));
   });
 
   it('reports an empty window as done with no rows and one request', async () => {
