@@ -361,9 +361,7 @@ async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, In
   if (!r.dryRun) {
     const at = new Date().toISOString();
     const writes = pLimit(CHECKED_WRITES);
-    await Promise.all(
-      [...checked.checked].map(([unitKey, windows]) => writes(() => r.state.writeChecked(unitKey, { checked_at: at, windows }))),
-    );
+    await Promise.all([...checked.checked].map(([unitKey, c]) => writes(() => r.state.writeChecked(unitKey, { checked_at: at, ...c }))));
   }
   for (const found of checked.reorgs) {
     const windows = [...(r.repairs.get(found.unit_key) ?? []), ...found.windows];

@@ -36,7 +36,8 @@ import type { Logger } from '../log.js';
 import type { Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey } from '../plan/index.js';
-import type { BlockEdge, CheckedWindow, WindowState } from './window-state.js';
+import pLimit from 'p-limit';
+import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
 
 /**
@@ -111,7 +112,7 @@ export interface ReorgCheckResult {
   completed: Map<string, Interval[]>;
   reorgs: ReorgFound[];
   /** Per unit, what the check found still the chain's, when it differs from what was recorded (for WindowState.writeChecked). */
-  checked: Map<string, CheckedWindow[]>;
+  checked: Map<string, Checked>;
 }
 
 function describeWindow(w: Interval, axis: string): string {
@@ -126,6 +127,12 @@ function unitChain(unitKey: string): { chainId: number; axis: string } {
   return { chainId: Number(parts.at(-2)), axis: parts.at(-1)! };
 }
 
+/** What a check records for a unit (WindowState.writeChecked adds the time). */
+export type Checked = Omit<CheckedWindows, 'checked_at'>;
+
+/** Units checked at once: their state reads overlap; their requests share the block cache and the client's limits. */
+const UNITS_AT_ONCE = 16;
+
 interface TooDeep {
   text: string;
   rewind: { amount: number; text: string };
@@ -136,21 +143,29 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<ReorgCheckRes
   const reorgs: ReorgFound[] = [];
   const tooDeep: TooDeep[] = [];
   const searches: ForkSearch[] = [];
-  const checked = new Map<string, CheckedWindow[]>();
-  for (const [unitKey, intervals] of input.completed) {
-    const { chainId, axis } = unitChain(unitKey);
-    if ((axis !== 'block' && axis !== 'time') || isSnapshotUnitKey(unitKey) || !input.owns(unitKey) || intervals.length === 0) continue;
-    const unit = await checkUnit(input, unitKey, chainId, axis, intervals);
+  const checked = new Map<string, Checked>();
+  const mine = [...input.completed].filter(([unitKey, intervals]) => {
+    const { axis } = unitChain(unitKey);
+    return (axis === 'block' || axis === 'time') && !isSnapshotUnitKey(unitKey) && input.owns(unitKey) && intervals.length > 0;
+  });
+  const limit = pLimit(UNITS_AT_ONCE);
+  const units = await Promise.all(
+    mine.map(([unitKey, intervals]) =>
+      limit(() => checkUnit(input, unitKey, unitChain(unitKey).chainId, unitChain(unitKey).axis, intervals)),
+    ),
+  );
+  mine.forEach(([unitKey, intervals], i) => {
+    const unit = units[i]!;
     if (unit.tooDeep) tooDeep.push(unit.tooDeep);
     if (unit.checked) checked.set(unitKey, unit.checked);
-    if (!unit.search) continue;
+    if (!unit.search) return;
     searches.push(unit.search);
     const again = unit.search.found.windows;
     out.set(
       unitKey,
       intervals.filter((iv) => !again.some((a) => a.start === iv.start && a.end === iv.end)),
     );
-  }
+  });
   if (tooDeep.length > 0) {
     const widest = tooDeep.reduce((a, t) => (t.rewind.amount > a.amount ? t.rewind : a), tooDeep[0]!.rewind);
     throw new ReorgBeyondHorizonError('A chain reorganisation reaches deeper than the reorg horizon: nothing was exported', {
@@ -189,7 +204,7 @@ interface UnitCheck {
   search?: ForkSearch;
   tooDeep?: TooDeep;
   /** What to record as still the chain's (absent: unchanged). */
-  checked?: CheckedWindow[];
+  checked?: Checked;
 }
 
 /** One unit's windows against the chain (see the file comment). */
@@ -205,7 +220,9 @@ async function checkUnit(
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
   const etagOf = (w: Interval) => state.completedEtag(unitKey, w.start, w.end);
   // Recorded windows whose marker is still the one checked.
-  const previous = (await state.readChecked(unitKey))?.windows ?? [];
+  const last = await state.readChecked(unitKey);
+  const previous = last?.windows ?? [];
+  let floor = last?.floor;
   const recorded = new Map(previous.filter((c) => c.etag === etagOf(c)).map((c) => [windowKey(c), c]));
   const lowestRecorded = Math.min(...[...recorded.values()].map((c) => c.start));
   const edges = new Map<string, BlockEdge>();
@@ -238,9 +255,13 @@ async function checkUnit(
     if (record && proven) {
       if (walking) matched.push({ w, edge: record.edge });
       walking = false;
+      below = newest! - record.edge.block_number > horizon;
+      if (below && (!floor || w.end > floor.end)) floor = { start: w.start, end: w.end, edge_block: record.edge.block_number };
       if (below) break;
       continue;
     }
+    // At or below the recorded floor, the edge is no higher than the floor's.
+    if (!record && !below && newest !== null && floor && w.end <= floor.end && newest - floor.edge_block > horizon) below = true;
     if (!record && below && !walking) {
       if (pastTheEnd(w)) break;
       continue;
@@ -249,6 +270,7 @@ async function checkUnit(
     if (!edge) break; // written by an older version: nothing to compare with
     newest ??= edge.block_number;
     below = newest - edge.block_number > horizon;
+    if (below && (!floor || w.end > floor.end)) floor = { start: w.start, end: w.end, edge_block: edge.block_number };
     if (!record && below && !walking) {
       if (pastTheEnd(w)) break;
       continue;
@@ -270,7 +292,7 @@ async function checkUnit(
     }
   }
   if (tooDeep) return { tooDeep };
-  const checked = stillTheChain({ sorted, recorded, previous, matched, again, proven, etagOf, newest, horizon });
+  const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, etagOf, newest, horizon });
   if (again.length === 0) return { checked };
   again.reverse();
   const lowestChanged = changed.at(-1)!.block_number;
@@ -299,7 +321,8 @@ async function checkUnit(
 interface StillTheChainInput {
   sorted: Interval[];
   recorded: Map<string, CheckedWindow>;
-  previous: CheckedWindow[];
+  previous: CheckedWindows | null;
+  floor: Checked['floor'];
   matched: { w: Interval; edge: BlockEdge }[];
   again: Interval[];
   proven: boolean;
@@ -313,7 +336,7 @@ interface StillTheChainInput {
  * a matching recorded edge proved; within the horizon, and always the newest of them (the next
  * check's first request). Undefined when that is what was recorded.
  */
-function stillTheChain(x: StillTheChainInput): CheckedWindow[] | undefined {
+function stillTheChain(x: StillTheChainInput): Checked | undefined {
   const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
   const changed = new Set(x.again.map((w) => windowKey(w)));
   const found: CheckedWindow[] = [];
@@ -324,10 +347,12 @@ function stillTheChain(x: StillTheChainInput): CheckedWindow[] | undefined {
     if (edge && etag !== undefined) found.push({ start: w.start, end: w.end, etag, edge });
   }
   const kept = found.filter((c, i) => i === found.length - 1 || x.newest === null || x.newest - c.edge.block_number <= x.horizon);
+  const before = x.previous?.windows ?? [];
   const same =
-    kept.length === x.previous.length &&
-    kept.every((c, i) => c.start === x.previous[i]!.start && c.end === x.previous[i]!.end && c.etag === x.previous[i]!.etag);
-  return same ? undefined : kept;
+    kept.length === before.length &&
+    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.etag === before[i]!.etag) &&
+    x.floor?.end === x.previous?.floor?.end;
+  return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
 }
 
 interface DeepRewindInput {

@@ -65,8 +65,12 @@ export interface BlockEdge {
  */
 export interface CheckedWindows {
   checked_at: string;
-  run_id?: string;
   windows: CheckedWindow[];
+  /**
+   * The newest window found below the horizon: a window ending at or before it is below the
+   * horizon too (its edge is no higher), so the next check need not read its marker.
+   */
+  floor?: { start: number; end: number; edge_block: number };
 }
 
 export interface CheckedWindow {
@@ -360,8 +364,13 @@ export class WindowState {
           typeof w.etag === 'string' &&
           Number.isSafeInteger(w.edge?.block_number) &&
           typeof w.edge?.block_hash === 'string',
+      ) &&
+      (body.floor === undefined || (Number.isSafeInteger(body.floor.end) && Number.isSafeInteger(body.floor.edge_block)));
+    if (!ok)
+      throw new StateCorruptError(
+        `${this.root}/checked/${unitKey}.json`,
+        '"windows" is not a list of {start, end, etag, edge}, or "floor" is malformed',
       );
-    if (!ok) throw new StateCorruptError(`${this.root}/checked/${unitKey}.json`, '"windows" is not a list of {start, end, etag, edge}');
     return body;
   }
 
