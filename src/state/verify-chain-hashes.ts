@@ -43,6 +43,9 @@ export interface ChainHashReport {
   problems: ChainHashProblem[];
 }
 
+/** Windows whose files are read at once (each may stream a Parquet file to a temporary copy). */
+const WINDOWS_READ_AT_ONCE = 4;
+
 interface Windowed {
   rec: WindowRecord;
   chainId: number;
@@ -112,7 +115,8 @@ export async function verifyChainHashes(opts: {
   );
   // Rows are read only where something is to be proven: windows whose edge changed (or has none), and every window with a sample.
   const toRead = windows.filter((w) => changed.has(w) || !w.rec.edge || sample);
-  await Promise.all(toRead.map((w) => checkRows(w, changed.has(w) || !w.rec.edge, sample, report, hashOf, opts.store)));
+  const reading = pLimit(WINDOWS_READ_AT_ONCE);
+  await Promise.all(toRead.map((w) => reading(() => checkRows(w, changed.has(w) || !w.rec.edge, sample, report, hashOf, opts.store))));
   report.problems.sort((a, b) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0]);
   report.requests = asked.size;
   return report;
