@@ -6,12 +6,12 @@
  *
  * A matching edge proves its own window, but not the windows below it: those were read at other
  * times, and a reorganisation between two commits (a run exporting while the chain reorganises)
- * leaves stale windows under newer windows of the new branch. What proves a window is a check
- * that asked its edge, or a matching edge asked at the same check as a window proven earlier
- * (both then saw one chain). So each check records, per unit, the windows it found still the
- * chain's (`checked/<unitKey>.json`, each window named by its marker's ETag: a window exported
- * again since is not among them), and the next check asks (`resolve/<number>`, cached per block,
- * so units of a chain sharing their edges share the requests):
+ * leaves stale windows under newer windows of the new branch. What proves a window is its own
+ * edge asked again; or, for windows one earlier check found still the chain's (that check saw one
+ * chain), the newest of their edges asked again. So each check records, per unit, the windows it
+ * found still the chain's (`checked/<unitKey>.json`, each window named by its marker's ETag: a
+ * window exported again since is not among them), and the next check asks (`resolve/<number>`,
+ * cached per block, so units of a chain sharing their edges share the requests):
  * - the edge of every window committed since (not in the record) within the horizon of the newest
  *   edge; below the horizon, windows are final;
  * - the newest recorded window's edge: when it matches, every recorded window (and every window
@@ -30,13 +30,12 @@
  * whose rows were replaced and the highest whose rows were not. The depth is exact when the two
  * are adjacent; otherwise the blocks between held none of the job's rows.
  */
+import pLimit from 'p-limit';
 import { ExitCode, InsightExportError } from '../errors.js';
 import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { Logger } from '../log.js';
-import type { Interval } from '../plan/index.js';
+import { windowKey, type Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
-import { windowKey } from '../plan/index.js';
-import pLimit from 'p-limit';
 import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
 
