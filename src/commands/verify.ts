@@ -32,11 +32,12 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
           type: 'boolean',
           default: false,
           describe:
-            "Also ask the service whether each window's recorded edge block and its rows' block hashes are still the chain's blocks",
+            "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block)",
         })
         .option('chain-hashes-sample', {
           type: 'number',
-          describe: 'With --chain-hashes: compare at most this many blocks of rows per window (default: all)',
+          describe:
+            'With --chain-hashes: also compare this many blocks of rows of every window, spread evenly (default: none beyond the edges)',
         })
         .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?') as never,
     handler: async (args) => {
@@ -60,6 +61,12 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
             state: new WindowState(store, job.name),
             blocks: new BlockLookup(source.client),
             sample: args['chain-hashes-sample'] ?? null,
+            concurrency: source.client.maxInFlight,
+            onPlan: (p) =>
+              logger.info(
+                { requests: p.requests, edges: p.edges, chains: p.chains, windows: p.windows, in_flight: source.client.maxInFlight },
+                'verify --chain-hashes: requests planned (plus ~log2 of the row blocks of each window whose edge changed)',
+              ),
           });
           report.chain_hashes = hashes;
           for (const p of hashes.problems)
@@ -92,7 +99,8 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }): string {
   if (r.chain_hashes) {
     const h = r.chain_hashes;
     lines.push(
-      `  chain hashes: ${h.edges_checked} window edges and ${h.row_blocks_checked} blocks of rows (${h.sample ? `at most ${h.sample} per window` : 'all'}) asked of the service in ${h.windows_checked} windows`,
+      `  chain hashes: ${h.requests} requests (${h.requests_planned} planned): ${h.edges_checked} window edges and ${h.row_blocks_checked} blocks of rows ` +
+        `(${h.sample ? `${h.sample} per window, and ` : ''}bisected where an edge changed) in ${h.windows_checked} windows`,
     );
   }
   if (r.lease) {

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ResolvedConfig } from '../config/index.js';
@@ -180,7 +181,8 @@ async function runAgainst(
   const orphans = dryRun ? [] : await state.cleanPending(owns);
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
-  let completed = await completedWindows(input, job, state, store, owns);
+  const done = await completedWindows(input, job, state, store, owns);
+  let completed = done.completed;
   const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
   // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
   if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
@@ -189,7 +191,8 @@ async function runAgainst(
   // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
   const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
   let reorgs: ReorgFound[] = [];
-  if (!input.force) ({ completed, reorgs } = await repairReorgs({ job, state, completed, owns, blocks, logger, dryRun, repairs }));
+  if (!input.force)
+    ({ completed, reorgs } = await repairReorgs({ job, state, completed, frontier: done.frontier, owns, blocks, logger, dryRun, repairs }));
   const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
@@ -296,14 +299,17 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
 const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
   units.flatMap((u) => (u.target.kind === 'contract' ? [{ contract: u.target.contract, chainId: u.chainId }] : []));
 
-/** The windows state marks done (none with --force, the rewound ones taken out); a destination holding another format is refused. */
+/**
+ * The windows state marks done (none with --force, the rewound ones taken out), and each unit's
+ * newest completed end before the rewind; a destination holding another format is refused.
+ */
 async function completedWindows(
   input: RunJobInput,
   job: Job,
   state: WindowState,
   store: ObjectStore,
   owns: (unitKey: string) => boolean,
-): Promise<Map<string, Interval[]>> {
+): Promise<{ completed: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
   const done = await state.completedIntervals();
   if (!input.force) {
     const holds = await heldFormat(state, done);
@@ -319,13 +325,22 @@ async function completedWindows(
     if (windows > 0)
       input.logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
   }
-  return completed;
+  const frontier = (unitKey: string) => {
+    const list = done.get(unitKey);
+    return list && list.length > 0 ? Math.max(...list.map((i) => i.end)) : undefined;
+  };
+  return { completed, frontier };
 }
+
+/** Records of a reorganisation check written at once (one small object per unit). */
+const CHECKED_WRITES = 16;
 
 interface ReorgRepair {
   job: Job;
   state: WindowState;
   completed: Map<string, Interval[]>;
+  /** Each unit's newest completed end before --rewind (what a rewind counts from). */
+  frontier: (unitKey: string) => number | undefined;
   owns: (unitKey: string) => boolean;
   blocks: BlockLookup;
   logger: Logger;
@@ -335,20 +350,27 @@ interface ReorgRepair {
 }
 
 /**
- * Checks the newest completed windows' edges against the chain; windows of a reorganisation
- * found now or by an earlier run not yet repaired are taken out of `completed`, to be exported again.
+ * Checks the completed windows' edges against the chain (src/state/reorg-check.ts); windows of a
+ * reorganisation found now or by an earlier run not yet repaired are taken out of `completed`, to
+ * be exported again. What the check found still the chain's is recorded for the next check.
  */
 async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, Interval[]>; reorgs: ReorgFound[] }> {
   const range = r.job.range;
   const checked = await checkReorgs({
     state: r.state,
     completed: r.completed,
+    frontier: r.frontier,
     owns: r.owns,
     blocks: r.blocks,
     horizon: (chainId) => reorgHorizon(range?.reorg_horizon, chainId),
     logger: r.logger,
   });
   const completed = checked.completed;
+  if (!r.dryRun) {
+    const at = new Date().toISOString();
+    const writes = pLimit(CHECKED_WRITES);
+    await Promise.all([...checked.checked].map(([unitKey, c]) => writes(() => r.state.writeChecked(unitKey, { checked_at: at, ...c }))));
+  }
   for (const found of checked.reorgs) {
     const windows = [...(r.repairs.get(found.unit_key) ?? []), ...found.windows];
     if (!r.dryRun) await r.state.writeRepair(found.unit_key, windows);

@@ -1,15 +1,28 @@
 /**
  * Reorganisations found and repaired at the start of every run. Each completed block window
- * records the hash of the chain's block at its upper edge (WindowRecord.edge); a block's hash
- * commits to every block below it, so when the service now has another hash at that number, some
- * block at or below the edge was replaced.
+ * records the hash of the chain's block at its upper edge (WindowRecord.edge), read before its
+ * rows; a block's hash commits to every block below it, so when the service now has another hash
+ * at that number, some block at or below the edge was replaced since the window was read.
  *
- * Per unit, the newest completed window's edge is asked again (`resolve/<number>`, cached per
- * block, so units of a chain sharing their newest edge cost one request per chain). When it
- * changed, older windows' edges are asked one by one, newest first, until one still matches: the
- * fork lies above that edge, and every window above it is exported again through the replacement
- * protocol (WindowState). A changed edge more than the horizon below the newest exported block is
- * not repaired: the run fails and names the range to export again (`--rewind`).
+ * A matching edge proves its own window, but not the windows below it: those were read at other
+ * times, and a reorganisation between two commits (a run exporting while the chain reorganises)
+ * leaves stale windows under newer windows of the new branch. What proves a window is its own
+ * edge asked again; or, for windows one earlier check found still the chain's (that check saw one
+ * chain), the newest of their edges asked again. So each check records, per unit, the windows it
+ * found still the chain's (`checked/<unitKey>.json`, each window named by its marker's ETag: a
+ * window exported again since is not among them), and the next check asks (`resolve/<number>`,
+ * cached per block, so units of a chain sharing their edges share the requests):
+ * - the edge of every window committed since (not in the record) within the horizon of the newest
+ *   edge; below the horizon, windows are final;
+ * - the newest recorded window's edge: when it matches, every recorded window (and every window
+ *   older than the record) is still the chain's; when it changed, the recorded windows are asked
+ *   one by one, newest first, until one matches.
+ * On a quiet chain that is one request per chain when nothing was committed since the last check,
+ * two when the last run committed one window, and one more per further window within the horizon.
+ * Every window whose edge changed is exported again through the replacement protocol
+ * (WindowState). A changed edge more than the horizon below the newest exported block is not
+ * repaired: the run fails (exit 2: running again cannot help) naming the rewind that covers the
+ * fork, found by bisecting the older windows' edges (`--rewind`).
  *
  * The fork is then placed within the lowest changed window of each chain: the rows exported there
  * carry the hashes of their blocks, and since a replaced block replaces every block above it,
@@ -17,12 +30,13 @@
  * whose rows were replaced and the highest whose rows were not. The depth is exact when the two
  * are adjacent; otherwise the blocks between held none of the job's rows.
  */
-import { InsightExportError } from '../errors.js';
+import pLimit from 'p-limit';
+import { ExitCode, InsightExportError } from '../errors.js';
 import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { Logger } from '../log.js';
-import type { Interval } from '../plan/index.js';
+import { windowKey, type Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
-import type { WindowState } from './window-state.js';
+import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
 
 /**
@@ -72,19 +86,32 @@ export interface ReorgFound {
   windows: Interval[];
 }
 
-/** A reorganisation reaching below the horizon: not repaired on its own. */
+/** A reorganisation reaching below the horizon: not repaired on its own, and no later run repairs it without --rewind. */
 export class ReorgBeyondHorizonError extends InsightExportError {
   override name = 'ReorgBeyondHorizonError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
 }
 
 export interface ReorgCheckInput {
   state: WindowState;
   /** Completed intervals per unit key; the result leaves out the windows to export again. */
   completed: ReadonlyMap<string, Interval[]>;
+  /**
+   * The newest completed end of each unit before --rewind took windows out (what --rewind counts
+   * from), so a rewind the error names covers the fork even when a rewind was given already.
+   */
+  frontier?: (unitKey: string) => number | undefined;
   owns: (unitKey: string) => boolean;
   blocks: BlockLookup;
   horizon: (chainId: number) => number;
   logger: Logger;
+}
+
+export interface ReorgCheckResult {
+  completed: Map<string, Interval[]>;
+  reorgs: ReorgFound[];
+  /** Per unit, what the check found still the chain's, when it differs from what was recorded (for WindowState.writeChecked). */
+  checked: Map<string, Checked>;
 }
 
 function describeWindow(w: Interval, axis: string): string {
@@ -99,74 +126,50 @@ function unitChain(unitKey: string): { chainId: number; axis: string } {
   return { chainId: Number(parts.at(-2)), axis: parts.at(-1)! };
 }
 
-export async function checkReorgs(input: ReorgCheckInput): Promise<{ completed: Map<string, Interval[]>; reorgs: ReorgFound[] }> {
+/** What a check records for a unit (WindowState.writeChecked adds the time). */
+export type Checked = Omit<CheckedWindows, 'checked_at'>;
+
+/** Units checked at once: their state reads overlap; their requests share the block cache and the client's limits. */
+const UNITS_AT_ONCE = 16;
+
+interface TooDeep {
+  text: string;
+  rewind: { amount: number; text: string };
+}
+
+export async function checkReorgs(input: ReorgCheckInput): Promise<ReorgCheckResult> {
   const out = new Map(input.completed);
   const reorgs: ReorgFound[] = [];
-  const tooDeep: { text: string; rewind: { amount: number; text: string } }[] = [];
+  const tooDeep: TooDeep[] = [];
   const searches: ForkSearch[] = [];
-  for (const [unitKey, intervals] of input.completed) {
-    const { chainId, axis } = unitChain(unitKey);
-    if ((axis !== 'block' && axis !== 'time') || isSnapshotUnitKey(unitKey) || !input.owns(unitKey) || intervals.length === 0) continue;
-    const horizon = input.horizon(chainId);
-    const sorted = [...intervals].sort((a, b) => a.start - b.start);
-    let newest: number | null = null;
-    let forkAfter: number | null = null;
-    const changed: ReorgFound['changed_edges'] = [];
-    const again: Interval[] = [];
-    let lowestChangedFiles: string[] = [];
-    for (let i = sorted.length - 1; i >= 0; i--) {
-      const record = await input.state.readCompleted(unitKey, sorted[i]!.start, sorted[i]!.end);
-      const edge = record?.edge;
-      if (!edge) break; // written by an older version: nothing to compare with
-      newest ??= edge.block_number;
-      const now = await input.blocks.block(chainId, edge.block_number);
-      if (now?.block_hash === edge.block_hash) {
-        forkAfter = edge.block_number;
-        break;
-      }
-      changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now?.block_hash ?? null });
-      again.push(sorted[i]!);
-      lowestChangedFiles = record.files.map((f) => f.key);
-      if (newest - edge.block_number > horizon) {
-        const w = sorted[i]!;
-        const frontier = sorted.at(-1)!.end;
-        // Reaches this window and the one below it (whose edge was not asked), in the unit's own axis.
-        const amount = frontier - w.start + (w.end - w.start);
-        tooDeep.push({
-          text:
-            `chain ${chainId}, ${unitKey}: block ${edge.block_number} (edge of window ${describeWindow(w, axis)}) changed, ` +
-            `${newest - edge.block_number} blocks below the newest exported block ${newest} (horizon ${horizon})`,
-          rewind: { amount, text: axis === 'time' ? `${amount}s` : String(amount) },
-        });
-        break;
-      }
-    }
-    if (again.length === 0) continue;
-    again.reverse();
-    searches.push({
-      found: {
-        unit_key: unitKey,
-        chain_id: chainId,
-        fork_after_block: forkAfter,
-        first_changed_block: changed.at(-1)!.block_number,
-        newest_block: newest!,
-        depth: 0,
-        depth_at_most: 0,
-        depth_exact: false,
-        changed_edges: changed,
-        windows: again,
-      },
-      files: lowestChangedFiles,
-    });
+  const checked = new Map<string, Checked>();
+  const mine = [...input.completed].filter(([unitKey, intervals]) => {
+    const { axis } = unitChain(unitKey);
+    return (axis === 'block' || axis === 'time') && !isSnapshotUnitKey(unitKey) && input.owns(unitKey) && intervals.length > 0;
+  });
+  const limit = pLimit(UNITS_AT_ONCE);
+  const units = await Promise.all(
+    mine.map(([unitKey, intervals]) =>
+      limit(() => checkUnit(input, unitKey, unitChain(unitKey).chainId, unitChain(unitKey).axis, intervals)),
+    ),
+  );
+  mine.forEach(([unitKey, intervals], i) => {
+    const unit = units[i]!;
+    if (unit.tooDeep) tooDeep.push(unit.tooDeep);
+    if (unit.checked) checked.set(unitKey, unit.checked);
+    if (!unit.search) return;
+    searches.push(unit.search);
+    const again = unit.search.found.windows;
     out.set(
       unitKey,
       intervals.filter((iv) => !again.some((a) => a.start === iv.start && a.end === iv.end)),
     );
-  }
+  });
   if (tooDeep.length > 0) {
+    const widest = tooDeep.reduce((a, t) => (t.rewind.amount > a.amount ? t.rewind : a), tooDeep[0]!.rewind);
     throw new ReorgBeyondHorizonError('A chain reorganisation reaches deeper than the reorg horizon: nothing was exported', {
       metaMessages: tooDeep.map((t) => t.text),
-      hint: `Export the windows again with --rewind ${tooDeep.reduce((a, t) => (t.rewind.amount > a.amount ? t.rewind : a), tooDeep[0]!.rewind).text} or more (or raise range.reorg_horizon), then check with verify --chain-hashes.`,
+      hint: `Export the windows again with --rewind ${widest.text} or more (it reaches below the fork), or raise range.reorg_horizon; then check with verify --chain-hashes.`,
     });
   }
   for (const chainId of new Set(searches.map((x) => x.found.chain_id))) {
@@ -193,7 +196,218 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<{ completed: 
       );
     }
   }
-  return { completed: out, reorgs };
+  return { completed: out, reorgs, checked };
+}
+
+interface UnitCheck {
+  search?: ForkSearch;
+  tooDeep?: TooDeep;
+  /** What to record as still the chain's (absent: unchanged). */
+  checked?: Checked;
+}
+
+/** One unit's windows against the chain (see the file comment). */
+async function checkUnit(
+  input: ReorgCheckInput,
+  unitKey: string,
+  chainId: number,
+  axis: string,
+  intervals: Interval[],
+): Promise<UnitCheck> {
+  const { state, blocks } = input;
+  const horizon = input.horizon(chainId);
+  const sorted = [...intervals].sort((a, b) => a.start - b.start);
+  const etagOf = (w: Interval) => state.completedEtag(unitKey, w.start, w.end);
+  // Recorded windows whose marker is still the one checked.
+  const last = await state.readChecked(unitKey);
+  const previous = last?.windows ?? [];
+  let floor = last?.floor;
+  const recorded = new Map(previous.filter((c) => c.etag === etagOf(c)).map((c) => [windowKey(c), c]));
+  const lowestRecorded = Math.min(...[...recorded.values()].map((c) => c.start));
+  const edges = new Map<string, BlockEdge>();
+  const edgeOf = async (w: Interval): Promise<BlockEdge | undefined> => {
+    const key = windowKey(w);
+    const known = recorded.get(key)?.edge ?? edges.get(key);
+    if (known) return known;
+    const edge = (await state.readCompleted(unitKey, w.start, w.end))?.edge;
+    if (edge) edges.set(key, edge);
+    return edge;
+  };
+
+  let newest: number | null = null;
+  let below = false;
+  /** A recorded window's edge matched: every window recorded (or older than the record) is still the chain's. */
+  let proven = false;
+  /** The last edge asked changed: windows below are asked until one matches. */
+  let walking = false;
+  const matched: { w: Interval; edge: BlockEdge }[] = [];
+  const changed: ReorgFound['changed_edges'] = [];
+  const again: Interval[] = [];
+  let lowestChangedFiles: string[] = [];
+  let tooDeep: TooDeep | undefined;
+  // Below the horizon, a window not recorded is final unless a walk reaches it; the loop ends once
+  // no recorded window below is left to prove.
+  const pastTheEnd = (w: Interval) => proven || !(lowestRecorded < w.start);
+  for (let i = sorted.length - 1; i >= 0; i--) {
+    const w = sorted[i]!;
+    const record = recorded.get(windowKey(w));
+    if (record && proven) {
+      if (walking) matched.push({ w, edge: record.edge });
+      walking = false;
+      below = newest! - record.edge.block_number > horizon;
+      if (below && (!floor || w.end > floor.end)) floor = { start: w.start, end: w.end, edge_block: record.edge.block_number };
+      if (below) break;
+      continue;
+    }
+    // At or below the recorded floor, the edge is no higher than the floor's.
+    if (!record && !below && newest !== null && floor && w.end <= floor.end && newest - floor.edge_block > horizon) below = true;
+    if (!record && below && !walking) {
+      if (pastTheEnd(w)) break;
+      continue;
+    }
+    const edge = await edgeOf(w);
+    if (!edge) break; // written by an older version: nothing to compare with
+    newest ??= edge.block_number;
+    below = newest - edge.block_number > horizon;
+    if (below && (!floor || w.end > floor.end)) floor = { start: w.start, end: w.end, edge_block: edge.block_number };
+    if (!record && below && !walking) {
+      if (pastTheEnd(w)) break;
+      continue;
+    }
+    const now = await blocks.block(chainId, edge.block_number);
+    if (now?.block_hash === edge.block_hash) {
+      matched.push({ w, edge });
+      if (record) proven = true;
+      walking = false;
+      continue;
+    }
+    walking = true;
+    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now?.block_hash ?? null });
+    again.push(w);
+    lowestChangedFiles = (await state.readCompleted(unitKey, w.start, w.end))?.files.map((f) => f.key) ?? [];
+    if (below) {
+      tooDeep = await deepRewind(input, { unitKey, chainId, axis, sorted, index: i, edge, newest, horizon, edgeOf });
+      break;
+    }
+  }
+  if (tooDeep) return { tooDeep };
+  const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, etagOf, newest, horizon });
+  if (again.length === 0) return { checked };
+  again.reverse();
+  const lowestChanged = changed.at(-1)!.block_number;
+  const afters = matched.map((m) => m.edge.block_number).filter((n) => n < lowestChanged);
+  const forkAfter = afters.length > 0 ? Math.max(...afters) : null;
+  return {
+    checked,
+    search: {
+      found: {
+        unit_key: unitKey,
+        chain_id: chainId,
+        fork_after_block: forkAfter,
+        first_changed_block: changed.at(-1)!.block_number,
+        newest_block: newest!,
+        depth: 0,
+        depth_at_most: 0,
+        depth_exact: false,
+        changed_edges: changed,
+        windows: again,
+      },
+      files: lowestChangedFiles,
+    },
+  };
+}
+
+interface StillTheChainInput {
+  sorted: Interval[];
+  recorded: Map<string, CheckedWindow>;
+  previous: CheckedWindows | null;
+  floor: Checked['floor'];
+  matched: { w: Interval; edge: BlockEdge }[];
+  again: Interval[];
+  proven: boolean;
+  etagOf: (w: Interval) => string | undefined;
+  newest: number | null;
+  horizon: number;
+}
+
+/**
+ * The windows to record as still the chain's: those whose edge matched now, and the recorded ones
+ * a matching recorded edge proved; within the horizon, and always the newest of them (the next
+ * check's first request). Undefined when that is what was recorded.
+ */
+function stillTheChain(x: StillTheChainInput): Checked | undefined {
+  const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
+  const changed = new Set(x.again.map((w) => windowKey(w)));
+  const found: CheckedWindow[] = [];
+  for (const w of x.sorted) {
+    const key = windowKey(w);
+    const edge = asked.get(key) ?? (x.proven && !changed.has(key) ? x.recorded.get(key)?.edge : undefined);
+    const etag = x.etagOf(w);
+    if (edge && etag !== undefined) found.push({ start: w.start, end: w.end, etag, edge });
+  }
+  const kept = found.filter((c, i) => i === found.length - 1 || x.newest === null || x.newest - c.edge.block_number <= x.horizon);
+  const before = x.previous?.windows ?? [];
+  const same =
+    kept.length === before.length &&
+    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.etag === before[i]!.etag) &&
+    x.floor?.end === x.previous?.floor?.end;
+  return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
+}
+
+interface DeepRewindInput {
+  unitKey: string;
+  chainId: number;
+  axis: string;
+  sorted: Interval[];
+  /** The window whose changed edge lies below the horizon. */
+  index: number;
+  edge: BlockEdge;
+  newest: number;
+  horizon: number;
+  edgeOf: (w: Interval) => Promise<BlockEdge | undefined>;
+}
+
+/**
+ * The rewind that covers a reorganisation deeper than the horizon: the newest window below the
+ * changed one whose edge still matches is found by galloping down and bisecting (windows read
+ * before the reorganisation change above the fork and match below it), and the rewind reaches
+ * down to its end, counted from the unit's frontier as --rewind counts.
+ */
+async function deepRewind(input: ReorgCheckInput, d: DeepRewindInput): Promise<TooDeep> {
+  const matches = async (i: number): Promise<boolean> => {
+    const edge = await d.edgeOf(d.sorted[i]!);
+    // A window without an edge (older version) cannot be asked: the rewind reaches below it.
+    return edge !== undefined && (await input.blocks.block(d.chainId, edge.block_number))?.block_hash === edge.block_hash;
+  };
+  // lo: a window known to match (-1: none); hi: the lowest known changed.
+  let hi = d.index;
+  let lo = -1;
+  for (let step = 1; hi - step >= 0; step *= 2) {
+    if (await matches(hi - step)) {
+      lo = hi - step;
+      break;
+    }
+    hi -= step;
+  }
+  if (lo === -1 && hi > 0 && (await matches(0))) lo = 0;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (await matches(mid)) lo = mid;
+    else hi = mid;
+  }
+  const frontier = input.frontier?.(d.unitKey) ?? d.sorted.at(-1)!.end;
+  const amount = lo >= 0 ? frontier - d.sorted[lo]!.end : frontier - d.sorted[0]!.start;
+  const w = d.sorted[d.index]!;
+  const fork =
+    lo >= 0
+      ? `the newest window still the chain's is ${describeWindow(d.sorted[lo]!, d.axis)}`
+      : "no window of the unit is still the chain's";
+  return {
+    text:
+      `chain ${d.chainId}, ${d.unitKey}: block ${d.edge.block_number} (edge of window ${describeWindow(w, d.axis)}) changed, ` +
+      `${d.newest - d.edge.block_number} blocks below the newest exported block ${d.newest} (horizon ${d.horizon}); ${fork}`,
+    rewind: { amount, text: d.axis === 'time' ? `${amount}s` : String(amount) },
+  };
 }
 
 /** A unit found reorganised, and the files of its lowest changed window (where the fork is). */

@@ -1,14 +1,24 @@
 /**
- * `verify --chain-hashes`: are the exported windows still the service's chain? For every completed
- * window, the block recorded at its edge (WindowRecord.edge) is asked again; and the rows of its
- * files (NDJSON or Parquet) are read and each distinct (block_number, block_hash) compared with
- * the service's block (all blocks, or at most `sample` per window, spread evenly). Every window that disagrees
- * is named. One request per distinct block (cached).
+ * `verify --chain-hashes`: are the exported windows still the service's chain? Every completed
+ * window recorded the hash of the block at its upper edge (WindowRecord.edge), read before its
+ * rows; a block's hash commits to every block below it, so an edge that still matches proves every
+ * row of its window (src/state/reorg-check.ts reasons the same way). So the cost is what must be
+ * proven:
+ * - one request per distinct edge block of each chain (windows of several targets share their
+ *   edges), sent `concurrency` at a time;
+ * - in a window whose edge changed, the rows' blocks are bisected (~log2 of its distinct blocks):
+ *   rows below the fork still match, rows above it do not; the window is named with the first
+ *   block whose rows are no longer the service's;
+ * - with `sample`, also that many blocks of rows of every window, spread evenly (rows a service
+ *   served with a wrong block hash although the edge matches).
+ * The requests are stated before (`requests_planned`: edges plus the sample; the bisection adds
+ * ~log2 per changed window) and counted after (`requests`).
  */
+import pLimit from 'p-limit';
 import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { ObjectStore } from '../store/store.js';
-import type { WindowState } from './window-state.js';
+import type { WindowRecord, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
 
 export interface ChainHashProblem {
@@ -21,12 +31,25 @@ export interface ChainHashProblem {
 export interface ChainHashReport {
   windows_checked: number;
   edges_checked: number;
-  /** Distinct blocks of rows compared with the service. */
+  /** Distinct blocks of rows compared with the service (bisected in windows whose edge changed, and the sample). */
   row_blocks_checked: number;
   /** Files whose rows could not be read (verify names them as missing or unreadable). */
   files_unreadable: number;
   sample: number | null;
+  /** Requests stated before asking: distinct edge blocks per chain, plus the sample's blocks. */
+  requests_planned: number;
+  /** Requests sent (distinct blocks asked), bisection included. */
+  requests: number;
   problems: ChainHashProblem[];
+}
+
+/** Windows whose files are read at once (each may stream a Parquet file to a temporary copy). */
+const WINDOWS_READ_AT_ONCE = 4;
+
+interface Windowed {
+  rec: WindowRecord;
+  chainId: number;
+  window: [number, number];
 }
 
 export async function verifyChainHashes(opts: {
@@ -34,66 +57,131 @@ export async function verifyChainHashes(opts: {
   state: WindowState;
   blocks: BlockLookup;
   sample?: number | null;
+  /** Requests in flight at once (the source's limit). */
+  concurrency?: number;
+  /** Told the requests planned before any is sent. */
+  onPlan?: (plan: { requests: number; edges: number; chains: number; windows: number }) => void;
 }): Promise<ChainHashReport> {
+  const sample = opts.sample ?? null;
   const report: ChainHashReport = {
     windows_checked: 0,
     edges_checked: 0,
     row_blocks_checked: 0,
     files_unreadable: 0,
-    sample: opts.sample ?? null,
+    sample,
+    requests_planned: 0,
+    requests: 0,
     problems: [],
   };
+  const windows: Windowed[] = [];
   for await (const rec of opts.state.completedRecords()) {
     const m = /\/(\d+)\/(block|time)$/.exec(rec.unit_key);
     if (!m || isSnapshotUnitKey(rec.unit_key)) continue;
-    const chainId = Number(m[1]);
-    const window: [number, number] = [rec.start, rec.end];
-    report.windows_checked++;
-    if (rec.edge) {
-      report.edges_checked++;
-      const now = await opts.blocks.block(chainId, rec.edge.block_number);
-      if (now?.block_hash !== rec.edge.block_hash) {
-        report.problems.push({
-          unit: rec.unit_key,
-          window,
-          message: `edge block ${rec.edge.block_number} was ${rec.edge.block_hash}, the service now has ${now?.block_hash ?? 'no such block'}`,
-        });
-      }
-    }
-    const rows = await readBlockHashes(
-      opts.store,
-      rec.files.map((f) => f.key),
-    );
-    const seen = rows.hashes;
-    report.files_unreadable += rows.unreadable.length;
-    for (const c of rows.conflicts) {
-      report.problems.push({
-        unit: rec.unit_key,
-        window,
-        key: c.key,
-        message: `rows of block ${c.block} carry two hashes: ${c.hashes[0]} and ${c.hashes[1]}`,
-      });
-    }
-    let blocks = [...seen.keys()].sort((a, b) => a - b);
-    if (opts.sample && blocks.length > opts.sample) {
-      const step = blocks.length / opts.sample;
-      blocks = Array.from({ length: opts.sample }, (_, i) => blocks[Math.floor(i * step)]!);
-    }
-    const wrong: string[] = [];
-    for (const n of blocks) {
-      report.row_blocks_checked++;
-      const now = await opts.blocks.block(chainId, n);
-      const had = seen.get(n)!;
-      if (now?.block_hash !== had.hash)
-        wrong.push(`block ${n}: rows have ${had.hash}, the service ${now?.block_hash ?? 'no such block'} (${had.key})`);
-    }
-    if (wrong.length > 0) {
-      report.problems.push({
-        unit: rec.unit_key,
-        window,
-        message: `${wrong.length} block(s) of its rows are no longer the service's: ${wrong.slice(0, 3).join('; ')}${wrong.length > 3 ? ' ...' : ''}`,
-      });
-    }
+    windows.push({ rec, chainId: Number(m[1]), window: [rec.start, rec.end] });
   }
+  report.windows_checked = windows.length;
+  const edgeBlocks = new Set(windows.flatMap((w) => (w.rec.edge ? [`${w.chainId}:${w.rec.edge.block_number}`] : [])));
+  report.requests_planned = edgeBlocks.size + (sample ? sample * windows.length : 0);
+  opts.onPlan?.({
+    requests: report.requests_planned,
+    edges: edgeBlocks.size,
+    chains: new Set(windows.map((w) => w.chainId)).size,
+    windows: windows.length,
+  });
+
+  const limit = pLimit(Math.max(1, opts.concurrency ?? 1));
+  const asked = new Set<string>();
+  const hashOf = (chainId: number, n: number) =>
+    limit(async () => {
+      asked.add(`${chainId}:${n}`);
+      return (await opts.blocks.block(chainId, n))?.block_hash ?? null;
+    });
+
+  const changed = new Set<Windowed>();
+  await Promise.all(
+    windows.map(async (w) => {
+      const edge = w.rec.edge;
+      if (!edge) return;
+      report.edges_checked++;
+      const now = await hashOf(w.chainId, edge.block_number);
+      if (now === edge.block_hash) return;
+      changed.add(w);
+      report.problems.push({
+        unit: w.rec.unit_key,
+        window: w.window,
+        message: `edge block ${edge.block_number} was ${edge.block_hash}, the service now has ${now ?? 'no such block'}`,
+      });
+    }),
+  );
+  // Rows are read only where something is to be proven: windows whose edge changed (or has none), and every window with a sample.
+  const toRead = windows.filter((w) => changed.has(w) || !w.rec.edge || sample);
+  const reading = pLimit(WINDOWS_READ_AT_ONCE);
+  await Promise.all(toRead.map((w) => reading(() => checkRows(w, changed.has(w) || !w.rec.edge, sample, report, hashOf, opts.store))));
+  report.problems.sort((a, b) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0]);
+  report.requests = asked.size;
   return report;
+}
+
+/** The blocks of a window's rows against the service: bisected (`bisect`), and/or a sample spread evenly. */
+async function checkRows(
+  w: Windowed,
+  bisect: boolean,
+  sample: number | null,
+  report: ChainHashReport,
+  hashOf: (chainId: number, n: number) => Promise<string | null>,
+  store: ObjectStore,
+): Promise<void> {
+  const rows = await readBlockHashes(
+    store,
+    w.rec.files.map((f) => f.key),
+  );
+  report.files_unreadable += rows.unreadable.length;
+  for (const c of rows.conflicts) {
+    report.problems.push({
+      unit: w.rec.unit_key,
+      window: w.window,
+      key: c.key,
+      message: `rows of block ${c.block} carry two hashes: ${c.hashes[0]} and ${c.hashes[1]}`,
+    });
+  }
+  const blocks = [...rows.hashes.keys()].sort((a, b) => a - b);
+  const checked = new Set<number>();
+  const wrong = new Map<number, string | null>();
+  const matches = async (n: number): Promise<boolean> => {
+    const now = await hashOf(w.chainId, n);
+    if (!checked.has(n)) report.row_blocks_checked++;
+    checked.add(n);
+    if (now === rows.hashes.get(n)!.hash) return true;
+    wrong.set(n, now);
+    return false;
+  };
+  let firstStale: number | null = null;
+  if (bisect) {
+    // Rows below the fork still match, rows above it do not: the first that does not.
+    let lo = 0;
+    let hi = blocks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (await matches(blocks[mid]!)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < blocks.length) firstStale = lo;
+  }
+  if (sample && blocks.length > 0) {
+    const step = blocks.length / Math.min(sample, blocks.length);
+    const picked = Array.from({ length: Math.min(sample, blocks.length) }, (_, i) => blocks[Math.floor(i * step)]!);
+    await Promise.all(picked.map((n) => matches(n)));
+  }
+  const stale = new Set([...(firstStale === null ? [] : blocks.slice(firstStale)), ...wrong.keys()]);
+  if (stale.size === 0) return;
+  const shown = [...wrong].sort((a, b) => a[0] - b[0]).slice(0, 3);
+  report.problems.push({
+    unit: w.rec.unit_key,
+    window: w.window,
+    message:
+      `${stale.size} block(s) of its rows are no longer the service's` +
+      (firstStale === null ? '' : ` (from block ${blocks[firstStale]} on, bisected)`) +
+      `: ${shown.map(([n, now]) => `block ${n}: rows have ${rows.hashes.get(n)!.hash}, the service ${now ?? 'no such block'} (${rows.hashes.get(n)!.key})`).join('; ')}` +
+      (stale.size > shown.length ? ' ...' : ''),
+  });
 }

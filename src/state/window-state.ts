@@ -13,6 +13,8 @@ export type { Interval };
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
  *   repair/<unitKey>.json                    windows found reorganised, until all are exported again
+ *   checked/<unitKey>.json                   windows whose edges the last reorganisation check found
+ *                                            still the chain's (src/state/reorg-check.ts)
  *   reports/<runId>.json, last-run.json     run reports
  *   lease.json                               the run holding the job (src/state/lease.ts)
  *
@@ -54,6 +56,29 @@ export interface WindowRecord {
 export interface BlockEdge {
   block_number: number;
   block_hash: string;
+}
+
+/**
+ * What a reorganisation check found still the chain's (src/state/reorg-check.ts): windows of one
+ * unit, each named by its completed marker's ETag (so a window exported again since is not one of
+ * them) with its edge, all matching the chain as the service had it at `checked_at`.
+ */
+export interface CheckedWindows {
+  checked_at: string;
+  windows: CheckedWindow[];
+  /**
+   * The newest window found below the horizon: a window ending at or before it is below the
+   * horizon too (its edge is no higher), so the next check need not read its marker.
+   */
+  floor?: { start: number; end: number; edge_block: number };
+}
+
+export interface CheckedWindow {
+  start: number;
+  end: number;
+  /** ETag of the window's completed marker when it was checked. */
+  etag: string;
+  edge: BlockEdge;
 }
 
 /** What a pending marker holds. `run_id` and `replaces` are absent in markers of older versions. */
@@ -114,6 +139,8 @@ export class WindowState {
   private known: Map<string, Interval[]> | null = null;
   /** Pending markers this instance wrote, with what they replace. */
   private readonly pending = new Map<string, PendingMarker>();
+  /** ETags of the completed markers, by key, as completedIntervals() listed them. */
+  private readonly etags = new Map<string, string>();
 
   constructor(
     readonly store: ObjectStore,
@@ -140,6 +167,7 @@ export class WindowState {
     for await (const obj of this.store.list(prefix)) {
       const { unitKey, window: interval } = parseMarkerPlace(obj.key.slice(prefix.length));
       if (!interval) continue;
+      this.etags.set(obj.key, obj.etag);
       let list = out.get(unitKey);
       if (!list) out.set(unitKey, (list = []));
       list.push(interval);
@@ -147,6 +175,11 @@ export class WindowState {
     for (const list of out.values()) list.sort((a, b) => a.start - b.start);
     this.known = new Map([...out].map(([k, v]) => [k, v.map((i) => ({ ...i }))]));
     return out;
+  }
+
+  /** The ETag of a window's completed marker as completedIntervals() listed it (undefined: not listed). */
+  completedEtag(unitKey: string, start: number, end: number): string | undefined {
+    return this.etags.get(this.completedKey(unitKey, start, end));
   }
 
   async readCompleted(unitKey: string, start: number, end: number): Promise<WindowRecord | null> {
@@ -316,6 +349,34 @@ export class WindowState {
         contentType: 'application/json',
       },
     );
+  }
+
+  /** What the last reorganisation check of a unit found still the chain's (null: none recorded). */
+  async readChecked(unitKey: string): Promise<CheckedWindows | null> {
+    const body = await this.readJson<CheckedWindows>(`${this.root}/checked/${unitKey}.json`);
+    if (body === null) return null;
+    const ok =
+      Array.isArray(body.windows) &&
+      body.windows.every(
+        (w) =>
+          Number.isSafeInteger(w?.start) &&
+          Number.isSafeInteger(w?.end) &&
+          typeof w.etag === 'string' &&
+          Number.isSafeInteger(w.edge?.block_number) &&
+          typeof w.edge?.block_hash === 'string',
+      ) &&
+      (body.floor === undefined || (Number.isSafeInteger(body.floor.end) && Number.isSafeInteger(body.floor.edge_block)));
+    if (!ok)
+      throw new StateCorruptError(
+        `${this.root}/checked/${unitKey}.json`,
+        '"windows" is not a list of {start, end, etag, edge}, or "floor" is malformed',
+      );
+    return body;
+  }
+
+  async writeChecked(unitKey: string, checked: CheckedWindows): Promise<void> {
+    this.guard();
+    await this.store.put(`${this.root}/checked/${unitKey}.json`, JSON.stringify(checked), { contentType: 'application/json' });
   }
 
   async clearRepair(unitKey: string): Promise<void> {

@@ -6,7 +6,8 @@
  * names the chain, the depth and the windows in its report, and leaves files byte-for-byte equal
  * to a fresh export of the new branch; chain 1 is never exported again. A quiet run costs one
  * request per chain. A reorganisation reaching an edge deeper than the horizon fails the run
- * (exit 1, nothing exported) naming the range to rewind, and `--rewind` then repairs it.
+ * (exit 2: running again cannot help, nothing exported) naming the range to rewind, and `--rewind`
+ * then repairs it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -198,7 +199,7 @@ it('a reorganisation deeper than the horizon fails the run naming the range; --r
   // Deeper than the newest (partial) window: the edge below it changed too, far beyond the horizon.
   const summary = reorganise(sandbox.data, REORG_CHAIN, 10_000);
   const deep = await run(jobFile);
-  expect(deep.code).toBe(1);
+  expect(deep.code).toBe(2);
   expect(deep.stderr).toMatch(/A chain reorganisation reaches deeper than the reorg horizon: nothing was exported/);
   expect(deep.stderr).toMatch(
     new RegExp(`chain ${REORG_CHAIN}, .*changed, \\d+ blocks below the newest exported block ${summary.head_block} \\(horizon 10\\)`),
@@ -207,13 +208,13 @@ it('a reorganisation deeper than the horizon fails the run naming the range; --r
   // Nothing was exported or replaced.
   expect(readNdjsonExport(out).files).toEqual(before);
   const again = await run(jobFile);
-  expect(again.code).toBe(1);
+  expect(again.code).toBe(2);
 
   const rewind = /--rewind (\d+s) or more/.exec(deep.stderr)![1]!;
   const repaired = await run(jobFile, ['--rewind', rewind]);
   expect(repaired.code, repaired.stderr).toBe(0);
   const rows = await expectEqualToFreshExport(base, 'reorg-deep', out, range, 'deep');
   console.log(
-    `[reorg] depth 10,000 past a horizon of 10 blocks: exit 1 naming the range; --rewind ${rewind} (as the error said) then leaves the export equal to a fresh one (${rows} rows)`,
+    `[reorg] depth 10,000 past a horizon of 10 blocks: exit 2 naming the range; --rewind ${rewind} (as the error said) then leaves the export equal to a fresh one (${rows} rows)`,
   );
 });
