@@ -22,6 +22,7 @@ import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { loadJob } from '../../src/job/index.js';
 import { PartitionedWriter } from '../../src/sink/partitioned-writer.js';
 import { InsightClient } from '../../src/source/client.js';
+import { TOPIC0 } from '../../src/sandbox/abi.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { exportJob, listFiles } from '../helpers/export.js';
@@ -32,6 +33,7 @@ import { useTempDir } from '../helpers/temp-dir.js';
 const sandbox = useSandbox({});
 const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000);
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
+const TRANSFER_TOPIC0 = TOPIC0.Transfer;
 const tmp = useTempDir('fuzz-');
 
 // ------------------------------------------------------------------ values and mutations
@@ -445,11 +447,17 @@ describe('fuzzed service responses', () => {
   let current: ResponseCase | null = null;
   /**
    * item_ids the proxy served in the current case (from the rows as sent), inside the slice their
-   * request asked for: a row outside it belongs to another slice, and the exporter drops it there.
+   * request asked for and of the request's target: a row outside it belongs to another slice, a row
+   * of another wallet, contract or event to another target, and the exporter drops them.
    */
   let served = new Set<string>();
   const untypedProxyErrors: string[] = [];
   const alice = () => sandbox.data.wallet('alice.eth')!.address;
+  const susd = () => sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
+  const ofTarget = (route: 'transactions' | 'events', r: Record<string, unknown>) =>
+    route === 'transactions'
+      ? [r.from_address, r.to_address].some((a) => text(a).toLowerCase() === alice())
+      : text(r.address).toLowerCase() === susd() && Array.isArray(r.topics) && text(r.topics[0]).toLowerCase() === TRANSFER_TOPIC0;
 
   beforeAll(async () => {
     proxy = createServer((req, res) => {
@@ -486,7 +494,7 @@ describe('fuzzed service responses', () => {
         if (Array.isArray(json.data)) {
           const bounds = sliceBounds(req.url!);
           for (const r of json.data as Record<string, unknown>[]) {
-            if (!r || typeof r !== 'object' || !insideSlice(r, bounds)) continue;
+            if (!r || typeof r !== 'object' || !insideSlice(r, bounds) || !ofTarget(route, r)) continue;
             served.add(
               route === 'transactions'
                 ? `${text(r.chain_id)}:${text(r.hash).toLowerCase()}:${alice()}`
