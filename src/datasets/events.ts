@@ -84,6 +84,9 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
       const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode), req.held);
       return response.data;
     },
+    recount: {
+      aggregate: async (client, target, q) => (await client.contractEvents(target.address, target.signature.human, q)).aggregations ?? [],
+    },
   },
   position: (r) => r,
   chainId: (r) => r.chain_id,

@@ -26,6 +26,7 @@ import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
+import { withoutDamagedWindows } from './repair.js';
 
 export interface RunJobInput {
   job: Job;
@@ -40,6 +41,8 @@ export interface RunJobInput {
   shard?: Shard | null;
   /** Export the most recent windows of every unit again, replacing their files (reorganisations). */
   rewind?: Rewind | null;
+  /** Export again the completed windows whose files are gone, changed, or short of the service's count (src/run/repair.ts). */
+  repair?: boolean;
   /** How long the job's lease lasts without renewal (default 120 s; see src/state/lease.ts). */
   leaseTtlMs?: number;
   /** Rows per page per chain (default 1000, the service's maximum); bench/ uses small pages. */
@@ -181,6 +184,8 @@ async function runAgainst(
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
   let completed = await completedWindows(input, job, state, store, owns);
+  if (input.repair && !input.force)
+    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
   const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
   // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
   if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));

@@ -36,6 +36,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'repeat-earlier-rows'?: number | undefined;
   'ok-error-body'?: number | undefined;
   'ok-without-data'?: number | undefined;
+  'cut-full-pages'?: number | undefined;
   'go-values'?: boolean | undefined;
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
@@ -110,6 +111,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     repeatEarlierRows: args['repeat-earlier-rows'],
     okErrorBody: args['ok-error-body'],
     okWithoutData: args['ok-without-data'],
+    cutFullPages: args['cut-full-pages'],
     goValues: args['go-values'],
     goAggregations: args['go-aggregations'],
     richContract: args['rich-contract'] === true,
@@ -197,6 +199,10 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       })
       .option('ok-error-body', { type: 'number', describe: 'Rate (0..1) of list answers that are HTTP 200 with an {"error"} body' })
       .option('ok-without-data', { type: 'number', describe: 'Rate (0..1) of row answers that are HTTP 200 with data null or missing' })
+      .option('cut-full-pages', {
+        type: 'number',
+        describe: 'Rate (0..1) of row answers whose full pages lose their last row (limit - 1 rows), as a broken proxy or CDN does',
+      })
       .option('go-values', {
         type: 'boolean',
         describe: 'Decoded values as the open-source indexer writes them (base64, number arrays, bare big numbers, failed-decode shape)',

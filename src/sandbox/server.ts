@@ -76,6 +76,11 @@ export interface SandboxOptions {
   okErrorBody?: number;
   /** Rate (0..1) of list answers asked for rows that are HTTP 200 with `data: null` or without `data`. */
   okWithoutData?: number;
+  /**
+   * Rate (0..1) of list answers whose full pages lose their last row (each chain with `limit` rows
+   * sends `limit - 1`), as a broken proxy or CDN does: a page a client cannot tell from a short one.
+   */
+  cutFullPages?: number;
   /** Some rows use the older wire types: block_number as a string, value as a number. */
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
@@ -155,7 +160,7 @@ function validateOptions(opts: SandboxOptions): void {
       hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}`,
     });
   }
-  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData'] as const) {
+  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData', 'cutFullPages'] as const) {
     if (!rateOk(opts[key])) throw new SandboxOptionsError(`invalid ${key} ${opts[key]}`, { hint: 'a rate is a number in 0..1' });
   }
   if (opts.faults) {

@@ -1,0 +1,22 @@
+import { hash3, unit } from './prng.js';
+
+/**
+ * A broken proxy or CDN in front of the service that drops the last row of a full page: each
+ * chain whose rows fill the page's `limit` comes back with `limit - 1` rows, which a client
+ * cannot tell from a short page (the end of its slice). Drawn per request from its key at `rate`.
+ * Returns the body to send (the same object when the request is spared or holds no full page).
+ */
+export function cutFullPages(body: unknown, limit: number, rate: number, requestKey: number): unknown {
+  if (!(rate > 0) || !(limit > 0) || unit(hash3(requestKey, 0xc7, 1)) >= rate) return body;
+  const o = body as { data?: unknown };
+  if (!Array.isArray(o.data)) return body;
+  const rows = o.data as { chain_id?: unknown }[];
+  const perChain = new Map<string, number>();
+  for (const r of rows) perChain.set(String(r.chain_id), (perChain.get(String(r.chain_id)) ?? 0) + 1);
+  const full = new Set([...perChain].filter(([, n]) => n >= limit).map(([chain]) => chain));
+  if (full.size === 0) return body;
+  const last = new Map<string, number>();
+  rows.forEach((r, i) => full.has(String(r.chain_id)) && last.set(String(r.chain_id), i));
+  const dropped = new Set(last.values());
+  return { ...o, data: rows.filter((_, i) => !dropped.has(i)) };
+}
