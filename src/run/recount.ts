@@ -71,11 +71,13 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
     if (!spec || !dataset) continue; // a unit the job no longer has: verify lists it apart
     const collection = DATASETS[dataset].collection;
     if (collection.kind !== 'paged') {
-      skipped.set(rec.unit_key, `${dataset}: its rows are not the service's rows one for one (not recounted)`);
+      skipped.set(rec.unit_key, `${dataset} rows are not the service's rows one for one`);
       continue;
     }
-    const axis = rec.unit_key.endsWith('/block') ? 'block' : 'time';
-    const sharedKey = `${rec.unit_key.slice(0, rec.unit_key.lastIndexOf('/', rec.unit_key.lastIndexOf('/') - 1))}|${axis}|${rec.start}|${rec.end}`;
+    // Unit keys are `dataset/target/chain_id/axis`: the units of the other chains share the rest.
+    const parts = rec.unit_key.split('/');
+    const axis = parts.at(-1) === 'block' ? 'block' : 'time';
+    const sharedKey = [...parts.slice(0, -2), axis, rec.start, rec.end].join('|');
     let group = groups.get(sharedKey);
     if (!group) {
       const target = await factory.forDataset(spec);

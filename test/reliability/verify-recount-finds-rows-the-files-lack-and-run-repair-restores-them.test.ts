@@ -251,4 +251,30 @@ describe('verify --recount and run --repair', () => {
     expect((await verify(damagedJob, indexer, '--recount')).code).toBe(0);
     expect(await contents(damaged, format)).toEqual(await contents(out, format));
   });
+
+  it('aggregates and NFT holdings are said not to be recounted', { timeout: 60_000 }, async () => {
+    const name = 'skipped';
+    const dir = join(tmp.dir, name);
+    const out = join(dir, 'out');
+    const alice = sandbox.data.wallet('alice.eth')!.address;
+    const spec = {
+      name,
+      source: { base_url: sandbox.url, chains: [1] },
+      targets: [{ wallet: alice, datasets: ['transactions', 'aggregates', 'nft_holdings'] }],
+      aggregates: { group_by: ['chain_id'], aggregate: ['count() as n'] },
+      range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
+      output: { format: 'ndjson', destination: out },
+    };
+    const jobFile = await writeJob(dir, spec);
+    expect((await exportJob({ job: spec, dir, jobFileName: 'run.yaml', destination: out })).status).toBe('succeeded');
+    const res = await verify(jobFile, sandbox, '--recount');
+    expect(res.code).toBe(0);
+    const units = (await markers(out, name)).map((m) => m.record.unit_key);
+    const skipped = [...new Set(units.filter((u) => !u.startsWith('transactions/')))].sort();
+    expect(skipped).toHaveLength(2);
+    expect(res.report.recount!.skipped.map((s) => s.unit)).toEqual(skipped);
+    for (const unit of skipped)
+      expect(res.text).toContain(`not recounted ${unit}: ${unit.split('/')[0]} rows are not the service's rows one for one`);
+    expect(res.report.recount!.windows_checked).toBe(2);
+  });
 });
