@@ -113,7 +113,8 @@ function describeProblem(p: VerifyProblem): string {
 function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, jobFile: string): string {
   const w = r.windows;
   const lines = [
-    `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}`,
+    `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}` +
+      (r.recount?.not_provable.length ? ` (${r.recount.not_provable.length} window(s) not provable by the recount)` : ''),
     `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing of ${w.planned} planned (${r.units.length} units)`,
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),

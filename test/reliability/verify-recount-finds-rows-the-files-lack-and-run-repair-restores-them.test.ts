@@ -13,6 +13,8 @@
  * - under the indexer profile, whose wallet route counts in two halves (self-transfers twice), the
  *   recount of a wallet is still exact.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -276,5 +278,44 @@ describe('verify --recount and run --repair', () => {
     for (const unit of skipped)
       expect(res.text).toContain(`not recounted ${unit}: ${unit.split('/')[0]} rows are not the service's rows one for one`);
     expect(res.report.recount!.windows_checked).toBe(2);
+  });
+
+  it('a count the answer cannot prove is said per unit, never guessed', { timeout: 60_000 }, async () => {
+    const name = 'unprovable';
+    const dir = join(tmp.dir, name);
+    const out = join(dir, 'out');
+    const jobFile = await writeJob(dir, job(name, 'ndjson', out));
+    expect((await exportJob({ job: job(name, 'ndjson', out), dir, jobFileName: 'run.yaml', destination: out })).status).toBe('succeeded');
+    // A server whose count answers have three rows where one (or one per half) is expected, and counts that are not numbers.
+    const target = new URL(sandbox.url);
+    const odd = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', target.origin);
+      void (async () => {
+        const body = url.searchParams.has('aggregate')
+          ? {
+              meta: { chain_ids: url.searchParams.getAll('chain_id').map(Number) },
+              aggregations: url.searchParams.has('group_by')
+                ? url.searchParams.getAll('chain_id').map((c) => ({ chain_id: c, insight_export_rows: 'many' }))
+                : [{ insight_export_rows: 1 }, { insight_export_rows: 2 }, { insight_export_rows: 3 }],
+            }
+          : await (await fetch(`${target.origin}${url.pathname}${url.search}`)).json();
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      })();
+    });
+    await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+    try {
+      const server = { url: `http://127.0.0.1:${(odd.address() as AddressInfo).port}${target.pathname}` };
+      const res = await verify(jobFile, server, '--recount');
+      expect(res.code).toBe(0);
+      const c = res.report.recount!;
+      expect([c.windows_checked, c.windows_ok, c.mismatches.length, c.not_provable.length]).toEqual([9, 0, 0, 9]);
+      expect(res.text.split('\n')[0]).toContain('(9 window(s) not provable by the recount)');
+      const units = [...new Set((await markers(out, name)).map((m) => m.record.unit_key))].sort();
+      for (const unit of units) expect(res.text).toMatch(new RegExp(`not provable ${unit}: \\d window\\(s\\), the service`));
+    } finally {
+      odd.closeAllConnections();
+      await new Promise<void>((resolve) => odd.close(() => resolve()));
+    }
   });
 });
