@@ -5,6 +5,7 @@ import { resolveWalletNames } from '../run/targets.js';
 import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, type VerifyReport } from '../state/verify.js';
 import { recountWindows } from '../run/recount.js';
 import { formatInterval } from './plan.js';
+import { flagSettings } from '../config/flags.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
 import { WindowState } from '../state/window-state.js';
@@ -85,7 +86,9 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
             });
           if (hashes.problems.length > 0) report.ok = false;
         }
-        process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report, args.job));
+        process.stdout.write(
+          args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report, [args.job, ...givenFlags(args)].join(' ')),
+        );
         setExit(report.ok ? ExitCode.ok : ExitCode.failed);
       } finally {
         await source?.close();
@@ -95,11 +98,25 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
   };
 }
 
-/** The command that exports a window again (the job's own range kept outside it). */
-function repairCommand(jobFile: string, unit: string, window: [number, number]): string {
+/** The settings flags verify was given (destination, service ...): a run that repairs must be given them too. */
+function givenFlags(args: VerifyArgs): string[] {
+  const out: string[] = [];
+  for (const s of flagSettings('job')) {
+    const name = s.flag!.name;
+    const value = args[name];
+    if (value === undefined || value === false || s.key === 'log_level' || s.key === 'log_format') continue;
+    out.push(`--${name}`, ...(value === true ? [] : [shellWord(String(value))]));
+  }
+  return out;
+}
+
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+
+/** The command that exports a window again (`job`: the job file and the flags verify was given). */
+function repairCommand(job: string, unit: string, window: [number, number]): string {
   const axis = unit.endsWith('/block') ? 'block' : 'time';
   const point = (n: number) => (axis === 'block' ? String(n) : new Date(n * 1000).toISOString().replace('.000Z', 'Z'));
-  return `insight-export run ${jobFile} --repair --from ${point(window[0])} --to ${point(window[1])}`;
+  return `insight-export run ${job} --repair --from ${point(window[0])} --to ${point(window[1])}`;
 }
 
 function describeProblem(p: VerifyProblem): string {
@@ -110,7 +127,8 @@ function describeProblem(p: VerifyProblem): string {
   return `  ${p.kind.toUpperCase()} ${where}: ${p.message}`;
 }
 
-function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, jobFile: string): string {
+/** `job`: the job file and the flags verify was given, for the repair commands. */
+function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: string): string {
   const w = r.windows;
   const lines = [
     `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}` +
@@ -150,11 +168,11 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, jobFile: s
   const damaged = new Set(damagedWindows(r.problems).map((d) => `${d.unit}|${d.window[0]}`));
   for (const p of r.problems) {
     const repairs = WINDOW_DAMAGE.has(p.kind) && p.unit && p.window && damaged.delete(`${p.unit}|${p.window[0]}`);
-    lines.push(describeProblem(p) + (repairs ? `; repair: ${repairCommand(jobFile, p.unit!, p.window!)}` : ''));
+    lines.push(describeProblem(p) + (repairs ? `; repair: ${repairCommand(job, p.unit!, p.window!)}` : ''));
   }
   if (r.windows.damaged > 0 || r.windows.missing > 0)
     lines.push(
-      `  repair every window above: insight-export run ${jobFile}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the missing${r.windows.damaged > 0 ? ' and damaged' : ''} windows again)`,
+      `  repair every window above: insight-export run ${job}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the missing${r.windows.damaged > 0 ? ' and damaged' : ''} windows again)`,
     );
   return `${lines.join('\n')}\n`;
 }
