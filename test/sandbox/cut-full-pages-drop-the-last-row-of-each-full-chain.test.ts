@@ -3,7 +3,9 @@
  * the last row of a full page. Each chain whose rows fill `limit` comes back with `limit - 1`; a
  * short page, an aggregate answer and the rate 0 are left as they are.
  */
+import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
+import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
 import { getJson } from '../helpers/sandbox.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';
 
@@ -55,5 +57,12 @@ describe('cutFullPages', () => {
       expect(body.data).toHaveLength(10);
     });
     await expect(withSandbox({ cutFullPages: 2 }, async () => undefined)).rejects.toThrow(/invalid cutFullPages 2/);
+  });
+
+  it('the sandbox command takes it as --cut-full-pages RATE', () => {
+    const parse = (argv: string[]) =>
+      sandboxOptionsFromArgs((sandboxCommand.builder as (y: Argv) => Argv)(yargs(argv)).parseSync() as unknown as SandboxArgs, {});
+    expect(parse(['--cut-full-pages', '0.25']).cutFullPages).toBe(0.25);
+    expect(parse([]).cutFullPages).toBeUndefined();
   });
 });
