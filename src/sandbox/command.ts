@@ -201,7 +201,8 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('ok-without-data', { type: 'number', describe: 'Rate (0..1) of row answers that are HTTP 200 with data null or missing' })
       .option('cut-full-pages', {
         type: 'number',
-        describe: 'Rate (0..1) of row answers whose full pages lose their last row (limit - 1 rows), as a broken proxy or CDN does',
+        describe:
+          'Rate (0..1) of row answers whose full pages lose their last row (limit - 1 rows; limit 1 spared), as a broken proxy or CDN does',
       })
       .option('go-values', {
         type: 'boolean',

@@ -4,10 +4,13 @@ import { hash3, unit } from './prng.js';
  * A broken proxy or CDN in front of the service that drops the last row of a full page: each
  * chain whose rows fill the page's `limit` comes back with `limit - 1` rows, which a client
  * cannot tell from a short page (the end of its slice). Drawn per request from its key at `rate`.
- * Returns the body to send (the same object when the request is spared or holds no full page).
+ * Pages of `limit` 1 are spared: emptied, they would make a client's probes for one row (is the
+ * chain served, where is its head) fail before any window is exported, which hides the loss this
+ * reproduces. Returns the body to send (the same object when the request is spared or holds no
+ * full page).
  */
 export function cutFullPages(body: unknown, limit: number, rate: number, requestKey: number): unknown {
-  if (!(rate > 0) || !(limit > 0) || unit(hash3(requestKey, 0xc7, 1)) >= rate) return body;
+  if (!(rate > 0) || !(limit > 1) || unit(hash3(requestKey, 0xc7, 1)) >= rate) return body;
   const o = body as { data?: unknown };
   if (!Array.isArray(o.data)) return body;
   const rows = o.data as { chain_id?: unknown }[];

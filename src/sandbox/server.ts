@@ -78,7 +78,8 @@ export interface SandboxOptions {
   okWithoutData?: number;
   /**
    * Rate (0..1) of list answers whose full pages lose their last row (each chain with `limit` rows
-   * sends `limit - 1`), as a broken proxy or CDN does: a page a client cannot tell from a short one.
+   * sends `limit - 1`; pages of limit 1 are spared), as a broken proxy or CDN does: a page a client
+   * cannot tell from a short one.
    */
   cutFullPages?: number;
   /** Some rows use the older wire types: block_number as a string, value as a number. */

@@ -10,7 +10,7 @@ import { getJson } from '../helpers/sandbox.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';
 
 describe('cutFullPages', () => {
-  it('at rate 1 every full page per chain loses its last row; short pages and aggregates are untouched', async () => {
+  it('at rate 1 every full page per chain loses its last row; short pages, pages of one row and aggregates are untouched', async () => {
     await withSandbox({ cutFullPages: 1 }, async (s) => {
       const alice = s.data.wallets[0]!.address;
       const page = (qs: string) => getJson(`${s.url}/wallets/${alice}/transactions?${qs}&sort_by=block_number&limit=10`);
@@ -42,6 +42,10 @@ describe('cutFullPages', () => {
         expect(short.body.data.length).toBeLessThan(10);
         expect(short.body.data).toEqual(shortPlain.body.data);
       });
+
+      // A page of one row is spared (a client's probes for one row).
+      const one = await getJson(`${s.url}/wallets/${alice}/transactions?chain_id=1&sort_by=block_number&limit=1`);
+      expect(one.body.data).toHaveLength(1);
 
       const agg = await getJson(
         `${s.url}/wallets/${alice}/transactions?chain_id=1&chain_id=8453&group_by=chain_id&aggregate=count() as n&limit=2`,
