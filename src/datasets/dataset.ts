@@ -1,7 +1,7 @@
+import type { Recount } from './recount.js';
 import { isoTime, type Column, type Row } from '../columns/columns.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
-import type { AggregationRow } from '../source/records.js';
 import type { ChainDone, PagedBatch, SliceAxis } from '../source/paginator.js';
 
 /** What a window of a work unit is measured in. */
@@ -72,27 +72,14 @@ export interface DatasetCapabilities {
 /** Paged by block: pageWindow cuts a window into slices over sliceAxes and fetches page 0 of each. */
 export interface PagedCollection<Target, Rec> {
   readonly kind: 'paged';
+  /** The service's count of a window's rows (verify --recount). */
+  readonly recount: Recount<Target>;
   /**
    * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
    * row, down to one that holds at most two rows (see blockSliceAxes).
    */
   sliceAxes(axis: WindowAxis): SliceAxis<Rec>[];
   fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
-  /** How `verify --recount` asks the service how many rows a window holds (src/state/recount.ts). */
-  readonly recount: Recount<Target>;
-}
-
-/** The service's row count of a dataset's windows (`aggregate=count()` on its route). */
-export interface Recount<Target> {
-  /** The aggregate answer of the dataset's route to `q` (a count, grouped by chain_id or not). */
-  aggregate(client: InsightClient, target: Target, q: ListQuery): Promise<AggregationRow[]>;
-  /**
-   * Where a server of the route counts some rows twice (the open-source indexer runs the wallet
-   * route as a UNION ALL of a from- and a to-query, so an ungrouped count answers one row per half
-   * and a self-transfer is in both): the columns that tell such an exported row, and the test.
-   * Without it, a count in halves cannot be compared with the files.
-   */
-  countedTwice?: { columns: readonly string[]; test(row: Record<string, unknown>, target: Target): boolean };
 }
 
 /**

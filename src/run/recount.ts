@@ -23,7 +23,7 @@ import pLimit from 'p-limit';
 import { errorMessage } from '../errors.js';
 import { DATASETS, datasetOfUnitKey, type DatasetName } from '../datasets/index.js';
 import { ROW_COUNT_KEY } from '../datasets/aggregates.js';
-import type { Recount } from '../datasets/dataset.js';
+import type { Recount } from '../datasets/recount.js';
 import type { Job } from '../job/schema.js';
 import { unitSpecs } from '../plan/plan.js';
 import type { InsightClient } from '../source/client.js';

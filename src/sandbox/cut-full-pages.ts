@@ -9,7 +9,7 @@ import { hash3, unit } from './prng.js';
  * reproduces. Returns the body to send (the same object when the request is spared or holds no
  * full page).
  */
-export function cutFullPages(body: unknown, limit: number, rate: number, requestKey: number): unknown {
+function cutFullPages(body: unknown, limit: number, rate: number, requestKey: number): unknown {
   if (!(rate > 0) || !(limit > 1) || unit(hash3(requestKey, 0xc7, 1)) >= rate) return body;
   const o = body as { data?: unknown };
   if (!Array.isArray(o.data)) return body;
@@ -22,4 +22,16 @@ export function cutFullPages(body: unknown, limit: number, rate: number, request
   rows.forEach((r, i) => full.has(String(r.chain_id)) && last.set(String(r.chain_id), i));
   const dropped = new Set(last.values());
   return { ...o, data: rows.filter((_, i) => !dropped.has(i)) };
+}
+
+/**
+ * The proxy in front of a server: passes list answers of the row routes on through
+ * cutFullPages at `rate` (each drawn from `seed` and a count of the answers it passed).
+ */
+export function fullPageCutter(rate: number, seed: number): (route: string, url: URL, body: unknown) => unknown {
+  let answers = 0;
+  return (route, url, body) => {
+    if (!(rate > 0) || (route !== 'transactions' && route !== 'events')) return body;
+    return cutFullPages(body, Number(url.searchParams.get('limit')), rate, hash3(seed, ++answers, 0xc7));
+  };
 }

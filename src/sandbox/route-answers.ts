@@ -3,7 +3,6 @@ import type { EventRecord, TransactionRecord } from '../source/records.js';
 import type { ListResult, ReadInterfaceSource } from './data.js';
 import { SandboxHttpError, badRequest } from './errors.js';
 import { okMisbehaviour } from './ok-misbehaviour.js';
-import { cutFullPages } from './cut-full-pages.js';
 import { hash3 } from './prng.js';
 import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { parseEventSignature } from './abi.js';
@@ -151,16 +150,15 @@ export function routeAnswers(
   });
 
   /** A list answer, or with the `ok*` rates a misbehaving 200 instead of it. */
-  function listAnswer(rowsAsked: boolean, limit: number, answer: (requestKey: number) => unknown): Answer {
+  function listAnswer(rowsAsked: boolean, answer: (requestKey: number) => unknown): Answer {
     const requestKey = hash3(seed, ++listRequests, 0x4e9);
     const mis = okMisbehaviour(requestKey, rowsAsked, opts);
-    const served = (key: number) => cutFullPages(answer(key), limit, opts.cutFullPages ?? 0, key);
-    return { status: 200, body: mis ? mis(() => served(requestKey)) : served(requestKey) };
+    return { status: 200, body: mis ? mis(() => answer(requestKey)) : answer(requestKey) };
   }
 
   function transactions(wallet: string, q: URLSearchParams): Answer {
     const query = data.parseTransactionsQuery(q, paging);
-    return listAnswer(!isAggregated(query), query.limit, (key) => {
+    return listAnswer(!isAggregated(query), (key) => {
       const result = data.walletTransactions(wallet, query, listOpts(key));
       return listBody(opts, result, wireTransactions(opts, result, query.decode));
     });
@@ -175,7 +173,7 @@ export function routeAnswers(
       }
     }
     const query = data.parseEventsQuery(q, paging);
-    return listAnswer(!isAggregated(query), query.limit, (key) => {
+    return listAnswer(!isAggregated(query), (key) => {
       const result = data.contractEvents(contract, signature, query, listOpts(key));
       return listBody(opts, result, wireEvents(opts, result, query.decode || opts.goValues === true));
     });

@@ -10,6 +10,7 @@ import { routeAnswers, type Answer } from './route-answers.js';
 import { matchRoute, normalisePrefix, type Matched, type RoutePrefixes } from './routes.js';
 import { FAULT_ORDER, ServiceConditions } from './service-conditions.js';
 import { Timers } from './timers.js';
+import { fullPageCutter } from './cut-full-pages.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft' | 'nft-list';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -161,7 +162,7 @@ function validateOptions(opts: SandboxOptions): void {
       hint: `one of ${SANDBOX_PROFILE_NAMES.join(', ')}`,
     });
   }
-  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData', 'cutFullPages'] as const) {
+  for (const key of ['repeatEarlierRows', 'okErrorBody', 'okWithoutData'] as const) {
     if (!rateOk(opts[key])) throw new SandboxOptionsError(`invalid ${key} ${opts[key]}`, { hint: 'a rate is a number in 0..1' });
   }
   if (opts.faults) {
@@ -183,6 +184,8 @@ function validateOptions(opts: SandboxOptions): void {
   if (opts.nftTokenKeys !== undefined && !['old', 'both', 'new'].includes(opts.nftTokenKeys)) {
     throw new SandboxOptionsError(`invalid nftTokenKeys ${opts.nftTokenKeys}`, { hint: 'old, both or new' });
   }
+  if (!rateOk(opts.cutFullPages))
+    throw new SandboxOptionsError(`invalid cutFullPages ${opts.cutFullPages}`, { hint: 'a rate is a number in 0..1' });
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
@@ -281,6 +284,7 @@ interface RequestContext {
  */
 function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { conditions, replies, stats } = c;
+  const proxy = fullPageCutter(c.opts.cutFullPages ?? 0, c.opts.seed ?? 42);
   return async (req, res) => {
     stats.request();
     let m: Matched | null;
@@ -314,7 +318,9 @@ function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerRe
     if (fault) stats.fault(fault);
     if (fault && answeredByFault(c, fault, res)) return;
 
-    const { status, body } = await answerOrError(c, m, url, req);
+    const answered = await answerOrError(c, m, url, req);
+    const status = answered.status;
+    const body = status === 200 ? proxy(m.route, url, answered.body) : answered.body;
     if (fault === 'truncate' || fault === 'stall') replies.sendCut(res, status, body, fault, conditions.faults?.stallMs ?? 60_000);
     else replies.send(res, status, body);
   };
