@@ -184,13 +184,14 @@ async function runAgainst(
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
   let completed = await completedWindows(input, job, state, store, owns);
-  if (input.repair && !input.force)
-    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
   const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
   // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
   if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
   const heads = headFinder(chains);
   const blocks = new BlockLookup(source.client, heads);
+  // run --repair: damaged windows (files gone or changed, rows short of the service's count) are exported again.
+  if (input.repair && !input.force)
+    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
   // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
   const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
   let reorgs: ReorgFound[] = [];
