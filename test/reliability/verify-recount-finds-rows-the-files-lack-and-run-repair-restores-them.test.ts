@@ -321,4 +321,29 @@ describe('verify --recount and run --repair', () => {
       await new Promise<void>((resolve) => odd.close(() => resolve()));
     }
   });
+
+  it(
+    'under --profile hostile (misbehaving answers on top of the indexer) a complete export recounts equal',
+    { timeout: 60_000 },
+    async () => {
+      const hostile = await serveReadInterface(sandbox.data, { profile: 'hostile' });
+      try {
+        const name = 'hostile';
+        const dir = join(tmp.dir, name);
+        const out = join(dir, 'out');
+        const spec = job(name, 'ndjson', out, hostile, TWO_DAYS);
+        const quiet = {
+          ...spec,
+          targets: [{ wallet: sandbox.data.wallet('bob.eth')!.address, datasets: ['transactions'] }, spec.targets[1]!],
+        };
+        const jobFile = await writeJob(dir, quiet);
+        expect((await exportJob({ job: quiet, dir, jobFileName: 'run.yaml', destination: out })).status).toBe('succeeded');
+        const res = await verify(jobFile, hostile, '--recount');
+        expect(res.code, res.text).toBe(0);
+        expect([res.report.recount!.windows_checked, res.report.recount!.windows_ok]).toEqual([6, 6]);
+      } finally {
+        await hostile.close();
+      }
+    },
+  );
 });
