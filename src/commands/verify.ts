@@ -170,9 +170,10 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
     const repairs = WINDOW_DAMAGE.has(p.kind) && p.unit && p.window && damaged.delete(`${p.unit}|${p.window[0]}`);
     lines.push(describeProblem(p) + (repairs ? `; repair: ${repairCommand(job, p.unit!, p.window!)}` : ''));
   }
-  if (r.windows.damaged > 0 || r.windows.missing > 0)
+  const again = [r.windows.missing > 0 ? 'missing' : '', r.windows.damaged > 0 ? 'damaged' : ''].filter(Boolean);
+  if (again.length > 0)
     lines.push(
-      `  repair every window above: insight-export run ${job}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the missing${r.windows.damaged > 0 ? ' and damaged' : ''} windows again)`,
+      `  repair every window above: insight-export run ${job}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the ${again.join(' and ')} windows again)`,
     );
   return `${lines.join('\n')}\n`;
 }

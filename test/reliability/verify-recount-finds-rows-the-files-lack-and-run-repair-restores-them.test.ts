@@ -346,4 +346,30 @@ describe('verify --recount and run --repair', () => {
       }
     },
   );
+
+  it('a block window names its blocks, and its repair command takes them', { timeout: 60_000 }, async () => {
+    const name = 'blocks';
+    const dir = join(tmp.dir, name);
+    const out = join(dir, 'out');
+    const first = sandbox.data.chain(1)!.firstBlock;
+    const spec = {
+      name,
+      source: { base_url: sandbox.url, chains: [1] },
+      targets: [{ wallet: sandbox.data.wallet('bob.eth')!.address, datasets: ['transactions'] }],
+      range: { by: 'block', from: first, to: first + 20_000, chunk: 5_000 },
+      output: { format: 'ndjson', destination: out },
+    };
+    const jobFile = await writeJob(dir, spec);
+    expect((await exportJob({ job: spec, dir, jobFileName: 'run.yaml', destination: out })).status).toBe('succeeded');
+    const before = await contents(out, 'ndjson');
+    const gone = (await markers(out, name)).find((m) => m.record.files.length > 0)!;
+    await unlink(join(out, gone.record.files[0]!.key));
+    const found = await verify(jobFile, sandbox);
+    const { start, end } = gone.record;
+    expect(found.text).toContain(`MISSING-FILE ${gone.record.unit_key} blocks [${start}, ${end})`);
+    expect(found.text).toContain(`--repair --from ${start} --to ${end}`);
+    expect((await runRepairOf(found.text, gone.record.unit_key, sandbox)).code).toBe(0);
+    expect((await verify(jobFile, sandbox, '--recount')).code).toBe(0);
+    expect(await contents(out, 'ndjson')).toEqual(before);
+  });
 });
