@@ -19,6 +19,7 @@ interface RunArgs extends ConfigArgs {
   to?: string | undefined;
   force: boolean;
   rewind?: string | undefined;
+  repair: boolean;
   json: boolean;
   shard?: string | undefined;
   pushgateway?: string | undefined;
@@ -49,6 +50,12 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
           describe:
             'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
         })
+        .option('repair', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'Export again the completed windows whose files are gone, changed, or hold fewer or more rows than the service counts (what verify --recount finds); one count request per window and target',
+        })
         .option('json', {
           type: 'boolean',
           default: false,
@@ -65,6 +72,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         })
         .example('$0 run jobs/x.yaml --dry-run', 'Check everything and print what a run would export, writing nothing')
         .example('$0 run jobs/x.yaml --from 2024-03-01 --to 2024-03-08 --force', 'Export one week again, replacing its files')
+        .example('$0 run jobs/x.yaml --repair', 'Export again every window verify --recount finds damaged')
         .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
         .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out/parquet)')
         .example('$0 run jobs/a.yaml jobs/b.yaml', 'Two jobs, one after the other (a bad job file is reported and skipped)')
@@ -189,6 +197,7 @@ async function runOne(file: string, ctx: JobContext, { args, rewind, shard, push
         force: args.force,
         dryRun: args['dry-run'],
         rewind,
+        repair: args.repair,
         shard,
         signal: controller.signal,
         onPlan: (plan) => progress.setTotal(plan.units.length),

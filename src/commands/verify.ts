@@ -2,7 +2,10 @@ import type { CommandModule } from 'yargs';
 import { ExitCode } from '../errors.js';
 import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
-import { verifyDestination, type VerifyReport } from '../state/verify.js';
+import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, type VerifyReport } from '../state/verify.js';
+import { recountWindows } from '../run/recount.js';
+import { formatInterval } from './plan.js';
+import { flagSettings } from '../config/flags.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
 import { WindowState } from '../state/window-state.js';
@@ -15,6 +18,7 @@ interface VerifyArgs extends ConfigArgs {
   quick: boolean;
   'chain-hashes': boolean;
   'chain-hashes-sample'?: number | undefined;
+  recount: boolean;
 }
 
 /** Checks the destination against the job and its state; exit 0 only when the export is complete and consistent. */
@@ -34,16 +38,23 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
           describe:
             "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block)",
         })
+        .option('recount', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'Also ask the service how many rows each completed window holds (one count request per window and target, up to 55 chains each) and compare with the files',
+        })
         .option('chain-hashes-sample', {
           type: 'number',
           describe:
             'With --chain-hashes: also compare this many blocks of rows of every window, spread evenly (default: none beyond the edges)',
         })
-        .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?') as never,
+        .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?')
+        .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?') as never,
     handler: async (args) => {
       const { job: loaded, config, logger } = await loadJobContext(args.job, args, ['destination']);
       // Unit keys hold addresses: names are resolved by the service, as a run does.
-      const needsSource = args['chain-hashes'] || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+      const needsSource = args['chain-hashes'] || args.recount || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
       const source = needsSource ? await openSource(config, logger) : null;
       const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       try {
@@ -54,6 +65,9 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
           job,
           quick: args.quick,
           output: config.output,
+          ...(args.recount && source
+            ? { recount: (records, files) => recountWindows({ job, records, files, client: source.client, store }) }
+            : {}),
         });
         if (args['chain-hashes'] && source) {
           const hashes = await verifyChainHashes({
@@ -79,7 +93,9 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
             });
           if (hashes.problems.length > 0) report.ok = false;
         }
-        process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report));
+        process.stdout.write(
+          args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report, [args.job, ...givenFlags(args)].join(' ')),
+        );
         setExit(report.ok ? ExitCode.ok : ExitCode.failed);
       } finally {
         await source?.close();
@@ -89,13 +105,56 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
   };
 }
 
-function render(r: VerifyReport & { chain_hashes?: ChainHashReport }): string {
+/** The settings flags verify was given (destination, service ...): a run that repairs must be given them too. */
+function givenFlags(args: VerifyArgs): string[] {
+  const out: string[] = [];
+  for (const s of flagSettings('job')) {
+    const name = s.flag!.name;
+    const value = args[name];
+    if (value === undefined || value === false || s.key === 'log_level' || s.key === 'log_format') continue;
+    out.push(`--${name}`, ...(value === true ? [] : [shellWord(String(value))]));
+  }
+  return out;
+}
+
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
+
+/** The command that exports a window again (`job`: the job file and the flags verify was given). */
+function repairCommand(job: string, unit: string, window: [number, number]): string {
+  const axis = unit.endsWith('/block') ? 'block' : 'time';
+  const point = (n: number) => (axis === 'block' ? String(n) : new Date(n * 1000).toISOString().replace('.000Z', 'Z'));
+  return `insight-export run ${job} --repair --from ${point(window[0])} --to ${point(window[1])}`;
+}
+
+function describeProblem(p: VerifyProblem): string {
+  const axis = p.unit?.endsWith('/block') ? 'block' : 'time';
+  const where = [p.unit, p.window ? formatInterval(axis, { start: p.window[0], end: p.window[1] }) : undefined, p.key]
+    .filter(Boolean)
+    .join(' ');
+  return `  ${p.kind.toUpperCase()} ${where}: ${p.message}`;
+}
+
+/** `job`: the job file and the flags verify was given, for the repair commands. */
+function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: string): string {
+  const w = r.windows;
   const lines = [
-    `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}`,
-    `  windows: ${r.windows.completed} completed, ${r.windows.missing} missing of ${r.windows.planned} planned (${r.units.length} units)`,
+    `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}` +
+      (r.recount?.not_provable.length ? ` (${r.recount.not_provable.length} window(s) not provable by the recount)` : ''),
+    `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing of ${w.planned} planned (${r.units.length} units)`,
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),
   ];
+  if (r.recount) {
+    const c = r.recount;
+    const per = c.requests_per_1000_windows === null ? '' : ` (${c.requests_per_1000_windows} per 1,000 windows)`;
+    lines.push(
+      `  recount: ${c.windows_checked} windows asked of the service in ${c.requests} requests${per}: ${c.windows_ok} equal, ${c.mismatches.length} differ, ${c.not_provable.length} not provable`,
+    );
+    const notProvable = new Map<string, { n: number; reason: string }>();
+    for (const x of c.not_provable) notProvable.set(x.unit, { n: (notProvable.get(x.unit)?.n ?? 0) + 1, reason: x.reason ?? '' });
+    for (const [unit, x] of notProvable) lines.push(`  not provable ${unit}: ${x.n} window(s), ${x.reason}`);
+    for (const s of c.skipped) lines.push(`  not recounted ${s.unit}: ${s.reason}`);
+  }
   if (r.chain_hashes) {
     const h = r.chain_hashes;
     lines.push(
@@ -114,9 +173,15 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }): string {
     lines.push(
       `  state of ${r.other_units.length} unit(s) the job no longer has (ignored): ${r.other_units.slice(0, 3).join(', ')}${r.other_units.length > 3 ? ' ...' : ''}`,
     );
+  const damaged = new Set(damagedWindows(r.problems).map((d) => `${d.unit}|${d.window[0]}`));
   for (const p of r.problems) {
-    const where = [p.unit, p.window ? `[${p.window[0]}, ${p.window[1]})` : undefined, p.key].filter(Boolean).join(' ');
-    lines.push(`  ${p.kind.toUpperCase()} ${where}: ${p.message}`);
+    const repairs = WINDOW_DAMAGE.has(p.kind) && p.unit && p.window && damaged.delete(`${p.unit}|${p.window[0]}`);
+    lines.push(describeProblem(p) + (repairs ? `; repair: ${repairCommand(job, p.unit!, p.window!)}` : ''));
   }
+  const again = [r.windows.missing > 0 ? 'missing' : '', r.windows.damaged > 0 ? 'damaged' : ''].filter(Boolean);
+  if (again.length > 0)
+    lines.push(
+      `  repair every window above: insight-export run ${job}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the ${again.join(' and ')} windows again)`,
+    );
   return `${lines.join('\n')}\n`;
 }

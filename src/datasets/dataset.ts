@@ -1,3 +1,4 @@
+import type { Recount } from './recount.js';
 import { isoTime, type Column, type Row } from '../columns/columns.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
@@ -71,6 +72,8 @@ export interface DatasetCapabilities {
 /** Paged by block: pageWindow cuts a window into slices over sliceAxes and fetches page 0 of each. */
 export interface PagedCollection<Target, Rec> {
   readonly kind: 'paged';
+  /** The service's count of a window's rows (verify --recount). */
+  readonly recount: Recount<Target>;
   /**
    * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
    * row, down to one that holds at most two rows (see blockSliceAxes).

@@ -79,6 +79,9 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
   collection: {
     kind: 'paged',
+    recount: {
+      aggregate: async (client, target, q) => (await client.contractEvents(target.address, target.signature.human, q)).aggregations ?? [],
+    },
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
     async fetchPage(client, target, req) {
       const response = await client.contractEvents(target.address, target.signature.human, pageQuery(req, target.decode), req.held);

@@ -46,6 +46,9 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
   column('status', 'int32', '1 success, 0 failure'),
 ];
 
+/** Lowercase `address` written in any case. */
+const sameAddress = (value: unknown, address: string) => typeof value === 'string' && value.toLowerCase() === address;
+
 /** A transaction among those of its chain and wallet. */
 const transactionRowKey = (r: TransactionRecord): string => r.hash;
 
@@ -73,6 +76,14 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
   targetKey: (target) => target.address,
   collection: {
     kind: 'paged',
+    recount: {
+      aggregate: async (client, target, q) => (await client.walletTransactions(target.address, q)).aggregations ?? [],
+      // A self-transfer: one row here, in both halves of the indexer's from/to UNION ALL.
+      countedTwice: {
+        columns: ['from_address', 'to_address'],
+        test: (row, target) => sameAddress(row.from_address, target.address) && sameAddress(row.to_address, target.address),
+      },
+    },
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),
     async fetchPage(client, target, req) {
       const response = await client.walletTransactions(target.address, pageQuery(req, target.decode), req.held);

@@ -27,6 +27,7 @@ import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
+import { withoutDamagedWindows } from './repair.js';
 
 export interface RunJobInput {
   job: Job;
@@ -41,6 +42,8 @@ export interface RunJobInput {
   shard?: Shard | null;
   /** Export the most recent windows of every unit again, replacing their files (reorganisations). */
   rewind?: Rewind | null;
+  /** Export again the completed windows whose files are gone, changed, or short of the service's count (src/run/repair.ts). */
+  repair?: boolean;
   /** How long the job's lease lasts without renewal (default 120 s; see src/state/lease.ts). */
   leaseTtlMs?: number;
   /** Rows per page per chain (default 1000, the service's maximum); bench/ uses small pages. */
@@ -188,6 +191,9 @@ async function runAgainst(
   if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
   const heads = headFinder(chains);
   const blocks = new BlockLookup(source.client, heads);
+  // run --repair: damaged windows (files gone or changed, rows short of the service's count) are exported again.
+  if (input.repair && !input.force)
+    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
   // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
   const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
   let reorgs: ReorgFound[] = [];

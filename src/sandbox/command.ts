@@ -37,6 +37,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'foreign-rows'?: number | undefined;
   'ok-error-body'?: number | undefined;
   'ok-without-data'?: number | undefined;
+  'cut-full-pages'?: number | undefined;
   'go-values'?: boolean | undefined;
   'go-aggregations'?: boolean | undefined;
   'rich-contract'?: boolean | undefined;
@@ -113,6 +114,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     foreignRows: args['foreign-rows'],
     okErrorBody: args['ok-error-body'],
     okWithoutData: args['ok-without-data'],
+    cutFullPages: args['cut-full-pages'],
     goValues: args['go-values'],
     goAggregations: args['go-aggregations'],
     richContract: args['rich-contract'] === true,
@@ -217,6 +219,11 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       })
       .option('ok-error-body', { type: 'number', describe: 'Rate (0..1) of list answers that are HTTP 200 with an {"error"} body' })
       .option('ok-without-data', { type: 'number', describe: 'Rate (0..1) of row answers that are HTTP 200 with data null or missing' })
+      .option('cut-full-pages', {
+        type: 'number',
+        describe:
+          'Rate (0..1) of row answers whose full pages lose their last row (limit - 1 rows; limit 1 spared), as a broken proxy or CDN does',
+      })
       .option('go-values', {
         type: 'boolean',
         describe: 'Decoded values as the open-source indexer writes them (base64, number arrays, bare big numbers, failed-decode shape)',

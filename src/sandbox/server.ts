@@ -11,6 +11,7 @@ import { routeAnswers, type Answer } from './route-answers.js';
 import { matchRoute, normalisePrefix, type Matched, type RoutePrefixes } from './routes.js';
 import { FAULT_ORDER, ServiceConditions } from './service-conditions.js';
 import { Timers } from './timers.js';
+import { fullPageCutter } from './cut-full-pages.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft' | 'nft-list';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -83,6 +84,12 @@ export interface SandboxOptions {
   okErrorBody?: number;
   /** Rate (0..1) of list answers asked for rows that are HTTP 200 with `data: null` or without `data`. */
   okWithoutData?: number;
+  /**
+   * Rate (0..1) of list answers whose full pages lose their last row (each chain with `limit` rows
+   * sends `limit - 1`; pages of limit 1 are spared), as a broken proxy or CDN does: a page a client
+   * cannot tell from a short one.
+   */
+  cutFullPages?: number;
   /** Some rows use the older wire types: block_number as a string, value as a number. */
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
@@ -195,6 +202,8 @@ function validateOptions(opts: SandboxOptions): void {
   if (opts.nftTokenKeys !== undefined && !['old', 'both', 'new'].includes(opts.nftTokenKeys)) {
     throw new SandboxOptionsError(`invalid nftTokenKeys ${opts.nftTokenKeys}`, { hint: 'old, both or new' });
   }
+  if (!rateOk(opts.cutFullPages))
+    throw new SandboxOptionsError(`invalid cutFullPages ${opts.cutFullPages}`, { hint: 'a rate is a number in 0..1' });
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
@@ -302,6 +311,7 @@ interface RequestContext {
  */
 function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { conditions, replies, stats } = c;
+  const proxy = fullPageCutter(c.opts.cutFullPages ?? 0, c.opts.seed ?? 42);
   return async (req, res) => {
     stats.request();
     let m: Matched | null;
@@ -335,7 +345,9 @@ function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerRe
     if (fault) stats.fault(fault);
     if (fault && answeredByFault(c, fault, res)) return;
 
-    const { status, body } = await answerOrError(c, m, url, req);
+    const answered = await answerOrError(c, m, url, req);
+    const status = answered.status;
+    const body = status === 200 ? proxy(m.route, url, answered.body) : answered.body;
     if (fault === 'truncate' || fault === 'stall') replies.sendCut(res, status, body, fault, conditions.faults?.stallMs ?? 60_000);
     else replies.send(res, status, body);
   };

@@ -41,7 +41,22 @@ export type VerifyProblemKind =
   /** Files of another format than the job's: a run refuses the destination (src/state/destination-format.ts). */
   | 'other-format'
   /** verify --chain-hashes: a window whose edge or rows are no longer the service's blocks. */
-  | 'chain-hash';
+  | 'chain-hash'
+  /** verify --recount: a window whose files hold another number of rows than the service counts. */
+  | 'recount-mismatch';
+
+/**
+ * Problems of one completed window that exporting it again repairs (`run --repair`): its files
+ * gone, changed, unreadable or holding a row twice, or another number of rows than the service has.
+ */
+export const WINDOW_DAMAGE: ReadonlySet<VerifyProblemKind> = new Set([
+  'missing-file',
+  'size-mismatch',
+  'row-count-mismatch',
+  'unreadable-file',
+  'duplicate-rows',
+  'recount-mismatch',
+]);
 
 export interface VerifyProblem {
   kind: VerifyProblemKind;
@@ -63,18 +78,59 @@ export interface UnitSummary {
   missing: [number, number][];
 }
 
+/** One completed window against the service's count (verify --recount). */
+export interface RecountedWindow {
+  unit: string;
+  chain_id: number;
+  window: [number, number];
+  /** Rows the window's files hold (files that are gone hold none). */
+  files_rows: number;
+  /** Rows the service counts in the window (null: not provable, see `reason`). */
+  service_rows: number | null;
+  /** ok: equal; short: the files hold fewer rows; extra: more; not-provable: the service's count cannot be compared. */
+  status: 'ok' | 'short' | 'extra' | 'not-provable';
+  reason?: string;
+}
+
+export interface RecountReport {
+  /** Completed windows compared with the service's count. */
+  windows_checked: number;
+  windows_ok: number;
+  /** Windows whose files hold another number of rows than the service counts (to export again). */
+  mismatches: RecountedWindow[];
+  /** Windows whose count the service's answer cannot prove, with the reason. */
+  not_provable: RecountedWindow[];
+  /** Units of datasets whose rows are not the service's rows one for one: not recounted. */
+  skipped: { unit: string; reason: string }[];
+  /** Count requests sent (retries not included). */
+  requests: number;
+  /** requests x 1000 / windows_checked (null when no window was checked). */
+  requests_per_1000_windows: number | null;
+}
+
+/** What the files of completed windows hold, as verify found them: for the recount. */
+export interface WindowFiles {
+  /** Rows the window's files hold (counted, or as recorded with `quick`; a file that is gone holds none). */
+  rows(rec: WindowRecord): number;
+  /** The window's files that are there. */
+  present(rec: WindowRecord): string[];
+}
+
 export interface VerifyReport {
   job: string;
   destination: string;
   ok: boolean;
   units: UnitSummary[];
-  windows: { planned: number; completed: number; missing: number };
+  /** completed: windows with a marker; damaged: those of them with a problem a re-export repairs (WINDOW_DAMAGE). */
+  windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
   rows: { recorded: number; counted: number | null; distinct: number | null };
   lease: (LeaseRecord & { active: boolean }) | null;
   /** State objects of units the job no longer has (an older version of the job): informational. */
   other_units: string[];
+  /** With a recount: the files against the service's counts. */
+  recount?: RecountReport;
   problems: VerifyProblem[];
 }
 
@@ -88,6 +144,10 @@ export interface VerifyOptions {
   now?: () => number;
   /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
   output?: { partitioning: string; format: OutputFormat };
+  /** Check the files (and recount) only of the completed windows that overlap this interval (run --repair --from/--to). */
+  within?: Interval;
+  /** Compares the completed windows' files with the service's counts (src/run/recount.ts). */
+  recount?: (records: WindowRecord[], files: WindowFiles) => Promise<RecountReport>;
 }
 
 export async function verifyDestination(opts: VerifyOptions): Promise<VerifyReport> {
@@ -109,13 +169,32 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     });
   }
 
-  const { counted, distinct, checkedRows } = await checkListedFiles(opts, records, problems);
+  const within = opts.within;
+  const checked = within ? records.filter((r) => r.start < within.end && within.start < r.end) : records;
+  const { counted, distinct, checkedRows, present } = await checkListedFiles(opts, checked, problems);
+  let recount: RecountReport | undefined;
+  if (opts.recount) {
+    recount = await opts.recount(checked, {
+      rows: (rec) => rec.files.reduce((n, f) => n + (present.get(f.key) ?? 0), 0),
+      present: (rec) => rec.files.map((f) => f.key).filter((k) => present.has(k)),
+    });
+    for (const m of recount.mismatches) {
+      const diff = m.files_rows - m.service_rows!;
+      problems.push({
+        kind: 'recount-mismatch',
+        unit: m.unit,
+        window: m.window,
+        message: `files hold ${m.files_rows} rows, the service counts ${m.service_rows} (${diff < 0 ? `${-diff} missing` : `${diff} more than the service has`})`,
+      });
+    }
+  }
   const pendingKeys = await checkPendingCommits(store, state, problems);
   const unreferenced = await checkUnreferencedFiles(opts, records, listed, pendingKeys, problems);
   const lease = await currentLease(opts, state);
 
   const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
   const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
+  const damaged = damagedWindows(problems);
   problems.sort(
     (a, b) =>
       (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''),
@@ -125,7 +204,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     destination: store.location,
     ok: problems.length === 0,
     units,
-    windows: { planned: plannedTotal, completed: records.length, missing: missingTotal },
+    windows: { planned: plannedTotal, completed: records.length, damaged: damaged.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
     rows: {
       recorded: records.reduce((n, r) => n + r.rows, 0),
@@ -134,8 +213,19 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     },
     lease,
     other_units: otherUnits,
+    ...(recount ? { recount } : {}),
     problems,
   };
+}
+
+/** The completed windows a re-export repairs (problems of a WINDOW_DAMAGE kind), once each, by unit and start. */
+export function damagedWindows(problems: readonly VerifyProblem[]): { unit: string; window: [number, number] }[] {
+  const out = new Map<string, { unit: string; window: [number, number] }>();
+  for (const p of problems) {
+    if (!WINDOW_DAMAGE.has(p.kind) || !p.unit || !p.window) continue;
+    out.set(`${p.unit}|${p.window[0]}|${p.window[1]}`, { unit: p.unit, window: p.window });
+  }
+  return [...out.values()].sort((a, b) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0]);
 }
 
 /** Planned windows against completed windows: missing and overlapping windows, per unit. */
@@ -262,9 +352,11 @@ async function checkListedFiles(
   opts: VerifyOptions,
   records: WindowRecord[],
   problems: VerifyProblem[],
-): Promise<{ counted: number; distinct: number; checkedRows: number }> {
+): Promise<{ counted: number; distinct: number; checkedRows: number; present: Map<string, number> }> {
   const { store } = opts;
   const limit = pLimit(opts.concurrency ?? 8);
+  /** Files that are there, with their rows (counted, or as recorded with `quick`). */
+  const present = new Map<string, number>();
   let counted = 0;
   let distinct = 0;
   let checkedRows = 0;
@@ -286,6 +378,7 @@ async function checkListedFiles(
           if (info.size !== f.bytes) {
             problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${f.bytes}` });
           }
+          present.set(key, f.rows);
           if (opts.quick) continue;
           let fileIds: string[];
           try {
@@ -295,6 +388,7 @@ async function checkListedFiles(
             continue;
           }
           const rows = fileIds.length;
+          present.set(key, rows);
           checkedRows++;
           counted += rows;
           windowRows += rows;
@@ -323,7 +417,7 @@ async function checkListedFiles(
       }),
     ),
   );
-  return { counted, distinct, checkedRows };
+  return { counted, distinct, checkedRows, present };
 }
 
 /** Pending commits left; returns the keys they name. */

@@ -48,6 +48,20 @@ it('verify jobs/demo.yaml: the demo output is complete (exit 0)', async () => {
   expect(r.code).toBe(0);
 });
 
+it('verify jobs/demo.yaml --recount: the service counts the rows the files hold; run --repair has nothing to do', async () => {
+  expect(README).toContain('verify jobs/demo.yaml --recount');
+  expect(README).toContain('run jobs/demo.yaml --repair');
+  const r = await runCli(['verify', 'jobs/demo.yaml', '--recount', '--log-level', 'silent']);
+  expect(r.code, r.stdout).toBe(0);
+  const recount = /recount: (\d+) windows asked of the service in \d+ requests .*: (\d+) equal, 0 differ, 0 not provable/.exec(r.stdout);
+  expect(recount, r.stdout).not.toBeNull();
+  expect(Number(recount![1])).toBeGreaterThan(0);
+  expect(recount![2]).toBe(recount![1]);
+  const repair = await runCli(['run', 'jobs/demo.yaml', '--repair', '--json', '--log-level', 'silent']);
+  expect(repair.code).toBe(0);
+  expect((JSON.parse(repair.stdout) as { windows: { done: number } }).windows.done).toBe(0);
+}, 120_000);
+
 it('plan jobs/demo.yaml: nothing left to export', async () => {
   const r = await runCli(['plan', 'jobs/demo.yaml', '--json', '--log-level', 'silent']);
   expect(r.code).toBe(0);

@@ -1,0 +1,16 @@
+import type { InsightClient } from '../source/client.js';
+import type { ListQuery } from '../source/query.js';
+import type { AggregationRow } from '../source/records.js';
+
+/** How `verify --recount` asks the service how many rows a window of a paged dataset holds (src/run/recount.ts). */
+export interface Recount<Target> {
+  /** The aggregate answer of the dataset's route to `q` (a count, grouped by chain_id or not). */
+  aggregate(client: InsightClient, target: Target, q: ListQuery): Promise<AggregationRow[]>;
+  /**
+   * Where a server of the route counts some rows twice (the open-source indexer runs the wallet
+   * route as a UNION ALL of a from- and a to-query, so an ungrouped count answers one row per half
+   * and a self-transfer is in both): the columns that tell such an exported row, and the test.
+   * Without it, a count in halves cannot be compared with the files.
+   */
+  countedTwice?: { columns: readonly string[]; test(row: Record<string, unknown>, target: Target): boolean };
+}

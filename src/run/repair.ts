@@ -1,0 +1,60 @@
+/**
+ * `run --repair`: the completed windows whose files are gone, changed or hold another number of
+ * rows than the service counts (verify --quick --recount, src/run/recount.ts) are taken out of
+ * the completed windows, so the run exports them again through the replacement protocol
+ * (src/state/window-state.ts), like `--rewind` does. Windows committed empty by earlier versions
+ * before the service had indexed them are found and exported again the same way.
+ */
+import type { Job } from '../job/schema.js';
+import type { Logger } from '../log.js';
+import type { Interval } from '../plan/index.js';
+import type { InsightClient } from '../source/client.js';
+import type { ObjectStore } from '../store/store.js';
+import type { OutputFormat } from '../sink/sink.js';
+import { damagedWindows, verifyDestination } from '../state/verify.js';
+import { recountWindows } from './recount.js';
+
+export interface RepairInput {
+  /** The job with names resolved; its range (after --from/--to) bounds the windows checked. */
+  job: Job;
+  store: ObjectStore;
+  client: InsightClient;
+  output: { partitioning: string; format: OutputFormat };
+  owns: (unitKey: string) => boolean;
+  logger: Logger;
+}
+
+/** The completed intervals without the damaged windows of the units this run owns; logs each one. */
+export async function withoutDamagedWindows(
+  completed: ReadonlyMap<string, Interval[]>,
+  input: RepairInput,
+): Promise<{ completed: Map<string, Interval[]>; repaired: { unit: string; window: [number, number] }[] }> {
+  const { job, store, client, owns, logger } = input;
+  const range = job.range;
+  const within = range ? { start: range.from, end: range.to === 'latest' ? Infinity : range.to } : undefined;
+  const report = await verifyDestination({
+    store,
+    job,
+    quick: true,
+    output: input.output,
+    ...(within ? { within } : {}),
+    recount: (records, files) => recountWindows({ job, records: records.filter((r) => owns(r.unit_key)), files, client, store }),
+  });
+  const damaged = damagedWindows(report.problems).filter((d) => owns(d.unit));
+  const c = report.recount!;
+  logger.info(
+    { windows: c.windows_checked, requests: c.requests, differ: c.mismatches.length, not_provable: c.not_provable.length },
+    'windows recounted against the service',
+  );
+  for (const n of c.not_provable) logger.warn({ unit: n.unit, window: n.window, reason: n.reason }, 'window not provable by a recount');
+  const out = new Map(completed);
+  for (const d of damaged) {
+    const why = report.problems.filter((p) => p.unit === d.unit && p.window?.[0] === d.window[0]).map((p) => p.message);
+    logger.warn({ unit: d.unit, window: d.window, why: why.join('; ') }, 'exporting a damaged window again');
+    out.set(
+      d.unit,
+      (out.get(d.unit) ?? []).filter((iv) => iv.start !== d.window[0] || iv.end !== d.window[1]),
+    );
+  }
+  return { completed: out, repaired: damaged };
+}
