@@ -8,8 +8,8 @@
 #   scripts/s3/radosgw.sh gateway-start <dir>    # starts radosgw again on the recorded port (after gateway-stop)
 #
 # One monitor, one OSD on memstore (objects live in RAM), radosgw (beast) on 127.0.0.1:<port>.
-# Every setting below that is not a plain default was found by a failure: see
-# shared/notes/local-infra.md. Needs the Debian packages radosgw ceph-mon ceph-osd ceph-common.
+# Every setting below that is not a plain default was found by a failure (each says which).
+# Needs the Debian packages radosgw ceph-mon ceph-osd ceph-common.
 # Environment: RGW_MON_PORT (default: a free port), RGW_START_TIMEOUT seconds (default 60),
 # S3_ACCESS_KEY_ID / S3_SECRET_ACCESS_KEY (default: the fixed test pair below).
 set -euo pipefail

@@ -47,7 +47,6 @@ const TRANSACTION_COLUMNS: readonly Column[] = [
 ];
 
 /** Lowercase `address` written in any case. */
-const sameAddress = (value: unknown, address: string) => typeof value === 'string' && value.toLowerCase() === address;
 
 /** A transaction among those of its chain and wallet. */
 const transactionRowKey = (r: TransactionRecord): string => r.hash;
@@ -81,7 +80,11 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
       // A self-transfer: one row here, in both halves of the indexer's from/to UNION ALL.
       countedTwice: {
         columns: ['from_address', 'to_address'],
-        test: (row, target) => sameAddress(row.from_address, target.address) && sameAddress(row.to_address, target.address),
+        test: (row, target) =>
+          typeof row.from_address === 'string' &&
+          typeof row.to_address === 'string' &&
+          sameHex(row.from_address, target.address) &&
+          sameHex(row.to_address, target.address),
       },
     },
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'transaction_index', value: (r: TransactionRecord) => r.transaction_index }),

@@ -5,7 +5,8 @@ import { isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /**
  * One canonical form for decoded values, whichever decoder produced them (viem locally, or the
- * service's `decoded` object, whose encodings vary: see api-notes.md "decode=true"):
+ * service's `decoded` object, whose encodings vary: thirdweb-dev/insight internal/common/transaction.go
+ * and internal/common/log.go at acdb2eb, the last commit with the API handlers):
  *  - uintN / intN: exact decimal string, no leading zeros, `-` for negatives
  *    (from bigint, safe-integer JSON numbers, decimal strings or 0x hex quantities);
  *  - address: lowercase 0x hex (from checksummed or lowercase hex, 32-byte padded words, bytes);

@@ -194,7 +194,7 @@ export function encodePoke(round: bigint, tag: string): string {
   return SELECTOR.poke + uintWord(round) + tag.slice(2);
 }
 
-// ---- decoding (viem is the decoder; values are converted to the wire encodings of api-notes) ----
+// ---- decoding (viem is the decoder; values are converted to the service's wire encodings) ----
 
 /** How `bytes`/`bytesN` values are rendered: hex (default) or, as some real paths do, base64 / number arrays. */
 export type BytesStyle = 'hex' | 'base64' | 'array';

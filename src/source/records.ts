@@ -1,6 +1,7 @@
 /**
  * Normalised records of the read interface, as its contract defines them.
- * The client turns whatever the service sends (older types included, see api-notes.md)
+ * The client turns whatever the service sends (older types included: block_number as a string,
+ * value as a number; see src/source/response-records.ts)
  * into exactly these shapes:
  *  - chain_id is always a number (the wire sends a string in transactions/events);
  *  - block_number, block_timestamp, indexes, gas amounts are numbers (safe integers);

@@ -1,7 +1,7 @@
 /**
  * Response validation and normalisation into the record types of records.ts.
  *
- * Liberal in what it accepts (api-notes.md): chain_id as string or number, block_number /
+ * Liberal in what it accepts, as versions of the service differ: chain_id as string or number, block_number /
  * block_timestamp as strings, uint256 quantities as numbers or hex, the deprecated `decodedData`
  * and camelCase decoded keys, Go-style `null` for empty arrays, missing optional fields.
  * Strict about the rest: anything else is a ResponseShapeError with the JSON path of the problem.

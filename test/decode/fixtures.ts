@@ -88,7 +88,7 @@ export function expectedColumn(param: AbiParameter, value: unknown): RowValue {
 
 // ---- service-shaped `decoded` objects -------------------------------------------------------
 
-/** How the service spells one value; `variant` picks among the shapes api-notes.md lists. */
+/** How the service spells one value; `variant` picks among the shapes its versions send (see src/decode/decoded-values.ts). */
 export function serviceShape(param: AbiParameter, value: unknown, variant: number): unknown {
   const t = param.type;
   const arr = /^(.*)\[\d*\]$/.exec(t);
