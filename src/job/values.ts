@@ -256,7 +256,10 @@ export function parseDestination(input: unknown, cwd: string, jobDir?: string): 
   if (input.includes(JOB_DIR) && !(fromJobDir && /^[/\\]|^$/.test(input.trim().slice(JOB_DIR.length))))
     return bad(`has ${JOB_DIR} elsewhere than at its start`, `write "${JOB_DIR}/out": a folder under the job file's folder`);
   if (fromJobDir && jobDir === undefined)
-    return bad(`uses ${JOB_DIR}, which only a job file's output.destination takes`, 'write the path, or set the destination in the job file');
+    return bad(
+      `uses ${JOB_DIR}, which only a job file's output.destination takes`,
+      'write the path, or set the destination in the job file',
+    );
   try {
     const d = parseStoreDestination(fromJobDir ? `${jobDir}${input.trim().slice(JOB_DIR.length)}` : input, cwd);
     return ok(d.kind === 's3' ? { ...d, url: `s3://${d.bucket}${d.prefix ? `/${d.prefix}` : ''}` } : { ...d, url: d.path });
