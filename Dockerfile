@@ -4,7 +4,7 @@
 #   docker run --rm -v "$PWD/jobs:/work/jobs:ro" -e INSIGHT_CLIENT_ID -e INSIGHT_SECRET_KEY \
 #     -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY insight-export run jobs/x.yaml
 # Two stages: the build stage compiles TypeScript to dist/ and bundles the CLI (dist/bin/cli.js) with the dev dependencies; the final
-# stage has production dependencies only (npm install --omit=dev), runs as the unprivileged
+# stage has production dependencies only (npm ci --omit=dev), runs as the unprivileged
 # "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
 # abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
 
@@ -14,9 +14,7 @@ ARG NODE_VERSION=20
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# npm install, not npm ci: the lock file lacks the optional platform packages of other systems
-# (DuckDB bindings), which npm ci refuses; install keeps every version the lock file pins.
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts ./scripts/
 COPY src ./src
@@ -35,12 +33,12 @@ ENV NODE_ENV=production \
     MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
 # @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
 COPY config ./config
 COPY schema ./schema
-# The bin as npm would link it (package.json "bin": the bundled CLI); the CLI resolves the link.
+# The bundled CLI on the PATH (what package.json's bin, bin/cli.js, runs where there are no sources); the CLI resolves the link.
 RUN chmod 755 dist/bin/cli.js && ln -s /app/dist/bin/cli.js /usr/local/bin/insight-export
 # Non-root (uid 1000 of the node image). Mount job files under /work; relative paths
 # (jobs/x.yaml, ABI files next to them, a local ./out destination) are taken from here.

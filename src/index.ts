@@ -1,12 +1,11 @@
 /**
- * The library API: `import { loadJob, resolveConfig, runJob } from 'insight-export'`.
+ * The library API: `import { loadJob, runJob } from 'insight-export'` (the README's "Library API").
  *
  *   const job = await loadJob('jobs/x.yaml');
- *   const config = resolveConfig({ job, require: ['source', 'destination'] });
- *   const report = await runJob({ job, config, logger: createLogger({ level: config.logLevel }) });
+ *   const report = await runJob({ job });   // config, logger: the CLI's defaults, no log lines
  *
- * The same steps as `insight-export run`; the report says what was exported and what failed
- * (runJob does not throw for a failed unit). Bad input throws a UserInputError (exitCode 2).
+ * The same steps as `insight-export run`; the report says what was exported and what failed, with
+ * the CLI's exit_code. A bad job file throws a UserInputError (exitCode 2) from loadJob.
  */
 import type { Sandbox, SandboxOptions } from './sandbox/server.js';
 
@@ -22,7 +21,7 @@ export {
   type ResolvedConfig,
 } from './config/index.js';
 export { createLogger, silentLogger, type Logger } from './log.js';
-export { runJob, type RunJobInput } from './run/run-job.js';
+export { runJob, type RunJobInput, type RunJobReport } from './run/library.js';
 export type { RunReport } from './run/report.js';
 export { openStore, parseStoreDestination, type OpenStoreOptions, type StoreDestination } from './store/open-store.js';
 export type { ObjectStore } from './store/store.js';

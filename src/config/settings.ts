@@ -11,6 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { parsePartitioning } from '../job/partitioning.js';
 import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS } from '../sink/partitioning.js';
+import { foreignPathProblem } from '../store/local-path.js';
 import {
   BYTE_SIZE_ERROR,
   BYTE_SIZE_PATTERN,
@@ -54,8 +55,8 @@ export interface Setting {
   secret?: boolean;
   /** Parses a value from the environment or a flag (strings; yargs may hand numbers). */
   parse: (raw: unknown, cwd: string) => Parsed<unknown>;
-  /** The zod schema of the value in a config or job file, when it may be set there. */
-  file?: (cwd: string) => z.ZodType;
+  /** The zod schema of the value in a config or job file, when it may be set there (`jobDir`: the job file's folder). */
+  file?: (cwd: string, jobDir?: string) => z.ZodType;
   /** The built-in default, when there is one. */
   default?: () => unknown;
   /** The default as a user would write it, for docs and --help. */
@@ -123,7 +124,10 @@ function anyString(v: unknown): Parsed<string> {
 }
 
 function directory(v: unknown, cwd: string): Parsed<string> {
-  return typeof v === 'string' && v.trim() ? { ok: true, value: path.resolve(cwd, v.trim()) } : { ok: false, problem: 'is empty' };
+  if (typeof v !== 'string' || !v.trim()) return { ok: false, problem: 'is empty' };
+  const foreign = foreignPathProblem(v.trim());
+  if (foreign) return { ok: false, problem: foreign, hint: 'write a "/" path, e.g. "/var/tmp/insight-export"' };
+  return { ok: true, value: path.resolve(cwd, v.trim()) };
 }
 
 /** A range point from a flag: digits are a block number (or unix seconds with `by: time`), anything else a date or "latest"; the job's schema checks it. */
@@ -306,8 +310,8 @@ export const SETTINGS = {
     flag: { name: 'destination', type: 'string', alias: 'd', for: ['job'] },
     env: ['INSIGHT_EXPORT_DESTINATION'],
     parse: (v, cwd) => parseDestination(v, cwd),
-    file: (cwd) => checked(z.string(), (v) => parseDestination(v, cwd)),
-    doc: 'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run).',
+    file: (cwd, jobDir) => checked(z.string(), (v) => parseDestination(v, cwd, jobDir)),
+    doc: 'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run; in a job file, "{job_dir}/out" from the job file\'s folder).',
     places: ALL,
   },
   'output.partitioning': {
@@ -408,10 +412,10 @@ export const SETTING_LIST: readonly Setting[] = Object.values(SETTINGS);
 type FileSchema<K extends SettingKey> = (typeof SETTINGS)[K] extends { file: (cwd: string) => infer R extends z.ZodType } ? R : never;
 
 /** The file field of a setting, optional and described by the table's doc. */
-export function fileField<K extends SettingKey>(key: K, cwd = process.cwd()): z.ZodOptional<FileSchema<K>> {
+export function fileField<K extends SettingKey>(key: K, cwd = process.cwd(), jobDir?: string): z.ZodOptional<FileSchema<K>> {
   const s: Setting = SETTINGS[key];
   if (!s.file) throw new Error(`${key} cannot be set in a file`);
-  return s.file(cwd).optional().describe(s.doc) as z.ZodOptional<FileSchema<K>>;
+  return s.file(cwd, jobDir).optional().describe(s.doc) as z.ZodOptional<FileSchema<K>>;
 }
 
 /** "base-url" -> "baseUrl": the key of a flag's value in CliFlags. */

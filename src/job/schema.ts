@@ -233,9 +233,9 @@ const rangeSchema = z
 // ---------------------------------------------------------------- the file
 
 export interface JobSchemaContext {
-  /** Directory relative local destinations are taken from (the run's working directory). */
+  /** Directory relative local destinations are taken from (the run's working directory); `{job_dir}/...` is taken from jobDir. */
   cwd: string;
-  /** Directory of the job file (ABI paths are relative to it). */
+  /** Directory of the job file (ABI paths are relative to it, and `{job_dir}` in the destination names it). */
   jobDir: string;
   jobFile: string;
   /** Locates warnings (defaults to 1:1). */
@@ -283,7 +283,7 @@ function fileShape(ctx: JobSchemaContext) {
       range: rangeSchema.optional(),
       filters: filtersSchema.optional(),
       decode: z.boolean().optional().describe('Ask the service to decode transactions/events (default true).'),
-      output: outputSchema(ctx.cwd).optional(),
+      output: outputSchema(ctx.cwd, ctx.jobDir).optional(),
       concurrency: concurrencySchema.optional(),
       retries: retriesSchema.optional(),
     })

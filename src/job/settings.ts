@@ -32,14 +32,14 @@ export interface RetrySettings {
   timeout_ms: number;
 }
 
-/** The output section of a job or config file; each field is declared in the settings table (src/config/settings.ts). */
-export function outputSchema(cwd: string) {
+/** The output section of a job file (`jobDir`: its folder); each field is declared in the settings table (src/config/settings.ts). */
+export function outputSchema(cwd: string, jobDir?: string) {
   return z
     .strictObject({
       format: fileField('output.format'),
       compression: fileField('output.compression'),
       parquet_engine: fileField('output.parquet_engine'),
-      destination: fileField('output.destination', cwd),
+      destination: fileField('output.destination', cwd, jobDir),
       partitioning: fileField('output.partitioning'),
       max_rows_per_file: fileField('output.max_rows_per_file'),
       max_bytes_per_file: fileField('output.max_bytes_per_file'),

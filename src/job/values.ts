@@ -242,12 +242,26 @@ export type Destination =
   | { kind: 'local'; /** absolute path */ path: string; url: string }
   | { kind: 's3'; bucket: string; /** no leading or trailing "/"; "" for the bucket root */ prefix: string; url: string };
 
-/** `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`), by the store's rules. */
-export function parseDestination(input: unknown, cwd: string): Parsed<Destination> {
+/** In a job file's local destination, the job file's folder: `{job_dir}/out`. */
+export const JOB_DIR = '{job_dir}';
+
+/**
+ * `s3://bucket/prefix` or a local directory (relative paths are taken from `cwd`), by the store's
+ * rules; `{job_dir}/...` is taken from `jobDir`, the folder of the job file that sets it.
+ */
+export function parseDestination(input: unknown, cwd: string, jobDir?: string): Parsed<Destination> {
   if (typeof input !== 'string' || input.trim() === '')
     return bad('is not a destination', 'write "s3://bucket/prefix" or a local directory like "./out"');
+  const fromJobDir = input.trim().startsWith(JOB_DIR);
+  if (input.includes(JOB_DIR) && !(fromJobDir && /^[/\\]|^$/.test(input.trim().slice(JOB_DIR.length))))
+    return bad(`has ${JOB_DIR} elsewhere than at its start`, `write "${JOB_DIR}/out": a folder under the job file's folder`);
+  if (fromJobDir && jobDir === undefined)
+    return bad(
+      `uses ${JOB_DIR}, which only a job file's output.destination takes`,
+      'write the path, or set the destination in the job file',
+    );
   try {
-    const d = parseStoreDestination(input, cwd);
+    const d = parseStoreDestination(fromJobDir ? `${jobDir}${input.trim().slice(JOB_DIR.length)}` : input, cwd);
     return ok(d.kind === 's3' ? { ...d, url: `s3://${d.bucket}${d.prefix ? `/${d.prefix}` : ''}` } : { ...d, url: d.path });
   } catch (err) {
     if (!(err instanceof InvalidDestinationError)) throw err;

@@ -4,6 +4,7 @@ import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
+import { chainIdBatches } from '../source/query.js';
 import type { WalletTransactionsTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
@@ -31,7 +32,7 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
   const targets = await Promise.all(
     job.targets.map(async (t) => {
       if (t.kind !== 'wallet' || !t.isName) return t;
-      const address = (await resolveName(client, t.wallet, t.chains)) ?? (await walletRouteAddress(client, t.wallet, t.chains));
+      const address = await nameAddress(client, t.wallet, t.chains);
       if (!address.ok) {
         throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
           details: `${job.jobFile} targets[${t.index}].wallet (${address.why})`,
@@ -71,6 +72,26 @@ function refused(err: unknown): err is HttpStatusError {
 /** A 404 from the wallets route, which every server of the interface has: the base URL is wrong, not the name. */
 function refusedName(err: unknown): err is HttpStatusError {
   return err instanceof HttpStatusError && err.status === 400;
+}
+
+/**
+ * The name's address on the target's chains, asked in request-sized batches (the service takes at
+ * most MAX_CHAIN_IDS chain ids a request): every batch must answer the same address.
+ */
+async function nameAddress(client: InsightClient, name: string, chainIds: number[]): Promise<NameAnswer> {
+  let first: { address: string; chains: number[] } | undefined;
+  for (const chains of chainIdBatches(chainIds)) {
+    const answer = (await resolveName(client, name, chains)) ?? (await walletRouteAddress(client, name, chains));
+    if (!answer.ok) return answer;
+    if (first && answer.address !== first.address) {
+      return {
+        ok: false,
+        why: `it resolves to ${first.address} on chains ${first.chains.join(', ')} but to ${answer.address} on chains ${chains.join(', ')}`,
+      };
+    }
+    first ??= { address: answer.address, chains };
+  }
+  return first ? { ok: true, address: first.address } : { ok: false, why: 'the target names no chain' };
 }
 
 /** The address resolve gives the name; undefined when resolve does not turn names into addresses (the real indexer's resolve takes none). */

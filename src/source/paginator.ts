@@ -1,7 +1,7 @@
 import { InsightExportError } from '../errors.js';
 import type { HeldBody } from './client.js';
 import { PageNotWantedError } from './errors.js';
-import { MAX_CHAIN_IDS, type Filters } from './query.js';
+import { chainIdBatches, type Filters } from './query.js';
 
 /**
  * Pages one window [start, end) of a list operation, for one or more chains, without trusting the
@@ -601,9 +601,7 @@ async function* sharedFirst<Rec>(
 ): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
   const { opts } = w;
   const width = box.hi[0]! - box.lo[0]!;
-  const batches: number[][] = [];
-  for (let i = 0; i < shared.length; i += MAX_CHAIN_IDS) batches.push(shared.slice(i, i + MAX_CHAIN_IDS));
-  const sends = batches.map((chains) => w.send(box, chains, true)!);
+  const sends = chainIdBatches(shared).map((chains) => w.send(box, chains, true)!);
   let received = 0;
   try {
     for (const sent of sends) {

@@ -54,6 +54,13 @@ export interface ListQuery {
 }
 
 export const MAX_CHAIN_IDS = 55;
+
+/** Chain ids in request-sized batches: at most MAX_CHAIN_IDS each, in the given order. */
+export function chainIdBatches(chainIds: readonly number[]): number[][] {
+  const batches: number[][] = [];
+  for (let i = 0; i < chainIds.length; i += MAX_CHAIN_IDS) batches.push(chainIds.slice(i, i + MAX_CHAIN_IDS));
+  return batches;
+}
 export const MAX_LIMIT = 1000;
 export const MAX_PAGE = 20;
 export const MAX_PAGE_AGGREGATED = 500;

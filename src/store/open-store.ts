@@ -1,8 +1,8 @@
-import path from 'node:path';
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import type { Logger } from '../log.js';
 import { InvalidDestinationError } from './errors.js';
 import { LocalStore, type LocalStoreOptions } from './local.js';
+import { foreignPathProblem, resolveLocalPath } from './local-path.js';
 import type { S3StoreOptions } from './s3.js';
 import type { ObjectStore } from './store.js';
 
@@ -53,14 +53,16 @@ export async function openStore(destination: string | StoreDestination, opts: Op
   });
 }
 
-export function parseStoreDestination(input: string, cwd: string): StoreDestination {
+export function parseStoreDestination(input: string, cwd: string, platform: NodeJS.Platform = process.platform): StoreDestination {
   const s = input.trim();
   if (s === '') throw new InvalidDestinationError(input, 'is empty');
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(s);
   if (!scheme) {
     if (/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(s) && !/^[a-zA-Z]:[\\/]/.test(s))
       throw new InvalidDestinationError(input, 'is not a URL or a path');
-    return { kind: 'local', path: path.resolve(cwd, s) };
+    const foreign = foreignPathProblem(s, platform);
+    if (foreign) throw new InvalidDestinationError(input, foreign);
+    return { kind: 'local', path: resolveLocalPath(s, cwd, platform) };
   }
   if (scheme[1]!.toLowerCase() !== 's3') throw new InvalidDestinationError(input, `uses the unsupported scheme "${scheme[1]}://"`);
   const rest = s.slice(scheme[0].length);

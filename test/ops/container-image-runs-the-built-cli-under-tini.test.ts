@@ -56,7 +56,6 @@ describe('Dockerfile and .dockerignore', () => {
     expect(build!.lines.some((l) => /^RUN .*npm run build/.test(l))).toBe(true);
 
     const run = final.lines.filter((l) => l.startsWith('RUN '));
-    // npm ci refuses this lock file (other platforms' optional DuckDB bindings are missing): install with the lock.
     expect(run.some((l) => /npm (ci|install) .*--omit=dev/.test(l))).toBe(true);
     expect(
       run.some((l) => /npm (ci|install)(?!.*--omit=dev)/.test(l)),

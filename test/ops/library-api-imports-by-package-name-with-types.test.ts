@@ -4,9 +4,13 @@
  * built into a temporary copy, linked into a temporary project's node_modules, imported by name,
  * and runs a small job against the in-process sandbox; a TypeScript consumer type-checks against
  * the emitted declarations.
+ * Issue 31.8: the API was not in the README, `runJob({ job })` threw a TypeError (no config, no
+ * logger), and a dead service threw RetriesExhaustedError where the CLI reports a failed run: the
+ * README's example runs as written, and a dead service gives a failed report with the exit code.
  */
 import { execFile } from 'node:child_process';
 import { copyFile, cp, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, expect, it } from 'vitest';
@@ -117,4 +121,55 @@ it('a TypeScript project type-checks against the declarations', async () => {
     (err: { stdout: string }) => err.stdout,
   );
   expect(result).toBe('');
+}, 120_000);
+
+/** The README's code block under "### Library API". */
+async function readmeExample(): Promise<string> {
+  const readme = await readFile(join(REPO, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('### Library API'));
+  const block = /```js\n([\s\S]*?)```/.exec(section);
+  expect(block, 'a js block under ### Library API').not.toBeNull();
+  return block![1]!;
+}
+
+it("the README's library example runs as written: runJob({ job }) with the CLI's defaults", async () => {
+  await mkdir(join(app, 'jobs'), { recursive: true });
+  await copyFile(join(REPO, 'jobs/demo.yaml'), join(app, 'jobs/demo.yaml'));
+  await writeFile(join(app, 'readme-example.mjs'), await readmeExample());
+  const { stdout, stderr } = await run(process.execPath, ['readme-example.mjs'], {
+    cwd: app,
+    env: { ...process.env, INSIGHT_EXPORT_STAGING_DIR: join(tmp.dir, 'staging') },
+  });
+  expect(stderr).toBe('');
+  const [, rows, files] = /^(\d+) rows in (\d+) files\n$/.exec(stdout) ?? [];
+  expect(Number(rows)).toBeGreaterThan(0);
+  expect(Number(files)).toBeGreaterThan(0);
+}, 120_000);
+
+it('a dead service gives a failed report with the exit code, as the CLI reports it, not an exception', async () => {
+  const port = await new Promise<number>((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+  await writeFile(
+    join(app, 'dead.yaml'),
+    JOB.replace('base_url: sandbox', `base_url: http://127.0.0.1:${port}/insights/v1`)
+      .replace('./out', './dead-out')
+      .replace('alice.eth', '0x344940aef33a4e9915b793dfe282f3727eff9869')
+      .concat('retries:\n  max_attempts: 2\n'),
+  );
+  const main = `import { loadJob, resolveConfig, runJob, silentLogger } from 'insight-export';
+const job = await loadJob('dead.yaml');
+const config = resolveConfig({ job, require: ['source', 'destination'] });
+const report = await runJob({ job, config, logger: silentLogger }).catch((err) => ({ threw: err.name }));
+process.stdout.write(JSON.stringify(report));
+`;
+  await writeFile(join(app, 'dead.mjs'), main);
+  const { stdout } = await run(process.execPath, ['dead.mjs'], { cwd: app });
+  const report = JSON.parse(stdout) as { threw?: string; status: string; exit_code: number; error: string; job: string };
+  expect(report.threw).toBeUndefined();
+  expect(report).toMatchObject({ job: 'library-api', status: 'failed', exit_code: 1 });
+  expect(report.error).toContain(`127.0.0.1:${port}`);
 }, 120_000);
