@@ -170,6 +170,7 @@ async function runAgainst(
   if (input.signal) source.client.stopOn(input.signal);
   const job = await resolveWalletNames(input.job, source.client);
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
+  if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
     ? noLease()
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));

@@ -173,7 +173,16 @@ interface RequestOptions {
   check?: (json: unknown, url: string) => void;
   /** See requestJson. */
   likelyCause?: string;
+  /** With likelyCause: the same 500 message on every attempt also counts (not only an empty body). */
+  sameMessageCounts?: boolean;
   held?: HeldBody | undefined;
+}
+
+/** A known failure to ask for: a query of a kind the service fails on for good (see requestJson). */
+export interface KnownFailure {
+  likelyCause: string;
+  /** The same 500 message on each attempt means it too, not only an empty body. */
+  sameMessageCounts?: boolean;
 }
 
 interface JsonResult {
@@ -238,10 +247,14 @@ export class InsightClient {
   // Operations
 
   /** Operation 1: transactions from or to a wallet (address or name). */
-  async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<TransactionRecord>> {
+  async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody, known?: KnownFailure): Promise<ListResponse<TransactionRecord>> {
     return this.call(async () => {
       const path = walletTransactionsPath(wallet, q);
-      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', { check: listPageCheck(q), held });
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', {
+        check: listPageCheck(q),
+        held,
+        ...known,
+      });
       return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -380,7 +393,7 @@ export class InsightClient {
     endpoint: Endpoint,
     path: string,
     method: 'GET' | 'POST',
-    { body, check, likelyCause, held }: RequestOptions = {},
+    { body, check, likelyCause, sameMessageCounts, held }: RequestOptions = {},
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
@@ -388,6 +401,7 @@ export class InsightClient {
     const reqHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json' };
 
     let panics = 0;
+    let panicMessage: string | undefined;
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
@@ -399,8 +413,14 @@ export class InsightClient {
         error = err;
       }
       if (!isRetryable(error)) throw error;
-      if (likelyCause !== undefined && error instanceof HttpStatusError && error.status === 500 && error.serverMessage === undefined) {
-        if (++panics >= REPEATED_500_ATTEMPTS) throw new RepeatedServerError(url, attempt, error, likelyCause);
+      const panic = (e: Error): e is HttpStatusError =>
+        likelyCause !== undefined &&
+        e instanceof HttpStatusError &&
+        e.status === 500 &&
+        (e.serverMessage === undefined || (sameMessageCounts === true && (panics === 0 || e.serverMessage === panicMessage)));
+      if (panic(error)) {
+        panicMessage = error.serverMessage;
+        if (++panics >= REPEATED_500_ATTEMPTS) throw new RepeatedServerError(url, attempt, error, likelyCause!);
       } else {
         panics = 0;
       }
