@@ -2,7 +2,15 @@ import { UserInputError } from '../errors.js';
 import type { Axis, Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
-import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint, type KnownBlock } from '../source/chain-head.js';
+import {
+  chainNotServed,
+  ChainNotServedError,
+  findAnyBlock,
+  findChainHead,
+  resolveProbe,
+  type BlockHint,
+  type KnownBlock,
+} from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
 import type { ResolveResponse } from '../source/records.js';
 import type { KnownHeads } from '../state/chain-heads.js';
@@ -17,6 +25,11 @@ export interface ServiceHead {
   exact: boolean;
   /** Seconds from the block's time to the run's clock: how far the service is behind, shown, never used to decide. */
   behind_clock_s: number;
+}
+
+/** The chain is served, but the job's range lies before every block the service was found to have: exit 2. */
+export class RangeBeforeServedBlocksError extends UserInputError {
+  override name = 'RangeBeforeServedBlocksError';
 }
 
 /** A contract target the service has never seen on a chain. */
@@ -58,7 +71,9 @@ export class ChainChecks {
     if (!p) {
       p = (async () => {
         const probe = this.probe(chainId);
-        const search = await findChainHead(probe, chainId, this.hints(chainId), this.absent.get(chainId));
+        const search = await findChainHead(probe, chainId, this.hints(chainId), this.absent.get(chainId)).catch(async (err: unknown) => {
+          throw err instanceof ChainNotServedError ? await this.noBlockFound(chainId, err) : err;
+        });
         this.requests += search.requests;
         const h = search.head;
         this.remember(chainId, h.block_number, h.block_timestamp);
@@ -148,7 +163,7 @@ export class ChainChecks {
             const probe = this.probe(chainId);
             const r = await findAnyBlock(probe, this.hints(chainId));
             this.requests += r.requests;
-            if (!r.block) throw chainNotServed(chainId, r.requests);
+            if (!r.block) throw await this.noBlockFound(chainId, chainNotServed(chainId, r.requests));
             this.remember(chainId, r.block.block_number, r.block.block_timestamp);
             this.see(chainId, r.block);
             return r.block;
@@ -211,6 +226,30 @@ export class ChainChecks {
       out[chain] = { ...h, ...(spacing === undefined ? {} : { seconds_per_block: spacing }) };
     }
     return out;
+  }
+
+  /**
+   * Why no block was found on a chain: the service serves none (`notServed`), or it has rows of a
+   * target on it outside the job's range (the oldest, asked without the range), so the chain is
+   * served but none of its blocks the probes tried lies in or before the range.
+   */
+  private async noBlockFound(chainId: number, notServed: ChainNotServedError): Promise<Error> {
+    const wallet = this.job.targets.find((t) => t.kind === 'wallet' && t.chains.includes(chainId));
+    if (!wallet || wallet.kind !== 'wallet') return notServed;
+    this.requests++;
+    const oldest = await this.client
+      .walletTransactions(wallet.wallet, { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 })
+      .then((page) => page.data.find((row) => row.chain_id === chainId))
+      .catch(() => undefined);
+    if (!oldest) return notServed;
+    const range = this.job.range;
+    const edge = (v: number | 'latest' | undefined) =>
+      v === undefined || v === 'latest' ? String(v ?? '-') : range?.by === 'block' ? `block ${v}` : new Date(v * 1000).toISOString();
+    const when = new Date(oldest.block_timestamp * 1000).toISOString();
+    return new RangeBeforeServedBlocksError(`The service has blocks on chain ${chainId}, but none in or before this job's range`, {
+      details: `range [${edge(range?.from)}, ${edge(range?.to)}); the oldest transaction of ${wallet.wallet} on chain ${chainId} is in block ${oldest.block_number} (${when}), and no block below it was found (${notServed.details ?? ''})`,
+      hint: `The chain id is right: the service's blocks on chain ${chainId} begin after this range. Move range.from / range.to to where it has blocks (block ${oldest.block_number}, ${when.slice(0, 10)}, has rows of this wallet).`,
+    });
   }
 
   /**

@@ -526,7 +526,7 @@ export class InsightClient {
       if (res.statusCode < 200 || res.statusCode >= 300) {
         if (res.statusCode === 429) this.stats.status429++;
         const text = await this.readErrorBody(res);
-        const { message, supportId } = errorMessageOf(text);
+        const { message, supportId } = errorMessageOf(text, res.headers['content-type']);
         throw new HttpStatusError(res.statusCode, url, message, {
           supportId,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
@@ -670,8 +670,11 @@ function errorMessageOfJson(o: Record<string, unknown>): { message: string | und
   return undefined;
 }
 
-/** An error body's message; plain text is used as is. */
-function errorMessageOf(text: string): { message: string | undefined; supportId: string | undefined } {
+/**
+ * An error body's message: the service's own (JSON), a short plain text as it is, else a summary
+ * (content type, title or first line, length): a proxy's HTML error page is not a message.
+ */
+function errorMessageOf(text: string, contentType?: string | string[]): { message: string | undefined; supportId: string | undefined } {
   const trimmed = text.trim();
   if (trimmed === '') return { message: undefined, supportId: undefined };
   try {
@@ -683,7 +686,24 @@ function errorMessageOf(text: string): { message: string | undefined; supportId:
   } catch {
     // not JSON: fall through to the text
   }
-  return { message: trimmed.length > 300 ? `${trimmed.slice(0, 297)}...` : trimmed, supportId: undefined };
+  return { message: summariseBody(trimmed, contentType), supportId: undefined };
+}
+
+/** Longest error text used as it is; longer ones, and markup, are summarised. */
+const SHORT_ERROR_TEXT = 120;
+
+/** A non-JSON error body in a few words: `text/html body of 1234 bytes: "503 Service Temporarily Unavailable"`. */
+export function summariseBody(text: string, contentType?: string | string[]): string {
+  const markup = /^<(!doctype|html|\?xml|[a-z])/i.test(text);
+  if (!markup && !text.includes('\n') && text.length <= SHORT_ERROR_TEXT) return text;
+  const type = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(';')[0]?.trim() || (markup ? 'markup' : 'text');
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1];
+  const firstLine = (markup ? text.replace(/<[^>]*>/g, ' ') : text)
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .find((l) => l !== '');
+  const gist = (title?.replace(/\s+/g, ' ').trim() || firstLine || '').slice(0, 80);
+  return `${type} body of ${Buffer.byteLength(text)} bytes${gist ? `: "${gist}"` : ''}`;
 }
 
 /**
