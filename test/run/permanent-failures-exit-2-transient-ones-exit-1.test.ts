@@ -112,3 +112,35 @@ describe('what a later run may cure exits 1', () => {
     }
   });
 });
+
+describe('both kinds of failure in one run', () => {
+  it('windows failed for good (a refused group_by) and for now (503s): exit 2, since retrying alone cannot complete the run', async () => {
+    const token = plain.data.contracts.find((c) => c.kind === 'erc20' && c.chainId === 1)!;
+    const file = await job('mixed', plain, {
+      source: { base_url: plain.url, chains: [1] },
+      targets: [
+        { wallet: plain.data.wallets[0]!.address, datasets: ['transactions'] },
+        {
+          contract: token.address,
+          events: ['Transfer(address indexed from, address indexed to, uint256 value)'],
+          datasets: ['aggregates'],
+        },
+      ],
+      aggregates: { group_by: ['toStartOfWeek(block_timestamp) as week'], aggregate: ['count() as n'] },
+      // By block: the chain checks probe these blocks (resolve), not the wallet's rows (the faulted route).
+      range: { by: 'block', from: 19_130_000, to: 19_130_200, chunk: 100 },
+      retries: { max_attempts: 2 },
+    });
+    plain.setFaults({ rates: { http503: 1 }, routes: ['transactions'] });
+    try {
+      const r = await run(file);
+      expect(r.report.error).toBeUndefined();
+      const codes = new Set(r.report.failed.map((f) => f.exit_code));
+      expect([...codes].sort()).toEqual([1, 2]);
+      for (const f of r.report.failed) expect(f.error).toMatch(f.exit_code === 2 ? /HTTP 400/ : /HTTP 503/);
+      expect(r.code, r.stderr).toBe(2);
+    } finally {
+      plain.setFaults(null);
+    }
+  });
+});
