@@ -223,7 +223,9 @@ async function runAgainst(
     return { ...reportOf([], false), dry_run: true, would_export: wouldExport, empty_units: [] };
   }
   held.assertHeld();
-  open.claims = await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
+  const claimed = await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
+  // A shard claims for the whole job, and other shards (other leases) export under its claims: only an unsharded run withdraws.
+  if (!shard) open.claims = claimed;
   await writeKnownHeads(store, job.name, chains.headsToKeep()).catch((err: Error) =>
     logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
   );
