@@ -97,12 +97,6 @@ export function exitCodeOf(err: unknown): number {
   return err instanceof InsightExportError ? err.exitCode : ExitCode.failed;
 }
 
-/** An error that no retry can cure: the service or the store refuses it for good (exit 2), not bad input in a file. */
-export class PermanentFailureError extends InsightExportError {
-  override name = 'PermanentFailureError';
-  override readonly exitCode: ExitCode = ExitCode.badInput;
-}
-
 /**
  * How the CLI prints an error that ends a command (or one job of several) and the exit code it
  * means: typed errors print their own message; anything else is a bug and prints its stack.

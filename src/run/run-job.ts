@@ -69,10 +69,10 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const open: OpenParts = { lease: null, source: null, state: null, claims: [], committed: 0 };
   try {
     const report = await runAgainst(input, run, store, stagingDir, open);
-    if (report.status !== 'succeeded') await withdrawClaims(store, open, input.logger);
+    if (report.status !== 'succeeded') await withdrawClaims(store, input.job.name, open, input.logger);
     return report;
   } catch (err) {
-    await withdrawClaims(store, open, input.logger);
+    await withdrawClaims(store, input.job.name, open, input.logger);
     // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
     if (err instanceof LeaseHeldError) throw err;
     const report = failureReport(input, run, err, open.source?.client, store.location);
@@ -422,15 +422,23 @@ async function finishReport(report: RunReport, state: WindowState, run: RunIdent
 
 /**
  * A run that ends without a window exported withdraws the claims it wrote: it exported nothing of
- * those partitions, and another job (the same one renamed, say) may take them.
+ * those partitions, and another job (the same one renamed, say) may take them. Never while the
+ * job has a completed window at the destination (whatever this run's own count says).
  */
-async function withdrawClaims(store: ObjectStore, open: OpenParts, logger: Logger): Promise<void> {
+async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenParts, logger: Logger): Promise<void> {
   if (open.claims.length === 0 || open.committed > 0) return;
+  const exported = await hasCompletedWindow(store, jobName).catch(() => true);
+  if (exported) return;
   await store.deleteMany(open.claims).then(
     () => logger.info({ claims: open.claims.length }, 'nothing exported: partition claims withdrawn'),
     (err: Error) => logger.warn({ err: err.message }, 'partition claims not withdrawn; insight-export release removes them'),
   );
   open.claims = [];
+}
+
+async function hasCompletedWindow(store: ObjectStore, jobName: string): Promise<boolean> {
+  for await (const _ of store.list(`_state/${jobName}/completed/`)) return true;
+  return false;
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

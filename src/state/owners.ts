@@ -126,9 +126,12 @@ export class ClaimsInUseError extends UserInputError {
  */
 export async function releaseClaims(store: ObjectStore, jobName: string, opts: { force?: boolean } = {}): Promise<string[]> {
   if (!opts.force) {
-    let windows = 0;
-    for await (const _ of store.list(`_state/${jobName}/completed/`)) if (++windows > 0) break;
-    if (windows > 0) {
+    let exported = false;
+    for await (const _ of store.list(`_state/${jobName}/completed/`)) {
+      exported = true;
+      break;
+    }
+    if (exported) {
       throw new ClaimsInUseError(`Job ${jobName} has exported windows at ${store.location}: its claims stay`, {
         details: `_state/${jobName}/completed/ is not empty`,
         hint: `Another job taking these partitions would write the same rows again. Delete job ${jobName}'s files and _state/${jobName}/ first, or give --force if those rows are to be exported twice.`,
