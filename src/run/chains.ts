@@ -12,6 +12,7 @@ import {
   type KnownBlock,
 } from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
+import type { ListQuery } from '../source/query.js';
 import type { ResolveResponse } from '../source/records.js';
 import type { KnownHeads } from '../state/chain-heads.js';
 
@@ -234,22 +235,33 @@ export class ChainChecks {
    * served but none of its blocks the probes tried lies in or before the range.
    */
   private async noBlockFound(chainId: number, notServed: ChainNotServedError): Promise<Error> {
-    const wallet = this.job.targets.find((t) => t.kind === 'wallet' && t.chains.includes(chainId));
-    if (!wallet || wallet.kind !== 'wallet') return notServed;
-    this.requests++;
-    const oldest = await this.client
-      .walletTransactions(wallet.wallet, { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 })
-      .then((page) => page.data.find((row) => row.chain_id === chainId))
-      .catch(() => undefined);
-    if (!oldest) return notServed;
+    const found = await this.oldestTargetRow(chainId).catch(() => undefined);
+    if (!found) return notServed;
+    const { of, oldest } = found;
     const range = this.job.range;
     const edge = (v: number | 'latest' | undefined) =>
       v === undefined || v === 'latest' ? String(v ?? '-') : range?.by === 'block' ? `block ${v}` : new Date(v * 1000).toISOString();
     const when = new Date(oldest.block_timestamp * 1000).toISOString();
     return new RangeBeforeServedBlocksError(`The service has blocks on chain ${chainId}, but none in or before this job's range`, {
-      details: `range [${edge(range?.from)}, ${edge(range?.to)}); the oldest transaction of ${wallet.wallet} on chain ${chainId} is in block ${oldest.block_number} (${when}), and no block below it was found (${notServed.details ?? ''})`,
-      hint: `The chain id is right: the service's blocks on chain ${chainId} begin after this range. Move range.from / range.to to where it has blocks (block ${oldest.block_number}, ${when.slice(0, 10)}, has rows of this wallet).`,
+      details: `range [${edge(range?.from)}, ${edge(range?.to)}); the oldest row of ${of} on chain ${chainId} is in block ${oldest.block_number} (${when}), and no block below it was found (${notServed.details ?? ''})`,
+      hint: `The chain id is right: the service's blocks on chain ${chainId} begin after this range. Move range.from / range.to to where it has blocks (block ${oldest.block_number}, ${when.slice(0, 10)}, has rows of ${of}).`,
     });
+  }
+
+  /** The oldest row of the chain's first target, asked without the job's range (a wallet's transaction, a contract's event). */
+  private async oldestTargetRow(chainId: number): Promise<{ of: string; oldest: KnownBlock } | undefined> {
+    const target = this.job.targets.find((t) => t.chains.includes(chainId));
+    if (!target) return undefined;
+    const q: ListQuery = { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 };
+    this.requests++;
+    const rows: (KnownBlock & { chain_id: number })[] =
+      target.kind === 'wallet'
+        ? (await this.client.walletTransactions(target.wallet, q)).data
+        : (await this.client.contractEvents(target.contract, target.events[0]!.signature, q)).data;
+    const row = rows.find((r) => r.chain_id === chainId);
+    if (!row) return undefined;
+    const of = target.kind === 'wallet' ? target.wallet : `${target.contract} (${target.events[0]!.signature})`;
+    return { of, oldest: { block_number: row.block_number, block_timestamp: row.block_timestamp } };
   }
 
   /**
