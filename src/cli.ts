@@ -32,7 +32,11 @@ export async function main(argv: string[]): Promise<number> {
     .version(packageVersion())
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
-      throw err ?? new UserInputError(msg, { hint: 'Run insight-export --help for the commands and their options.' });
+      if (err) throw err;
+      const unknown = unknownFlags(msg, parser);
+      throw new UserInputError(unknown?.message ?? msg, {
+        hint: unknown?.hint ?? 'Run insight-export --help for the commands and their options.',
+      });
     });
   parser.middleware((args) => refuseRepeatedFlags(args, parser));
   skipHelpLayoutBeforeHandlers(parser);
@@ -89,6 +93,51 @@ if (isEntry) {
       process.exitCode = reportError(err);
     },
   );
+}
+
+/**
+ * yargs' strict mode names an unknown flag (and its camelCase copy) but, unlike a command, suggests
+ * nothing: the flags as typed, and the known flag nearest each (`--destinaton` -> `--destination`).
+ */
+function unknownFlags(msg: string, parser: object): { message: string; hint: string | undefined } | undefined {
+  const m = /^Unknown arguments?: (.+)$/.exec(msg);
+  if (!m) return undefined;
+  const camel = (k: string) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+  const listed = m[1]!.split(', ');
+  const typed = listed.filter((k) => !listed.some((other) => other !== k && camel(other) === k));
+  const options = (parser as { getOptions(): { key: Record<string, unknown>; alias: Record<string, string[]> } }).getOptions();
+  const known = [...new Set([...Object.keys(options.key), ...Object.values(options.alias).flat()])].filter(
+    (k) => k.length > 1 && !/[A-Z]/.test(k),
+  );
+  const suggestions = typed.flatMap((unknown) => {
+    const near = nearest(unknown, known);
+    return near === undefined ? [] : [`--${unknown}: did you mean --${near}?`];
+  });
+  return {
+    message: `Unknown argument${typed.length === 1 ? '' : 's'}: ${typed.join(', ')}`,
+    hint: suggestions.length > 0 ? `${suggestions.join(' ')} (insight-export <command> --help lists its options)` : undefined,
+  };
+}
+
+/** The candidate nearest `word` by edit distance, if within a third of its length (at least 1, at most 3). */
+function nearest(word: string, candidates: string[]): string | undefined {
+  const limit = Math.min(3, Math.max(1, Math.floor(word.length / 3)));
+  let best: { word: string; d: number } | undefined;
+  for (const c of candidates) {
+    const d = editDistance(word, c);
+    if (d <= limit && (!best || d < best.d)) best = { word: c, d };
+  }
+  return best?.word;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /**

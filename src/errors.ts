@@ -13,6 +13,16 @@ export interface ErrorParameters {
   cause?: unknown;
 }
 
+/**
+ * The one exit-code policy (README "Exit codes"), for a scheduler to act on:
+ * - 0: done.
+ * - 2: no retry can cure it and a person must act: bad input, a query or capability the service
+ *   refuses (a 4xx other than 408/429, an answer it can never give), authentication or
+ *   authorisation (service or S3), a missing bucket, a destination that cannot hold the export.
+ * - 1: a later run may cure it (the service or the store down or failing past the retries).
+ * - 75: another run holds the job's lease: try later. 130: interrupted.
+ * A run whose failed windows failed for both kinds of reasons exits 2: retrying alone cannot complete it.
+ */
 export const ExitCode = {
   ok: 0,
   failed: 1,
@@ -82,12 +92,17 @@ export function errorMessage(err: unknown): string {
   return String(err);
 }
 
+/** The exit code an error means (1 for anything not typed: a bug or an unforeseen failure). */
+export function exitCodeOf(err: unknown): number {
+  return err instanceof InsightExportError ? err.exitCode : ExitCode.failed;
+}
+
 /**
  * How the CLI prints an error that ends a command (or one job of several) and the exit code it
  * means: typed errors print their own message; anything else is a bug and prints its stack.
  */
 export function describeError(err: unknown): { text: string; exitCode: number } {
-  if (err instanceof InsightExportError) return { text: `error: ${err.message}`, exitCode: err.exitCode };
+  if (err instanceof InsightExportError) return { text: `error: ${err.message}`, exitCode: exitCodeOf(err) };
   return {
     text: `internal error (please report): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
     exitCode: ExitCode.failed,

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, (setExit: SetExit) => Promise<AnyCommand>> = {
   sandbox: async () => (await import('../sandbox/command.js')).sandboxCommand,
   ddl: async () => (await import('./ddl.js')).ddlCommand,
   compact: async () => (await import('./compact.js')).compactCommand,
+  release: async () => (await import('./release.js')).releaseCommand,
   config: async () => (await import('./config.js')).configCommand,
 };
 

@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
-import { failureReportOf, type RunReport } from '../run/report.js';
+import { failureReportOf, reportExitCode, type RunReport } from '../run/report.js';
 import { parsePushgatewayUrl, pushMetrics, type PushTarget } from '../run/metrics.js';
 import { resolveShard, type Shard } from '../run/shard.js';
 import { parseRewind, type Rewind } from '../state/rewind.js';
@@ -215,8 +215,7 @@ async function runOne(file: string, ctx: JobContext, { args, rewind, shard, push
     }
     progress.finish();
     await push(report);
-    const exit = report.status === 'succeeded' ? ExitCode.ok : report.status === 'interrupted' ? ExitCode.interrupted : ExitCode.failed;
-    return { job_file: file, exit_code: exit, report };
+    return { job_file: file, exit_code: reportExitCode(report), report };
   } finally {
     progress.finish();
     process.off('SIGINT', onSignal);

@@ -20,8 +20,8 @@
  *   half exported on its own (rows then carry the half's bounds). No window is ever truncated.
  */
 import { createHash } from 'node:crypto';
-import { InsightExportError, InterruptedError, UserInputError } from '../errors.js';
-import { HttpStatusError, RetriesExhaustedError } from '../source/errors.js';
+import { ExitCode, InsightExportError, InterruptedError, UserInputError } from '../errors.js';
+import { HttpStatusError, RequestGivenUpError, tagFailedChain } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
 import type { ParsedEventSignature } from '../abi/event-signature.js';
 import type { InsightClient } from '../source/client.js';
@@ -88,7 +88,12 @@ export class AggregateValueError extends InsightExportError {
  */
 export class AggregateWalletUnionError extends InsightExportError {
   override name = 'AggregateWalletUnionError';
+  /** What the service cannot do: no later run changes it (exit 2). */
+  override readonly exitCode: ExitCode = ExitCode.badInput;
 }
+
+/** The union error a target met: its other windows end with it at once, without asking again. */
+const unionRefused = new WeakMap<AggregateTarget, AggregateWalletUnionError>();
 
 /** Alias of the row count every ungrouped query also asks for (to recognise an empty window). */
 export const ROW_COUNT_KEY = 'insight_export_rows';
@@ -415,25 +420,41 @@ async function fetchPage(
   };
   const s = target.source;
   if (s.kind === 'contract') return (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [];
+  const refused = unionRefused.get(target);
+  if (refused) throw new AggregateWalletUnionError(refused.shortMessage, { details: refused.details, hint: refused.hint });
+  const where = `wallet ${s.address}, group_by ${(q.groupBy ?? []).join(', ') || '(none)'} (query ${target.queryKey})`;
+  const wholeHint = 'export the transactions dataset and aggregate it in the warehouse';
   let rows: AggregationRow[];
   try {
-    rows = (await client.walletTransactions(s.address, q)).aggregations ?? [];
+    const known = grouped ? { likelyCause: 'the service cannot group aggregates of a wallet', sameMessageCounts: true } : undefined;
+    rows = (await client.walletTransactions(s.address, q, undefined, known)).aggregations ?? [];
   } catch (err) {
-    const cause = err instanceof RetriesExhaustedError ? err.lastCause : err;
+    const cause: unknown = err instanceof RequestGivenUpError ? (err.lastCause as Error) : err;
     if (grouped && target.aggregates.length > 0 && cause instanceof HttpStatusError && cause.status === 500) {
-      throw new AggregateWalletUnionError('The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)', {
-        details: `wallet ${s.address}, chain ${chainId}, group_by ${(q.groupBy ?? []).join(', ')} (query ${target.queryKey})`,
-        hint: "The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: export the transactions dataset and aggregate it in the warehouse, or aggregate a contract's events instead.",
-        cause: err,
-      });
+      // A property of the service, the same on every chain and window: the details name none of them.
+      const error = new AggregateWalletUnionError(
+        'The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)',
+        {
+          details: where,
+          hint: `The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: ${wholeHint}, or aggregate a contract's events instead.`,
+          cause: err,
+        },
+      );
+      unionRefused.set(target, error);
+      throw error;
     }
     throw err;
   }
   if (!grouped && rows.length > 1) {
-    throw new AggregateWalletUnionError(`The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`, {
-      details: `wallet ${s.address}, chain ${chainId}, window [${window.start}, ${window.end}) (query ${target.queryKey})`,
-      hint: "The open-source indexer aggregates the wallet's outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: export the transactions dataset and aggregate it in the warehouse.",
-    });
+    const error = new AggregateWalletUnionError(
+      `The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`,
+      {
+        details: `${where}; first seen on chain ${chainId}, window [${window.start}, ${window.end})`,
+        hint: `The open-source indexer aggregates the wallet's outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: ${wholeHint}.`,
+      },
+    );
+    unionRefused.set(target, error);
+    throw error;
   }
   return rows;
 }
@@ -541,8 +562,12 @@ export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'a
     kind: 'streamed',
     async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {
       for (const chainId of req.chainIds) {
-        for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {
-          if (records.length > 0) yield { chainId, records };
+        try {
+          for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {
+            if (records.length > 0) yield { chainId, records };
+          }
+        } catch (err) {
+          throw tagFailedChain(err, chainId);
         }
         yield { chainId, done: true };
       }

@@ -2,8 +2,17 @@ import { UserInputError } from '../errors.js';
 import type { Axis, Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
-import { chainNotServed, findAnyBlock, findChainHead, resolveProbe, type BlockHint, type KnownBlock } from '../source/chain-head.js';
+import {
+  chainNotServed,
+  ChainNotServedError,
+  findAnyBlock,
+  findChainHead,
+  resolveProbe,
+  type BlockHint,
+  type KnownBlock,
+} from '../source/chain-head.js';
 import type { InsightClient } from '../source/client.js';
+import type { ListQuery } from '../source/query.js';
 import type { ResolveResponse } from '../source/records.js';
 import type { KnownHeads } from '../state/chain-heads.js';
 
@@ -17,6 +26,11 @@ export interface ServiceHead {
   exact: boolean;
   /** Seconds from the block's time to the run's clock: how far the service is behind, shown, never used to decide. */
   behind_clock_s: number;
+}
+
+/** The chain is served, but the job's range lies before every block the service was found to have: exit 2. */
+export class RangeBeforeServedBlocksError extends UserInputError {
+  override name = 'RangeBeforeServedBlocksError';
 }
 
 /** A contract target the service has never seen on a chain. */
@@ -58,7 +72,9 @@ export class ChainChecks {
     if (!p) {
       p = (async () => {
         const probe = this.probe(chainId);
-        const search = await findChainHead(probe, chainId, this.hints(chainId), this.absent.get(chainId));
+        const search = await findChainHead(probe, chainId, this.hints(chainId), this.absent.get(chainId)).catch(async (err: unknown) => {
+          throw err instanceof ChainNotServedError ? await this.noBlockFound(chainId, err) : err;
+        });
         this.requests += search.requests;
         const h = search.head;
         this.remember(chainId, h.block_number, h.block_timestamp);
@@ -148,7 +164,7 @@ export class ChainChecks {
             const probe = this.probe(chainId);
             const r = await findAnyBlock(probe, this.hints(chainId));
             this.requests += r.requests;
-            if (!r.block) throw chainNotServed(chainId, r.requests);
+            if (!r.block) throw await this.noBlockFound(chainId, chainNotServed(chainId, r.requests));
             this.remember(chainId, r.block.block_number, r.block.block_timestamp);
             this.see(chainId, r.block);
             return r.block;
@@ -211,6 +227,41 @@ export class ChainChecks {
       out[chain] = { ...h, ...(spacing === undefined ? {} : { seconds_per_block: spacing }) };
     }
     return out;
+  }
+
+  /**
+   * Why no block was found on a chain: the service serves none (`notServed`), or it has rows of a
+   * target on it outside the job's range (the oldest, asked without the range), so the chain is
+   * served but none of its blocks the probes tried lies in or before the range.
+   */
+  private async noBlockFound(chainId: number, notServed: ChainNotServedError): Promise<Error> {
+    const found = await this.oldestTargetRow(chainId).catch(() => undefined);
+    if (!found) return notServed;
+    const { of, oldest } = found;
+    const range = this.job.range;
+    const edge = (v: number | 'latest' | undefined) =>
+      v === undefined || v === 'latest' ? String(v ?? '-') : range?.by === 'block' ? `block ${v}` : new Date(v * 1000).toISOString();
+    const when = new Date(oldest.block_timestamp * 1000).toISOString();
+    return new RangeBeforeServedBlocksError(`The service has blocks on chain ${chainId}, but none in or before this job's range`, {
+      details: `range [${edge(range?.from)}, ${edge(range?.to)}); the oldest row of ${of} on chain ${chainId} is in block ${oldest.block_number} (${when}), and no block below it was found (${notServed.details ?? ''})`,
+      hint: `The chain id is right: the service's blocks on chain ${chainId} begin after this range. Move range.from / range.to to where it has blocks (block ${oldest.block_number}, ${when.slice(0, 10)}, has rows of ${of}).`,
+    });
+  }
+
+  /** The oldest row of the chain's first target, asked without the job's range (a wallet's transaction, a contract's event). */
+  private async oldestTargetRow(chainId: number): Promise<{ of: string; oldest: KnownBlock } | undefined> {
+    const target = this.job.targets.find((t) => t.chains.includes(chainId));
+    if (!target) return undefined;
+    const q: ListQuery = { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 };
+    this.requests++;
+    const rows: (KnownBlock & { chain_id: number })[] =
+      target.kind === 'wallet'
+        ? (await this.client.walletTransactions(target.wallet, q)).data
+        : (await this.client.contractEvents(target.contract, target.events[0]!.signature, q)).data;
+    const row = rows.find((r) => r.chain_id === chainId);
+    if (!row) return undefined;
+    const of = target.kind === 'wallet' ? target.wallet : `${target.contract} (${target.events[0]!.signature})`;
+    return { of, oldest: { block_number: row.block_number, block_timestamp: row.block_timestamp } };
   }
 
   /**

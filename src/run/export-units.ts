@@ -1,7 +1,8 @@
 import { rm } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage, exitCodeOf } from '../errors.js';
+import { failedChainOf } from '../source/errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
 import type { Row } from '../columns/columns.js';
 import type { InsightClient } from '../source/client.js';
@@ -91,6 +92,8 @@ export interface UnitOutcome {
   /** The files a done window wrote: keys relative to the destination. */
   written?: { key: string; rows: number; bytes: number }[];
   error?: string;
+  /** With `error`: the exit code it means (2 when no later run can cure it, 1 when one may; see ExitCode). */
+  exitCode?: number;
   /** What the dataset found amiss in a window it exported all the same (e.g. NFT collections the explorer cut short). */
   warnings?: string[];
   /** Rows the service sent for this chain's window that were not written, by reason (see PagingStats.rejected). */
@@ -165,7 +168,14 @@ function groupByWindow(units: ExportUnit[]): ExportUnit[][] {
   return [...groups.values()];
 }
 
-function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, files: PlannedFile[], error?: string): UnitOutcome {
+function outcome(
+  u: ExportUnit,
+  status: UnitOutcome['status'],
+  rows: number,
+  files: PlannedFile[],
+  error?: unknown,
+  text: string = errorMessage(error),
+): UnitOutcome {
   return {
     unitKey: u.unitKey,
     start: u.start,
@@ -176,7 +186,7 @@ function outcome(u: ExportUnit, status: UnitOutcome['status'], rows: number, fil
     files: files.length,
     bytes: files.reduce((n, f) => n + f.bytes, 0),
     ...(files.length > 0 ? { written: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })) } : {}),
-    ...(error === undefined ? {} : { error }),
+    ...(error === undefined ? {} : { error: text, exitCode: exitCodeOf(error) }),
   };
 }
 
@@ -396,7 +406,7 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
     // the requests still commit their windows.
     if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
     const message = errorMessage(err);
-    w.results.set(u.chainId, outcome(u, 'failed', 0, [], message));
+    w.results.set(u.chainId, outcome(u, 'failed', 0, [], err));
     log.error({ chainId: u.chainId, err: message }, 'unit failed');
     opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
     return;
@@ -429,10 +439,13 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
       .get(u.chainId)
       ?.abort()
       .catch(() => undefined);
-    w.results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], message));
+    // A window's request for several chains failed on one of them: the others were not asked.
+    const on = failedChainOf(err);
+    const text = on === undefined || on === u.chainId ? message : `not exported: chain ${on} of the same window failed first: ${message}`;
+    w.results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], err, text));
     if (!abandoned) {
-      log.error({ chainId: u.chainId, err: message }, 'unit failed');
-      opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+      log.error({ chainId: u.chainId, err: text }, 'unit failed');
+      opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: text });
     }
   }
 }

@@ -1,3 +1,4 @@
+import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
 import type { InsightClient } from '../source/client.js';
@@ -35,7 +36,8 @@ export interface RunReport {
    * (other_wallet), contract (other_contract) or event (other_event). Every reason is listed.
    */
   rows_rejected: Record<RejectReason, number>;
-  failed: { unit: string; window: [number, number]; error: string }[];
+  /** Windows that failed, each with the exit code its error means (2: no retry cures it; 1: a later run may). */
+  failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
   warnings: { unit: string; window: [number, number]; warning: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
@@ -151,7 +153,12 @@ export function buildReport(r: ReportInput): RunReport {
     retries: stats.retries,
     responses_429: stats.status429,
     rows_rejected: rowsRejected(r.outcomes),
-    failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
+    failed: failed.map((o) => ({
+      unit: o.unitKey,
+      window: [o.start, o.end],
+      error: o.error ?? 'unknown',
+      exit_code: o.exitCode ?? ExitCode.failed,
+    })),
     warnings: r.outcomes.flatMap((o) =>
       (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
     ),
@@ -224,6 +231,17 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
     by_chain: {},
     error: r.error,
   };
+}
+
+/**
+ * The exit code of a run that ended with its windows' outcomes: 0 when it succeeded, 130 when
+ * interrupted, else the most severe of its failed windows' codes (a permanent cause among them
+ * makes it 2: retrying alone cannot complete the run); 1 when only the report could not be written.
+ */
+export function reportExitCode(report: RunReport): number {
+  if (report.status === 'succeeded') return ExitCode.ok;
+  if (report.status === 'interrupted') return ExitCode.interrupted;
+  return Math.max(ExitCode.failed, worstExitCode(report.failed.map((f) => f.exit_code)));
 }
 
 const FAILURE_REPORT = Symbol('insight-export failure report');

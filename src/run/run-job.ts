@@ -70,10 +70,13 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const run: RunIdentity = { runId: newRunId(), started: Date.now(), shard: input.shard ?? null };
   const store = await openDestination(input, run);
   const stagingDir = runStagingDir(config.stagingDir, run.runId);
-  const open: OpenParts = { lease: null, source: null, state: null };
+  const open: OpenParts = { lease: null, source: null, state: null, claims: [], committed: 0 };
   try {
-    return await runAgainst(input, run, store, stagingDir, open);
+    const report = await runAgainst(input, run, store, stagingDir, open);
+    if (report.status !== 'succeeded') await withdrawClaims(store, input.job.name, open, input.logger);
+    return report;
   } catch (err) {
+    await withdrawClaims(store, input.job.name, open, input.logger);
     // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
     if (err instanceof LeaseHeldError) throw err;
     const report = failureReport(input, run, err, open.source?.client, store.location);
@@ -104,6 +107,10 @@ interface OpenParts {
   lease: Lease | null;
   source: SourceSession | null;
   state: WindowState | null;
+  /** Claims this run wrote (see claimPartitions); withdrawn when the run ends having exported nothing. */
+  claims: string[];
+  /** Windows this run committed. */
+  committed: number;
 }
 
 function newRunId(): string {
@@ -174,13 +181,15 @@ async function runAgainst(
   if (input.signal) source.client.stopOn(input.signal);
   const job = await resolveWalletNames(input.job, source.client);
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
+  if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
     ? noLease()
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
   const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
-  await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
+  // Refused at once when another job owns the partitions; claimed only once the run is about to write.
+  await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
   const orphans = dryRun ? [] : await state.cleanPending(owns);
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
@@ -223,6 +232,9 @@ async function runAgainst(
     return { ...reportOf([], false), dry_run: true, would_export: wouldExport, empty_units: [] };
   }
   held.assertHeld();
+  const claimed = await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job));
+  // A shard claims for the whole job, and other shards (other leases) export under its claims: only an unsharded run withdraws.
+  if (!shard) open.claims = claimed;
   await writeKnownHeads(store, job.name, chains.headsToKeep()).catch((err: Error) =>
     logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
   );
@@ -252,6 +264,7 @@ async function runAgainst(
     logger,
     onProgress: input.onProgress,
   });
+  open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, owns, repairs, outcomes, logger });
   return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
 }
@@ -433,6 +446,27 @@ async function finishReport(report: RunReport, state: WindowState, run: RunIdent
     logger.error({ err: report.report_error }, 'run report not written to the destination');
   }
   return report;
+}
+
+/**
+ * A run that ends without a window exported withdraws the claims it wrote: it exported nothing of
+ * those partitions, and another job (the same one renamed, say) may take them. Never while the
+ * job has a completed window at the destination (whatever this run's own count says).
+ */
+async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenParts, logger: Logger): Promise<void> {
+  if (open.claims.length === 0 || open.committed > 0) return;
+  const exported = await hasCompletedWindow(store, jobName).catch(() => true);
+  if (exported) return;
+  await store.deleteMany(open.claims).then(
+    () => logger.info({ claims: open.claims.length }, 'nothing exported: partition claims withdrawn'),
+    (err: Error) => logger.warn({ err: err.message }, 'partition claims not withdrawn; insight-export release removes them'),
+  );
+  open.claims = [];
+}
+
+async function hasCompletedWindow(store: ObjectStore, jobName: string): Promise<boolean> {
+  for await (const _ of store.list(`_state/${jobName}/completed/`)) return true;
+  return false;
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

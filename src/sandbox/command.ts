@@ -22,6 +22,7 @@ export interface SandboxArgs extends RpcSandboxArgs {
   'fault-truncate': number;
   'fault-stall': number;
   'stall-ms': number;
+  'fault-html'?: boolean;
   'fault-seed': number;
   'path-prefix': string;
   'explorer-prefix': string;
@@ -128,7 +129,13 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
   if (args['latency-ms'] > 0 || args['jitter-ms'] > 0) opts.latency = { fixedMs: args['latency-ms'], jitterMs: args['jitter-ms'] };
   if (args.rps !== undefined) opts.rateLimit = { requestsPerSecond: args.rps, retryAfterSeconds: args['retry-after'] ?? 1 };
   if (Object.keys(rates).length > 0) {
-    opts.faults = { rates, stallMs: args['stall-ms'], seed: args['fault-seed'], retryAfterSeconds: args['retry-after'] };
+    opts.faults = {
+      rates,
+      stallMs: args['stall-ms'],
+      seed: args['fault-seed'],
+      retryAfterSeconds: args['retry-after'],
+      htmlPages: args['fault-html'] === true,
+    };
   }
   const clientId = env.INSIGHT_SANDBOX_CLIENT_ID;
   const secretKey = env.INSIGHT_SANDBOX_SECRET_KEY;
@@ -179,6 +186,10 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
       .option('fault-truncate', { type: 'number', default: 0, describe: 'Rate of truncated bodies' })
       .option('fault-stall', { type: 'number', default: 0, describe: 'Rate of stalled bodies' })
       .option('stall-ms', { type: 'number', default: 60_000, describe: 'How long a stalled body stays silent' })
+      .option('fault-html', {
+        type: 'boolean',
+        describe: 'Answer injected 502/503 with an HTML error page, as a load balancer or CDN does',
+      })
       .option('fault-seed', { type: 'number', default: 1, describe: 'Seed of the fault decisions' })
       .option('path-prefix', {
         type: 'string',

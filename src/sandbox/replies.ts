@@ -36,6 +36,16 @@ export class Replies {
     this.send(res, status, this.errorBody(status, message), headers);
   }
 
+  /** A load balancer's error page (nginx's, padded as such pages are), not the service's JSON. */
+  sendHtmlPage(res: ServerResponse, status: number): void {
+    const title = `${status} ${status === 502 ? 'Bad Gateway' : 'Service Temporarily Unavailable'}`;
+    const padding = '<!-- a padding to disable MSIE and Chrome friendly error page -->\n'.repeat(6);
+    const page = `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n${padding}`;
+    this.stats.status(status);
+    res.writeHead(status, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) });
+    res.end(page);
+  }
+
   send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = this.text(body);
     this.stats.status(status);

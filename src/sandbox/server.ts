@@ -27,6 +27,8 @@ export interface FaultOptions {
   seed?: number;
   /** Routes that get faults (default: all). */
   routes?: SandboxRoute[];
+  /** Injected 502/503 answered with an HTML error page, as a load balancer or CDN in front of the service sends. */
+  htmlPages?: boolean;
 }
 
 export interface SandboxOptions {
@@ -369,7 +371,8 @@ function answeredByFault(c: RequestContext, fault: FaultKind, res: ServerRespons
     case 'http502':
     case 'http503': {
       const status = Number(fault.slice(4));
-      c.replies.sendError(res, status, `injected fault: HTTP ${status}`);
+      if (status !== 500 && c.conditions.faults?.htmlPages) c.replies.sendHtmlPage(res, status);
+      else c.replies.sendError(res, status, `injected fault: HTTP ${status}`);
       return true;
     }
     case 'http429': {

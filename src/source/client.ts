@@ -173,7 +173,16 @@ interface RequestOptions {
   check?: (json: unknown, url: string) => void;
   /** See requestJson. */
   likelyCause?: string;
+  /** With likelyCause: the same 500 message on every attempt also counts (not only an empty body). */
+  sameMessageCounts?: boolean;
   held?: HeldBody | undefined;
+}
+
+/** A known failure to ask for: a query of a kind the service fails on for good (see requestJson). */
+export interface KnownFailure {
+  likelyCause: string;
+  /** The same 500 message on each attempt means it too, not only an empty body. */
+  sameMessageCounts?: boolean;
 }
 
 interface JsonResult {
@@ -238,10 +247,14 @@ export class InsightClient {
   // Operations
 
   /** Operation 1: transactions from or to a wallet (address or name). */
-  async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<TransactionRecord>> {
+  async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody, known?: KnownFailure): Promise<ListResponse<TransactionRecord>> {
     return this.call(async () => {
       const path = walletTransactionsPath(wallet, q);
-      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', { check: listPageCheck(q), held });
+      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', {
+        check: listPageCheck(q),
+        held,
+        ...known,
+      });
       return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
   }
@@ -380,7 +393,7 @@ export class InsightClient {
     endpoint: Endpoint,
     path: string,
     method: 'GET' | 'POST',
-    { body, check, likelyCause, held }: RequestOptions = {},
+    { body, check, likelyCause, sameMessageCounts, held }: RequestOptions = {},
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
@@ -388,6 +401,7 @@ export class InsightClient {
     const reqHeaders = body === undefined ? headers : { ...headers, 'content-type': 'application/json' };
 
     let panics = 0;
+    let panicMessage: string | undefined;
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
@@ -399,8 +413,14 @@ export class InsightClient {
         error = err;
       }
       if (!isRetryable(error)) throw error;
-      if (likelyCause !== undefined && error instanceof HttpStatusError && error.status === 500 && error.serverMessage === undefined) {
-        if (++panics >= REPEATED_500_ATTEMPTS) throw new RepeatedServerError(url, attempt, error, likelyCause);
+      const panic = (e: Error): e is HttpStatusError =>
+        likelyCause !== undefined &&
+        e instanceof HttpStatusError &&
+        e.status === 500 &&
+        (e.serverMessage === undefined || (sameMessageCounts === true && (panics === 0 || e.serverMessage === panicMessage)));
+      if (panic(error)) {
+        panicMessage = error.serverMessage;
+        if (++panics >= REPEATED_500_ATTEMPTS) throw new RepeatedServerError(url, attempt, error, likelyCause!);
       } else {
         panics = 0;
       }
@@ -506,7 +526,7 @@ export class InsightClient {
       if (res.statusCode < 200 || res.statusCode >= 300) {
         if (res.statusCode === 429) this.stats.status429++;
         const text = await this.readErrorBody(res);
-        const { message, supportId } = errorMessageOf(text);
+        const { message, supportId } = errorMessageOf(text, res.headers['content-type']);
         throw new HttpStatusError(res.statusCode, url, message, {
           supportId,
           retryAfterMs: parseRetryAfter(res.headers['retry-after']),
@@ -650,8 +670,11 @@ function errorMessageOfJson(o: Record<string, unknown>): { message: string | und
   return undefined;
 }
 
-/** An error body's message; plain text is used as is. */
-function errorMessageOf(text: string): { message: string | undefined; supportId: string | undefined } {
+/**
+ * An error body's message: the service's own (JSON), a short plain text as it is, else a summary
+ * (content type, title or first line, length): a proxy's HTML error page is not a message.
+ */
+function errorMessageOf(text: string, contentType?: string | string[]): { message: string | undefined; supportId: string | undefined } {
   const trimmed = text.trim();
   if (trimmed === '') return { message: undefined, supportId: undefined };
   try {
@@ -663,7 +686,24 @@ function errorMessageOf(text: string): { message: string | undefined; supportId:
   } catch {
     // not JSON: fall through to the text
   }
-  return { message: trimmed.length > 300 ? `${trimmed.slice(0, 297)}...` : trimmed, supportId: undefined };
+  return { message: summariseBody(trimmed, contentType), supportId: undefined };
+}
+
+/** Longest error text used as it is; longer ones, and markup, are summarised. */
+const SHORT_ERROR_TEXT = 120;
+
+/** A non-JSON error body in a few words: `text/html body of 1234 bytes: "503 Service Temporarily Unavailable"`. */
+export function summariseBody(text: string, contentType?: string | string[]): string {
+  const markup = /^<(!doctype|html|\?xml|[a-z])/i.test(text);
+  if (!markup && !text.includes('\n') && text.length <= SHORT_ERROR_TEXT) return text;
+  const type = (Array.isArray(contentType) ? contentType[0] : contentType)?.split(';')[0]?.trim() || (markup ? 'markup' : 'text');
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1] ?? /<h1[^>]*>([^<]*)<\/h1>/i.exec(text)?.[1];
+  const firstLine = (markup ? text.replace(/<[^>]*>/g, ' ') : text)
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .find((l) => l !== '');
+  const gist = (title?.replace(/\s+/g, ' ').trim() || firstLine || '').slice(0, 80);
+  return `${type} body of ${Buffer.byteLength(text)} bytes${gist ? `: "${gist}"` : ''}`;
 }
 
 /**

@@ -65,7 +65,7 @@ export class HttpStatusError extends InsightExportError {
   readonly supportId: string | undefined;
   /** Parsed Retry-After in milliseconds, when the server sent one. */
   readonly retryAfterMs: number | undefined;
-  /** 401, 403, 404: the key or the base URL is wrong; retrying the same run cannot help. */
+  /** A 4xx other than 408/429 (the key, the base URL or the query is wrong): retrying cannot help, exit 2. */
   override readonly exitCode: ExitCode = ExitCode.failed;
   constructor(
     status: number,
@@ -83,11 +83,14 @@ export class HttpStatusError extends InsightExportError {
     this.serverMessage = serverMessage;
     this.supportId = extra.supportId;
     this.retryAfterMs = extra.retryAfterMs;
-    if (CONFIGURATION_STATUSES.has(status)) this.exitCode = ExitCode.badInput;
+    if (isPermanentStatus(status)) this.exitCode = ExitCode.badInput;
   }
 }
 
-const CONFIGURATION_STATUSES = new Set([401, 403, 404]);
+/** Statuses that say the request itself is refused, whatever the moment: every 4xx but a timeout (408) and a rate limit (429). */
+export function isPermanentStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 429;
+}
 
 function statusHint(status: number): string | undefined {
   if (status === 401) return 'Check INSIGHT_CLIENT_ID / INSIGHT_SECRET_KEY.';
@@ -97,7 +100,8 @@ function statusHint(status: number): string | undefined {
   }
   if (status === 429) return 'Rate limited: lower the requests-per-second budget or concurrency.';
   if (status >= 500) return 'Server-side failure; usually transient.';
-  if (status === 400) return 'The service rejected the request parameters.';
+  if (status === 400)
+    return 'The service rejected the request parameters (a filter, group_by or aggregate expression it does not accept?): fix the job; retrying cannot help.';
   return undefined;
 }
 
@@ -230,4 +234,18 @@ export class PageNotWantedError extends InsightExportError {
   constructor() {
     super('The page was no longer wanted', { hint: 'Nothing to do: its window stopped before reading it.' });
   }
+}
+
+const FAILED_CHAIN = Symbol('insight-export failed chain');
+
+/** Marks the chain a request of several chains' window failed on (the other chains were not asked). */
+export function tagFailedChain<E>(err: E, chainId: number): E {
+  if (typeof err === 'object' && err !== null && !Object.hasOwn(err, FAILED_CHAIN))
+    Object.defineProperty(err, FAILED_CHAIN, { value: chainId, enumerable: false });
+  return err;
+}
+
+/** The chain tagFailedChain marked on an error, if any. */
+export function failedChainOf(err: unknown): number | undefined {
+  return typeof err === 'object' && err !== null ? (err as { [FAILED_CHAIN]?: number })[FAILED_CHAIN] : undefined;
 }

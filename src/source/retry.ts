@@ -1,7 +1,7 @@
 /** Which failures are worth another attempt, and how long to wait before it. */
 import { HttpStatusError, NetworkError, NotAPageError, RequestTimeoutError, ResponseShapeError } from './errors.js';
 
-export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([429, 500, 502, 503, 504]);
+export const RETRYABLE_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
 
 /** Connection errors that will not get better by trying again. */
 const PERMANENT_NETWORK_CODES: ReadonlySet<string> = new Set([

@@ -12,10 +12,13 @@
  */
 import { createHash } from 'node:crypto';
 import { UserInputError } from '../errors.js';
-import { partitioningUses } from '../sink/partitioning.js';
+import { DEFAULT_PARTITIONING, partitioningUses } from '../sink/partitioning.js';
 import type { ObjectStore } from '../store/store.js';
 
 export const OWNERS_ROOT = '_state/_owners';
+
+/** The default layout with a Hive partition per job: what the ownership hint offers (`ddl` reads it). */
+export const JOB_PARTITIONING = DEFAULT_PARTITIONING.replace('{dataset}/', '{dataset}/job={job}/');
 
 /** What a claim covers: the unit key without its filter variant and axis (the files share those). */
 export interface ClaimSubject {
@@ -38,7 +41,7 @@ export class DestinationOwnedError extends UserInputError {
     const shown = partitions.slice(0, 5).join('; ') + (partitions.length > 5 ? `; and ${partitions.length - 5} more` : '');
     super(`Another job already exports these partitions at ${location}: ${others.join(', ')}`, {
       details: `partitions owned by ${others.join(', ')}: ${shown}`,
-      hint: 'Use another destination prefix for this job (or add {job} to output.partitioning); if that job is retired, delete its files, _state/<job>/ and its claims under _state/_owners/.',
+      hint: `Use another destination prefix for this job, or give each job its own folders: output.partitioning "${JOB_PARTITIONING}" (a job=<name> partition warehouses read). If ${others.length === 1 ? `${others[0]} is` : 'those jobs are'} retired or renamed and exported nothing here, release ${others.length === 1 ? 'its' : 'their'} claims: insight-export release <this job file> --name ${others[0]}.`,
     });
   }
 }
@@ -59,7 +62,9 @@ async function listClaims(store: ObjectStore): Promise<Map<string, string[]>> {
 /**
  * Claims the partitions of the job's units for it, or throws DestinationOwnedError naming the
  * other job(s) and the partitions. Writes nothing when another job owns any of them, nor with
- * `checkOnly` (a dry run: refuses as a claim would, claims nothing).
+ * `checkOnly` (refuses as a claim would, claims nothing: a dry run, and a run before it is sure to
+ * write). Returns the keys of the claims it wrote (none when the job held them all already), for
+ * the run to withdraw them when it ends without writing anything (releaseClaims).
  */
 export async function claimPartitions(
   store: ObjectStore,
@@ -67,7 +72,7 @@ export async function claimPartitions(
   partitioning: string,
   subjects: ClaimSubject[],
   opts: { checkOnly?: boolean } = {},
-): Promise<void> {
+): Promise<string[]> {
   const wanted = new Map<string, ClaimSubject>();
   for (const { dataset, targetKey, chainId } of subjects)
     wanted.set(claimName({ dataset, targetKey, chainId }, partitioning, jobName), { dataset, targetKey, chainId });
@@ -86,16 +91,54 @@ export async function claimPartitions(
   const before = await listClaims(store);
   refuse(before);
   const missing = [...wanted.keys()].filter((name) => !(before.get(name) ?? []).includes(jobName));
-  if (missing.length === 0 || opts.checkOnly) return;
+  if (missing.length === 0 || opts.checkOnly) return [];
   const body = (name: string) => JSON.stringify({ job: jobName, ...wanted.get(name)!, partitioning });
-  await Promise.all(
-    missing.map((name) => store.put(`${OWNERS_ROOT}/${name}/${jobName}.json`, body(name), { contentType: 'application/json' })),
-  );
+  const keys = missing.map((name) => claimKey(name, jobName));
+  await Promise.all(missing.map((name) => store.put(claimKey(name, jobName), body(name), { contentType: 'application/json' })));
   // Another job may have claimed the same partitions meanwhile: then both step back.
   try {
     refuse(await listClaims(store));
   } catch (err) {
-    await store.deleteMany(missing.map((name) => `${OWNERS_ROOT}/${name}/${jobName}.json`));
+    await store.deleteMany(keys);
     throw err;
   }
+  return keys;
+}
+
+const claimKey = (name: string, jobName: string) => `${OWNERS_ROOT}/${name}/${jobName}.json`;
+
+/** The keys of every claim a job holds at the destination. */
+export async function claimsOf(store: ObjectStore, jobName: string): Promise<string[]> {
+  const keys: string[] = [];
+  for (const [name, jobs] of await listClaims(store)) if (jobs.includes(jobName)) keys.push(claimKey(name, jobName));
+  return keys.sort();
+}
+
+/** A job asked to release its claims still has windows exported at the destination. */
+export class ClaimsInUseError extends UserInputError {
+  override name = 'ClaimsInUseError';
+}
+
+/**
+ * Removes every claim `jobName` holds at the destination and returns their keys. Refused while the
+ * job has exported windows there (its files would then be another job's to write again: rows
+ * twice), unless `force`.
+ */
+export async function releaseClaims(store: ObjectStore, jobName: string, opts: { force?: boolean } = {}): Promise<string[]> {
+  if (!opts.force) {
+    let exported = false;
+    for await (const _ of store.list(`_state/${jobName}/completed/`)) {
+      exported = true;
+      break;
+    }
+    if (exported) {
+      throw new ClaimsInUseError(`Job ${jobName} has exported windows at ${store.location}: its claims stay`, {
+        details: `_state/${jobName}/completed/ is not empty`,
+        hint: `Another job taking these partitions would write the same rows again. Delete job ${jobName}'s files and _state/${jobName}/ first, or give --force if those rows are to be exported twice.`,
+      });
+    }
+  }
+  const keys = await claimsOf(store, jobName);
+  if (keys.length > 0) await store.deleteMany(keys);
+  return keys;
 }

@@ -1,4 +1,4 @@
-import { InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
+import { ExitCode, InsightExportError, UserInputError, type ErrorParameters } from '../errors.js';
 
 /** An object-store operation that failed for a reason none of the classes below names. */
 export class StoreError extends InsightExportError {
@@ -28,13 +28,16 @@ export class PreconditionFailedError extends StoreError {
   }
 }
 
-/** Credentials missing, wrong, expired, or without permission for the bucket/key. */
+/** Credentials missing, wrong, expired, or without permission for the bucket/key: exit 2, a person must act. */
 export class StoreAccessError extends StoreError {
   override name = 'StoreAccessError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
 }
 
+/** The destination's bucket does not exist: exit 2. */
 export class BucketNotFoundError extends StoreError {
   override name = 'BucketNotFoundError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
   readonly bucket: string;
   constructor(bucket: string, params: ErrorParameters = {}) {
     super(`S3 bucket ${bucket} does not exist`, {
@@ -42,6 +45,21 @@ export class BucketNotFoundError extends StoreError {
       ...params,
     });
     this.bucket = bucket;
+  }
+}
+
+/**
+ * The store answered a conditional write (If-None-Match / If-Match, which the job's lease and its
+ * commits rely on) with 501 Not Implemented: it cannot hold an export safely; exit 2.
+ */
+export class ConditionalWritesUnsupportedError extends StoreError {
+  override name = 'ConditionalWritesUnsupportedError';
+  override readonly exitCode: ExitCode = ExitCode.badInput;
+  constructor(location: string, params: ErrorParameters = {}) {
+    super(`The S3 endpoint of ${location} does not support conditional writes`, {
+      hint: 'insight-export needs conditional PUTs (If-None-Match: *, If-Match) for its lease and commits, which AWS S3 and Ceph radosgw support: export to such an endpoint, or to a local directory and copy the files over.',
+      ...params,
+    });
   }
 }
 

@@ -17,7 +17,14 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { silentLogger, type Logger } from '../log.js';
 import { InsightExportError } from '../errors.js';
-import { BucketNotFoundError, PreconditionFailedError, StoreAccessError, StoreError, StoreUnavailableError } from './errors.js';
+import {
+  BucketNotFoundError,
+  ConditionalWritesUnsupportedError,
+  PreconditionFailedError,
+  StoreAccessError,
+  StoreError,
+  StoreUnavailableError,
+} from './errors.js';
 import { joinKey, normalisePrefix, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
 
@@ -300,6 +307,25 @@ export class S3Store implements ObjectStore {
     }
   }
 
+  /**
+   * Whether the endpoint takes conditional writes, writing nothing: a PUT of `key` (absent) only if
+   * it has an ETag it cannot have. An endpoint that knows the condition refuses it (412, or 404 for
+   * the absent key); one that does not answers 501 (ConditionalWritesUnsupportedError). One that
+   * ignores the header writes the object: it is removed at once and the answer is a warning.
+   */
+  async checkConditionalWrites(key: string): Promise<void> {
+    validateKey(key);
+    const ifMatch = 'insight-export-probe-never-an-etag';
+    try {
+      await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.fullKey(key), Body: '', IfMatch: ifMatch }));
+    } catch (err) {
+      if (isPreconditionFailed(err) || isNoSuchKey(err)) return;
+      throw this.mapError(err, 'put', key, { ifMatch });
+    }
+    await this.delete(key);
+    this.log.warn({ key }, 'the S3 endpoint wrote an object its If-Match should have refused: it may ignore conditional writes');
+  }
+
   async close(): Promise<void> {
     this.client.destroy();
   }
@@ -427,6 +453,12 @@ export class S3Store implements ObjectStore {
     const details = facts.join(': ');
 
     if (isPreconditionFailed(err)) return new PreconditionFailedError(this.location, key, cond, { cause: err });
+    if (status === 501 && (cond.ifNoneMatch !== undefined || cond.ifMatch !== undefined)) {
+      return new ConditionalWritesUnsupportedError(this.location, {
+        details: `${details}${e.message ? ` - ${e.message}` : ''}`,
+        cause: err,
+      });
+    }
     if (name === 'NoSuchBucket') return new BucketNotFoundError(this.bucket, { details, cause: err });
     if (name === 'CredentialsProviderError' || /credential/i.test(name)) {
       return new StoreAccessError(`No S3 credentials found for ${this.location}`, {
@@ -519,7 +551,8 @@ function isPreconditionFailed(err: unknown): boolean {
 function isUnavailable(err: unknown): boolean {
   const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
   const status = e.$metadata?.httpStatusCode;
-  if (status !== undefined && status >= 500) return true;
+  // 501 Not Implemented: the endpoint lacks the operation (or a header it was sent), which no retry changes.
+  if (status !== undefined && status >= 500 && status !== 501) return true;
   if (e.code && NETWORK_CODES.has(e.code)) return true;
   return e.name === 'TimeoutError' || e.name === 'RequestTimeout' || e.name === 'SlowDown' || e.name === 'ServiceUnavailable';
 }

@@ -37,5 +37,7 @@ export interface ObjectStore {
   /** Absent keys are not an error. */
   delete(key: string): Promise<void>;
   deleteMany(keys: string[]): Promise<void>;
+  /** Throws when the store cannot do the conditional writes of PutOptions; writes nothing (a dry run's check). Absent: it can. */
+  checkConditionalWrites?(key: string): Promise<void>;
   close?(): Promise<void>;
 }

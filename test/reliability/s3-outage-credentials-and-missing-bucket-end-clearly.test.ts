@@ -3,8 +3,9 @@
  * serving the other test files): the gateway stopped for 10 s in the middle of a run (ridden
  * out by the store's retries), stopped for longer than the retry budget (a clear failure),
  * wrong credentials, a user without permission on the bucket, a bucket that does not exist.
- * Each ends with a clear error (no stack trace) and a non-zero exit, and the next run with a
- * working store exports exactly the source's rows.
+ * Each ends with a clear error (no stack trace) and the exit code of the policy: 1 for the outage
+ * (a later run completes it), 2 for what a person must fix (credentials missing or wrong, no
+ * permission, no bucket); and the next run with a working store exports exactly the source's rows.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -205,13 +206,13 @@ it(
   },
 );
 
-it('wrong credentials: a clear access error, exit 1, nothing written; the next run completes', { timeout: 60_000 }, async () => {
+it('wrong or missing credentials: a clear access error, exit 2, nothing written; the next run completes', { timeout: 60_000 }, async () => {
   const base = join(tmp.dir, 'creds');
   const jobFile = await writeJob(base, job(`s3://${BUCKET}/creds`));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
     env: env({ AWS_SECRET_ACCESS_KEY: 'not-the-secret-0000000000000000000000000' }),
   });
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(2);
   clearError(r.stderr);
   expect(r.stderr).toMatch(/credential|access|signature|denied|forbidden/i);
   expect(r.stderr).not.toContain('not-the-secret');
@@ -219,16 +220,16 @@ it('wrong credentials: a clear access error, exit 1, nothing written; the next r
   const missing = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
     env: { S3_ENDPOINT: endpoint, AWS_REGION: 'us-east-1', AWS_EC2_METADATA_DISABLED: 'true' },
   });
-  expect(missing.code).not.toBe(0);
+  expect(missing.code).toBe(2);
   clearError(missing.stderr);
-  expect(missing.stderr).toMatch(/credential/i);
+  expect(missing.stderr).toMatch(/No S3 credentials found/);
   console.log(
     `[s3] wrong secret -> exit ${r.code}: ${errorLine(r.stderr)}; no credentials -> exit ${missing.code}: ${errorLine(missing.stderr)}`,
   );
   await nextRunIsExact(jobFile, 'creds');
 });
 
-it('a user without permission on the bucket: a clear access error, exit 1, nothing written', { timeout: 60_000 }, async () => {
+it('a user without permission on the bucket: a clear access error, exit 2, nothing written', { timeout: 60_000 }, async () => {
   await exec('radosgw-admin', [
     '-c',
     join(cluster, 'ceph.conf'),
@@ -250,7 +251,7 @@ it('a user without permission on the bucket: a clear access error, exit 1, nothi
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], {
     env: env({ AWS_ACCESS_KEY_ID: 'intruderkey', AWS_SECRET_ACCESS_KEY: 'intrudersecret0000000000000000000000000' }),
   });
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(2);
   clearError(r.stderr);
   expect(r.stderr).not.toContain('intrudersecret');
   expect(r.stderr).toMatch(/denied|permission|forbidden|access/i);
@@ -259,11 +260,11 @@ it('a user without permission on the bucket: a clear access error, exit 1, nothi
   await nextRunIsExact(jobFile, 'perm');
 });
 
-it('a bucket that does not exist: a clear error naming it, exit 1', { timeout: 60_000 }, async () => {
+it('a bucket that does not exist: a clear error naming it, exit 2', { timeout: 60_000 }, async () => {
   const base = join(tmp.dir, 'nobucket');
   const jobFile = await writeJob(base, job('s3://no-such-bucket-here/x'));
   const r = await runCli(cli, ['run', jobFile, '--log-level', 'error'], { env: env() });
-  expect(r.code).toBe(1);
+  expect(r.code).toBe(2);
   clearError(r.stderr);
   expect(r.stderr).toContain('no-such-bucket-here');
   expect(r.stderr).toMatch(/does not exist/);

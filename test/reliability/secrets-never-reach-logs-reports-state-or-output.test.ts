@@ -78,8 +78,8 @@ it('no secret in logs, reports, state, output or staging, whether runs succeed o
     'run wrong aws secret',
     ['run', s3Job, ...trace, '--force'],
     { ...env, AWS_SECRET_ACCESS_KEY: `${s3.AWS_SECRET_ACCESS_KEY}x` },
-    1,
-  );
+    2,
+  ); // S3 access denied: credentials (README: exit 2)
   sandbox.setFaults({ rates: { http500: 0.3, http429: 0.2, reset: 0.1 }, retryAfterSeconds: 0, seed: 7 });
   await run('run with faults', ['run', localJob, ...trace, '--force', '--max-attempts', '2'], env, null);
   sandbox.setFaults(null);
