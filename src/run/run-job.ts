@@ -26,6 +26,8 @@ import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
+import { checkTableColumns } from '../state/table-columns.js';
+import { jobTables } from '../warehouse/tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 
@@ -180,6 +182,9 @@ async function runAgainst(
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
   const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+  // A table keeps the columns it was first written with: an edited job is refused before it writes anything.
+  const tables = await jobTables(job);
+  await checkTableColumns(store, job, tables, { record: false });
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
   const orphans = dryRun ? [] : await state.cleanPending(owns);
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
@@ -227,6 +232,13 @@ async function runAgainst(
     logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
   );
   logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
+  const written = new Set(units.map((u) => u.table));
+  await checkTableColumns(
+    store,
+    job,
+    tables.filter((t) => written.has(t.name)),
+    { record: true },
+  );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
   const outcomes = await exportUnits(units, {
@@ -441,9 +453,11 @@ function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
 }
 
 async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
+  const target = await factory.forDataset(u);
   return {
     dataset: DATASETS[u.dataset],
-    target: await factory.forDataset(u),
+    target,
+    table: TargetFactory.tableName(u, target),
     chainId: u.chainId,
     axis: u.axis,
     start: u.window.start,
