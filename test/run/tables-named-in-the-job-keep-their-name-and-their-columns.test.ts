@@ -13,6 +13,7 @@ import { generateDdl, exportLayout } from '../../src/warehouse/ddl.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { jobTables } from '../../src/warehouse/tables.js';
 import { exportJob, listFiles, readTable } from '../helpers/export.js';
+import { runCli } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -107,6 +108,17 @@ describe('tables named in the job', () => {
     expect(e.shortMessage).toContain('"transfers"');
     expect(e.details).toContain(`${join(dir, 'job.yaml')} targets[1].events[0].tables.events`);
     expect(e.details).toMatch(/no longer has arg_value uint256.*would add arg_amount uint256/);
+    expect(dataFiles(out)).toEqual(twoDays);
+
+    // Through the CLI: run exits 2 naming file, field and table, and plan refuses it the same way.
+    const file = join(dir, 'job.yaml');
+    const flags = ['--destination', out, '--base-url', sandbox.url, '--explorer-url', sandbox.explorerUrl, '--log-level', 'silent'];
+    for (const command of ['run', 'plan']) {
+      const res = await runCli([command, file, ...flags]);
+      expect(res.code, res.stderr).toBe(ExitCode.badInput);
+      expect(res.stderr).toContain('Table "transfers"');
+      expect(res.stderr).toContain(`${file} targets[1].events[0].tables.events`);
+    }
     expect(dataFiles(out)).toEqual(twoDays);
   });
 
