@@ -175,6 +175,9 @@ async function runAgainst(
   const source = (open.source = await openSource(config, logger));
   if (input.signal) source.client.stopOn(input.signal);
   const job = await resolveWalletNames(input.job, source.client);
+  // A table keeps the columns it was first written with: an edited job is refused before it writes anything, even a lease.
+  const tables = await jobTables(job);
+  await checkTableColumns(store, job, tables, { record: false });
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
   const held = dryRun
     ? noLease()
@@ -182,9 +185,6 @@ async function runAgainst(
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
   const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
-  // A table keeps the columns it was first written with: an edited job is refused before it writes anything.
-  const tables = await jobTables(job);
-  await checkTableColumns(store, job, tables, { record: false });
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: dryRun });
   const orphans = dryRun ? [] : await state.cleanPending(owns);
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');

@@ -80,6 +80,9 @@ describe('tables named in the job', () => {
     const out = join(dir, 'out');
     expect((await exportJob({ job: job('ndjson'), dir, sandbox, destination: out })).status).toBe('succeeded');
     const firstDay = dataFiles(out);
+    expect(listFiles(out).filter((f) => f.startsWith('_state/named/tables/'))).toEqual(
+      ['transfers', 'transfers_daily', 'wallet_txs'].map((t) => `_state/named/tables/${t}.json`),
+    );
 
     // `_value` is column arg_value like `value`: the same table, one more day of files in it.
     const nextDay = { from: '2024-02-02', to: '2024-02-03' };
