@@ -3,6 +3,8 @@ import { estimateRequests, planJob, type Interval, type Plan } from '../plan/ind
 import { unitSpecs } from '../plan/plan.js';
 import type { Axis, Job } from '../job/schema.js';
 import { openStore } from '../store/open-store.js';
+import { checkTableColumns } from '../state/table-columns.js';
+import { jobTables } from '../warehouse/tables.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
 import { ChainChecks, headFinder } from '../run/chains.js';
@@ -41,6 +43,8 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     try {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
+      // A table whose recorded columns the job would change is refused here as the run would refuse it.
+      if (store) await checkTableColumns(store, job, await jobTables(job), { record: false });
       const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const chains = source ? new ChainChecks(job, source.client, known) : null;

@@ -89,12 +89,21 @@ export interface WalletTarget extends TargetBase {
   wallet: string;
   isName: boolean;
   nft_types: NftType[];
+  tables?: TableNames;
+}
+
+/** Table names the job file chooses, by dataset (the dataset's own name where none is given). */
+export type TableNames = Partial<Record<DatasetName, string>>;
+
+/** An event of a contract target, with the tables its datasets write to when the file names them. */
+export interface JobEvent extends EventSignature {
+  tables?: TableNames;
 }
 
 export interface ContractTarget extends TargetBase {
   kind: 'contract';
   contract: Hex;
-  events: EventSignature[];
+  events: JobEvent[];
   /** Absolute path of the ABI file, or null. */
   abi: string | null;
 }
@@ -141,6 +150,31 @@ const eventSchema = checked(z.string(), parseJobEventSignature).describe(
   'Human-readable event signature with canonical types and `indexed` markers, e.g. "Transfer(address indexed from, address indexed to, uint256 value)". Not a topic hash: topic0 is computed from it.',
 );
 
+/** A table name: a folder at the destination and a warehouse identifier, so lowercase, no quoting needed. */
+export const TABLE_NAME_PATTERN = '^[a-z][a-z0-9_]*$';
+export const TABLE_NAME_MAX = 63;
+
+const tableNameSchema = z
+  .string()
+  .regex(new RegExp(TABLE_NAME_PATTERN), { error: 'is not a table name (lowercase letters, digits and "_", starting with a letter)' })
+  .max(TABLE_NAME_MAX);
+
+/** `tables:` of a wallet target or of a contract's event: a stable name per dataset. */
+function tablesSchema(kind: 'wallet' | 'contract') {
+  return z
+    .partialRecord(z.enum(datasetsFor(kind)), tableNameSchema)
+    .describe(
+      'Table names by dataset, e.g. {events: transfers, aggregates: transfers_daily}: the folder the rows go to and the warehouse table. Without a name a dataset gets its default table (which for events and aggregates changes with their columns). A name keeps the columns it was first written with: a run that would change them is refused.',
+    );
+}
+
+const contractEventSchema = z.union([
+  eventSchema,
+  z
+    .strictObject({ signature: eventSchema, tables: tablesSchema('contract').optional() })
+    .describe('An event signature and the tables of its rows.'),
+]);
+
 const filterValueSchema = z
   .union([z.string(), z.number()])
   .describe('Filter value: big integers (wei) as decimal strings, hashes as 0x hex; for filter_topic_N an address is left-padded.');
@@ -179,13 +213,17 @@ const walletTargetSchema = z
       .min(1)
       .optional()
       .describe(`Token standards for the ${datasetsWhere((c) => c.targetOption === 'nft_types').join(', ')} dataset. Default: all three.`),
+    tables: tablesSchema('wallet').optional(),
   })
   .describe('A wallet (sent or received transactions) and the datasets to export for it.');
 
 const contractTargetSchema = z
   .strictObject({
     contract: addressSchema.describe('Contract address (0x + 40 hex) whose events to export.'),
-    events: z.array(eventSchema).min(1).describe('Event signatures to export; one work unit per signature.'),
+    events: z
+      .array(contractEventSchema)
+      .min(1)
+      .describe('Event signatures to export (a signature, or {signature, tables}); one work unit per signature.'),
     datasets: z
       .array(z.enum(datasetsFor('contract')))
       .min(1)
@@ -593,6 +631,7 @@ function walletTarget(c: TargetCheck, t: FileWalletTarget, index: number, base: 
   if (t.nft_types && !base.datasets.some((d) => readers.includes(d))) {
     issue(c.ctx, ['targets', index, 'nft_types'], `only applies to the ${readers.join(', ')} dataset`, { noValue: true, atKey: true });
   }
+  checkTableKeys(c, t.tables, base.datasets, ['targets', index, 'tables']);
   return {
     kind: 'wallet',
     index,
@@ -600,6 +639,7 @@ function walletTarget(c: TargetCheck, t: FileWalletTarget, index: number, base: 
     isName: t.wallet.isName,
     ...base,
     nft_types: t.nft_types ?? [...NFT_TYPES],
+    ...(t.tables ? { tables: t.tables } : {}),
   };
 }
 
@@ -607,7 +647,12 @@ function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, ba
   const at = (...p: (string | number)[]) => ['targets', index, ...p];
   refuseSecond(c, `contract:${t.contract}`, index, at('contract'), 'list all its events in one target');
   const topics = new Map<string, number>();
-  t.events.forEach((e, i) => {
+  const events: JobEvent[] = t.events.map((entry, i) => {
+    if ('topic0' in entry) return entry;
+    checkTableKeys(c, entry.tables, base.datasets, at('events', i, 'tables'));
+    return entry.tables ? { ...entry.signature, tables: entry.tables } : entry.signature;
+  });
+  events.forEach((e, i) => {
     if (topics.has(e.topic0)) {
       issue(c.ctx, at('events', i), `has the same topic0 as events[${topics.get(e.topic0)}] (${e.canonical})`);
     }
@@ -627,10 +672,22 @@ function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, ba
     kind: 'contract',
     index,
     contract: t.contract,
-    events: t.events,
+    events,
     abi: t.abi ? path.resolve(c.sctx.jobDir, t.abi) : null,
     ...base,
   };
+}
+
+/** A table is named for a dataset the target exports. */
+function checkTableKeys(c: TargetCheck, tables: TableNames | undefined, datasets: DatasetName[], at: (string | number)[]): void {
+  for (const dataset of Object.keys(tables ?? {}) as DatasetName[]) {
+    if (!datasets.includes(dataset))
+      issue(c.ctx, [...at, dataset], `names a table for ${dataset}, which this target does not export`, {
+        noValue: true,
+        atKey: true,
+        hint: `its datasets: ${datasets.join(', ')}`,
+      });
+  }
 }
 
 /** The range, required when a dataset of the job is not a snapshot. */

@@ -13,9 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import { InsightExportError } from '../errors.js';
-import type { EventSignature } from '../job/values.js';
 import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName } from '../datasets/index.js';
-import { NFT_TYPES, type Axis, type Job, type NftType, type Target } from '../job/schema.js';
+import { NFT_TYPES, type Axis, type Job, type JobEvent, type NftType, type TableNames, type Target } from '../job/schema.js';
 import type { Hex } from '../source/records.js';
 import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
 
@@ -28,15 +27,22 @@ export type UnitTarget =
       /** Index in the job's targets. */
       targetIndex: number;
       nft_types: NftType[];
+      /** Table names the job file gives the target's datasets. */
+      tables?: TableNames;
     }
   | {
       kind: 'contract';
       contract: Hex;
-      event: EventSignature;
+      event: JobEvent;
       targetIndex: number;
       eventIndex: number;
       abi: string | null;
     };
+
+/** The table the job file names for a unit target's dataset, if it names one. */
+export function chosenTable(dataset: DatasetName, t: UnitTarget): string | undefined {
+  return (t.kind === 'wallet' ? t.tables : t.event.tables)?.[dataset];
+}
 
 export interface WorkUnit {
   dataset: DatasetName;
@@ -176,7 +182,13 @@ export function unitSpecs(job: Job): UnitSpec[] {
   for (const t of job.targets) {
     for (const dataset of t.datasets) {
       if (t.kind === 'wallet') {
-        add(t, dataset, { kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }, t.wallet, 0);
+        add(
+          t,
+          dataset,
+          { kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types, tables: t.tables },
+          t.wallet,
+          0,
+        );
       } else {
         t.events.forEach((event, eventIndex) => {
           add(

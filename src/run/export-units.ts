@@ -40,6 +40,8 @@ export interface ExportUnit {
   unitKey: string;
   /** The job's own filter_* values for this dataset. */
   filters: Filters;
+  /** The table (`{dataset}` of the partitioning) the rows go to; the dataset's default without it. */
+  table?: string;
 }
 
 /** How the windows' files are written (from the resolved output settings). */
@@ -318,7 +320,7 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
       },
       columns: ds.columns(u.target),
       partitioning: opts.output.partitioning,
-      fixed: { dataset: ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
+      fixed: { dataset: u.table ?? ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
       maxRowsPerFile: opts.output.maxRowsPerFile,
       maxBytesPerFile: opts.output.maxBytesPerFile,

@@ -26,6 +26,8 @@ import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
+import { checkTableColumns } from '../state/table-columns.js';
+import { jobTables } from '../warehouse/tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 
@@ -180,6 +182,9 @@ async function runAgainst(
   const source = (open.source = await openSource(config, logger));
   if (input.signal) source.client.stopOn(input.signal);
   const job = await resolveWalletNames(input.job, source.client);
+  // A table keeps the columns it was first written with: an edited job is refused before it writes anything, even a lease.
+  const tables = await jobTables(job);
+  await checkTableColumns(store, job, tables, { record: false });
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
   if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
@@ -239,6 +244,13 @@ async function runAgainst(
     logger.warn({ err: err.message }, 'chain heads not kept for the next run'),
   );
   logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
+  const written = new Set(units.map((u) => u.table));
+  await checkTableColumns(
+    store,
+    job,
+    tables.filter((t) => written.has(t.name)),
+    { record: true },
+  );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
   const outcomes = await exportUnits(units, {
@@ -475,9 +487,11 @@ function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
 }
 
 async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
+  const target = await factory.forDataset(u);
   return {
     dataset: DATASETS[u.dataset],
-    target: await factory.forDataset(u),
+    target,
+    table: TargetFactory.tableName(u, target),
     chainId: u.chainId,
     axis: u.axis,
     start: u.window.start,

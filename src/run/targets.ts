@@ -9,8 +9,8 @@ import type { WalletTransactionsTarget } from '../datasets/transactions.js';
 import type { EventTarget } from '../datasets/events.js';
 import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
 import { nftHoldingsTarget, type NftHoldingsTarget } from '../datasets/nft-holdings.js';
-import { capabilitiesOf } from '../datasets/index.js';
-import type { UnitTarget, WorkUnit } from '../plan/plan.js';
+import { capabilitiesOf, DATASETS } from '../datasets/index.js';
+import { chosenTable, type UnitTarget, type WorkUnit } from '../plan/plan.js';
 
 export class NameNotResolvedError extends UserInputError {
   override name = 'NameNotResolvedError';
@@ -173,6 +173,12 @@ export class TargetFactory {
     }
     this.derived.set(key, built);
     return built;
+  }
+
+  /** The table a unit's rows go to: the one the job file names for its dataset, else the dataset's default. */
+  static tableName(u: Pick<WorkUnit, 'dataset' | 'target'>, target: DatasetTarget): string {
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the target was built for this dataset by forDataset
+    return chosenTable(u.dataset, u.target) ?? DATASETS[u.dataset].tableName(target as any);
   }
 
   aggregateTarget(t: UnitTarget, filters: Record<string, string>): AggregateTarget {

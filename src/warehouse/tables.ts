@@ -1,30 +1,51 @@
-import { DATASETS } from '../datasets/index.js';
-import { InsightExportError } from '../errors.js';
+import { DATASETS, type DatasetName } from '../datasets/index.js';
+import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import { unitSpecs } from '../plan/plan.js';
+import { chosenTable, unitSpecs, type UnitTarget } from '../plan/plan.js';
 import { TargetFactory } from '../run/targets.js';
-import type { TableSpec } from './ddl.js';
+import { columnShape, columnsDiffer, type TableUse } from '../state/table-columns.js';
 
-export class TableSchemaConflictError extends InsightExportError {
+export class TableSchemaConflictError extends UserInputError {
   override name = 'TableSchemaConflictError';
+}
+
+/** The job-file field that names a unit's table: its `tables:` entry, or the target (event) that gets the default name. */
+function tableField(dataset: DatasetName, t: UnitTarget): { field: string; chosen: boolean } {
+  const at = t.kind === 'wallet' ? `targets[${t.targetIndex}]` : `targets[${t.targetIndex}].events[${t.eventIndex}]`;
+  return chosenTable(dataset, t)
+    ? { field: `${at}.tables.${dataset}`, chosen: true }
+    : { field: t.kind === 'wallet' ? `${at}.datasets` : at, chosen: false };
 }
 
 /**
  * The tables a job writes, with the columns the dataset modules declare for its targets (the same
- * objects the writers get). Targets that share a table (wallets -> transactions) are merged by
- * column name; a column with two types is an error.
+ * objects the writers get). Targets that share a default table (wallets -> transactions) are
+ * merged by column name, a column with two types being an error; targets the job file sends to
+ * one named table must have the same columns.
  */
-export async function jobTables(job: Job): Promise<TableSpec[]> {
+export async function jobTables(job: Job): Promise<TableUse[]> {
   const factory = new TargetFactory(job);
-  const byName = new Map<string, TableSpec>();
+  const byName = new Map<string, TableUse & { chosen: boolean }>();
   for (const spec of unitSpecs(job)) {
     const ds = DATASETS[spec.dataset];
     const target = await factory.forDataset({ dataset: spec.dataset, target: spec.target, filters: spec.filters });
-    const name = ds.tableName(target);
+    const name = TargetFactory.tableName(spec, target);
     const columns = ds.columns(target);
+    const { field, chosen } = tableField(spec.dataset, spec.target);
     const known = byName.get(name);
     if (!known) {
-      byName.set(name, { name, dataset: spec.dataset, columns: [...columns] });
+      byName.set(name, { name, dataset: spec.dataset, columns: [...columns], field, chosen });
+      continue;
+    }
+    if (chosen || known.chosen) {
+      const diff =
+        known.dataset === spec.dataset ? columnsDiffer(columnShape(known.columns), columnShape(columns)) : `it holds ${known.dataset}`;
+      if (diff) {
+        throw new TableSchemaConflictError(`Table "${name}" is named for rows with other columns`, {
+          details: `${job.jobFile} ${field} against ${known.field}: ${diff}`,
+          hint: 'Give each a table name of its own.',
+        });
+      }
       continue;
     }
     for (const c of columns) {
@@ -37,5 +58,5 @@ export async function jobTables(job: Job): Promise<TableSpec[]> {
       }
     }
   }
-  return [...byName.values()];
+  return [...byName.values()].map(({ chosen: _, ...t }) => t);
 }
