@@ -1,6 +1,6 @@
 import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
-import type { InsightClient } from '../source/client.js';
+import type { ClientStats, InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
@@ -55,8 +55,12 @@ export interface RunReport {
   windows_reexported?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
-  /** The windows of this run by chain id. */
-  by_chain: Record<string, RunFigures>;
+  /**
+   * The windows of this run by chain id, with the requests (attempts, as `requests`) and retries
+   * that named the chain: a request for several chains counts for each of them, so the chains'
+   * requests add up to more than `requests` when chains share requests.
+   */
+  by_chain: Record<string, ChainFigures>;
   /**
    * Unit streams that have no row at all: every window of this run was done and empty, and no
    * earlier window exists. Often a wrong address, signature, filter or range: the run says so.
@@ -110,6 +114,12 @@ export interface RunFigures {
   bytes: number;
   /** As RunReport.rows_rejected, the reasons that occurred only (a row of a chain not asked for counts under the first chain its request asked for). */
   rows_rejected: Partial<Record<RejectReason, number>>;
+}
+
+/** What the windows of one chain did in a run, and the requests that named it. */
+export interface ChainFigures extends RunFigures {
+  requests: number;
+  retries: number;
 }
 
 export interface ReportInput {
@@ -167,7 +177,10 @@ export function buildReport(r: ReportInput): RunReport {
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
-    by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
+    by_chain: withChainRequests(
+      figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
+      stats.byChain,
+    ),
     empty_units: emptyUnits(r.plan, r.outcomes),
     ...filesWritten(r.outcomes),
   };
@@ -269,6 +282,14 @@ function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string,
   }
   const keys = [...groups.keys()].sort((a, b) => (/^\d+$/.test(a) && /^\d+$/.test(b) ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(keys.map((k) => [k, groups.get(k)!]));
+}
+
+/** Adds to each planned chain's figures the requests and retries that named it. */
+function withChainRequests(byChain: Record<string, RunFigures>, requests: ClientStats['byChain']): Record<string, ChainFigures> {
+  const out: Record<string, ChainFigures> = {};
+  for (const [chain, figures] of Object.entries(byChain))
+    out[chain] = { ...figures, ...(requests.get(Number(chain)) ?? { requests: 0, retries: 0 }) };
+  return out;
 }
 
 function rowsRejected(outcomes: UnitOutcome[]): Record<RejectReason, number> {

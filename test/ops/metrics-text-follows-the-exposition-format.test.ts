@@ -38,7 +38,7 @@ function report(over: Partial<RunReport> = {}): RunReport {
     shard: null,
     range_clamped: [],
     by_dataset: { 'we"ird\\name\nx': figures(10), events: figures(20) },
-    by_chain: { '1': figures(30) },
+    by_chain: { '1': { ...figures(30), requests: 9, retries: 1 } },
     ...over,
   };
 }
