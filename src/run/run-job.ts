@@ -172,6 +172,8 @@ async function runAgainst(
   // nothing at the destination, not even a lease.
   const source = (open.source = await openSource(config, logger));
   if (input.signal) source.client.stopOn(input.signal);
+  const onProgress = input.onProgress;
+  if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
   const job = await resolveWalletNames(input.job, source.client);
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
   const held = dryRun
