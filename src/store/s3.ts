@@ -51,6 +51,12 @@ export interface S3StoreOptions {
   connectionTimeoutMs?: number | undefined;
   /** A socket idle for this long fails the attempt (default 60 s). */
   socketTimeoutMs?: number | undefined;
+  /**
+   * An operation (with its retries) unfinished after this long is logged at warn, naming it, its
+   * key and the endpoint, and again at each further interval (default 10 s): a gateway that accepts
+   * connections but does not answer otherwise leaves a run silent for minutes.
+   */
+  stillWaitingMs?: number | undefined;
   /** Conditional puts of files up to this size are read into memory, so retries can resend them (default 64 MiB). */
   conditionalBufferMaxBytes?: number | undefined;
   /** Conditional puts up to this size use one PutObject (default 5 GiB, the S3 limit). */
@@ -64,6 +70,7 @@ const WRITE_ID_META = 'insight-export-write-id';
 /** S3's single PUT limit: conditional puts of larger files go multipart (see putFile). */
 const MAX_SINGLE_PUT = 5 * 1024 * MiB;
 const DEFAULT_RETRY_BUDGET_MS = 30_000;
+const DEFAULT_STILL_WAITING_MS = 10_000;
 /** Backoff between tries of an operation: doubling from the first wait up to the longest, with jitter. */
 const BACKOFF_FIRST_MS = 200;
 const BACKOFF_MAX_MS = 5_000;
@@ -90,6 +97,9 @@ export class S3Store implements ObjectStore {
   private readonly conditionalBufferMaxBytes: number;
   private readonly singlePutMaxBytes: number;
   private readonly retryBudgetMs: number;
+  private readonly stillWaitingMs: number;
+  /** The endpoint's origin (no credentials, path or query), or "aws" for AWS's own. */
+  private readonly endpointOrigin: string;
   private bucketChecked = false;
 
   constructor(opts: S3StoreOptions) {
@@ -103,6 +113,8 @@ export class S3Store implements ObjectStore {
     this.conditionalBufferMaxBytes = opts.conditionalBufferMaxBytes ?? 64 * MiB;
     this.singlePutMaxBytes = Math.min(opts.singlePutMaxBytes ?? MAX_SINGLE_PUT, MAX_SINGLE_PUT);
     this.retryBudgetMs = opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS;
+    this.stillWaitingMs = opts.stillWaitingMs ?? DEFAULT_STILL_WAITING_MS;
+    this.endpointOrigin = endpointOrigin(opts.endpoint);
     const custom = opts.endpoint !== undefined && opts.endpoint !== '';
     const config: S3ClientConfig = {
       region: opts.region ?? (custom ? 'us-east-1' : undefined),
@@ -360,6 +372,22 @@ export class S3Store implements ObjectStore {
    */
   private async retrying<T>(op: string, key: string, once: () => Promise<T>): Promise<T> {
     const started = Date.now();
+    const waiting = setInterval(() => {
+      const waitedS = Math.round((Date.now() - started) / 100) / 10;
+      this.log.warn(
+        { op, key, endpoint: this.endpointOrigin, waited_s: waitedS, retry_budget_s: this.retryBudgetMs / 1000 },
+        'S3 operation still waiting for the endpoint',
+      );
+    }, this.stillWaitingMs);
+    waiting.unref();
+    try {
+      return await this.tryWithinBudget(op, key, once, started);
+    } finally {
+      clearInterval(waiting);
+    }
+  }
+
+  private async tryWithinBudget<T>(op: string, key: string, once: () => Promise<T>, started: number): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
         return await once();
@@ -552,6 +580,16 @@ function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
       else log.error({ sdk: text(args) }, 'aws-sdk error');
     },
   };
+}
+
+/** The origin of an endpoint URL (credentials, path and query left out); "aws" when none is given. */
+function endpointOrigin(endpoint: string | undefined): string {
+  if (!endpoint) return 'aws';
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return '(unparsable endpoint)';
+  }
 }
 
 function unquote(etag: string): string {
