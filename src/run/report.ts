@@ -27,7 +27,10 @@ export interface RunReport {
   files: number;
   bytes: number;
   requests: number;
+  /** Retried requests to the service (the read interface). */
   retries: number;
+  /** Retried requests to the destination's store (S3: the SDK's retries and the store's own; 0 for a local folder). */
+  store_retries: number;
   responses_429: number;
   /**
    * Rows the service sent that were not written, by reason: of a chain not asked for
@@ -130,6 +133,8 @@ export interface ReportInput {
   outcomes: UnitOutcome[];
   destination: string;
   client: InsightClient;
+  /** The destination's retry count (ObjectStore.stats), when it keeps one. */
+  storeStats?: { retries: number } | undefined;
   interrupted: boolean;
   /** "i/N" when the run exported one shard. */
   shard?: string | null;
@@ -159,6 +164,7 @@ export function buildReport(r: ReportInput): RunReport {
     bytes: sum(r.outcomes, 'bytes'),
     requests: stats.requests,
     retries: stats.retries,
+    store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats.status429,
     rows_rejected: rowsRejected(r.outcomes),
     failed: failed.map((o) => ({ unit: o.unitKey, window: [o.start, o.end], error: o.error ?? 'unknown' })),
@@ -202,6 +208,7 @@ export interface FailureReportInput {
   destination: string;
   /** The client, when the run had opened one (its request figures go into the report). */
   client?: InsightClient | null;
+  storeStats?: { retries: number } | undefined;
   interrupted: boolean;
   shard?: string | null;
   error: string;
@@ -225,6 +232,7 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
     units_total: 0,
     requests: stats?.requests ?? 0,
     retries: stats?.retries ?? 0,
+    store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats?.status429 ?? 0,
     rows_rejected: rowsRejected([]),
     failed: [],

@@ -76,7 +76,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   } catch (err) {
     // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
     if (err instanceof LeaseHeldError) throw err;
-    const report = failureReport(input, run, err, open.source?.client, store.location);
+    const report = failureReport(input, run, err, open.source?.client, store.location, store.stats);
     if (open.state && open.lease && !open.lease.lost.aborted) {
       try {
         report.report_key = await open.state.writeReport(run.runId, report, lastRunName(run.shard));
@@ -126,6 +126,7 @@ function failureReport(
   err: unknown,
   client: SourceSession['client'] | undefined,
   location: string,
+  storeStats?: { retries: number },
 ): RunReport {
   const report = buildFailureReport({
     job: input.job,
@@ -133,6 +134,7 @@ function failureReport(
     started: run.started,
     destination: location,
     client,
+    storeStats,
     interrupted: input.signal?.aborted === true || err instanceof InterruptedError,
     shard: run.shard ? shardLabel(run.shard) : null,
     error: errorMessage(err),
@@ -214,6 +216,7 @@ async function runAgainst(
       outcomes,
       destination: store.location,
       client: source.client,
+      storeStats: store.stats,
       interrupted,
       shard: shard ? shardLabel(shard) : null,
       reorgs,

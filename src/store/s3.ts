@@ -90,6 +90,7 @@ export class S3Store implements ObjectStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly client: S3Client;
+  readonly stats = { retries: 0 };
   private readonly log: Logger;
   private readonly partSize: number;
   private readonly queueSize: number;
@@ -138,6 +139,7 @@ export class S3Store implements ObjectStore {
     }
     this.client = new S3Client(config);
     addContentMd5ToDeleteObjects(this.client);
+    countSdkRetries(this.client, this.stats);
   }
 
   async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
@@ -404,6 +406,7 @@ export class S3Store implements ObjectStore {
           });
         }
         if (tries === 1) this.log.warn({ op, key, err: err.shortMessage }, 'S3 unavailable; retrying');
+        this.stats.retries++;
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
@@ -594,6 +597,24 @@ function endpointOrigin(endpoint: string | undefined): string {
 
 function unquote(etag: string): string {
   return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/** Adds the SDK's own retries of each command (its attempts beyond the first, answered or failed) to `stats`. */
+function countSdkRetries(client: S3Client, stats: { retries: number }): void {
+  const retriesOf = (x: unknown) => Math.max(((x as { $metadata?: { attempts?: number } } | undefined)?.$metadata?.attempts ?? 1) - 1, 0);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        const out = await next(args);
+        stats.retries += retriesOf(out.output);
+        return out;
+      } catch (err) {
+        stats.retries += retriesOf(err);
+        throw err;
+      }
+    },
+    { step: 'initialize', name: 'insightExportCountRetries' },
+  );
 }
 
 /**

@@ -38,4 +38,6 @@ export interface ObjectStore {
   delete(key: string): Promise<void>;
   deleteMany(keys: string[]): Promise<void>;
   close?(): Promise<void>;
+  /** Attempts of store requests that were retries (S3: the SDK's and this store's own); absent where nothing is retried. */
+  readonly stats?: { retries: number };
 }

@@ -31,6 +31,7 @@ function report(over: Partial<RunReport> = {}): RunReport {
     bytes: 300,
     requests: 9,
     retries: 1,
+    store_retries: 2,
     responses_429: 0,
     rows_rejected: { other_chain: 0, outside_slice: 1, other_wallet: 2, other_contract: 0, other_event: 0 },
     failed: [],
