@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { estimateRequests, planJob, type Interval, type Plan } from '../plan/index.js';
 import { unitSpecs } from '../plan/plan.js';
-import type { Axis, Job } from '../job/schema.js';
+import type { Job } from '../job/schema.js';
+import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkTableColumns } from '../state/table-columns.js';
 import { jobTables } from '../warehouse/tables.js';
@@ -68,14 +69,6 @@ export const planCommand: CommandModule<object, PlanArgs> = {
     }
   },
 };
-
-/** `[start, end)` of a window or range: ISO 8601 UTC dates for time windows, block numbers for block windows. */
-export function formatInterval(axis: Axis, i: Interval): string {
-  if (axis === 'block') return `blocks [${i.start}, ${i.end})`;
-  return `[${isoUtc(i.start)}, ${isoUtc(i.end)})`;
-}
-
-const isoUtc = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
 
 const short = (address: string) => (/^0x[0-9a-f]{40}$/i.test(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : address);
 

@@ -5,7 +5,9 @@ import type { ProgressEvent } from '../run/export-units.js';
 const CLEAR_LINE = '\r\x1b[2K';
 
 /**
- * One status line on a TTY (stderr): windows done/total, rows, rows/s, ETA. Redrawn at most
+ * One status line on a TTY (stderr): windows done/total, requests sent (checks, head searches and
+ * window edges before any page), rows written and rows received (pages arrive before their rows
+ * can be written in order), rows/s (received), ETA. Redrawn at most
  * every 200 ms; nothing at all when stderr is not a TTY (logs are the record there). While it is
  * shown, log lines clear it, print, and it is drawn again below them (see setStatusLine).
  */
@@ -14,6 +16,8 @@ export class ProgressLine implements StatusLine {
   private done = 0;
   private failed = 0;
   private rows = 0;
+  private requests = 0;
+  private received = 0;
   private readonly started = Date.now();
   private lastDraw = 0;
   /** The text on the terminal now ('' when nothing is shown). */
@@ -43,10 +47,12 @@ export class ProgressLine implements StatusLine {
   }
 
   on(event: ProgressEvent): void {
-    if (event.kind === 'rows') this.rows += event.rows;
+    if (event.kind === 'request') this.requests++;
+    else if (event.kind === 'received') this.received += event.rows;
+    else if (event.kind === 'rows') this.rows += event.rows;
     else if (event.kind === 'unit-done') this.done++;
     else this.failed++;
-    this.draw(event.kind !== 'rows');
+    this.draw(event.kind === 'unit-done' || event.kind === 'unit-failed');
   }
 
   /** Draws the final state (when a plan was shown) and leaves it on its own line; later calls do nothing. */
@@ -63,12 +69,13 @@ export class ProgressLine implements StatusLine {
   }
 
   private draw(force: boolean): void {
-    if (!this.enabled || this.finished) return;
+    // Requests before the plan (head searches) are counted, and shown once there is a plan.
+    if (!this.enabled || this.finished || !this.begun) return;
     const now = Date.now();
     if (!force && now - this.lastDraw < 200) return;
     this.lastDraw = now;
     const seconds = Math.max((now - this.started) / 1000, 0.001);
-    const rate = this.rows / seconds;
+    const rate = this.received / seconds;
     const finished = this.done + this.failed;
     const eta = finished > 0 && finished < this.total ? ((this.total - finished) * seconds) / finished : 0;
     const width = 24;
@@ -77,7 +84,9 @@ export class ProgressLine implements StatusLine {
     const line =
       `[${bar}] ${finished}/${this.total} windows` +
       (this.failed ? ` (${this.failed} failed)` : '') +
-      ` | ${this.rows.toLocaleString('en-US')} rows | ${Math.round(rate).toLocaleString('en-US')} rows/s` +
+      ` | ${this.requests.toLocaleString('en-US')} requests` +
+      ` | ${this.rows.toLocaleString('en-US')} rows (${this.received.toLocaleString('en-US')} received)` +
+      ` | ${Math.round(rate).toLocaleString('en-US')} rows/s` +
       (eta > 0 ? ` | ETA ${formatSeconds(eta)}` : '');
     this.shown = line.padEnd(this.out.columns ? this.out.columns - 1 : line.length);
     this.out.write(`\r${this.shown}`);

@@ -4,7 +4,7 @@ import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, type VerifyReport } from '../state/verify.js';
 import { recountWindows } from '../run/recount.js';
-import { formatInterval } from './plan.js';
+import { axisOfUnitKey, formatInterval, isoUtc } from '../plan/format-interval.js';
 import { flagSettings } from '../config/flags.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
@@ -121,14 +121,17 @@ const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace
 
 /** The command that exports a window again (`job`: the job file and the flags verify was given). */
 function repairCommand(job: string, unit: string, window: [number, number]): string {
-  const axis = unit.endsWith('/block') ? 'block' : 'time';
-  const point = (n: number) => (axis === 'block' ? String(n) : new Date(n * 1000).toISOString().replace('.000Z', 'Z'));
+  const axis = axisOfUnitKey(unit);
+  const point = (n: number) => (axis === 'block' ? String(n) : isoUtc(n));
   return `insight-export run ${job} --repair --from ${point(window[0])} --to ${point(window[1])}`;
 }
 
 function describeProblem(p: VerifyProblem): string {
-  const axis = p.unit?.endsWith('/block') ? 'block' : 'time';
-  const where = [p.unit, p.window ? formatInterval(axis, { start: p.window[0], end: p.window[1] }) : undefined, p.key]
+  const where = [
+    p.unit,
+    p.window && p.unit ? formatInterval(axisOfUnitKey(p.unit), { start: p.window[0], end: p.window[1] }) : undefined,
+    p.key,
+  ]
     .filter(Boolean)
     .join(' ');
   return `  ${p.kind.toUpperCase()} ${where}: ${p.message}`;

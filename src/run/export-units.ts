@@ -78,6 +78,11 @@ export interface ExportOptions {
 }
 
 export type ProgressEvent =
+  /** One HTTP request sent to the service (any phase: checks, head searches, window edges, pages; retries too). */
+  | { kind: 'request' }
+  /** A page's rows arrived (not yet written nor committed; rows of a page later dropped count too). */
+  | { kind: 'received'; unitKey: string; rows: number }
+  /** Rows written to a window's files (committed with the window). */
   | { kind: 'rows'; unitKey: string; rows: number }
   | { kind: 'unit-done'; unitKey: string; start: number; end: number; rows: number; files: number; bytes: number }
   | { kind: 'unit-failed'; unitKey: string; start: number; end: number; error: string };
@@ -387,7 +392,12 @@ function windowPages(
     stats,
     fetch: (chainIds, filters, held) => {
       if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-      return collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit, held });
+      const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit, held });
+      page.then(
+        (rows: unknown[]) => opts.onProgress?.({ kind: 'received', unitKey: first.unitKey, rows: rows.length }),
+        () => undefined,
+      );
+      return page;
     },
     chainId: (r) => ds.chainId(r),
     itemId: (r) => ds.itemId(r, first.target),

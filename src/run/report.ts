@@ -1,7 +1,7 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
-import type { InsightClient } from '../source/client.js';
+import type { ClientStats, InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
@@ -28,7 +28,10 @@ export interface RunReport {
   files: number;
   bytes: number;
   requests: number;
+  /** Retried requests to the service (the read interface). */
   retries: number;
+  /** Retried requests to the destination's store (S3: the SDK's retries and the store's own; 0 for a local folder). */
+  store_retries: number;
   responses_429: number;
   /**
    * Rows the service sent that were not written, by reason: of a chain not asked for
@@ -57,8 +60,12 @@ export interface RunReport {
   windows_reexported?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
-  /** The windows of this run by chain id. */
-  by_chain: Record<string, RunFigures>;
+  /**
+   * The windows of this run by chain id, with the requests (attempts, as `requests`) and retries
+   * that named the chain: a request for several chains counts for each of them, so the chains'
+   * requests add up to more than `requests` when chains share requests.
+   */
+  by_chain: Record<string, ChainFigures>;
   /**
    * Unit streams that have no row at all: every window of this run was done and empty, and no
    * earlier window exists. Often a wrong address, signature, filter or range: the run says so.
@@ -114,6 +121,12 @@ export interface RunFigures {
   rows_rejected: Partial<Record<RejectReason, number>>;
 }
 
+/** What the windows of one chain did in a run, and the requests that named it. */
+export interface ChainFigures extends RunFigures {
+  requests: number;
+  retries: number;
+}
+
 export interface ReportInput {
   job: Job;
   runId: string;
@@ -122,6 +135,8 @@ export interface ReportInput {
   outcomes: UnitOutcome[];
   destination: string;
   client: InsightClient;
+  /** The destination's retry count (ObjectStore.stats), when it keeps one. */
+  storeStats?: { retries: number } | undefined;
   interrupted: boolean;
   /** "i/N" when the run exported one shard. */
   shard?: string | null;
@@ -151,6 +166,7 @@ export function buildReport(r: ReportInput): RunReport {
     bytes: sum(r.outcomes, 'bytes'),
     requests: stats.requests,
     retries: stats.retries,
+    store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats.status429,
     rows_rejected: rowsRejected(r.outcomes),
     failed: failed.map((o) => ({
@@ -174,7 +190,10 @@ export function buildReport(r: ReportInput): RunReport {
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
-    by_chain: figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
+    by_chain: withChainRequests(
+      figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
+      stats.byChain,
+    ),
     empty_units: emptyUnits(r.plan, r.outcomes),
     ...filesWritten(r.outcomes),
   };
@@ -196,6 +215,7 @@ export interface FailureReportInput {
   destination: string;
   /** The client, when the run had opened one (its request figures go into the report). */
   client?: InsightClient | null;
+  storeStats?: { retries: number } | undefined;
   interrupted: boolean;
   shard?: string | null;
   error: string;
@@ -219,6 +239,7 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
     units_total: 0,
     requests: stats?.requests ?? 0,
     retries: stats?.retries ?? 0,
+    store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats?.status429 ?? 0,
     rows_rejected: rowsRejected([]),
     failed: [],
@@ -287,6 +308,14 @@ function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string,
   }
   const keys = [...groups.keys()].sort((a, b) => (/^\d+$/.test(a) && /^\d+$/.test(b) ? Number(a) - Number(b) : a < b ? -1 : a > b ? 1 : 0));
   return Object.fromEntries(keys.map((k) => [k, groups.get(k)!]));
+}
+
+/** Adds to each planned chain's figures the requests and retries that named it. */
+function withChainRequests(byChain: Record<string, RunFigures>, requests: ClientStats['byChain']): Record<string, ChainFigures> {
+  const out: Record<string, ChainFigures> = {};
+  for (const [chain, figures] of Object.entries(byChain))
+    out[chain] = { ...figures, ...(requests.get(Number(chain)) ?? { requests: 0, retries: 0 }) };
+  return out;
 }
 
 function rowsRejected(outcomes: UnitOutcome[]): Record<RejectReason, number> {

@@ -81,7 +81,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     await withdrawClaims(store, input.job.name, open, input.logger);
     // Another run of the job holds the lease (exit 75): this one did nothing and the holder reports; a "failed" report would be a false alarm.
     if (err instanceof LeaseHeldError) throw err;
-    const report = failureReport(input, run, err, open.source?.client, store.location);
+    const report = failureReport(input, run, err, open.source?.client, store.location, store.stats);
     if (open.state && open.lease && !open.lease.lost.aborted) {
       try {
         report.report_key = await open.state.writeReport(run.runId, report, lastRunName(run.shard));
@@ -135,6 +135,7 @@ function failureReport(
   err: unknown,
   client: SourceSession['client'] | undefined,
   location: string,
+  storeStats?: { retries: number },
 ): RunReport {
   const report = buildFailureReport({
     job: input.job,
@@ -142,6 +143,7 @@ function failureReport(
     started: run.started,
     destination: location,
     client,
+    storeStats,
     interrupted: input.signal?.aborted === true || err instanceof InterruptedError,
     shard: run.shard ? shardLabel(run.shard) : null,
     error: errorMessage(err),
@@ -181,6 +183,8 @@ async function runAgainst(
   // nothing at the destination, not even a lease.
   const source = (open.source = await openSource(config, logger));
   if (input.signal) source.client.stopOn(input.signal);
+  const onProgress = input.onProgress;
+  if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
   const job = await resolveWalletNames(input.job, source.client);
   // A table keeps the columns it was first written with: an edited job is refused before it writes anything, even a lease.
   const tables = await jobTables(job);
@@ -226,6 +230,7 @@ async function runAgainst(
       outcomes,
       destination: store.location,
       client: source.client,
+      storeStats: store.stats,
       interrupted,
       shard: shard ? shardLabel(shard) : null,
       reorgs,

@@ -100,6 +100,17 @@ export interface ClientStats {
   failures: number;
   /** Response body bytes received. */
   bytesReceived: number;
+  /**
+   * By chain id, the attempts and retries of requests that named that chain (chain_id parameters):
+   * a request for several chains counts for each of them, so these add up to more than the totals
+   * when requests share chains; a request that names no chain counts for none.
+   */
+  byChain: Map<number, ChainRequestFigures>;
+}
+
+export interface ChainRequestFigures {
+  requests: number;
+  retries: number;
 }
 
 export interface AuthFromEnv {
@@ -176,6 +187,8 @@ interface RequestOptions {
   /** With likelyCause: the same 500 message on every attempt also counts (not only an empty body). */
   sameMessageCounts?: boolean;
   held?: HeldBody | undefined;
+  /** The chains the request names, for ClientStats.byChain. */
+  chainIds?: number[] | undefined;
 }
 
 /** A known failure to ask for: a query of a kind the service fails on for good (see requestJson). */
@@ -191,7 +204,7 @@ interface JsonResult {
 }
 
 export class InsightClient {
-  readonly stats: ClientStats = { requests: 0, retries: 0, status429: 0, failures: 0, bytesReceived: 0 };
+  readonly stats: ClientStats = { requests: 0, retries: 0, status429: 0, failures: 0, bytesReceived: 0, byChain: new Map() };
   /** Cap on concurrent requests of this client (callers size their pipelining by it). */
   readonly maxInFlight: number;
   private readonly api: Endpoint;
@@ -207,6 +220,7 @@ export class InsightClient {
   private readonly apiHeaders: Record<string, string>;
   private readonly explorerHeaders: Record<string, string>;
   private stopSignal: AbortSignal | undefined;
+  private readonly requestListeners = new Set<() => void>();
 
   constructor(opts: ClientOptions) {
     this.api = parseBaseUrl('baseUrl', opts.baseUrl);
@@ -254,6 +268,7 @@ export class InsightClient {
         check: listPageCheck(q),
         held,
         ...known,
+        chainIds: q.chainIds,
       });
       return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
     });
@@ -268,6 +283,7 @@ export class InsightClient {
         check: listPageCheck(q),
         likelyCause: cause,
         held,
+        chainIds: q.chainIds,
       });
       return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
     });
@@ -280,7 +296,7 @@ export class InsightClient {
       const cause = /^\d+$/.test(input)
         ? `block ${input} is probably not indexed by the service (beyond its head, or before its first block), and it fails instead of answering nothing`
         : undefined;
-      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', { likelyCause: cause });
+      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', { likelyCause: cause, chainIds: opts.chainIds });
       return normaliseResolveResponse(json, url, { chainIds: opts.chainIds });
     });
   }
@@ -290,7 +306,7 @@ export class InsightClient {
     return this.call(async () => {
       const path = decodePath(contract, opts);
       const payload = JSON.stringify(validateDecodeBody(body));
-      const { json, url } = await this.requestJson('decode', this.api, path, 'POST', { body: payload });
+      const { json, url } = await this.requestJson('decode', this.api, path, 'POST', { body: payload, chainIds: opts.chainIds });
       return normaliseDecodeResponse(json, url);
     });
   }
@@ -302,7 +318,7 @@ export class InsightClient {
   ): Promise<NftCollectionsPage> {
     return this.call(async () => {
       const path = nftCollectionsPath(address, opts);
-      const { json, url } = await this.requestJson('nftCollections', this.explorer, path, 'GET');
+      const { json, url } = await this.requestJson('nftCollections', this.explorer, path, 'GET', { chainIds: opts.chainIds });
       return normaliseNftCollectionsPage(json, url);
     });
   }
@@ -325,7 +341,7 @@ export class InsightClient {
   ): Promise<NftInstancesPage> {
     return this.call(async () => {
       const path = nftInstancesPath(address, opts);
-      const { json, url } = await this.requestJson('nftInstances', this.explorer, path, 'GET');
+      const { json, url } = await this.requestJson('nftInstances', this.explorer, path, 'GET', { chainIds: opts.chainIds });
       return normaliseNftInstancesPage(json, url);
     });
   }
@@ -393,7 +409,7 @@ export class InsightClient {
     endpoint: Endpoint,
     path: string,
     method: 'GET' | 'POST',
-    { body, check, likelyCause, sameMessageCounts, held }: RequestOptions = {},
+    { body, check, likelyCause, sameMessageCounts, held, chainIds }: RequestOptions = {},
   ): Promise<JsonResult> {
     const fullPath = `${endpoint.prefix}${path}`;
     const url = `${endpoint.origin}${fullPath}`;
@@ -405,7 +421,7 @@ export class InsightClient {
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
-        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held);
+        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held, chainIds);
         check?.(json, url);
         return { json, url };
       } catch (err) {
@@ -446,9 +462,22 @@ export class InsightClient {
         'read interface request failed; retrying',
       );
       this.stats.retries++;
+      for (const id of chainIds ?? []) this.chainFigures(id).retries++;
       // A stop cuts the wait short; the next attempt then ends with InterruptedError.
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.stopSignal }).catch(() => undefined);
     }
+  }
+
+  private chainFigures(chainId: number): ChainRequestFigures {
+    let f = this.stats.byChain.get(chainId);
+    if (!f) this.stats.byChain.set(chainId, (f = { requests: 0, retries: 0 }));
+    return f;
+  }
+
+  /** Calls `listener` as each HTTP attempt is sent (progress); returns the function that stops it. */
+  onRequest(listener: () => void): () => void {
+    this.requestListeners.add(listener);
+    return () => this.requestListeners.delete(listener);
   }
 
   /**
@@ -472,11 +501,13 @@ export class InsightClient {
     headers: Record<string, string>,
     body: string | undefined,
     held: HeldBody | undefined,
+    chainIds: number[] | undefined,
   ): Promise<unknown> {
     const run = async (): Promise<ReceivedBody> => {
       this.throwIfStopped();
       if (this.rateLimiter) await this.rateLimiter.acquire();
       this.throwIfStopped();
+      for (const id of chainIds ?? []) this.chainFigures(id).requests++;
       return this.sendOnce(origin, path, url, method, headers, body);
     };
     // The slot is the exchange only: decoding and parsing wait for the main thread, and a slot
@@ -500,6 +531,7 @@ export class InsightClient {
     body: string | undefined,
   ): Promise<ReceivedBody> {
     this.stats.requests++;
+    for (const listener of this.requestListeners) listener();
     const controller = new AbortController();
     let phase: 'headers' | 'body' = 'headers';
     let timedOut = false;

@@ -17,7 +17,8 @@ import pLimit from 'p-limit';
 import { readItemIds } from './exported-files.js';
 import { errorMessage } from '../errors.js';
 import { isSnapshot, isSnapshotUnitKey } from '../datasets/index.js';
-import type { Job } from '../job/schema.js';
+import type { Axis, Job } from '../job/schema.js';
+import { axisOfUnitKey, formatInterval } from '../plan/format-interval.js';
 import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
@@ -272,7 +273,7 @@ async function checkPlannedWindows(
           kind: 'overlap',
           unit: c.unitKey,
           window: [b.start, Math.min(a.end, b.end)],
-          message: `completed windows [${a.start}, ${a.end}) and [${b.start}, ${b.end}) overlap: their rows are there twice`,
+          message: `completed windows ${formatInterval(c.axis, a)} and ${formatInterval(c.axis, b)} overlap: their rows are there twice`,
         });
       }
     }
@@ -291,7 +292,7 @@ async function checkPlannedWindows(
         kind: 'missing-windows',
         unit: c.unitKey,
         windows: pairs,
-        message: `${pairs.length} window(s) missing: ${describeWindows(merge(missing))}`,
+        message: `${pairs.length} window(s) missing: ${describeWindows(c.axis, merge(missing))}`,
       });
     }
     units.push({
@@ -372,7 +373,11 @@ async function checkListedFiles(
           const where = { unit: rec.unit_key, window, key };
           const info = await store.head(key);
           if (!info) {
-            problems.push({ kind: 'missing-file', ...where, message: `file listed by window [${rec.start}, ${rec.end}) is missing` });
+            problems.push({
+              kind: 'missing-file',
+              ...where,
+              message: `file listed by window ${formatInterval(axisOfUnitKey(rec.unit_key), rec)} is missing`,
+            });
             continue;
           }
           if (info.size !== f.bytes) {
@@ -491,11 +496,11 @@ async function currentLease(opts: VerifyOptions, state: WindowState): Promise<Ve
   return lease;
 }
 
-/** `[a, b) [c, d)`, at most 8 of them. */
-function describeWindows(ws: Interval[]): string {
+/** `[a, b) [c, d)` (dates, or block numbers), at most 8 of them. */
+function describeWindows(axis: Axis, ws: Interval[]): string {
   const shown = ws
     .slice(0, 8)
-    .map((w) => `[${w.start}, ${w.end})`)
+    .map((w) => formatInterval(axis, w))
     .join(' ');
   return ws.length > 8 ? `${shown} and ${ws.length - 8} more range(s)` : shown;
 }

@@ -58,6 +58,12 @@ export interface S3StoreOptions {
   connectionTimeoutMs?: number | undefined;
   /** A socket idle for this long fails the attempt (default 60 s). */
   socketTimeoutMs?: number | undefined;
+  /**
+   * An operation (with its retries) unfinished after this long is logged at warn, naming it, its
+   * key and the endpoint, and again at each further interval (default 10 s): a gateway that accepts
+   * connections but does not answer otherwise leaves a run silent for minutes.
+   */
+  stillWaitingMs?: number | undefined;
   /** Conditional puts of files up to this size are read into memory, so retries can resend them (default 64 MiB). */
   conditionalBufferMaxBytes?: number | undefined;
   /** Conditional puts up to this size use one PutObject (default 5 GiB, the S3 limit). */
@@ -71,6 +77,7 @@ const WRITE_ID_META = 'insight-export-write-id';
 /** S3's single PUT limit: conditional puts of larger files go multipart (see putFile). */
 const MAX_SINGLE_PUT = 5 * 1024 * MiB;
 const DEFAULT_RETRY_BUDGET_MS = 30_000;
+const DEFAULT_STILL_WAITING_MS = 10_000;
 /** Backoff between tries of an operation: doubling from the first wait up to the longest, with jitter. */
 const BACKOFF_FIRST_MS = 200;
 const BACKOFF_MAX_MS = 5_000;
@@ -90,6 +97,7 @@ export class S3Store implements ObjectStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly client: S3Client;
+  readonly stats = { retries: 0 };
   private readonly log: Logger;
   private readonly partSize: number;
   private readonly queueSize: number;
@@ -97,6 +105,9 @@ export class S3Store implements ObjectStore {
   private readonly conditionalBufferMaxBytes: number;
   private readonly singlePutMaxBytes: number;
   private readonly retryBudgetMs: number;
+  private readonly stillWaitingMs: number;
+  /** The endpoint's origin (no credentials, path or query), or "aws" for AWS's own. */
+  private readonly endpointOrigin: string;
   private bucketChecked = false;
 
   constructor(opts: S3StoreOptions) {
@@ -110,6 +121,8 @@ export class S3Store implements ObjectStore {
     this.conditionalBufferMaxBytes = opts.conditionalBufferMaxBytes ?? 64 * MiB;
     this.singlePutMaxBytes = Math.min(opts.singlePutMaxBytes ?? MAX_SINGLE_PUT, MAX_SINGLE_PUT);
     this.retryBudgetMs = opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS;
+    this.stillWaitingMs = opts.stillWaitingMs ?? DEFAULT_STILL_WAITING_MS;
+    this.endpointOrigin = endpointOrigin(opts.endpoint);
     const custom = opts.endpoint !== undefined && opts.endpoint !== '';
     const config: S3ClientConfig = {
       region: opts.region ?? (custom ? 'us-east-1' : undefined),
@@ -133,6 +146,7 @@ export class S3Store implements ObjectStore {
     }
     this.client = new S3Client(config);
     addContentMd5ToDeleteObjects(this.client);
+    countSdkRetries(this.client, this.stats);
   }
 
   async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
@@ -386,6 +400,22 @@ export class S3Store implements ObjectStore {
    */
   private async retrying<T>(op: string, key: string, once: () => Promise<T>): Promise<T> {
     const started = Date.now();
+    const waiting = setInterval(() => {
+      const waitedS = Math.round((Date.now() - started) / 100) / 10;
+      this.log.warn(
+        { op, key, endpoint: this.endpointOrigin, waited_s: waitedS, retry_budget_s: this.retryBudgetMs / 1000 },
+        'S3 operation still waiting for the endpoint',
+      );
+    }, this.stillWaitingMs);
+    waiting.unref();
+    try {
+      return await this.tryWithinBudget(op, key, once, started);
+    } finally {
+      clearInterval(waiting);
+    }
+  }
+
+  private async tryWithinBudget<T>(op: string, key: string, once: () => Promise<T>, started: number): Promise<T> {
     for (let tries = 1; ; tries++) {
       try {
         return await once();
@@ -402,6 +432,7 @@ export class S3Store implements ObjectStore {
           });
         }
         if (tries === 1) this.log.warn({ op, key, err: err.shortMessage }, 'S3 unavailable; retrying');
+        this.stats.retries++;
         await new Promise((resolve) => setTimeout(resolve, wait));
       }
     }
@@ -587,8 +618,36 @@ function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
   };
 }
 
+/** The origin of an endpoint URL (credentials, path and query left out); "aws" when none is given. */
+function endpointOrigin(endpoint: string | undefined): string {
+  if (!endpoint) return 'aws';
+  try {
+    return new URL(endpoint).origin;
+  } catch {
+    return '(unparsable endpoint)';
+  }
+}
+
 function unquote(etag: string): string {
   return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
+}
+
+/** Adds the SDK's own retries of each command (its attempts beyond the first, answered or failed) to `stats`. */
+function countSdkRetries(client: S3Client, stats: { retries: number }): void {
+  const retriesOf = (x: unknown) => Math.max(((x as { $metadata?: { attempts?: number } } | undefined)?.$metadata?.attempts ?? 1) - 1, 0);
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        const out = await next(args);
+        stats.retries += retriesOf(out.output);
+        return out;
+      } catch (err) {
+        stats.retries += retriesOf(err);
+        throw err;
+      }
+    },
+    { step: 'initialize', name: 'insightExportCountRetries' },
+  );
 }
 
 /**

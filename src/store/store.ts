@@ -40,4 +40,6 @@ export interface ObjectStore {
   /** Throws when the store cannot do the conditional writes of PutOptions; writes nothing (a dry run's check). Absent: it can. */
   checkConditionalWrites?(key: string): Promise<void>;
   close?(): Promise<void>;
+  /** Attempts of store requests that were retries (S3: the SDK's and this store's own); absent where nothing is retried. */
+  readonly stats?: { retries: number };
 }

@@ -31,6 +31,7 @@ function report(over: Partial<RunReport> = {}): RunReport {
     bytes: 300,
     requests: 9,
     retries: 1,
+    store_retries: 2,
     responses_429: 0,
     rows_rejected: { other_chain: 0, outside_slice: 1, other_wallet: 2, other_contract: 0, other_event: 0 },
     failed: [],
@@ -38,7 +39,7 @@ function report(over: Partial<RunReport> = {}): RunReport {
     shard: null,
     range_clamped: [],
     by_dataset: { 'we"ird\\name\nx': figures(10), events: figures(20) },
-    by_chain: { '1': figures(30) },
+    by_chain: { '1': { ...figures(30), requests: 9, retries: 1 } },
     ...over,
   };
 }

@@ -8,6 +8,7 @@ import { copyFile, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { windowKey } from '../../src/plan/index.js';
+import { formatInterval } from '../../src/plan/format-interval.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import type { WindowRecord } from '../../src/state/window-state.js';
 import { exportJob, listFiles } from '../helpers/export.js';
@@ -116,7 +117,11 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
     // The text names the same things.
     expect(bad.text).toMatch(/^NOT complete: job proof/);
     expect(bad.text).toContain(`MISSING-WINDOWS ${gone.record.unit_key}`);
-    expect(bad.text).toContain(`[${gone.record.start}, ${gone.record.end})`);
+    // Time windows in ISO dates, as run and plan print them; never unix seconds.
+    expect(bad.text).toContain(`window(s) missing: ${formatInterval('time', gone.record)}`);
+    expect(bad.text).toContain(`file listed by window ${formatInterval('time', lost.record)} is missing`);
+    expect(bad.text).toMatch(/completed windows \[\d{4}-\d\d-\d\dT[^\]]+\) and \[\d{4}-/);
+    expect(bad.text).not.toMatch(/\[\d{9,}, \d{9,}\)/);
     expect(bad.text).toContain(`ROW-COUNT-MISMATCH ${broken.record.unit_key}`);
     console.log(
       `[verify] ${format}: complete export verified (${ok.report.rows.counted} rows counted in ${ok.report.files.checked_rows} files); ${want.length} planted problems all named, nothing else:\n${bad.text}`,
