@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, planJob, type Interval, type Plan } from '../plan/index.js';
+import { estimateRequests, estimateRun, planJob, type Interval, type Plan, type RunEstimate } from '../plan/index.js';
 import { unitSpecs } from '../plan/plan.js';
 import type { Job } from '../job/schema.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
@@ -58,11 +58,13 @@ export const planCommand: CommandModule<object, PlanArgs> = {
         shard,
       );
       const estimate = estimateRequests(plan);
+      // What planning sent (names, served checks, the head proof): a run sends it again.
+      const run = estimateRun(plan, source?.client.stats.requests ?? 0);
       const label = shard ? shardLabel(shard) : null;
       process.stdout.write(
         args.json
-          ? `${JSON.stringify({ shard: label, plan, estimate }, null, 2)}\n`
-          : render(plan, estimate.minimum, label, unitLabels(job, loaded)),
+          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run } }, null, 2)}\n`
+          : render(plan, run, label, unitLabels(job, loaded)),
       );
     } finally {
       await source?.close();
@@ -93,10 +95,11 @@ export function unitLabels(job: Job, named: Job): Map<string, string> {
   return labels;
 }
 
-function render(plan: Plan, minimumRequests: number, shard: string | null, labels: Map<string, string>): string {
+function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<string, string>): string {
   const label = (unitKey: string) => labels.get(unitKey) ?? unitKey;
   const lines = [
-    `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, at least ${minimumRequests} requests`,
+    `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, about ${run.total} requests ` +
+      `(${run.checks} checking the chains, ${run.edges} for window edges, ${run.pages} first pages; more pages where a window holds over 1,000 rows per chain)`,
   ];
   for (const c of plan.clamped) {
     const at = (n: number) => (plan.axis === 'block' ? `block ${n}` : isoUtc(n));

@@ -10,6 +10,8 @@
  * Without densities the result is the minimum: one request per unit.
  */
 import { capabilitiesOf, type DatasetName } from '../datasets/index.js';
+import type { Axis } from '../job/schema.js';
+import { MAX_CHAIN_IDS } from '../source/query.js';
 import { length } from './intervals.js';
 import type { Plan, WorkUnit } from './plan.js';
 
@@ -61,4 +63,33 @@ export function estimateRequests(plan: Plan, opts: EstimateOptions = {}): Reques
     b.requests += requests;
   }
   return { units: plan.units.length, minimum: plan.units.length, expected, rows: allKnown ? rows : null, byDataset };
+}
+
+/** What a run of a plan is expected to send in all, by kind of request. */
+export interface RunEstimate {
+  /** Proving the chains served (and names resolved): what planning itself sent, which a run sends again. */
+  checks: number;
+  /** A block per window edge and chain (two on the time axis: the pair that proves where a time falls). */
+  edges: number;
+  /** The first page of every window and target, for up to MAX_CHAIN_IDS chains per request. */
+  pages: number;
+  total: number;
+}
+
+/**
+ * The requests a run of `plan` is expected to send: its checks (`checks`: what planning sent),
+ * its window edges and its first pages. A window holding more rows per chain than a page costs
+ * more pages than this (`estimateRequests` counts them from densities).
+ */
+export function estimateRun(plan: Plan, checks: number): RunEstimate {
+  const edges = new Map<string, Axis>();
+  const groups = new Map<string, number>();
+  for (const u of plan.units) {
+    if (capabilitiesOf(u.dataset).extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
+    const group = `${u.unitKey.replace(/\/\d+\/(block|time)$/, '')}|${u.windowKey}`;
+    groups.set(group, (groups.get(group) ?? 0) + 1);
+  }
+  const edgeRequests = [...edges.values()].reduce((n, axis) => n + (axis === 'time' ? 2 : 1), 0);
+  const pages = [...groups.values()].reduce((n, chains) => n + Math.ceil(chains / MAX_CHAIN_IDS), 0);
+  return { checks, edges: edgeRequests, pages, total: checks + edgeRequests + pages };
 }

@@ -11,5 +11,5 @@ export {
   type UnitTarget,
   type WorkUnit,
 } from './plan.js';
-export { estimateRequests, pagesFor, type EstimateOptions, type RequestEstimate } from './estimate.js';
+export { estimateRequests, estimateRun, pagesFor, type EstimateOptions, type RequestEstimate, type RunEstimate } from './estimate.js';
 export { alignedPieces, contains, gaps, intersect, merge, subtract, totalLength, type Interval } from './intervals.js';
