@@ -186,9 +186,6 @@ async function runAgainst(
   const onProgress = input.onProgress;
   if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
   const job = await resolveWalletNames(input.job, source.client);
-  // A table keeps the columns it was first written with: an edited job is refused before it writes anything, even a lease.
-  const tables = await jobTables(job);
-  await checkTableColumns(store, job, tables, { record: false });
   // One run of a job (or of a shard) at a time: nothing is written before the lease is held.
   if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
@@ -218,6 +215,10 @@ async function runAgainst(
   if (!input.force)
     ({ completed, reorgs } = await repairReorgs({ job, state, completed, frontier: done.frontier, owns, blocks, logger, dryRun, repairs }));
   const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
+  // A table keeps the columns it was first written with: an edited job is refused before it writes a
+  // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
+  const tables = units.length > 0 ? await jobTables(job) : [];
+  await checkTableColumns(store, job, tables, { record: false });
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');

@@ -86,7 +86,7 @@ it(`a run of more than ${FILES_LISTED} files lists ${FILES_LISTED} and counts th
     plan,
     outcomes: outcomes.reverse(),
     destination: '/d',
-    client: { stats: { requests: 0, retries: 0, status429: 0 } } as unknown as InsightClient,
+    client: { stats: { requests: 0, retries: 0, status429: 0, byChain: new Map() } } as unknown as InsightClient,
     interrupted: false,
   });
   expect(report.files_written).toHaveLength(FILES_LISTED);
