@@ -108,7 +108,7 @@ export async function findChainHead(
   probe: BlockProbe,
   chainId: number,
   hints: readonly BlockHint[] = [],
-  /** A block number the service was seen not to have: the search bisects below it without doubling. */
+  /** A block number the service was seen not to have: the search never probes at or past it. */
   absent?: number,
 ): Promise<HeadSearch> {
   const start = await findAnyBlock(probe, hints);
@@ -116,19 +116,17 @@ export async function findChainHead(
   if (!start.block) throw chainNotServed(chainId, requests);
   let low: KnownBlock = start.block;
   let lowN = low.block_number;
-  let high: number;
-  if (absent !== undefined && absent > lowN) {
-    high = absent;
-  } else {
-    let step = 1;
-    high = lowN + step;
-    let highBlock: BlockRecord | null;
-    while ((requests++, (highBlock = await probe(high)))) {
-      low = highBlock;
-      lowN = high;
-      step *= 2;
-      high = lowN + step;
-    }
+  // Doubling from the block found (a head is usually near it: each probe past it is a missing
+  // block, which the indexer answers with retried 500s), never past a number known missing.
+  const cap = absent !== undefined && absent > lowN ? absent : Infinity;
+  let step = 1;
+  let high = Math.min(lowN + step, cap);
+  let highBlock: BlockRecord | null;
+  while (high < cap && (requests++, (highBlock = await probe(high)))) {
+    low = highBlock;
+    lowN = high;
+    step *= 2;
+    high = Math.min(lowN + step, cap);
   }
   while (high - lowN > 1) {
     const mid = lowN + Math.floor((high - lowN) / 2);
