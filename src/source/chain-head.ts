@@ -63,7 +63,7 @@ const MAX_DOUBLING = 2 ** 40;
 export async function findAnyBlock(
   probe: BlockProbe,
   hints: readonly BlockHint[],
-): Promise<{ block: KnownBlock | null; requests: number }> {
+): Promise<{ block: KnownBlock | null; requests: number; probed: boolean }> {
   let requests = 0;
   const tried = new Set<number>();
   const attempt = async (n: number | undefined) => {
@@ -84,16 +84,16 @@ export async function findAnyBlock(
         });
   for (const hint of [...hints, ...GENESIS]) {
     const h = await hinted(hint);
-    if (typeof h === 'object') return { block: h, requests };
+    if (typeof h === 'object') return { block: h, requests, probed: false };
     const b = await attempt(h);
-    if (b) return { block: b, requests };
+    if (b) return { block: b, requests, probed: true };
   }
   for (let n = 2; n <= MAX_DOUBLING; n *= 2) {
     const b = await attempt(n);
-    if (b) return { block: b, requests };
+    if (b) return { block: b, requests, probed: true };
   }
   if (hintFailure !== undefined) throw hintFailure;
-  return { block: null, requests };
+  return { block: null, requests, probed: false };
 }
 
 /**
@@ -136,6 +136,23 @@ export async function findChainHead(
       low = b;
       lowN = mid;
     } else high = mid;
+  }
+  // A block taken from a list row was not asked for (it may carry anything): the head must be a
+  // block a probe found. When no block above it was, it is asked itself; missing, the search starts
+  // again from the hints that are block numbers.
+  if (low === start.block && !start.probed) {
+    requests++;
+    const asked = await probe(lowN);
+    if (!asked) {
+      const again = await findChainHead(
+        probe,
+        chainId,
+        hints.filter((h) => typeof h === 'number'),
+        absent,
+      );
+      return { head: again.head, requests: requests + again.requests };
+    }
+    low = asked;
   }
   return { head: low, requests };
 }

@@ -37,6 +37,19 @@ describe('findChainHead', () => {
     );
   });
 
+  it('a block taken from a list row is never the head unless a probe finds it (a row may carry anything)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1_000, max: 2 ** 30 }), fc.integer({ min: 0, max: 2 ** 31 }), async (head, claimed) => {
+        const m = model(500, head);
+        // The row's block number is made up: 0, past the head, or anywhere; a block number hint follows it.
+        const row = async () => ({ block_number: claimed, block_timestamp: 1_700_000_000 });
+        const r = await findChainHead(m.probe, 1, [row, head - 400]);
+        expect(r.head.block_number).toBe(head);
+        expect(r.requests).toBe(m.probes.length);
+      }),
+    );
+  });
+
   it('from a known head k blocks behind, costs about 2*log2(k) probes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1_000_000, max: 2 ** 34 }), fc.integer({ min: 0, max: 100_000 }), async (known, k) => {
