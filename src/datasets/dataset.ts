@@ -1,5 +1,6 @@
 import type { Recount } from './recount.js';
-import { isoTime, type Column, type Row } from '../columns/columns.js';
+import { column, isoTime, type Column, type Row } from '../columns/columns.js';
+import { BLOCK_FIELDS } from '../columns/record-fields.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
 import type { ChainDone, PagedBatch, RejectReason, SliceAxis } from '../source/paginator.js';
@@ -101,9 +102,10 @@ export type Collection<Target, Rec> = PagedCollection<Target, Rec> | StreamedCol
 
 /**
  * A list dataset (cryo's model): one module declares what the dataset is — its capabilities,
- * table, columns, sort, how a window is collected and how a record becomes a row.
+ * table, columns, sort, how a window is collected and how a record becomes a row (`R`: the RowOf
+ * its declared columns, see src/columns/columns.ts).
  */
-export interface ListDataset<Target, Rec, Name extends string = string> {
+export interface ListDataset<Target, Rec, Name extends string = string, R extends Row = Row> {
   readonly name: Name;
   readonly capabilities: DatasetCapabilities;
   /** Table (top-level folder) the rows of this target go to; one schema per table. */
@@ -126,9 +128,9 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
    * Without it, the window keeps item_id.
    */
   rowKey?(record: Rec): string;
-  toRow(record: Rec, target: Target): Row;
+  toRow(record: Rec, target: Target): R;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
-  partitionDate?(row: Row): string;
+  partitionDate?(row: R): string;
 }
 
 /** `a` and `b` name the same address or hash (the service may send either case). */
@@ -137,14 +139,15 @@ export function sameHex(a: string | null | undefined, b: string): boolean {
 }
 
 /** Columns every row of every list dataset starts with (the README's column conventions). */
-export const BLOCK_COLUMNS: readonly Column[] = [
-  { name: 'item_id', type: 'string', nullable: false, description: 'Stable unique key of the row' },
-  { name: 'chain_id', type: 'int64', nullable: false, description: 'Chain id' },
-  { name: 'block_number', type: 'int64', nullable: false, description: 'Block number' },
-  { name: 'block_timestamp', type: 'int64', nullable: false, description: 'Block time, unix seconds' },
-  { name: 'block_time', type: 'timestamp', nullable: false, description: 'Block time, UTC timestamp' },
-  { name: 'block_hash', type: 'string', nullable: false, description: 'Block hash, lowercase 0x hex' },
-];
+const [CHAIN_ID, BLOCK_NUMBER, BLOCK_HASH, BLOCK_TIMESTAMP] = BLOCK_FIELDS;
+export const BLOCK_COLUMNS = [
+  column('item_id', 'string', 'Stable unique key of the row', false),
+  CHAIN_ID,
+  BLOCK_NUMBER,
+  BLOCK_TIMESTAMP,
+  column('block_time', 'timestamp', 'Block time, UTC timestamp', false),
+  BLOCK_HASH,
+] as const;
 
 /** Window bounds of the list operations: block_number or block_timestamp, half-open. */
 export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string }> = {
@@ -188,19 +191,4 @@ export function blockTime(unixSeconds: number): string {
     lastTimestamp = unixSeconds;
   }
   return lastBlockTime;
-}
-
-/** The values of BLOCK_COLUMNS for a record. */
-export function blockValues(
-  itemId: string,
-  r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string },
-): Row {
-  return {
-    item_id: itemId,
-    chain_id: r.chain_id,
-    block_number: r.block_number,
-    block_timestamp: r.block_timestamp,
-    block_time: blockTime(r.block_timestamp),
-    block_hash: r.block_hash,
-  };
 }

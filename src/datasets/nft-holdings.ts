@@ -15,7 +15,7 @@ import { HttpStatusError } from '../source/errors.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
-import { column, isoDate, type Column, type Row } from '../columns/columns.js';
+import { column, isoDate, type RowOf } from '../columns/columns.js';
 import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowRequest } from './dataset.js';
 
 export interface NftHoldingsTarget {
@@ -58,7 +58,7 @@ export class NftValueError extends InsightExportError {
   override name = 'NftValueError';
 }
 
-export const NFT_HOLDING_COLUMNS: readonly Column[] = [
+export const NFT_HOLDING_COLUMNS = [
   column('item_id', 'string', 'Stable unique key: chain:wallet:token:id:snapshot_date', false),
   column('chain_id', 'int64', 'Chain id', false),
   column('snapshot_date', 'date', 'UTC day the holdings were read (the date partition)', false),
@@ -94,7 +94,9 @@ export const NFT_HOLDING_COLUMNS: readonly Column[] = [
   column('animation_url', 'string', 'Animation URL'),
   column('external_app_url', 'string', 'External app URL'),
   column('metadata', 'json', 'Token metadata (name, description, attributes ...), JSON text'),
-];
+] as const;
+
+type NftHoldingRow = RowOf<typeof NFT_HOLDING_COLUMNS>;
 
 function itemId(r: NftHoldingRecord, target: NftHoldingsTarget): string {
   const id = /^\s*[0-9]+\s*$/.test(r.instance.id) ? BigInt(r.instance.id.trim()).toString() : r.instance.id;
@@ -119,7 +121,7 @@ function int32(value: string | null): number | null {
   return Number(value);
 }
 
-export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings'> = {
+export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings', NftHoldingRow> = {
   name: 'nft_holdings',
   capabilities: {
     targetKinds: ['wallet'],
@@ -212,7 +214,7 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
       animation_url: i.animation_url,
       external_app_url: i.external_app_url,
       metadata: i.metadata === null ? null : JSON.stringify(i.metadata),
-    } satisfies Row;
+    } satisfies NftHoldingRow;
   },
   partitionDate: (row) => String(row.snapshot_date),
 };
