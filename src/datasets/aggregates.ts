@@ -502,7 +502,7 @@ async function* aggregateWindow(
   yield keyed.map(({ values }) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time, values }));
 }
 
-export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'aggregates', AggregateRow> = {
+export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'aggregates'> = {
   name: 'aggregates',
   capabilities: {
     targetKinds: ['wallet', 'contract'],
@@ -543,7 +543,7 @@ export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'a
   position: (r) => ({ block_number: r.window_start, block_timestamp: r.window_start_time }),
   chainId: (r) => r.chain_id,
   itemId,
-  toRow(r, target) {
+  toRow(r, target): AggregateRow {
     const fixed: RowOf<typeof AGGREGATE_FIXED_COLUMNS> = {
       item_id: itemId(r, target),
       chain_id: r.chain_id,

@@ -102,10 +102,9 @@ export type Collection<Target, Rec> = PagedCollection<Target, Rec> | StreamedCol
 
 /**
  * A list dataset (cryo's model): one module declares what the dataset is — its capabilities,
- * table, columns, sort, how a window is collected and how a record becomes a row (`R`: the RowOf
- * its declared columns, see src/columns/columns.ts).
+ * table, columns, sort, how a window is collected and how a record becomes a row.
  */
-export interface ListDataset<Target, Rec, Name extends string = string, R extends Row = Row> {
+export interface ListDataset<Target, Rec, Name extends string = string> {
   readonly name: Name;
   readonly capabilities: DatasetCapabilities;
   /** Table (top-level folder) the rows of this target go to; one schema per table. */
@@ -128,9 +127,10 @@ export interface ListDataset<Target, Rec, Name extends string = string, R extend
    * Without it, the window keeps item_id.
    */
   rowKey?(record: Rec): string;
-  toRow(record: Rec, target: Target): R;
+  /** The dataset's row: the RowOf its column declaration (`as const`), so every column is checked. */
+  toRow(record: Rec, target: Target): Row;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
-  partitionDate?(row: R): string;
+  partitionDate?(row: Row): string;
 }
 
 /** `a` and `b` name the same address or hash (the service may send either case). */

@@ -67,7 +67,7 @@ function eventItemId(r: EventRecord): string {
   return `${r.chain_id}:${eventRowKey(r)}`;
 }
 
-export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events', EventRow> = {
+export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
   name: 'events',
   capabilities: {
     targetKinds: ['contract'],
@@ -101,7 +101,7 @@ export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events', Even
   chainId: (r) => r.chain_id,
   itemId: eventItemId,
   rowKey: eventRowKey,
-  toRow(r, target) {
+  toRow(r, target): EventRow {
     // One literal with every column in declared order, as transactions' toRow.
     const row: RowOf<typeof EVENT_COLUMNS> = {
       item_id: eventItemId(r),

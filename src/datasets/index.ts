@@ -16,7 +16,7 @@ const DATASET_LIST = [transactionsDataset, eventsDataset, aggregatesDataset, nft
 export type DatasetName = (typeof DATASET_LIST)[number]['name'];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them
-export type AnyListDataset = ListDataset<any, any, DatasetName, any>;
+export type AnyListDataset = ListDataset<any, any, DatasetName>;
 
 export const DATASET_NAMES: readonly DatasetName[] = DATASET_LIST.map((d) => d.name);
 

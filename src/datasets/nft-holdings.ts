@@ -121,7 +121,7 @@ function int32(value: string | null): number | null {
   return Number(value);
 }
 
-export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings', NftHoldingRow> = {
+export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings'> = {
   name: 'nft_holdings',
   capabilities: {
     targetKinds: ['wallet'],
@@ -183,7 +183,7 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
   position: (r) => ({ block_number: 0, block_timestamp: Date.parse(`${r.snapshot_date}T00:00:00Z`) / 1000 }),
   chainId: (r) => r.chain_id,
   itemId,
-  toRow(r, target) {
+  toRow(r, target): NftHoldingRow {
     const t = r.collection.token;
     const i = r.instance;
     return {

@@ -35,7 +35,7 @@ function transactionItemId(r: TransactionRecord, target: WalletTransactionsTarge
   return `${r.chain_id}:${transactionRowKey(r)}:${target.address}`;
 }
 
-export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions', TransactionRow> = {
+export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions'> = {
   name: 'transactions',
   capabilities: {
     targetKinds: ['wallet'],
@@ -78,7 +78,7 @@ export const transactionsDataset: ListDataset<WalletTransactionsTarget, Transact
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
   rowKey: transactionRowKey,
-  toRow(r, target) {
+  toRow(r, target): TransactionRow {
     // One literal with every column in declared order: one allocation, one shape for all rows
     // (the NDJSON encoder then writes it with JSON.stringify). Not {...spread}: slow on Node 20.
     const row: RowOf<typeof TRANSACTION_COLUMNS> = {

@@ -13,7 +13,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 const root = path.join(import.meta.dirname, '..', '..');
 const datasetsDir = path.join(root, 'src', 'datasets');
 /** The start of a row builder's body. */
-const TO_ROW = /^\s+toRow\([^)]*\)\s*\{/;
+const TO_ROW = /^\s+toRow\([^)]*\)[^;]*\{$/;
 /** Every module of src/datasets that builds rows. */
 const datasetFiles = readdirSync(datasetsDir)
   .filter(
