@@ -14,6 +14,7 @@ import {
 import type { InsightClient } from '../source/client.js';
 import type { ListQuery } from '../source/query.js';
 import type { ResolveResponse } from '../source/records.js';
+import { secondsPerBlock } from '../source/block-by-number.js';
 import type { KnownHeads } from '../state/chain-heads.js';
 
 /** The newest block the service served on a chain in a run (see ChainChecks.serviceHeads). */
@@ -363,17 +364,14 @@ export function headFinder(checks: ChainChecks): (chainId: number) => Promise<Ch
   return (chainId) => checks.head(chainId);
 }
 
-/** Seconds per block between the two blocks furthest apart; undefined with fewer than two. */
+/** Seconds per block between the two blocks furthest apart; undefined unless two blocks show time passing. */
 function meanBlockTime(known: readonly KnownBlock[]): number | undefined {
-  if (known.length < 2) return undefined;
-  let low = known[0]!;
-  let high = known[0]!;
-  for (const b of known) {
-    if (b.block_number < low.block_number) low = b;
-    if (b.block_number > high.block_number) high = b;
-  }
-  if (high.block_number === low.block_number || high.block_timestamp <= low.block_timestamp) return undefined;
-  return (high.block_timestamp - low.block_timestamp) / (high.block_number - low.block_number);
+  const ratio = secondsPerBlock(
+    known,
+    (b) => b.block_number,
+    (b) => b.block_timestamp,
+  );
+  return ratio !== undefined && ratio > 0 ? ratio : undefined;
 }
 
 /**
