@@ -45,7 +45,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       // A table whose recorded columns the job would change is refused here as the run would refuse it.
-      if (store) await checkTableColumns(store, job, await jobTables(job), { record: false });
+      if (store) await checkTableColumns(store, job, await jobTables(job));
       const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const chains = source ? new ChainChecks(job, source.client, known) : null;

@@ -26,7 +26,7 @@ import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
-import { checkTableColumns } from '../state/table-columns.js';
+import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
 import { jobTables } from '../warehouse/tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
@@ -218,7 +218,7 @@ async function runAgainst(
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
-  await checkTableColumns(store, job, tables, { record: false });
+  const unrecorded = await checkTableColumns(store, job, tables);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
@@ -251,11 +251,10 @@ async function runAgainst(
   );
   logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
   const written = new Set(units.map((u) => u.table));
-  await checkTableColumns(
+  await recordTableColumns(
     store,
     job,
-    tables.filter((t) => written.has(t.name)),
-    { record: true },
+    unrecorded.filter((t) => written.has(t.name)),
   );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
