@@ -136,7 +136,7 @@ export function sameHex(a: string | null | undefined, b: string): boolean {
   return a === b || (typeof a === 'string' && a.toLowerCase() === b.toLowerCase());
 }
 
-/** Columns every row of every list dataset starts with (the README's column conventions). */
+/** Columns every row of every list dataset starts with (the column conventions of docs/datasets.md). */
 export const BLOCK_COLUMNS: readonly Column[] = [
   { name: 'item_id', type: 'string', nullable: false, description: 'Stable unique key of the row' },
   { name: 'chain_id', type: 'int64', nullable: false, description: 'Chain id' },

@@ -263,7 +263,7 @@ const rangeSchema = z
       .union([z.number().int().min(0), z.record(z.string().regex(/^\d+$/, { error: 'is not a chain id' }), z.number().int().min(0))])
       .optional()
       .describe(
-        'Blocks below the newest exported block within which every run checks the recorded block hashes of the windows and exports again those a reorganisation replaced; a deeper reorganisation fails the run and names the range. One number for every chain, or per chain id ({"1": 128}); defaults per chain: see the README.',
+        'Blocks below the newest exported block within which every run checks the recorded block hashes of the windows and exports again those a reorganisation replaced; a deeper reorganisation fails the run and names the range. One number for every chain, or per chain id ({"1": 128}); defaults per chain: see docs/operations.md (Reorganisations).',
       ),
   })
   .describe('Half-open range [from, to) over block numbers or block timestamps, cut into aligned windows.');
