@@ -1,8 +1,9 @@
 /**
  * Every setting, declared once: its key, CLI flag, environment variables, parsers, default, doc
- * and where it may be set. The yargs options, the environment names, the JSON Schema's
- * descriptions and the resolver all read this table; a test checks config/default.yaml and the
- * commands against it.
+ * and where it may be set. The yargs options, the environment names, the config file's and the
+ * job file's settings fields, the JSON Schema's descriptions, the resolver and the resolved
+ * configuration's type all follow this table; a test checks config/default.yaml and the commands
+ * against it.
  *
  * Configuration flows one way: defaults < config file < environment < job file < CLI flag.
  */
