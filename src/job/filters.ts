@@ -11,7 +11,7 @@ import {
   type FilterSpec,
 } from '../source/query.js';
 import { capabilitiesOf, type DatasetName, type TargetKind } from '../datasets/index.js';
-import { parseAddress, parseHash32, type Parsed } from './values.js';
+import { parseAddress, parseHash32, type Parsed } from '../settings/values.js';
 
 export type FilterKind = 'integer' | 'hash32' | 'selector' | 'topic';
 

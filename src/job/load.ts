@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { JobFileError, type FileProblem } from './errors.js';
-import { didYouMean, issuesToProblems, keysAt, type IssueContext } from './issues.js';
+import { JobFileError } from './errors.js';
+import type { FileProblem } from '../yaml-file/problems.js';
+import { didYouMean, issuesToProblems, keysAt, type IssueContext } from '../yaml-file/issues.js';
 import { jobFileSchema, type Job } from './schema.js';
-import { dropEmptySections, parseYaml, type YamlDoc } from './yaml-doc.js';
+import { dropEmptySections, parseYaml, type YamlDoc } from '../yaml-file/yaml-doc.js';
 
 export interface ParseJobOptions {
   /** Directory relative local destinations are resolved from. Default: process.cwd(). */

@@ -9,24 +9,14 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { Hex } from '../source/records.js';
-import type { FileProblem } from './errors.js';
+import type { FileProblem } from '../yaml-file/problems.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
 import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
-import { didYouMean, type ProblemParams } from './issues.js';
+import { didYouMean, type ProblemParams } from '../yaml-file/issues.js';
 import { partitioningUses } from '../sink/partitioning.js';
-import {
-  checked,
-  concurrencyLayer,
-  concurrencySchema,
-  outputLayer,
-  outputSchema,
-  retriesLayer,
-  retriesSchema,
-  type ConcurrencySettings,
-  type OutputSettings,
-  type RetrySettings,
-} from './settings.js';
-import { fileField, SETTINGS } from '../config/settings.js';
+import { settingsSections } from './settings.js';
+import { checked, SETTINGS } from '../settings/settings.js';
+import { jobFileSettings, orNull, type JobFileSettings, type OrNull } from '../settings/file-sections.js';
 import { compressionAllowed, compressionsList } from '../sink/formats.js';
 import {
   ADDRESS_PATTERN,
@@ -39,7 +29,7 @@ import {
   parseJobEventSignature,
   parseTimePoint,
   type EventSignature,
-} from './values.js';
+} from '../settings/values.js';
 
 // ---------------------------------------------------------------- constants and types
 
@@ -115,7 +105,7 @@ export interface Job {
   description: string | null;
   /** The file the job was read from, as given to the loader. */
   jobFile: string;
-  source: { base_url: string | null; explorer_url: string | null; chains: number[] };
+  source: OrNull<JobFileSettings['source']> & { chains: number[] };
   targets: Target[];
   aggregates: { group_by: string[]; aggregate: string[] } | null;
   /** Null only when every dataset is a snapshot (no range). */
@@ -124,9 +114,9 @@ export interface Job {
   filters: Record<string, string>;
   decode: boolean;
   /** Only what the file sets; the effective values are in ResolvedConfig. */
-  output: Partial<OutputSettings>;
-  concurrency: Partial<ConcurrencySettings>;
-  retries: Partial<RetrySettings>;
+  output: JobFileSettings['output'];
+  concurrency: JobFileSettings['concurrency'];
+  retries: JobFileSettings['retries'];
   /** Things that are allowed but probably not meant (located like errors). */
   warnings: FileProblem[];
 }
@@ -281,6 +271,7 @@ export interface JobSchemaContext {
 }
 
 function fileShape(ctx: JobSchemaContext) {
+  const settings = settingsSections(ctx.cwd, ctx.jobDir);
   return z
     .strictObject({
       $schema: z.string().optional().describe('JSON Schema reference for editors; ignored.'),
@@ -293,11 +284,7 @@ function fileShape(ctx: JobSchemaContext) {
         .describe('Job name: [a-z0-9][a-z0-9_-]*; names the state of the job at the destination.'),
       description: z.string().optional().describe('Free text.'),
       source: z
-        .strictObject({
-          base_url: fileField('source.base_url'),
-          explorer_url: fileField('source.explorer_url'),
-          chains: chainsSchema,
-        })
+        .strictObject({ ...settings.source, chains: chainsSchema })
         .describe('Where the data comes from. Keys and secrets are never written here: they come from the environment.'),
       targets: z
         .array(z.union([walletTargetSchema, contractTargetSchema]))
@@ -321,9 +308,9 @@ function fileShape(ctx: JobSchemaContext) {
       range: rangeSchema.optional(),
       filters: filtersSchema.optional(),
       decode: z.boolean().optional().describe('Ask the service to decode transactions/events (default true).'),
-      output: outputSchema(ctx.cwd, ctx.jobDir).optional(),
-      concurrency: concurrencySchema.optional(),
-      retries: retriesSchema.optional(),
+      output: settings.output.optional(),
+      concurrency: settings.concurrency.optional(),
+      retries: settings.retries.optional(),
     })
     .describe('An insight-export job: what to export from the read interface, over which range, to where.');
 }
@@ -492,21 +479,22 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
     const range = checkRange(f, all, ctx);
     checkAggregatesSection(f, all, ctx);
-    const output = checkOutput(f, all, ctx);
+    const settings = jobFileSettings(f);
+    checkOutput(settings.output, all, ctx);
 
     return {
       name: f.name,
       description: f.description ?? null,
       jobFile: sctx.jobFile,
-      source: { base_url: f.source.base_url ?? null, explorer_url: f.source.explorer_url ?? null, chains: f.source.chains },
+      source: { ...orNull('source', settings.source), chains: f.source.chains },
       targets,
       aggregates: f.aggregates ? { group_by: f.aggregates.group_by ?? [], aggregate: f.aggregates.aggregate ?? [] } : null,
       range,
       filters: Object.fromEntries(Object.entries(jobFilters).map(([k, v]) => [k, String(v)])),
       decode: f.decode ?? true,
-      output,
-      concurrency: concurrencyLayer(f.concurrency),
-      retries: retriesLayer(f.retries),
+      output: settings.output,
+      concurrency: settings.concurrency,
+      retries: settings.retries,
       warnings,
     };
   });
@@ -722,9 +710,8 @@ function checkAggregatesSection(f: FileValue, all: Set<DatasetName>, ctx: Ctx): 
   }
 }
 
-/** The output section, with the rules that depend on the job's datasets. */
-function checkOutput(f: FileValue, all: Set<DatasetName>, ctx: Ctx) {
-  const output = outputLayer(f.output);
+/** The output section's rules that depend on the job's datasets. */
+function checkOutput(output: JobFileSettings['output'], all: Set<DatasetName>, ctx: Ctx): void {
   if (output.format === 'ndjson' && output.compression && !compressionAllowed('ndjson', output.compression)) {
     issue(ctx, ['output', 'compression'], `is not available for NDJSON (${compressionsList('ndjson')})`, {}, output.compression);
   }
@@ -733,7 +720,6 @@ function checkOutput(f: FileValue, all: Set<DatasetName>, ctx: Ctx) {
       hint: 'files of different datasets have different columns: keep them in different folders',
     });
   }
-  return output;
 }
 
 /** The schema as published (paths do not matter for the JSON Schema). */
