@@ -710,7 +710,14 @@ function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, ba
 
 /** One chain target per job: its chains and datasets belong in the first. */
 function chainTarget(c: TargetCheck, t: FileChainTarget, index: number, base: TargetParts): Target {
-  refuseSecond(c, 'chain', index, ['targets', index], 'list its chains and datasets in one chain target');
+  const first = c.seen.keys.get('chain');
+  if (first !== undefined) {
+    issue(c.ctx, ['targets', index], `is a second chain target: targets[${first}] is one`, {
+      noValue: true,
+      hint: 'list its chains and datasets in one chain target',
+    });
+  }
+  c.seen.keys.set('chain', first ?? index);
   checkTableKeys(c, t.tables, base.datasets, ['targets', index, 'tables']);
   return { kind: 'chain', index, ...base, ...(t.tables ? { tables: t.tables } : {}) };
 }
