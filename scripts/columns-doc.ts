@@ -12,6 +12,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { aggregatesDataset, createAggregateTarget } from '../src/datasets/aggregates.js';
+import { blocksDataset } from '../src/datasets/blocks.js';
 import type { Column } from '../src/columns/columns.js';
 import { eventsDataset } from '../src/datasets/events.js';
 import { nftHoldingsDataset } from '../src/datasets/nft-holdings.js';
@@ -52,6 +53,7 @@ export function jobExample(doc: string, dataset: Section): string {
 export function datasetColumns(doc: string): Record<Section, Column[]> {
   const job = parseJob(jobExample(doc, 'aggregates'), `${DATASETS_DOC} (aggregates example)`);
   const target = job.targets[0]!;
+  if (target.kind === 'chain') throw new Error("docs/datasets.md's aggregates example must target a wallet or a contract");
   const aggregate = createAggregateTarget({
     source:
       target.kind === 'wallet'
@@ -78,6 +80,7 @@ export function datasetColumns(doc: string): Record<Section, Column[]> {
     }),
     aggregates: aggregatesDataset.columns(aggregate),
     nft_holdings: nftHoldingsDataset.columns({ kind: 'nft_holdings', address: EXAMPLE_WALLET, types: ['ERC-721', 'ERC-1155'] }),
+    blocks: blocksDataset.columns({}),
   };
 }
 

@@ -11,7 +11,16 @@ import { z } from 'zod';
 import type { Hex } from '../source/records.js';
 import type { FileProblem } from '../yaml-file/problems.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
-import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
+import {
+  capabilitiesOf,
+  DATASET_NAMES,
+  datasetsFor,
+  datasetsWhere,
+  defaultDatasets,
+  isSnapshot,
+  type DatasetName,
+  type TargetKind,
+} from '../datasets/index.js';
 import { didYouMean, type ProblemParams } from '../yaml-file/issues.js';
 import { partitioningUses } from '../sink/partitioning.js';
 import { settingsSections } from './settings.js';
@@ -98,7 +107,13 @@ export interface ContractTarget extends TargetBase {
   abi: string | null;
 }
 
-export type Target = WalletTarget | ContractTarget;
+/** What the job exports of its chains themselves (block headers): no wallet or contract. */
+export interface ChainTarget extends TargetBase {
+  kind: 'chain';
+  tables?: TableNames;
+}
+
+export type Target = WalletTarget | ContractTarget | ChainTarget;
 
 export interface Job {
   name: string;
@@ -149,8 +164,8 @@ const tableNameSchema = z
   .regex(new RegExp(TABLE_NAME_PATTERN), { error: 'is not a table name (lowercase letters, digits and "_", starting with a letter)' })
   .max(TABLE_NAME_MAX);
 
-/** `tables:` of a wallet target or of a contract's event: a stable name per dataset. */
-function tablesSchema(kind: 'wallet' | 'contract') {
+/** `tables:` of a wallet or chain target or of a contract's event: a stable name per dataset. */
+function tablesSchema(kind: TargetKind) {
   return z
     .partialRecord(z.enum(datasetsFor(kind)), tableNameSchema)
     .describe(
@@ -181,7 +196,7 @@ const rangePointSchema = z.union([
 ]);
 
 /** The datasets a target kind may list, its default marked (from the registry). */
-function datasetsDoc(kind: 'wallet' | 'contract'): string {
+function datasetsDoc(kind: TargetKind): string {
   const dflt = defaultDatasets(kind);
   return `What to export for the ${kind}: ${datasetsFor(kind)
     .map((d) => (dflt.includes(d) ? `${d} (default)` : d))
@@ -226,6 +241,17 @@ const contractTargetSchema = z
     filters: filtersSchema.optional(),
   })
   .describe('A contract and the event signatures to export from it.');
+
+const chainTargetSchema = z
+  .strictObject({
+    datasets: z
+      .array(z.enum(datasetsFor('chain')))
+      .min(1)
+      .describe(datasetsDoc('chain')),
+    chains: chainsSchema.optional().describe("Only these of the job's chains for this target (default: all)."),
+    tables: tablesSchema('chain').optional(),
+  })
+  .describe('The chains themselves (no wallet or contract): the datasets to export of each chain, e.g. its blocks.');
 
 const rangeSchema = z
   .strictObject({
@@ -287,9 +313,9 @@ function fileShape(ctx: JobSchemaContext) {
         .strictObject({ ...settings.source, chains: chainsSchema })
         .describe('Where the data comes from. Keys and secrets are never written here: they come from the environment.'),
       targets: z
-        .array(z.union([walletTargetSchema, contractTargetSchema]))
+        .array(z.union([walletTargetSchema, contractTargetSchema, chainTargetSchema]))
         .min(1)
-        .describe('Wallets and contracts to export. Each target x dataset x chain x window is one work unit.'),
+        .describe('Wallets, contracts and chain targets to export. Each target x dataset x chain x window is one work unit.'),
       aggregates: z
         .strictObject({
           group_by: z
@@ -502,7 +528,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
 
 type FileTarget = FileValue['targets'][number];
 type FileWalletTarget = Extract<FileTarget, { wallet: unknown }>;
-type FileContractTarget = Exclude<FileTarget, FileWalletTarget>;
+type FileContractTarget = Extract<FileTarget, { contract: unknown }>;
+type FileChainTarget = Exclude<FileTarget, FileWalletTarget | FileContractTarget>;
 
 /** What the targets' checks share across targets: each target's key (to refuse a second one), job filters already reported. */
 interface SeenTargets {
@@ -529,17 +556,20 @@ function normaliseTarget(c: TargetCheck, t: FileTarget, index: number): Target {
         issue(c.ctx, at('chains', i), "is not one of the job's chains (source.chains)", { hint: 'add it to source.chains' });
     });
   }
-  const kind = 'wallet' in t ? 'wallet' : 'contract';
+  const kind: TargetKind = 'wallet' in t ? 'wallet' : 'contract' in t ? 'contract' : 'chain';
   const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? defaultDatasets(kind))];
   // Filters: the job's (for every list dataset of the target) plus the target's own.
   const filters: Record<string, string> = {};
   const check = (given: Record<string, string | number>, where: (string | number)[], own: boolean) =>
     checkFilters(c, { given, where, own, datasets, kind, index, into: filters });
   check(c.f.filters ?? {}, ['filters'], false);
-  if (t.filters) check(t.filters, at('filters'), true);
+  if ('filters' in t && t.filters) check(t.filters, at('filters'), true);
+  const base = { datasets, chains, filters };
   return 'wallet' in t
-    ? walletTarget(c, t, index, { datasets, chains, filters })
-    : contractTarget(c, t, index, { datasets, chains, filters });
+    ? walletTarget(c, t, index, base)
+    : 'contract' in t
+      ? contractTarget(c, t, index, base)
+      : chainTarget(c, t, index, base);
 }
 
 interface FilterCheck {
@@ -548,7 +578,7 @@ interface FilterCheck {
   /** The target's own filters (not the job's, which are checked once per target and reported once). */
   own: boolean;
   datasets: DatasetName[];
-  kind: 'wallet' | 'contract';
+  kind: TargetKind;
   index: number;
   into: Record<string, string>;
 }
@@ -666,6 +696,20 @@ function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, ba
   };
 }
 
+/** One chain target per job: its chains and datasets belong in the first. */
+function chainTarget(c: TargetCheck, t: FileChainTarget, index: number, base: TargetParts): Target {
+  const first = c.seen.keys.get('chain');
+  if (first !== undefined) {
+    issue(c.ctx, ['targets', index], `is a second chain target: targets[${first}] is one`, {
+      noValue: true,
+      hint: 'list its chains and datasets in one chain target',
+    });
+  }
+  c.seen.keys.set('chain', first ?? index);
+  checkTableKeys(c, t.tables, base.datasets, ['targets', index, 'tables']);
+  return { kind: 'chain', index, ...base, ...(t.tables ? { tables: t.tables } : {}) };
+}
+
 /** A table is named for a dataset the target exports. */
 function checkTableKeys(c: TargetCheck, tables: TableNames | undefined, datasets: DatasetName[], at: (string | number)[]): void {
   for (const dataset of Object.keys(tables ?? {}) as DatasetName[]) {
@@ -678,11 +722,25 @@ function checkTableKeys(c: TargetCheck, tables: TableNames | undefined, datasets
   }
 }
 
-/** The range, required when a dataset of the job is not a snapshot. */
+/** The range, required when a dataset of the job is not a snapshot, on an axis every ranged dataset of the job takes. */
 function checkRange(f: FileValue, all: Set<DatasetName>, ctx: Ctx): JobRange | null {
   let range: JobRange | null = null;
-  if (f.range) range = normaliseRange(f.range, ctx);
-  else if ([...all].some((d) => !isSnapshot(d))) {
+  if (f.range) {
+    range = normaliseRange(f.range, ctx);
+    const by = range?.by;
+    const refusing = [...all].filter((d) => by && !isSnapshot(d) && !capabilitiesOf(d).rangeAxes.includes(by));
+    if (by && refusing.length > 0) {
+      issue(
+        ctx,
+        ['range'],
+        `counts ${by === 'block' ? 'blocks' : 'time'} but ${refusing.join(', ')} take${refusing.length === 1 ? 's' : ''} ${by === 'block' ? 'time' : 'block'} ranges only`,
+        {
+          noValue: true,
+          hint: by === 'time' ? 'give range.from and range.to as block numbers' : 'give range.from and range.to as dates',
+        },
+      );
+    }
+  } else if ([...all].some((d) => !isSnapshot(d))) {
     issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => !isSnapshot(d)).join(', ')}`, {
       noValue: true,
       hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',

@@ -1,5 +1,5 @@
 import { UserInputError } from '../errors.js';
-import type { Axis, Job } from '../job/schema.js';
+import type { Axis, ContractTarget, Job, WalletTarget } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
 import {
@@ -249,9 +249,14 @@ export class ChainChecks {
     });
   }
 
+  /** The targets with rows of their own in a list route (a chain target has none). */
+  private listTargets(): (WalletTarget | ContractTarget)[] {
+    return this.job.targets.filter((t) => t.kind !== 'chain');
+  }
+
   /** The oldest row of the chain's first target, asked without the job's range (a wallet's transaction, a contract's event). */
   private async oldestTargetRow(chainId: number): Promise<{ of: string; oldest: KnownBlock } | undefined> {
-    const target = this.job.targets.find((t) => t.chains.includes(chainId));
+    const target = this.listTargets().find((t) => t.chains.includes(chainId));
     if (!target) return undefined;
     const q: ListQuery = { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 };
     this.requests++;
@@ -291,7 +296,9 @@ export class ChainChecks {
    * address).
    */
   private async targetBlock(chainId: number): Promise<number | KnownBlock | undefined> {
-    const targets = this.job.targets.filter((x) => x.chains.includes(chainId)).slice(0, 3);
+    const targets = this.listTargets()
+      .filter((x) => x.chains.includes(chainId))
+      .slice(0, 3);
     const wallet = targets.find((t) => t.kind === 'wallet');
     if (wallet) {
       const row = await this.newestWalletRow(wallet.wallet, chainId);

@@ -14,10 +14,10 @@ import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/le
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
 import { BlockLookup } from '../source/block-by-number.js';
-import { capabilitiesOf, DATASETS, isSnapshot } from '../datasets/index.js';
+import { DATASETS, isSnapshot } from '../datasets/index.js';
 import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
-import { resolveWalletNames, TargetFactory } from './targets.js';
+import { checkDatasetOptions, resolveWalletNames, TargetFactory } from './targets.js';
 import { attachFailureReport, buildFailureReport, buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { adviseMallocTuning } from './malloc-tuning.js';
@@ -291,10 +291,10 @@ interface PlanInputs {
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
   const { completed, heads, blocks, chains, shard } = p;
   const logger = input.logger;
-  // The targets built from the job's own options (aggregate expressions) are checked before the
-  // plan asks the service anything; a list target's decoder is built with its first window.
+  // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
+  // service anything; a target's decoder is built with its first window.
+  checkDatasetOptions(job);
   const factory = new TargetFactory(job);
-  for (const spec of unitSpecs(job)) if (capabilitiesOf(spec.dataset).target !== 'list') await factory.forDataset(spec);
   const plan = planForShard(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
