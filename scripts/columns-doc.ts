@@ -1,17 +1,18 @@
 /**
- * Writes the output column tables of README.md's "## Datasets" section from the dataset modules,
- * so the documentation cannot drift from what the sinks write.
+ * Writes the output column tables of docs/datasets.md from the dataset modules, so the
+ * documentation cannot drift from what the sinks write.
  *
- *   npx tsx scripts/columns-doc.ts           # rewrite the tables in README.md
- *   npx tsx scripts/columns-doc.ts --check   # exit 1 when README.md is not up to date
+ *   npx tsx scripts/columns-doc.ts           # rewrite the tables in docs/datasets.md
+ *   npx tsx scripts/columns-doc.ts --check   # exit 1 when docs/datasets.md is not up to date
  *
- * Each table sits between `<!-- columns:<dataset> -->` and `<!-- /columns:<dataset> -->`. The
- * aggregates table is derived from the aggregates job example of the same section.
+ * Each table sits between `<!-- columns:<dataset> -->` and `<!-- /columns:<dataset> -->`, in the
+ * dataset's `## <dataset>` section. The aggregates table is derived from that section's job example.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { aggregatesDataset, createAggregateTarget } from '../src/datasets/aggregates.js';
+import { blocksDataset } from '../src/datasets/blocks.js';
 import type { Column } from '../src/columns/columns.js';
 import { eventsDataset } from '../src/datasets/events.js';
 import { nftHoldingsDataset } from '../src/datasets/nft-holdings.js';
@@ -30,28 +31,29 @@ const EXAMPLE_WALLET = '0x344940aef33a4e9915b793dfe282f3727eff9869';
 const EXAMPLE_TOKEN = '0x77f5e148a71be22cf4f3a1816626b240547b6302';
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
-/** The README's "## Datasets" section (up to the next "## " heading). */
-export function datasetsSection(readme: string): string {
-  const start = readme.indexOf('\n## Datasets\n');
-  if (start < 0) throw new Error('README.md has no "## Datasets" section');
-  const next = readme.indexOf('\n## ', start + 1);
-  return readme.slice(start, next < 0 ? undefined : next);
+/** The file the column tables live in. */
+export const DATASETS_DOC = 'docs/datasets.md';
+
+/** The `## <dataset>` section of the datasets document (up to the next "## " heading). */
+function datasetSection(doc: string, dataset: Section): string {
+  const start = doc.indexOf(`\n## ${dataset}\n`);
+  if (start < 0) throw new Error(`${DATASETS_DOC} has no "## ${dataset}" section`);
+  const next = doc.indexOf('\n## ', start + 1);
+  return doc.slice(start, next < 0 ? undefined : next);
 }
 
-/** The ```yaml job example under `### <dataset>` of the Datasets section. */
-export function jobExample(readme: string, dataset: Section): string {
-  const section = datasetsSection(readme);
-  const at = section.indexOf(`\n### ${dataset}\n`);
-  if (at < 0) throw new Error(`README.md has no "### ${dataset}" in its Datasets section`);
-  const m = /```yaml\n([\s\S]*?)```/.exec(section.slice(at));
-  if (!m) throw new Error(`README.md's "### ${dataset}" has no yaml job example`);
+/** The ```yaml job example of the dataset's section. */
+export function jobExample(doc: string, dataset: Section): string {
+  const m = /```yaml\n([\s\S]*?)```/.exec(datasetSection(doc, dataset));
+  if (!m) throw new Error(`${DATASETS_DOC}'s "## ${dataset}" has no yaml job example`);
   return m[1]!;
 }
 
 /** The columns each dataset writes (with decode on, for the documented example targets). */
-export function datasetColumns(readme: string): Record<Section, Column[]> {
-  const job = parseJob(jobExample(readme, 'aggregates'), 'README.md (aggregates example)');
+export function datasetColumns(doc: string): Record<Section, Column[]> {
+  const job = parseJob(jobExample(doc, 'aggregates'), `${DATASETS_DOC} (aggregates example)`);
   const target = job.targets[0]!;
+  if (target.kind === 'chain') throw new Error("docs/datasets.md's aggregates example must target a wallet or a contract");
   const aggregate = createAggregateTarget({
     source:
       target.kind === 'wallet'
@@ -78,6 +80,7 @@ export function datasetColumns(readme: string): Record<Section, Column[]> {
     }),
     aggregates: aggregatesDataset.columns(aggregate),
     nft_holdings: nftHoldingsDataset.columns({ kind: 'nft_holdings', address: EXAMPLE_WALLET, types: ['ERC-721', 'ERC-1155'] }),
+    blocks: blocksDataset.columns({}),
   };
 }
 
@@ -102,33 +105,33 @@ export function columnTable(columns: readonly Column[]): string {
   return lines.join('\n');
 }
 
-/** README text with every column table regenerated. */
-export function updateReadme(readme: string): string {
-  const columns = datasetColumns(readme);
-  let out = readme;
+/** The datasets document with every column table regenerated. */
+export function updateColumnTables(doc: string): string {
+  const columns = datasetColumns(doc);
+  let out = doc;
   for (const dataset of DATASET_SECTIONS) {
     const open = `<!-- columns:${dataset} -->`;
     const close = `<!-- /columns:${dataset} -->`;
     const a = out.indexOf(open);
     const b = out.indexOf(close);
-    if (a < 0 || b < a) throw new Error(`README.md lacks the markers ${open} ... ${close}`);
+    if (a < 0 || b < a) throw new Error(`${DATASETS_DOC} lacks the markers ${open} ... ${close}`);
     out = `${out.slice(0, a + open.length)}\n${columnTable(columns[dataset])}\n${out.slice(b)}`;
   }
   return out;
 }
 
-const README = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'README.md');
+const DOC_PATH = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', DATASETS_DOC);
 
 async function cli(argv: string[]): Promise<number> {
-  const text = await readFile(README, 'utf8');
-  const updated = updateReadme(text);
+  const text = await readFile(DOC_PATH, 'utf8');
+  const updated = updateColumnTables(text);
   if (argv.includes('--check')) {
     if (updated === text) return 0;
-    process.stderr.write('README.md column tables are out of date: run npx tsx scripts/columns-doc.ts\n');
+    process.stderr.write(`${DATASETS_DOC} column tables are out of date: run npx tsx scripts/columns-doc.ts\n`);
     return 1;
   }
-  if (updated !== text) await writeFile(README, updated);
-  process.stdout.write(updated === text ? 'README.md column tables are up to date\n' : 'README.md column tables rewritten\n');
+  if (updated !== text) await writeFile(DOC_PATH, updated);
+  process.stdout.write(`${DATASETS_DOC} column tables ${updated === text ? 'are up to date' : 'rewritten'}\n`);
   return 0;
 }
 

@@ -14,7 +14,7 @@ export interface ErrorParameters {
 }
 
 /**
- * The one exit-code policy (README "Exit codes"), for a scheduler to act on:
+ * The one exit-code policy (the exit-code table of the README's "Running in production"), for a scheduler to act on:
  * - 0: done.
  * - 2: no retry can cure it and a person must act: bad input, a query or capability the service
  *   refuses (a 4xx other than 408/429, an answer it can never give), authentication or

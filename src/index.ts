@@ -1,5 +1,5 @@
 /**
- * The library API: `import { loadJob, runJob } from 'insight-export'` (the README's "Library API").
+ * The library API: `import { loadJob, runJob } from 'insight-export'` (docs/commands.md, "Library API").
  *
  *   const job = await loadJob('jobs/x.yaml');
  *   const report = await runJob({ job });   // config, logger: the CLI's defaults, no log lines

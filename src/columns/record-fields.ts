@@ -1,7 +1,7 @@
 /**
- * The fields of the read interface's transaction and event records, each with one name and one
- * column type, in record order. The record types (src/source/records.ts), the datasets' columns,
- * the fields aggregates' expressions may name and the sandbox's query columns take theirs from here.
+ * The fields of the read interface's transaction, event and block records, each with one name and
+ * one column type. The record types (src/source/records.ts), the datasets' columns, the fields
+ * aggregates' expressions may name and the sandbox's query columns take theirs from here.
  * A field's `nullable` is its column's; see alwaysInRecord for the fields whose record never holds null.
  */
 import { column, type Column, type ColumnValue } from './columns.js';
@@ -67,6 +67,28 @@ export const EVENT_FIELDS = [
   column('log_index', 'int64', 'Position of the log in the block', false),
   column('address', 'string', 'Contract that emitted the log', false),
   alwaysInRecord(column('data', 'string', 'Non-indexed parameters, ABI-encoded hex')),
+] as const;
+
+/** A block header's own fields, after BLOCK_FIELDS (in the order the blocks dataset writes them). */
+export const BLOCK_HEADER_FIELDS = [
+  column('parent_hash', 'string', 'Hash of the parent block', false),
+  column('miner', 'string', 'Fee recipient (coinbase)'),
+  column('gas_limit', 'int64', 'Gas limit of the block'),
+  column('gas_used', 'int64', 'Gas used by the block'),
+  column('base_fee_per_gas', 'int64', 'EIP-1559 base fee per gas, wei'),
+  column('transaction_count', 'int64', 'Transactions in the block'),
+  column('size', 'int64', 'Block size, bytes'),
+  column('nonce', 'string', 'Block nonce, hex'),
+  column('difficulty', 'uint256', 'Difficulty'),
+  column('total_difficulty', 'uint256', 'Total difficulty of the chain up to this block'),
+  column('sha3_uncles', 'string', 'Hash of the uncles list'),
+  column('mix_hash', 'string', 'Mix hash'),
+  column('state_root', 'string', 'State trie root'),
+  column('transactions_root', 'string', 'Transactions trie root'),
+  column('receipts_root', 'string', 'Receipts trie root'),
+  column('withdrawals_root', 'string', 'Withdrawals trie root'),
+  column('logs_bloom', 'string', 'Logs bloom filter'),
+  column('extra_data', 'string', 'Extra data, hex'),
 ] as const;
 
 /** What the service's queries (filters, group_by, aggregate) call the entries of a log's `topics`. */

@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { UserInputError } from '../errors.js';
-import { parseByteSize, parseDurationMs } from '../job/values.js';
+import { parseByteSize, parseDurationMs } from '../settings/values.js';
 import { compactJob, type CompactReport } from '../state/compact.js';
 import { acquireLease, leaseName } from '../state/lease.js';
 import { openStore } from '../store/open-store.js';

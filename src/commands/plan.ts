@@ -1,7 +1,8 @@
 import type { CommandModule } from 'yargs';
 import { estimateRequests, estimateRun, planJob, type Interval, type Plan, type RunEstimate } from '../plan/index.js';
-import { unitSpecs } from '../plan/plan.js';
-import type { Job } from '../job/schema.js';
+import { unitSpecs, type UnitTarget } from '../plan/plan.js';
+import type { Job, Target } from '../job/schema.js';
+import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkTableColumns } from '../state/table-columns.js';
@@ -45,7 +46,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       // A table whose recorded columns the job would change is refused here as the run would refuse it.
-      if (store) await checkTableColumns(store, job, await jobTables(job), { record: false });
+      if (store) await checkTableColumns(store, job, await jobTables(job));
       const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const chains = source ? new ChainChecks(job, source.client, known) : null;
@@ -74,6 +75,13 @@ export const planCommand: CommandModule<object, PlanArgs> = {
 
 const short = (address: string) => (/^0x[0-9a-f]{40}$/i.test(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : address);
 
+/** A unit target as a person reads it: the wallet's name as the job file writes it or its short address, the event and short contract; a chain target is its chain. */
+const WHO: { [K in TargetKind]: (t: UnitTargetOf<K>, original: Target | undefined) => string } = {
+  wallet: (t, original) => (original?.kind === 'wallet' && original.isName ? original.wallet : short(t.wallet)),
+  contract: (t) => `${t.event.name} ${short(t.contract)}`,
+  chain: () => '',
+};
+
 /**
  * A unit key a person can read: dataset, event name, short address (or the wallet's name as the
  * job file writes it), chain, and the query variant when there is one. `--json` keeps the full key.
@@ -81,16 +89,12 @@ const short = (address: string) => (/^0x[0-9a-f]{40}$/i.test(address) ? `${addre
 export function unitLabels(job: Job, named: Job): Map<string, string> {
   const labels = new Map<string, string>();
   for (const spec of unitSpecs(job)) {
-    const t = spec.target;
-    const original = named.targets[t.targetIndex];
-    const who =
-      t.kind === 'wallet'
-        ? original?.kind === 'wallet' && original.isName
-          ? original.wallet
-          : short(t.wallet)
-        : `${t.event.name} ${short(t.contract)}`;
+    const who = (WHO[spec.target.kind] as (t: UnitTarget, original: Target | undefined) => string)(
+      spec.target,
+      named.targets[spec.target.targetIndex],
+    );
     const variant = /~([0-9a-f]+)\//.exec(spec.unitKey)?.[1];
-    labels.set(spec.unitKey, `${spec.dataset} ${who}${variant ? ` ~${variant}` : ''} chain ${spec.chainId}`);
+    labels.set(spec.unitKey, `${[spec.dataset, who].filter(Boolean).join(' ')}${variant ? ` ~${variant}` : ''} chain ${spec.chainId}`);
   }
   return labels;
 }

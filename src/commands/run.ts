@@ -6,7 +6,7 @@ import { parsePushgatewayUrl, pushMetrics, type PushTarget } from '../run/metric
 import { resolveShard, type Shard } from '../run/shard.js';
 import { parseRewind, type Rewind } from '../state/rewind.js';
 import { withSettingFlags } from '../config/flags.js';
-import { SETTINGS } from '../config/settings.js';
+import { SETTINGS } from '../settings/settings.js';
 import type { RangeOverride } from '../job/load.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';

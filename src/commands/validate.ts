@@ -1,6 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, InsightExportError, worstExitCode } from '../errors.js';
-import { checkAggregateExpressions } from '../run/targets.js';
+import { checkDatasetOptions } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface ValidateArgs extends ConfigArgs {
@@ -54,7 +54,7 @@ export function validateCommand(setExit: (code: number) => void): CommandModule<
 async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdict> {
   try {
     const { job } = await loadJobContext(file, args, []);
-    checkAggregateExpressions(job);
+    checkDatasetOptions(job);
     const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
     return {
       file,

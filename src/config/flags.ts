@@ -3,7 +3,7 @@
  * and `cliFlags` turns parsed arguments back into the resolver's CliFlags.
  */
 import type { Argv, Options } from 'yargs';
-import { camelFlag, flagDescription, SETTING_LIST, type CliFlags, type FlagGroup, type Setting } from './settings.js';
+import { camelCase, flagDescription, SETTING_LIST, type CliFlags, type FlagGroup, type Setting } from '../settings/settings.js';
 
 /** The settings whose flag the group's commands take. */
 export function flagSettings(group: FlagGroup): Setting[] {
@@ -35,7 +35,7 @@ export function cliFlags(args: Record<string, unknown>): CliFlags {
   for (const s of SETTING_LIST) {
     if (!s.flag || !s.places.includes('config')) continue;
     const v = args[s.flag.name];
-    if (v !== undefined) flags[camelFlag(s.flag.name)] = v;
+    if (v !== undefined) flags[camelCase(s.flag.name)] = v;
   }
   return flags as CliFlags;
 }

@@ -14,66 +14,70 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { UserInputError } from '../errors.js';
-import { FileProblemsError, type FileProblem } from '../job/errors.js';
-import { issuesToProblems } from '../job/issues.js';
+import { FileProblemsError, type FileProblem } from '../yaml-file/problems.js';
+import { issuesToProblems } from '../yaml-file/issues.js';
+import { dropEmptySections, parseYaml } from '../yaml-file/yaml-doc.js';
 import { partitioningUses } from '../sink/partitioning.js';
-import { jobDatasets, type Job } from '../job/schema.js';
-import { type ConcurrencySettings, type OutputSettings, type RetrySettings } from '../job/settings.js';
-import { SANDBOX, type Destination } from '../job/values.js';
-import { dropEmptySections, parseYaml } from '../job/yaml-doc.js';
-import { compressionAllowed, compressionsList, defaultCompression } from '../sink/formats.js';
-import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
+import { SANDBOX } from '../settings/values.js';
+import { compressionAllowed, compressionsList } from '../sink/formats.js';
+import type { Compression, OutputFormat } from '../sink/sink.js';
 import { Secret } from './secret.js';
 import { ownPackage } from '../package-root.js';
-import { camelFlag, SETTING_LIST, SETTINGS, type CliFlags, type LogFormat, type LogLevel, type Setting } from './settings.js';
+import {
+  camelCase,
+  SETTING_LIST,
+  SETTINGS,
+  type Camel,
+  type CliFlags,
+  type SectionOf,
+  type Setting,
+  type SettingKey,
+  type SettingKeyIn,
+  type SettingValue,
+} from '../settings/settings.js';
+import { fileFields, settingsInFile, type JobFileSettings } from '../settings/file-sections.js';
 
-export { ENV_VARS, LOG_FORMATS, LOG_LEVELS, type CliFlags, type LogFormat, type LogLevel } from './settings.js';
+export { ENV_VARS, LOG_FORMATS, LOG_LEVELS, type CliFlags, type LogFormat, type LogLevel } from '../settings/settings.js';
 
-export interface ResolvedConfig {
-  source: {
-    /** http(s) base URL including its path prefix, "sandbox", or null when no layer set one. */
-    baseUrl: string | null;
-    /** True when baseUrl is "sandbox": start the built-in sandbox in-process. */
-    sandbox: boolean;
-    explorerUrl: string | null;
-  };
-  /** From the environment only. Use `.reveal()` where the header is set, nowhere else. */
-  auth: { clientId: Secret | null; secretKey: Secret | null };
-  /** Credentials are not here: the AWS SDK's default chain provides them. */
-  s3: {
-    endpoint: string | null;
-    region: string | null;
-    forcePathStyle: boolean;
-    /** How long an S3 operation is retried (with backoff) while the endpoint is unreachable or answers 5xx. */
-    retryBudgetMs: number;
-  };
-  concurrency: { requestsInFlight: number; unitsInFlight: number; /** 0 = unlimited */ requestsPerSecond: number };
-  retries: { maxAttempts: number; timeoutMs: number };
-  output: {
-    format: OutputFormat;
-    compression: Compression;
-    parquetEngine: ParquetEngine;
-    /** Null when no layer set one (commands that write nothing do not need it). */
-    destination: Destination | null;
-    partitioning: string;
-    maxRowsPerFile: number;
-    maxBytesPerFile: number;
-  };
-  stagingDir: string;
-  logLevel: LogLevel;
-  logFormat: LogFormat;
-  /** The config file read, or null. */
-  configFile: string | null;
-  /** Which layer set each value: "default", "config <file>", "env <VAR>", "job <file>", "flag --<name>". */
+type Table = typeof SETTINGS;
+/** The settings resolved into the configuration: those a config file or the environment may set. */
+type Resolved = SettingKeyIn<'config'> | SettingKeyIn<'env'>;
+/** Secrets are held in Secrets; a setting without a default is null when no layer sets it. */
+type ResolvedValue<K extends SettingKey> = Table[K] extends { secret: true }
+  ? Secret | null
+  : Table[K] extends { default: unknown } | { defaultFrom: unknown }
+    ? SettingValue<K>
+    : SettingValue<K> | null;
+
+/** Each resolved setting at its key in camelCase: `output.max_rows_per_file` is `output.maxRowsPerFile`, `staging_dir` is `stagingDir`. */
+type ResolvedSettings = { [K in Resolved as K extends `${string}.${string}` ? never : Camel<K>]: ResolvedValue<K> } & {
+  [S in SectionOf<Resolved>]: { [K in Resolved as K extends `${S}.${infer F}` ? Camel<F> : never]: ResolvedValue<K> };
+};
+
+/**
+ * The settings of the table (`configFile` is the config file read, or null), the values derived
+ * from them, and which layer set each value: "default", "config <file>", "env <VAR>", "job <file>",
+ * "flag --<name>". Credentials of S3 are not here: the AWS SDK's default chain provides them.
+ */
+export type ResolvedConfig = ResolvedSettings & {
+  /** True when source.baseUrl is "sandbox": start the built-in sandbox in-process. */
+  source: { sandbox: boolean };
+  /** A custom endpoint is a non-AWS S3 (radosgw, MinIO ...): path-style addressing. */
+  s3: { forcePathStyle: boolean };
   origins: Readonly<Record<string, string>>;
-}
+};
+
+/** A loaded job as a layer: the settings its file sets, the file (the layer's origin), and its targets' datasets. */
+export type JobLayer = { jobFile: string; targets: readonly { datasets: readonly string[] }[] } & {
+  [S in keyof JobFileSettings]: { [F in keyof JobFileSettings[S]]?: JobFileSettings[S][F] | null };
+};
 
 export interface ResolveConfigInput {
   /** Default: process.env. */
   env?: Record<string, string | undefined>;
   /** A config file path; null = none at all; undefined = INSIGHT_EXPORT_CONFIG, else the packaged config/default.yaml. */
   configFile?: string | null;
-  job?: Job | null;
+  job?: JobLayer | null;
   cliFlags?: CliFlags;
   /** Relative paths (destination, staging dir, config file) are taken from here. Default: process.cwd(). */
   cwd?: string;
@@ -101,32 +105,16 @@ export const PACKAGED_CONFIG_FILE = path.join(
   'default.yaml',
 );
 
-/** The settings a config file may hold, each at its file key (section.field or a top-level field). */
-const IN_CONFIG_FILE = SETTING_LIST.filter(
-  (s): s is Setting & { file: NonNullable<Setting['file']> } => s.places.includes('config') && !!s.file,
-);
-const fileKeyOf = (s: Setting) => s.fileKey ?? s.key;
-const SECTIONS = [...new Set(IN_CONFIG_FILE.flatMap((s) => (fileKeyOf(s).includes('.') ? [fileKeyOf(s).split('.')[0]!] : [])))];
-
-function configFileSchema(cwd: string) {
-  const shape: Record<string, z.ZodType> = { $schema: z.string().optional() };
-  const sections: Record<string, Record<string, z.ZodType>> = {};
-  for (const s of IN_CONFIG_FILE) {
-    const field = s.file(cwd).optional().describe(s.doc);
-    const [section, name] = fileKeyOf(s).split('.');
-    if (name === undefined) shape[section!] = field;
-    else (sections[section!] ??= {})[name] = field;
-  }
-  for (const [name, fields] of Object.entries(sections)) shape[name] = z.strictObject(fields).optional();
+/** The config file's schema: a section of each setting's file key, or a top-level field. */
+function configFileSchema(fields: Map<string, Record<string, z.ZodType>>) {
+  const { '': topLevel, ...sections } = Object.fromEntries(fields);
+  const shape: Record<string, z.ZodType> = { $schema: z.string().optional(), ...topLevel };
+  for (const [name, sectionFields] of Object.entries(sections)) shape[name] = z.strictObject(sectionFields).optional();
   return z.strictObject(shape).describe('insight-export configuration (defaults for every job).');
 }
 
 /** One layer: setting key -> value. */
 type Layer = Map<string, unknown>;
-
-function layerFrom(prefix: string, obj: Record<string, unknown>, into: Layer) {
-  for (const [k, v] of Object.entries(obj)) if (v !== undefined) into.set(prefix ? `${prefix}.${k}` : k, v);
-}
 
 function readConfigFile(file: string, cwd: string): Layer {
   let text: string;
@@ -139,29 +127,29 @@ function readConfigFile(file: string, cwd: string): Layer {
   }
   const doc = parseYaml(text, file);
   if (doc.syntaxProblems.length) throw new ConfigFileError(doc.syntaxProblems);
-  const layer: Layer = new Map();
-  if (doc.value === undefined || doc.value === null) return layer;
-  const schema = configFileSchema(cwd);
-  const r = schema.safeParse(dropEmptySections(doc.value, SECTIONS));
+  if (doc.value === undefined || doc.value === null) return new Map();
+  const fields = fileFields('config', cwd);
+  const schema = configFileSchema(fields);
+  const r = schema.safeParse(
+    dropEmptySections(
+      doc.value,
+      [...fields.keys()].filter((s) => s !== ''),
+    ),
+  );
   if (!r.success) throw new ConfigFileError(issuesToProblems(r.error.issues, { doc, schema }));
-  const c = r.data as Record<string, unknown>;
-  for (const s of IN_CONFIG_FILE) {
-    const [section, name] = fileKeyOf(s).split('.');
-    const v = name === undefined ? c[section!] : (c[section!] as Record<string, unknown> | undefined)?.[name];
-    if (v !== undefined) layer.set(s.key, v);
-  }
-  return layer;
+  return settingsInFile('config', r.data as Record<string, unknown>);
 }
 
 type Problem = { where: string; message: string; hint?: string | undefined };
 
-function jobLayer(job: Job): Layer {
+/** The settings the job file sets (the file's `retries.timeout` at `retries.timeout_ms`). */
+function jobLayer(job: JobLayer): Layer {
   const layer: Layer = new Map();
-  if (job.source.base_url) layer.set('source.base_url', job.source.base_url);
-  if (job.source.explorer_url) layer.set('source.explorer_url', job.source.explorer_url);
-  layerFrom('concurrency', job.concurrency as Partial<ConcurrencySettings>, layer);
-  layerFrom('retries', job.retries as Partial<RetrySettings>, layer);
-  layerFrom('output', job.output as Partial<OutputSettings>, layer);
+  for (const s of IN_JOB_FILE) {
+    const [section, field] = s.key.split('.') as [keyof JobFileSettings, string];
+    const v = (job[section] as Record<string, unknown>)[field];
+    if (v !== undefined && v !== null) layer.set(s.key, v);
+  }
   return layer;
 }
 
@@ -206,6 +194,9 @@ class Layers {
 
 /** The settings each layer may set (config_file is read before the layers; secrets apart). */
 const LAYERED = SETTING_LIST.filter((s) => s.places.includes('config'));
+const IN_JOB_FILE = LAYERED.filter((s) => s.places.includes('job'));
+/** The settings of ResolvedConfig, in table order. */
+const RESOLVED = SETTING_LIST.filter((s) => s.places.includes('config') || s.places.includes('env'));
 
 function applyDefaults(layers: Layers): void {
   layers.apply(new Map(LAYERED.flatMap((s) => (s.default ? [[s.key, s.default()] as const] : []))), 'default');
@@ -232,36 +223,36 @@ function applyEnvironment(layers: Layers, env: Record<string, string | undefined
 function applyFlags(layers: Layers, flags: CliFlags = {}): void {
   for (const s of LAYERED) {
     if (!s.flag) continue;
-    const raw = (flags as Record<string, unknown>)[camelFlag(s.flag.name)];
+    const raw = (flags as Record<string, unknown>)[camelCase(s.flag.name)];
     if (raw !== undefined && raw !== '') layers.fromString(s, raw, `flag --${s.flag.name}`, `--${s.flag.name}`);
   }
 }
 
-/** Secrets: environment only, held in Secrets. */
-function secrets(layers: Layers, env: Record<string, string | undefined>): ResolvedConfig['auth'] {
-  const secret = (s: Setting): Secret | null => {
-    for (const name of [...(s.env ?? [])].reverse()) {
-      const v = env[name]?.trim();
-      if (!v) continue;
-      layers.origins[s.key] = `env ${name}`;
-      return new Secret(v);
-    }
-    return null;
-  };
-  return { clientId: secret(SETTINGS['auth.client_id']), secretKey: secret(SETTINGS['auth.secret_key']) };
+/** Secrets: environment only, held in Secrets (a later variable of the same setting wins). */
+function applySecrets(layers: Layers, env: Record<string, string | undefined>): void {
+  for (const s of SETTING_LIST.filter((x) => x.secret)) {
+    const name = [...(s.env ?? [])].reverse().find((n) => env[n]?.trim());
+    if (name === undefined) continue;
+    layers.values.set(s.key, new Secret(env[name]!.trim()));
+    layers.origins[s.key] = `env ${name}`;
+  }
 }
 
-/** The compression of the format when no layer set one. */
-function compressionOf(layers: Layers, format: OutputFormat): Compression {
-  const set = layers.get<Compression | undefined>('output.compression');
-  if (set !== undefined) return set;
-  layers.origins['output.compression'] = `default for ${format}`;
-  return defaultCompression(format);
+/** The defaults that follow another setting's value (compression follows the format), where no layer set one. */
+function applyDependentDefaults(layers: Layers): void {
+  for (const s of LAYERED) {
+    if (!s.defaultFrom || layers.values.get(s.key) !== undefined) continue;
+    const other = layers.get<never>(s.defaultFrom.key);
+    layers.values.set(s.key, s.defaultFrom.value(other));
+    layers.origins[s.key] = `default for ${String(other)}`;
+  }
 }
 
 /** Rules across settings (and layers): validated once, after every layer. */
-function checkAcrossSettings(layers: Layers, input: ResolveConfigInput, format: OutputFormat, compression: Compression): void {
+function checkAcrossSettings(layers: Layers, input: ResolveConfigInput): void {
   const { problems } = layers;
+  const format = layers.get<OutputFormat>('output.format');
+  const compression = layers.get<Compression>('output.compression');
   if (!compressionAllowed(format, compression)) {
     problems.push({
       where: `output.compression=${compression} (${layers.originOf('output.compression')})`,
@@ -270,7 +261,8 @@ function checkAcrossSettings(layers: Layers, input: ResolveConfigInput, format: 
     });
   }
   const partitioning = layers.get<string>('output.partitioning');
-  if (input.job && jobDatasets(input.job).length > 1 && !partitioningUses(partitioning, 'dataset')) {
+  const datasets = new Set(input.job?.targets.flatMap((t) => t.datasets));
+  if (datasets.size > 1 && !partitioningUses(partitioning, 'dataset')) {
     problems.push({
       where: `output.partitioning=${JSON.stringify(partitioning)} (${layers.originOf('output.partitioning')})`,
       message: 'has no {dataset} but the job exports several datasets',
@@ -305,91 +297,60 @@ function throwProblems(problems: Problem[]): void {
   );
 }
 
+/** Where a setting sits in ResolvedConfig: ["output", "maxRowsPerFile"], ["stagingDir"]. */
+function pathOf(s: Setting): string[] {
+  return s.key.split('.').map(camelCase);
+}
+
 export function resolveConfig(input: ResolveConfigInput = {}): ResolvedConfig {
   const env = input.env ?? process.env;
   const layers = new Layers(input.cwd ?? process.cwd());
   applyDefaults(layers);
   const configFile = applyConfigFile(layers, input, env);
+  layers.values.set(SETTINGS.config_file.key, configFile);
   applyEnvironment(layers, env);
   if (input.job) layers.apply(jobLayer(input.job), `job ${input.job.jobFile}`);
   applyFlags(layers, input.cliFlags);
-  const auth = secrets(layers, env);
-  const format = layers.get<OutputFormat>('output.format');
-  const compression = compressionOf(layers, format);
-  checkAcrossSettings(layers, input, format, compression);
+  applySecrets(layers, env);
+  applyDependentDefaults(layers);
+  checkAcrossSettings(layers, input);
   throwProblems(layers.problems);
 
-  const get = <T>(key: string): T => layers.get<T>(key);
-  const baseUrl = get<string | undefined>('source.base_url') ?? null;
-  const endpoint = get<string | undefined>('s3.endpoint') ?? null;
-  const cfg: ResolvedConfig = {
-    source: { baseUrl, sandbox: baseUrl === SANDBOX, explorerUrl: get<string | undefined>('source.explorer_url') ?? null },
-    auth,
-    // A custom endpoint is a non-AWS S3 (radosgw, MinIO ...): path-style addressing.
-    s3: {
-      endpoint,
-      region: get<string | undefined>('s3.region') ?? null,
-      forcePathStyle: endpoint !== null,
-      retryBudgetMs: get('s3.retry_budget_ms'),
-    },
-    concurrency: {
-      requestsInFlight: get('concurrency.requests_in_flight'),
-      unitsInFlight: get('concurrency.units_in_flight'),
-      requestsPerSecond: get('concurrency.requests_per_second'),
-    },
-    retries: { maxAttempts: get('retries.max_attempts'), timeoutMs: get('retries.timeout_ms') },
-    output: {
-      format,
-      compression,
-      parquetEngine: get<ParquetEngine>('output.parquet_engine'),
-      destination: get<Destination | undefined>('output.destination') ?? null,
-      partitioning: get('output.partitioning'),
-      maxRowsPerFile: get('output.max_rows_per_file'),
-      maxBytesPerFile: get('output.max_bytes_per_file'),
-    },
-    stagingDir: get('staging_dir'),
-    logLevel: get<LogLevel>('log_level'),
-    logFormat: get<LogFormat>('log_format'),
-    configFile,
-    origins: layers.origins,
+  const cfg: Record<string, Record<string, unknown>> = {};
+  for (const s of RESOLVED) {
+    const [field, section] = pathOf(s).reverse() as [string, string | undefined];
+    const into = section === undefined ? cfg : (cfg[section] ??= {});
+    into[field] = layers.values.get(s.key) ?? null;
+  }
+  const resolved = cfg as unknown as ResolvedSettings;
+  const derived = {
+    source: { ...resolved.source, sandbox: resolved.source.baseUrl === SANDBOX },
+    s3: { ...resolved.s3, forcePathStyle: resolved.s3.endpoint !== null },
   };
-  return deepFreeze(cfg);
+  return deepFreeze({ ...resolved, ...derived, origins: layers.origins });
 }
+
+/** Values derived from settings that `describeConfig` shows, each after the setting named. */
+const DERIVED_ROWS: Record<string, (cfg: ResolvedConfig) => [string, unknown, string]> = {
+  's3.region': (cfg) => ['s3.force_path_style', cfg.s3.forcePathStyle, 'derived from s3.endpoint'],
+};
 
 /** Human-readable listing, one setting a line with where it came from; secrets are never shown. */
 export function describeConfig(cfg: ResolvedConfig): string {
-  const o = (k: string) => cfg.origins[k] ?? 'default';
   const show = (v: unknown) => (v === null || v === undefined ? '(not set)' : typeof v === 'string' ? v : JSON.stringify(v));
-  const secret = (s: Secret | null) => (s ? '[redacted]' : '(not set)');
-  const rows: [string, string, string][] = [
-    ['source.base_url', show(cfg.source.baseUrl), o('source.base_url')],
-    ['source.explorer_url', show(cfg.source.explorerUrl), o('source.explorer_url')],
-    ['auth.client_id', secret(cfg.auth.clientId), o('auth.client_id')],
-    ['auth.secret_key', secret(cfg.auth.secretKey), o('auth.secret_key')],
-    ['s3.endpoint', show(cfg.s3.endpoint), o('s3.endpoint')],
-    ['s3.region', show(cfg.s3.region), o('s3.region')],
-    ['s3.force_path_style', show(cfg.s3.forcePathStyle), 'derived from s3.endpoint'],
-    ['s3.retry_budget', `${cfg.s3.retryBudgetMs}ms`, o('s3.retry_budget_ms')],
-    ['concurrency.requests_in_flight', show(cfg.concurrency.requestsInFlight), o('concurrency.requests_in_flight')],
-    ['concurrency.units_in_flight', show(cfg.concurrency.unitsInFlight), o('concurrency.units_in_flight')],
-    [
-      'concurrency.requests_per_second',
-      cfg.concurrency.requestsPerSecond === 0 ? '0 (unlimited)' : show(cfg.concurrency.requestsPerSecond),
-      o('concurrency.requests_per_second'),
-    ],
-    ['retries.max_attempts', show(cfg.retries.maxAttempts), o('retries.max_attempts')],
-    ['retries.timeout', `${cfg.retries.timeoutMs}ms`, o('retries.timeout_ms')],
-    ['output.format', cfg.output.format, o('output.format')],
-    ['output.compression', cfg.output.compression, o('output.compression')],
-    ['output.parquet_engine', cfg.output.parquetEngine, o('output.parquet_engine')],
-    ['output.destination', show(cfg.output.destination?.url), o('output.destination')],
-    ['output.partitioning', cfg.output.partitioning, o('output.partitioning')],
-    ['output.max_rows_per_file', show(cfg.output.maxRowsPerFile), o('output.max_rows_per_file')],
-    ['output.max_bytes_per_file', show(cfg.output.maxBytesPerFile), o('output.max_bytes_per_file')],
-    ['staging_dir', cfg.stagingDir, o('staging_dir')],
-    ['log_level', cfg.logLevel, o('log_level')],
-    ['log_format', cfg.logFormat, o('log_format')],
-  ];
+  const shown = (s: Setting, v: unknown) => (v === null ? '(not set)' : s.secret ? '[redacted]' : s.show ? s.show(v as never) : show(v));
+  const rows = RESOLVED.filter((s) => s !== SETTINGS.config_file).flatMap((s): [string, string, string][] => {
+    const [section, field] = pathOf(s);
+    const v =
+      field === undefined
+        ? (cfg as unknown as Record<string, unknown>)[section!]
+        : (cfg as unknown as Record<string, Record<string, unknown>>)[section!]![field];
+    const derived = DERIVED_ROWS[s.key]?.(cfg);
+    return [
+      [s.fileKey ?? s.key, shown(s, v), cfg.origins[s.key] ?? 'default'],
+      ...(derived ? [[derived[0], show(derived[1]), derived[2]] as [string, string, string]] : []),
+    ];
+  });
   const width = Math.max(...rows.map((r) => r[0].length));
   return [`config file: ${cfg.configFile ?? '(none)'}`, ...rows.map(([k, v, from]) => `${k.padEnd(width)}  ${v}  [${from}]`)].join('\n');
 }

@@ -3,7 +3,7 @@
  * a test fails when the README's copy differs).
  */
 import { fileURLToPath } from 'node:url';
-import { SETTING_LIST } from './settings.js';
+import { SETTING_LIST } from '../settings/settings.js';
 
 export const SETTINGS_DOC_START = '<!-- settings -->';
 export const SETTINGS_DOC_END = '<!-- /settings -->';

@@ -23,15 +23,16 @@ import { createHash } from 'node:crypto';
 import { ExitCode, InsightExportError, InterruptedError, UserInputError } from '../errors.js';
 import { HttpStatusError, RequestGivenUpError, tagFailedChain } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
-import type { ParsedEventSignature } from '../abi/event-signature.js';
+import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import { column, isoDate, isoTime, type Column, type ColumnType, type RowOf, type RowValue, type RowWith } from '../columns/columns.js';
 import { EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
-import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowAxis, type WindowRequest } from './dataset.js';
+import { BLOCK_WINDOW_FILTERS, type Dataset, type TargetOptions, type WindowAxis, type WindowRequest } from './dataset.js';
 import { eventTableName } from './events.js';
+import type { UnitTargetOf } from './target-kinds.js';
 
 /** What the rows are computed over. */
 export type AggregateSource = { kind: 'wallet'; address: string } | { kind: 'contract'; address: string; signature: ParsedEventSignature };
@@ -233,8 +234,7 @@ export interface AggregateSpec {
  * Throws AggregateExpressionError (exit 2) naming the job field.
  */
 export function createAggregateTarget(spec: AggregateSpec): AggregateTarget {
-  const fields = spec.source.kind === 'wallet' ? TRANSACTION_TYPES : EVENT_TYPES;
-  const sourceName = spec.source.kind === 'wallet' ? 'Wallet transaction' : 'Event';
+  const { fields, sourceName } = routeOf(spec.source);
   const on = spec.targetLabel ? `, applied to ${spec.targetLabel}` : '';
   const at = (list: string, i: number) => `${spec.jobFile ? `${spec.jobFile} ` : ''}aggregates.${list}[${i}]${on}`;
   if (spec.groupBy.length === 0 && spec.aggregate.length === 0) {
@@ -266,7 +266,7 @@ export function createAggregateTarget(spec: AggregateSpec): AggregateTarget {
   aggregates.forEach((a, i) => add(a, at('aggregate', i), 'aggregate'));
 
   const identity = {
-    source: spec.source.kind === 'wallet' ? spec.source.address : `${spec.source.address}:${spec.source.signature.topic0}`,
+    source: routeOf(spec.source).identity(spec.source),
     filters: Object.entries(spec.filters ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)),
     groupBy: groupBy.map((g) => g.expression),
     aggregate: aggregates.map((a) => a.expression),
@@ -385,16 +385,30 @@ async function fetchPage(
     limit,
     page: 0,
   };
-  const s = target.source;
-  if (s.kind === 'contract') return (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [];
+  return routeOf(target.source).fetch(client, target, target.source, q, chainId, window);
+}
+
+/**
+ * A wallet's aggregation rows, refusing what the open-source indexer's from/to UNION ALL answers:
+ * a 500 to a grouped aggregate, more than one row to an ungrouped one.
+ */
+async function walletAggregations(
+  client: InsightClient,
+  target: AggregateTarget,
+  address: string,
+  q: ListQuery,
+  chainId: number,
+  window: { start: number; end: number },
+): Promise<AggregationRow[]> {
+  const grouped = target.groupBy.length > 0;
   const refused = unionRefused.get(target);
   if (refused) throw new AggregateWalletUnionError(refused.shortMessage, { details: refused.details, hint: refused.hint });
-  const where = `wallet ${s.address}, group_by ${(q.groupBy ?? []).join(', ') || '(none)'} (query ${target.queryKey})`;
+  const where = `wallet ${address}, group_by ${(q.groupBy ?? []).join(', ') || '(none)'} (query ${target.queryKey})`;
   const wholeHint = 'export the transactions dataset and aggregate it in the warehouse';
   let rows: AggregationRow[];
   try {
     const known = grouped ? { likelyCause: 'the service cannot group aggregates of a wallet', sameMessageCounts: true } : undefined;
-    rows = (await client.walletTransactions(s.address, q, undefined, known)).aggregations ?? [];
+    rows = (await client.walletTransactions(address, q, undefined, known)).aggregations ?? [];
   } catch (err) {
     const cause: unknown = err instanceof RequestGivenUpError ? (err.lastCause as Error) : err;
     if (grouped && target.aggregates.length > 0 && cause instanceof HttpStatusError && cause.status === 500) {
@@ -424,6 +438,71 @@ async function fetchPage(
     throw error;
   }
   return rows;
+}
+
+/** What aggregating one kind of source takes: the columns its expressions may name, its names, its request. */
+interface SourceRoute<S extends AggregateSource, K extends 'wallet' | 'contract'> {
+  fields: Record<string, ColumnType>;
+  sourceName: string;
+  /** The source of a unit target, and the target as messages name it. */
+  source(unit: UnitTargetOf<K>): S;
+  label(unit: UnitTargetOf<K>): string;
+  /** The source in the query identity, in the default table name, and in file names. */
+  identity(s: S): string;
+  table(s: S): string;
+  key(s: S): string;
+  fetch(
+    client: InsightClient,
+    target: AggregateTarget,
+    s: S,
+    q: ListQuery,
+    chainId: number,
+    window: { start: number; end: number },
+  ): Promise<AggregationRow[]>;
+}
+
+type SourceRoutes = { [K in AggregateSource['kind']]: SourceRoute<Extract<AggregateSource, { kind: K }>, K> };
+
+const SOURCE_ROUTES: SourceRoutes = {
+  wallet: {
+    fields: TRANSACTION_TYPES,
+    sourceName: 'Wallet transaction',
+    source: (unit) => ({ kind: 'wallet', address: unit.wallet.toLowerCase() }),
+    label: (unit) => `targets[${unit.targetIndex}] (wallet transactions)`,
+    identity: (s) => s.address,
+    table: () => 'aggregates_transactions',
+    key: (s) => s.address,
+    fetch: (client, target, s, q, chainId, window) => walletAggregations(client, target, s.address, q, chainId, window),
+  },
+  contract: {
+    fields: EVENT_TYPES,
+    sourceName: 'Event',
+    source: (unit) => ({ kind: 'contract', address: unit.contract.toLowerCase(), signature: parseEventSignature(unit.event.signature) }),
+    label: (unit) => `targets[${unit.targetIndex}] (events ${unit.event.signature})`,
+    identity: (s) => `${s.address}:${s.signature.topic0}`,
+    table: (s) => `aggregates_${eventTableName(s.signature)}`,
+    key: (s) => `${s.address}_${s.signature.topic0.slice(2, 10)}`,
+    fetch: async (client, _target, s, q) => (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [],
+  },
+};
+
+/** The route of a source's kind. */
+function routeOf<S extends AggregateSource>(s: S): SourceRoute<S, S['kind']> {
+  return SOURCE_ROUTES[s.kind] as unknown as SourceRoute<S, S['kind']>;
+}
+
+/** The aggregate target of a unit target, its expressions checked (AggregateExpressionError). */
+function aggregateTarget(unit: UnitTargetOf<'wallet' | 'contract'>, options: TargetOptions): AggregateTarget {
+  const route = SOURCE_ROUTES[unit.kind] as unknown as SourceRoute<AggregateSource, typeof unit.kind>;
+  const spec = options.aggregates ?? { group_by: [], aggregate: [] };
+  return createAggregateTarget({
+    source: route.source(unit),
+    groupBy: spec.group_by,
+    aggregate: spec.aggregate,
+    filters: options.filters,
+    jobFile: options.jobFile,
+    targetLabel: route.label(unit),
+  });
 }
 
 /** Sort order of rows by their group values (numbers numerically, decimal strings by value). */
@@ -502,29 +581,23 @@ async function* aggregateWindow(
   yield keyed.map(({ values }) => ({ chain_id: chainId, window_start: start, window_end: end, window_start_time: time, values }));
 }
 
-export const aggregatesDataset: ListDataset<AggregateTarget, AggregateRecord, 'aggregates'> = {
+export const aggregatesDataset: Dataset<AggregateTarget, AggregateRecord, 'aggregates', 'wallet' | 'contract'> = {
   name: 'aggregates',
   capabilities: {
     targetKinds: ['wallet', 'contract'],
     defaultFor: [],
     extent: 'ranged',
+    rangeAxes: ['block', 'time'],
     pageCap: MAX_PAGE_AGGREGATED,
     filters: 'list-route',
     readsJobAggregates: true,
-    target: 'aggregate',
   },
-  tableName(target) {
-    const s = target.source;
-    const base = s.kind === 'wallet' ? 'aggregates_transactions' : `aggregates_${eventTableName(s.signature)}`;
-    return `${base}_${schemaKey(target)}`;
-  },
+  buildTarget: aggregateTarget,
+  checkOptions: (unit, options) => void aggregateTarget(unit, options),
+  tableName: (target) => `${routeOf(target.source).table(target.source)}_${schemaKey(target)}`,
   columns: (target) => [...target.columns],
   sortKey: ['chain_id', 'window_start', 'group keys'],
-  windowFilters: BLOCK_WINDOW_FILTERS,
-  targetKey(target) {
-    const s = target.source;
-    return s.kind === 'wallet' ? s.address : `${s.address}_${s.signature.topic0.slice(2, 10)}`;
-  },
+  targetKey: (target) => routeOf(target.source).key(target.source),
   collection: {
     kind: 'streamed',
     async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {

@@ -1,4 +1,6 @@
+import type { Abi } from 'viem';
 import type { Recount } from './recount.js';
+import type { TargetKind, UnitTargetOf } from './target-kinds.js';
 import { column, isoTime, type Column, type Row } from '../columns/columns.js';
 import { BLOCK_FIELDS } from '../columns/record-fields.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
@@ -39,40 +41,49 @@ export interface WindowRequest {
   signal?: AbortSignal | undefined;
 }
 
-/** The kind of job target a dataset exports for. */
-export type TargetKind = 'wallet' | 'contract';
-
 /**
  * What a dataset is, as the job, planner, estimator and state need to know it (without naming it).
  * The registry (src/datasets/index.ts) derives every list of datasets from these.
  */
-export interface DatasetCapabilities {
+export interface DatasetCapabilities<Kind extends TargetKind = TargetKind> {
   /** The job target kinds that may list the dataset, and those for which it is the default. */
-  readonly targetKinds: readonly TargetKind[];
-  readonly defaultFor: readonly TargetKind[];
+  readonly targetKinds: readonly Kind[];
+  readonly defaultFor: readonly Kind[];
   /**
    * ranged: windows over the job's range; snapshot: one window of the UTC day of the run (no
    * range, no block edges, no reorganisation checks), exported again by every run.
    */
   readonly extent: 'ranged' | 'snapshot';
-  /** Pages the service serves a query at most (the estimate's page cap). */
-  readonly pageCap: number;
+  /** What the job's range may count for a ranged dataset (a job counting another axis is refused); none for a snapshot. */
+  readonly rangeAxes: readonly WindowAxis[];
+  /** Pages the service serves a query at most (the estimate's page cap); without it the dataset has no cap. */
+  readonly pageCap?: number;
   /** list-route: the job's filters of the target kind's list operation; none: it takes no filters. */
   readonly filters: 'list-route' | 'none';
   /** Computed from the job's `aggregates:` section (part of its units' identity; required when listed). */
   readonly readsJobAggregates?: true;
   /** A wallet-target option that only this dataset reads. */
   readonly targetOption?: 'nft_types';
-  /**
-   * How the run builds the dataset's target from the planner's: list (the decoded wallet or
-   * contract), aggregate (the job's aggregates over it), wallet-snapshot (the wallet and its options).
-   */
-  readonly target: 'list' | 'aggregate' | 'wallet-snapshot';
+}
+
+/** What a dataset's target is built with besides its unit target: the job's options and the unit's filters. */
+export interface TargetOptions {
+  /** The job file, for messages. */
+  readonly jobFile: string;
+  readonly decode: boolean;
+  /** The job's `aggregates:` section. */
+  readonly aggregates: { readonly group_by: readonly string[]; readonly aggregate: readonly string[] } | null;
+  /** The unit's filter_* values. */
+  readonly filters: Readonly<Record<string, string>>;
+  /** An ABI file (absolute path), read once per run. */
+  abi(path: string): Promise<Abi>;
 }
 
 /** Paged by block: pageWindow cuts a window into slices over sliceAxes and fetches page 0 of each. */
 export interface PagedCollection<Target, Rec> {
   readonly kind: 'paged';
+  /** Filter names bounding a window on each axis. */
+  readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
   /** The service's count of a window's rows (verify --recount). */
   readonly recount: Recount<Target>;
   /**
@@ -112,8 +123,6 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
   columns(target: Target): Column[];
   /** Order of rows inside a file: the order the paginator streams them in. */
   readonly sortKey: readonly string[];
-  /** Filter names bounding a window on each axis. */
-  readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
   /** Short stable name of the target used in file names and state keys. */
   targetKey(target: Target): string;
   readonly collection: Collection<Target, Rec>;
@@ -133,12 +142,28 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
   partitionDate?(row: Row): string;
 }
 
+/**
+ * A dataset as the registry lists it: what a window export needs (ListDataset), and how the dataset
+ * builds its own target from the planner's unit target of a kind it takes.
+ */
+export interface Dataset<Target, Rec, Name extends string = string, Kind extends TargetKind = TargetKind> extends ListDataset<
+  Target,
+  Rec,
+  Name
+> {
+  readonly capabilities: DatasetCapabilities<Kind>;
+  /** The dataset's target of a unit target (built once per target and filters; the run keeps it). */
+  buildTarget(unit: UnitTargetOf<Kind>, options: TargetOptions): Target | Promise<Target>;
+  /** Checks the job's options for the unit target before the run sends a request; throws a UserInputError. */
+  checkOptions?(unit: UnitTargetOf<Kind>, options: TargetOptions): void;
+}
+
 /** `a` and `b` name the same address or hash (the service may send either case). */
 export function sameHex(a: string | null | undefined, b: string): boolean {
   return a === b || (typeof a === 'string' && a.toLowerCase() === b.toLowerCase());
 }
 
-/** Columns every row of every list dataset starts with (the README's column conventions). */
+/** Columns every row of every list dataset starts with (the column conventions of docs/datasets.md). */
 const [CHAIN_ID, BLOCK_NUMBER, BLOCK_HASH, BLOCK_TIMESTAMP] = BLOCK_FIELDS;
 export const BLOCK_COLUMNS = [
   column('item_id', 'string', 'Stable unique key of the row', false),

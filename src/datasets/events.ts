@@ -1,6 +1,6 @@
 import { column, type Column, type RowOf, type RowWith } from '../columns/columns.js';
 import { EVENT_FIELDS } from '../columns/record-fields.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type Dataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import { createHash } from 'node:crypto';
@@ -67,23 +67,35 @@ function eventItemId(r: EventRecord): string {
   return `${r.chain_id}:${eventRowKey(r)}`;
 }
 
-export const eventsDataset: ListDataset<EventTarget, EventRecord, 'events'> = {
+export const eventsDataset: Dataset<EventTarget, EventRecord, 'events', 'contract'> = {
   name: 'events',
   capabilities: {
     targetKinds: ['contract'],
     defaultFor: ['contract'],
     extent: 'ranged',
+    rangeAxes: ['block', 'time'],
     pageCap: MAX_PAGE,
     filters: 'list-route',
-    target: 'list',
+  },
+  async buildTarget(unit, options) {
+    const abi = unit.abi ? await options.abi(unit.abi) : undefined;
+    const signature = parseEventSignature(unit.event.signature);
+    const { createEventDecoder } = await import('../decode/event-decoder.js');
+    return {
+      kind: 'contract',
+      address: unit.contract.toLowerCase(),
+      signature,
+      decode: options.decode,
+      decoder: createEventDecoder(signature, { abi, preferService: options.decode }),
+    };
   },
   tableName: (target) => eventSchemaTableName(target.signature, target.decoder.columns),
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
   sortKey: ['chain_id', 'block_number', 'log_index'],
-  windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
   collection: {
     kind: 'paged',
+    windowFilters: BLOCK_WINDOW_FILTERS,
     recount: {
       aggregate: async (client, target, q) => (await client.contractEvents(target.address, target.signature.human, q)).aggregations ?? [],
     },

@@ -5,23 +5,25 @@
  * dataset module declares. Adding a dataset: its module, one line here.
  */
 import { aggregatesDataset } from './aggregates.js';
-import type { DatasetCapabilities, ListDataset, TargetKind } from './dataset.js';
+import { blocksDataset } from './blocks.js';
+import type { Dataset, DatasetCapabilities } from './dataset.js';
 import { eventsDataset } from './events.js';
 import { nftHoldingsDataset } from './nft-holdings.js';
+import type { TargetKind } from './target-kinds.js';
 import { transactionsDataset } from './transactions.js';
 
 /** Every dataset, in the order units and documentation list them. */
-const DATASET_LIST = [transactionsDataset, eventsDataset, aggregatesDataset, nftHoldingsDataset] as const;
+const DATASET_LIST = [transactionsDataset, eventsDataset, aggregatesDataset, nftHoldingsDataset, blocksDataset] as const;
 
 export type DatasetName = (typeof DATASET_LIST)[number]['name'];
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; this list of all of them erases them
-export type AnyListDataset = ListDataset<any, any, DatasetName>;
+export type AnyListDataset = Dataset<any, any, DatasetName, TargetKind>;
 
 export const DATASET_NAMES: readonly DatasetName[] = DATASET_LIST.map((d) => d.name);
 
 /** The dataset modules by name. */
-export const DATASETS = Object.fromEntries(DATASET_LIST.map((d) => [d.name, d])) as Record<DatasetName, AnyListDataset>;
+export const DATASETS = Object.fromEntries(DATASET_LIST.map((d) => [d.name, d])) as unknown as Record<DatasetName, AnyListDataset>;
 
 export function capabilitiesOf(name: DatasetName): DatasetCapabilities {
   return DATASETS[name].capabilities;
@@ -58,4 +60,5 @@ export function isSnapshotUnitKey(unitKey: string): boolean {
   return name !== null && isSnapshot(name);
 }
 
-export type { DatasetCapabilities, TargetKind } from './dataset.js';
+export type { DatasetCapabilities } from './dataset.js';
+export type { TargetKind, UnitTarget, UnitTargetOf } from './target-kinds.js';

@@ -16,7 +16,7 @@ import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
 import { column, isoDate, type RowOf } from '../columns/columns.js';
-import { BLOCK_WINDOW_FILTERS, type ListDataset, type WindowRequest } from './dataset.js';
+import type { Dataset, WindowRequest } from './dataset.js';
 
 export interface NftHoldingsTarget {
   kind: 'nft_holdings';
@@ -121,21 +121,20 @@ function int32(value: string | null): number | null {
   return Number(value);
 }
 
-export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings'> = {
+export const nftHoldingsDataset: Dataset<NftHoldingsTarget, NftHoldingRecord, 'nft_holdings', 'wallet'> = {
   name: 'nft_holdings',
   capabilities: {
     targetKinds: ['wallet'],
     defaultFor: [],
     extent: 'snapshot',
-    pageCap: Number.POSITIVE_INFINITY,
+    rangeAxes: [],
     filters: 'none',
     targetOption: 'nft_types',
-    target: 'wallet-snapshot',
   },
+  buildTarget: (unit) => nftHoldingsTarget(unit.wallet, unit.nft_types),
   tableName: () => 'nft_holdings',
   columns: () => [...NFT_HOLDING_COLUMNS],
   sortKey: ['chain_id', 'explorer order (collection, then token id)'],
-  windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => target.address,
   collection: {
     kind: 'streamed',
@@ -214,7 +213,7 @@ export const nftHoldingsDataset: ListDataset<NftHoldingsTarget, NftHoldingRecord
       animation_url: i.animation_url,
       external_app_url: i.external_app_url,
       metadata: i.metadata === null ? null : JSON.stringify(i.metadata),
-    } satisfies NftHoldingRow;
+    };
   },
   partitionDate: (row) => String(row.snapshot_date),
 };

@@ -1,6 +1,6 @@
 import { column, type RowOf, type RowWith } from '../columns/columns.js';
 import { TRANSACTION_FIELDS } from '../columns/record-fields.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type ListDataset } from './dataset.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type Dataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
@@ -35,25 +35,30 @@ function transactionItemId(r: TransactionRecord, target: WalletTransactionsTarge
   return `${r.chain_id}:${transactionRowKey(r)}:${target.address}`;
 }
 
-export const transactionsDataset: ListDataset<WalletTransactionsTarget, TransactionRecord, 'transactions'> = {
+export const transactionsDataset: Dataset<WalletTransactionsTarget, TransactionRecord, 'transactions', 'wallet'> = {
   name: 'transactions',
   capabilities: {
     targetKinds: ['wallet'],
     defaultFor: ['wallet'],
     extent: 'ranged',
+    rangeAxes: ['block', 'time'],
     pageCap: MAX_PAGE,
     filters: 'list-route',
-    target: 'list',
+  },
+  // The decode modules (and viem) load only when a window is built: a run with nothing to do skips them.
+  async buildTarget(unit, options) {
+    const { createTransactionDecoder } = options.decode ? await import('../decode/transaction-decoder.js') : {};
+    return { kind: 'wallet', address: unit.wallet, label: unit.wallet, decode: options.decode, decoder: createTransactionDecoder?.({}) };
   },
   tableName: () => 'transactions',
   columns(target) {
     return target.decoder ? [...TRANSACTION_COLUMNS, ...target.decoder.columns] : [...TRANSACTION_COLUMNS];
   },
   sortKey: ['chain_id', 'block_number', 'transaction_index'],
-  windowFilters: BLOCK_WINDOW_FILTERS,
   targetKey: (target) => target.address,
   collection: {
     kind: 'paged',
+    windowFilters: BLOCK_WINDOW_FILTERS,
     recount: {
       aggregate: async (client, target, q) => (await client.walletTransactions(target.address, q)).aggregations ?? [],
       // A self-transfer: one row here, in both halves of the indexer's from/to UNION ALL.

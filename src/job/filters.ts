@@ -11,7 +11,7 @@ import {
   type FilterSpec,
 } from '../source/query.js';
 import { capabilitiesOf, type DatasetName, type TargetKind } from '../datasets/index.js';
-import { parseAddress, parseHash32, type Parsed } from './values.js';
+import { parseAddress, parseHash32, type Parsed } from '../settings/values.js';
 
 export type FilterKind = 'integer' | 'hash32' | 'selector' | 'topic';
 
@@ -39,16 +39,24 @@ export const JOB_TRANSACTION_FILTERS = jobFilters(SOURCE_TRANSACTION_FILTERS);
 /** Filters of GET /events/{contract}/{signature} that a job may set. */
 export const JOB_EVENT_FILTERS = jobFilters(SOURCE_EVENT_FILTERS);
 
-/**
- * The list operation whose filters a dataset of a target takes, named by the target kind it
- * lists for (wallet: wallet transactions, contract: contract events); null = no filters.
- */
-export function filterRoute(dataset: DatasetName, targetKind: TargetKind): TargetKind | null {
-  return capabilitiesOf(dataset).filters === 'none' ? null : targetKind;
+/** A list operation of the read interface, named by the target kind it lists for. */
+export type ListRoute = 'wallet' | 'contract';
+
+/** The list operation of each target kind: wallet transactions, contract events; a chain target has none. */
+const KIND_ROUTES: Record<TargetKind, ListRoute | null> = { wallet: 'wallet', contract: 'contract', chain: null };
+
+const ROUTE_FILTERS: Record<ListRoute, ReadonlyMap<string, FilterKind>> = {
+  wallet: JOB_TRANSACTION_FILTERS,
+  contract: JOB_EVENT_FILTERS,
+};
+
+/** The list operation whose filters a dataset of a target takes; null = no filters. */
+export function filterRoute(dataset: DatasetName, targetKind: TargetKind): ListRoute | null {
+  return capabilitiesOf(dataset).filters === 'none' ? null : KIND_ROUTES[targetKind];
 }
 
-export function filtersOf(route: TargetKind): ReadonlyMap<string, FilterKind> {
-  return route === 'wallet' ? JOB_TRANSACTION_FILTERS : JOB_EVENT_FILTERS;
+export function filtersOf(route: ListRoute): ReadonlyMap<string, FilterKind> {
+  return ROUTE_FILTERS[route];
 }
 
 /**

@@ -1,5 +1,6 @@
 export { loadJob, parseJob, type ParseJobOptions } from './load.js';
-export { JobFileError, FileProblemsError, formatProblem, type FileProblem } from './errors.js';
+export { JobFileError } from './errors.js';
+export { FileProblemsError, formatProblem, type FileProblem } from '../yaml-file/problems.js';
 export {
   jobDatasets,
   JobFileSchema,
@@ -14,4 +15,4 @@ export {
   type WalletTarget,
 } from './schema.js';
 export { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS, renderPartition, type PartitionValues } from '../sink/partitioning.js';
-export type { Destination, EventSignature } from './values.js';
+export type { Destination, EventSignature } from '../settings/values.js';

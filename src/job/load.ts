@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { JobFileError, type FileProblem } from './errors.js';
-import { didYouMean, issuesToProblems, keysAt, type IssueContext } from './issues.js';
+import { JobFileError } from './errors.js';
+import type { FileProblem } from '../yaml-file/problems.js';
+import { didYouMean, issuesToProblems, keysAt, type IssueContext } from '../yaml-file/issues.js';
 import { jobFileSchema, type Job } from './schema.js';
-import { dropEmptySections, parseYaml, type YamlDoc } from './yaml-doc.js';
+import { datasetsFor } from '../datasets/index.js';
+import { dropEmptySections, parseYaml, type YamlDoc } from '../yaml-file/yaml-doc.js';
 
 export interface ParseJobOptions {
   /** Directory relative local destinations are resolved from. Default: process.cwd(). */
@@ -53,7 +55,7 @@ const chooseTargetForm: NonNullable<IssueContext['chooseBranch']> = (value, bran
   }
   const close = keys.map((k) => didYouMean(k, ['wallet', 'contract'])).find((k) => k !== undefined);
   return {
-    message: 'needs "wallet:" (an address or name) or "contract:" (an address with events:)',
+    message: `needs "wallet:" (an address or name) or "contract:" (an address with events:), or only datasets of the chains themselves (${datasetsFor('chain').join(', ')})`,
     hint: close ? `did you mean "${close}"?` : undefined,
   };
 };

@@ -9,24 +9,23 @@
 import path from 'node:path';
 import { z } from 'zod';
 import type { Hex } from '../source/records.js';
-import type { FileProblem } from './errors.js';
+import type { FileProblem } from '../yaml-file/problems.js';
 import { filterRoute, filtersOf, parseFilterValue, RANGE_FILTERS } from './filters.js';
-import { DATASET_NAMES, datasetsFor, datasetsWhere, defaultDatasets, isSnapshot, type DatasetName } from '../datasets/index.js';
-import { didYouMean, type ProblemParams } from './issues.js';
-import { partitioningUses } from '../sink/partitioning.js';
 import {
-  checked,
-  concurrencyLayer,
-  concurrencySchema,
-  outputLayer,
-  outputSchema,
-  retriesLayer,
-  retriesSchema,
-  type ConcurrencySettings,
-  type OutputSettings,
-  type RetrySettings,
-} from './settings.js';
-import { fileField, SETTINGS } from '../config/settings.js';
+  capabilitiesOf,
+  DATASET_NAMES,
+  datasetsFor,
+  datasetsWhere,
+  defaultDatasets,
+  isSnapshot,
+  type DatasetName,
+  type TargetKind,
+} from '../datasets/index.js';
+import { didYouMean, type ProblemParams } from '../yaml-file/issues.js';
+import { partitioningUses } from '../sink/partitioning.js';
+import { settingsSections } from './settings.js';
+import { checked, SETTINGS } from '../settings/settings.js';
+import { jobFileSettings, orNull, type JobFileSettings, type OrNull } from '../settings/file-sections.js';
 import { compressionAllowed, compressionsList } from '../sink/formats.js';
 import {
   ADDRESS_PATTERN,
@@ -39,7 +38,7 @@ import {
   parseJobEventSignature,
   parseTimePoint,
   type EventSignature,
-} from './values.js';
+} from '../settings/values.js';
 
 // ---------------------------------------------------------------- constants and types
 
@@ -108,14 +107,20 @@ export interface ContractTarget extends TargetBase {
   abi: string | null;
 }
 
-export type Target = WalletTarget | ContractTarget;
+/** What the job exports of its chains themselves (block headers): no wallet or contract. */
+export interface ChainTarget extends TargetBase {
+  kind: 'chain';
+  tables?: TableNames;
+}
+
+export type Target = WalletTarget | ContractTarget | ChainTarget;
 
 export interface Job {
   name: string;
   description: string | null;
   /** The file the job was read from, as given to the loader. */
   jobFile: string;
-  source: { base_url: string | null; explorer_url: string | null; chains: number[] };
+  source: OrNull<JobFileSettings['source']> & { chains: number[] };
   targets: Target[];
   aggregates: { group_by: string[]; aggregate: string[] } | null;
   /** Null only when every dataset is a snapshot (no range). */
@@ -124,9 +129,9 @@ export interface Job {
   filters: Record<string, string>;
   decode: boolean;
   /** Only what the file sets; the effective values are in ResolvedConfig. */
-  output: Partial<OutputSettings>;
-  concurrency: Partial<ConcurrencySettings>;
-  retries: Partial<RetrySettings>;
+  output: JobFileSettings['output'];
+  concurrency: JobFileSettings['concurrency'];
+  retries: JobFileSettings['retries'];
   /** Things that are allowed but probably not meant (located like errors). */
   warnings: FileProblem[];
 }
@@ -159,8 +164,8 @@ const tableNameSchema = z
   .regex(new RegExp(TABLE_NAME_PATTERN), { error: 'is not a table name (lowercase letters, digits and "_", starting with a letter)' })
   .max(TABLE_NAME_MAX);
 
-/** `tables:` of a wallet target or of a contract's event: a stable name per dataset. */
-function tablesSchema(kind: 'wallet' | 'contract') {
+/** `tables:` of a wallet or chain target or of a contract's event: a stable name per dataset. */
+function tablesSchema(kind: TargetKind) {
   return z
     .partialRecord(z.enum(datasetsFor(kind)), tableNameSchema)
     .describe(
@@ -191,7 +196,7 @@ const rangePointSchema = z.union([
 ]);
 
 /** The datasets a target kind may list, its default marked (from the registry). */
-function datasetsDoc(kind: 'wallet' | 'contract'): string {
+function datasetsDoc(kind: TargetKind): string {
   const dflt = defaultDatasets(kind);
   return `What to export for the ${kind}: ${datasetsFor(kind)
     .map((d) => (dflt.includes(d) ? `${d} (default)` : d))
@@ -237,6 +242,17 @@ const contractTargetSchema = z
   })
   .describe('A contract and the event signatures to export from it.');
 
+const chainTargetSchema = z
+  .strictObject({
+    datasets: z
+      .array(z.enum(datasetsFor('chain')))
+      .min(1)
+      .describe(datasetsDoc('chain')),
+    chains: chainsSchema.optional().describe("Only these of the job's chains for this target (default: all)."),
+    tables: tablesSchema('chain').optional(),
+  })
+  .describe('The chains themselves (no wallet or contract): the datasets to export of each chain, e.g. its blocks.');
+
 const rangeSchema = z
   .strictObject({
     by: z
@@ -263,7 +279,7 @@ const rangeSchema = z
       .union([z.number().int().min(0), z.record(z.string().regex(/^\d+$/, { error: 'is not a chain id' }), z.number().int().min(0))])
       .optional()
       .describe(
-        'Blocks below the newest exported block within which every run checks the recorded block hashes of the windows and exports again those a reorganisation replaced; a deeper reorganisation fails the run and names the range. One number for every chain, or per chain id ({"1": 128}); defaults per chain: see the README.',
+        'Blocks below the newest exported block within which every run checks the recorded block hashes of the windows and exports again those a reorganisation replaced; a deeper reorganisation fails the run and names the range. One number for every chain, or per chain id ({"1": 128}); defaults per chain: see docs/operations.md (Reorganisations).',
       ),
   })
   .describe('Half-open range [from, to) over block numbers or block timestamps, cut into aligned windows.');
@@ -281,6 +297,7 @@ export interface JobSchemaContext {
 }
 
 function fileShape(ctx: JobSchemaContext) {
+  const settings = settingsSections(ctx.cwd, ctx.jobDir);
   return z
     .strictObject({
       $schema: z.string().optional().describe('JSON Schema reference for editors; ignored.'),
@@ -293,16 +310,12 @@ function fileShape(ctx: JobSchemaContext) {
         .describe('Job name: [a-z0-9][a-z0-9_-]*; names the state of the job at the destination.'),
       description: z.string().optional().describe('Free text.'),
       source: z
-        .strictObject({
-          base_url: fileField('source.base_url'),
-          explorer_url: fileField('source.explorer_url'),
-          chains: chainsSchema,
-        })
+        .strictObject({ ...settings.source, chains: chainsSchema })
         .describe('Where the data comes from. Keys and secrets are never written here: they come from the environment.'),
       targets: z
-        .array(z.union([walletTargetSchema, contractTargetSchema]))
+        .array(z.union([walletTargetSchema, contractTargetSchema, chainTargetSchema]))
         .min(1)
-        .describe('Wallets and contracts to export. Each target x dataset x chain x window is one work unit.'),
+        .describe('Wallets, contracts and chain targets to export. Each target x dataset x chain x window is one work unit.'),
       aggregates: z
         .strictObject({
           group_by: z
@@ -321,9 +334,9 @@ function fileShape(ctx: JobSchemaContext) {
       range: rangeSchema.optional(),
       filters: filtersSchema.optional(),
       decode: z.boolean().optional().describe('Ask the service to decode transactions/events (default true).'),
-      output: outputSchema(ctx.cwd, ctx.jobDir).optional(),
-      concurrency: concurrencySchema.optional(),
-      retries: retriesSchema.optional(),
+      output: settings.output.optional(),
+      concurrency: settings.concurrency.optional(),
+      retries: settings.retries.optional(),
     })
     .describe('An insight-export job: what to export from the read interface, over which range, to where.');
 }
@@ -492,21 +505,22 @@ export function jobFileSchema(sctx: JobSchemaContext) {
     const all = new Set<DatasetName>(targets.flatMap((t) => t.datasets));
     const range = checkRange(f, all, ctx);
     checkAggregatesSection(f, all, ctx);
-    const output = checkOutput(f, all, ctx);
+    const settings = jobFileSettings(f);
+    checkOutput(settings.output, all, ctx);
 
     return {
       name: f.name,
       description: f.description ?? null,
       jobFile: sctx.jobFile,
-      source: { base_url: f.source.base_url ?? null, explorer_url: f.source.explorer_url ?? null, chains: f.source.chains },
+      source: { ...orNull('source', settings.source), chains: f.source.chains },
       targets,
       aggregates: f.aggregates ? { group_by: f.aggregates.group_by ?? [], aggregate: f.aggregates.aggregate ?? [] } : null,
       range,
       filters: Object.fromEntries(Object.entries(jobFilters).map(([k, v]) => [k, String(v)])),
       decode: f.decode ?? true,
-      output,
-      concurrency: concurrencyLayer(f.concurrency),
-      retries: retriesLayer(f.retries),
+      output: settings.output,
+      concurrency: settings.concurrency,
+      retries: settings.retries,
       warnings,
     };
   });
@@ -514,7 +528,8 @@ export function jobFileSchema(sctx: JobSchemaContext) {
 
 type FileTarget = FileValue['targets'][number];
 type FileWalletTarget = Extract<FileTarget, { wallet: unknown }>;
-type FileContractTarget = Exclude<FileTarget, FileWalletTarget>;
+type FileContractTarget = Extract<FileTarget, { contract: unknown }>;
+type FileChainTarget = Exclude<FileTarget, FileWalletTarget | FileContractTarget>;
 
 /** What the targets' checks share across targets: each target's key (to refuse a second one), job filters already reported. */
 interface SeenTargets {
@@ -541,17 +556,20 @@ function normaliseTarget(c: TargetCheck, t: FileTarget, index: number): Target {
         issue(c.ctx, at('chains', i), "is not one of the job's chains (source.chains)", { hint: 'add it to source.chains' });
     });
   }
-  const kind = 'wallet' in t ? 'wallet' : 'contract';
+  const kind: TargetKind = 'wallet' in t ? 'wallet' : 'contract' in t ? 'contract' : 'chain';
   const datasets: DatasetName[] = [...new Set<DatasetName>(t.datasets ?? defaultDatasets(kind))];
   // Filters: the job's (for every list dataset of the target) plus the target's own.
   const filters: Record<string, string> = {};
   const check = (given: Record<string, string | number>, where: (string | number)[], own: boolean) =>
     checkFilters(c, { given, where, own, datasets, kind, index, into: filters });
   check(c.f.filters ?? {}, ['filters'], false);
-  if (t.filters) check(t.filters, at('filters'), true);
+  if ('filters' in t && t.filters) check(t.filters, at('filters'), true);
+  const base = { datasets, chains, filters };
   return 'wallet' in t
-    ? walletTarget(c, t, index, { datasets, chains, filters })
-    : contractTarget(c, t, index, { datasets, chains, filters });
+    ? walletTarget(c, t, index, base)
+    : 'contract' in t
+      ? contractTarget(c, t, index, base)
+      : chainTarget(c, t, index, base);
 }
 
 interface FilterCheck {
@@ -560,7 +578,7 @@ interface FilterCheck {
   /** The target's own filters (not the job's, which are checked once per target and reported once). */
   own: boolean;
   datasets: DatasetName[];
-  kind: 'wallet' | 'contract';
+  kind: TargetKind;
   index: number;
   into: Record<string, string>;
 }
@@ -678,6 +696,20 @@ function contractTarget(c: TargetCheck, t: FileContractTarget, index: number, ba
   };
 }
 
+/** One chain target per job: its chains and datasets belong in the first. */
+function chainTarget(c: TargetCheck, t: FileChainTarget, index: number, base: TargetParts): Target {
+  const first = c.seen.keys.get('chain');
+  if (first !== undefined) {
+    issue(c.ctx, ['targets', index], `is a second chain target: targets[${first}] is one`, {
+      noValue: true,
+      hint: 'list its chains and datasets in one chain target',
+    });
+  }
+  c.seen.keys.set('chain', first ?? index);
+  checkTableKeys(c, t.tables, base.datasets, ['targets', index, 'tables']);
+  return { kind: 'chain', index, ...base, ...(t.tables ? { tables: t.tables } : {}) };
+}
+
 /** A table is named for a dataset the target exports. */
 function checkTableKeys(c: TargetCheck, tables: TableNames | undefined, datasets: DatasetName[], at: (string | number)[]): void {
   for (const dataset of Object.keys(tables ?? {}) as DatasetName[]) {
@@ -690,11 +722,25 @@ function checkTableKeys(c: TargetCheck, tables: TableNames | undefined, datasets
   }
 }
 
-/** The range, required when a dataset of the job is not a snapshot. */
+/** The range, required when a dataset of the job is not a snapshot, on an axis every ranged dataset of the job takes. */
 function checkRange(f: FileValue, all: Set<DatasetName>, ctx: Ctx): JobRange | null {
   let range: JobRange | null = null;
-  if (f.range) range = normaliseRange(f.range, ctx);
-  else if ([...all].some((d) => !isSnapshot(d))) {
+  if (f.range) {
+    range = normaliseRange(f.range, ctx);
+    const by = range?.by;
+    const refusing = [...all].filter((d) => by && !isSnapshot(d) && !capabilitiesOf(d).rangeAxes.includes(by));
+    if (by && refusing.length > 0) {
+      issue(
+        ctx,
+        ['range'],
+        `counts ${by === 'block' ? 'blocks' : 'time'} but ${refusing.join(', ')} take${refusing.length === 1 ? 's' : ''} ${by === 'block' ? 'time' : 'block'} ranges only`,
+        {
+          noValue: true,
+          hint: by === 'time' ? 'give range.from and range.to as block numbers' : 'give range.from and range.to as dates',
+        },
+      );
+    }
+  } else if ([...all].some((d) => !isSnapshot(d))) {
     issue(ctx, ['range'], `is required: the job exports ${[...all].filter((d) => !isSnapshot(d)).join(', ')}`, {
       noValue: true,
       hint: 'add e.g. range: {from: 19000000, to: latest} or range: {from: "2024-01-01", to: "2024-02-01"}',
@@ -722,9 +768,8 @@ function checkAggregatesSection(f: FileValue, all: Set<DatasetName>, ctx: Ctx): 
   }
 }
 
-/** The output section, with the rules that depend on the job's datasets. */
-function checkOutput(f: FileValue, all: Set<DatasetName>, ctx: Ctx) {
-  const output = outputLayer(f.output);
+/** The output section's rules that depend on the job's datasets. */
+function checkOutput(output: JobFileSettings['output'], all: Set<DatasetName>, ctx: Ctx): void {
   if (output.format === 'ndjson' && output.compression && !compressionAllowed('ndjson', output.compression)) {
     issue(ctx, ['output', 'compression'], `is not available for NDJSON (${compressionsList('ndjson')})`, {}, output.compression);
   }
@@ -733,7 +778,6 @@ function checkOutput(f: FileValue, all: Set<DatasetName>, ctx: Ctx) {
       hint: 'files of different datasets have different columns: keep them in different folders',
     });
   }
-  return output;
 }
 
 /** The schema as published (paths do not matter for the JSON Schema). */

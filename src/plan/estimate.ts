@@ -55,7 +55,7 @@ export function estimateRequests(plan: Plan, opts: EstimateOptions = {}): Reques
     else {
       const n = Math.round(d * length(u.window));
       rows += n;
-      requests = pagesFor(n, limit, capabilitiesOf(u.dataset).pageCap);
+      requests = pagesFor(n, limit, capabilitiesOf(u.dataset).pageCap ?? Number.POSITIVE_INFINITY);
     }
     expected += requests;
     const b = (byDataset[u.dataset] ??= { units: 0, requests: 0 });

@@ -13,35 +13,16 @@
  */
 import { createHash } from 'node:crypto';
 import { InsightExportError } from '../errors.js';
-import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName } from '../datasets/index.js';
-import { NFT_TYPES, type Axis, type Job, type JobEvent, type NftType, type TableNames, type Target } from '../job/schema.js';
-import type { Hex } from '../source/records.js';
+import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
+import { NFT_TYPES, type Axis, type Job, type Target } from '../job/schema.js';
 import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
+import { unitTargets } from './unit-targets.js';
 
-export type UnitTarget =
-  | {
-      kind: 'wallet';
-      /** Lowercase address or ENS name. */
-      wallet: string;
-      isName: boolean;
-      /** Index in the job's targets. */
-      targetIndex: number;
-      nft_types: NftType[];
-      /** Table names the job file gives the target's datasets. */
-      tables?: TableNames;
-    }
-  | {
-      kind: 'contract';
-      contract: Hex;
-      event: JobEvent;
-      targetIndex: number;
-      eventIndex: number;
-      abi: string | null;
-    };
+export type { UnitTarget } from '../datasets/index.js';
 
 /** The table the job file names for a unit target's dataset, if it names one. */
 export function chosenTable(dataset: DatasetName, t: UnitTarget): string | undefined {
-  return (t.kind === 'wallet' ? t.tables : t.event.tables)?.[dataset];
+  return t.tables?.[dataset];
 }
 
 export interface WorkUnit {
@@ -180,27 +161,7 @@ export function unitSpecs(job: Job): UnitSpec[] {
     }
   };
   for (const t of job.targets) {
-    for (const dataset of t.datasets) {
-      if (t.kind === 'wallet') {
-        add(
-          t,
-          dataset,
-          { kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types, tables: t.tables },
-          t.wallet,
-          0,
-        );
-      } else {
-        t.events.forEach((event, eventIndex) => {
-          add(
-            t,
-            dataset,
-            { kind: 'contract', contract: t.contract, event, targetIndex: t.index, eventIndex, abi: t.abi },
-            `${t.contract}_${event.topic0}`,
-            eventIndex,
-          );
-        });
-      }
-    }
+    for (const dataset of t.datasets) for (const u of unitTargets(t)) add(t, dataset, u.target, u.key, u.eventIndex);
   }
   const cmp = (a: number[], b: number[]) => {
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;

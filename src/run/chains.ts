@@ -1,5 +1,5 @@
 import { UserInputError } from '../errors.js';
-import type { Axis, Job } from '../job/schema.js';
+import type { Axis, ContractTarget, Job, WalletTarget } from '../job/schema.js';
 import type { Logger } from '../log.js';
 import type { ChainHead } from '../plan/index.js';
 import {
@@ -14,6 +14,7 @@ import {
 import type { InsightClient } from '../source/client.js';
 import type { ListQuery } from '../source/query.js';
 import type { ResolveResponse } from '../source/records.js';
+import { secondsPerBlock } from '../source/block-by-number.js';
 import type { KnownHeads } from '../state/chain-heads.js';
 
 /** The newest block the service served on a chain in a run (see ChainChecks.serviceHeads). */
@@ -248,9 +249,14 @@ export class ChainChecks {
     });
   }
 
+  /** The targets with rows of their own in a list route (a chain target has none). */
+  private listTargets(): (WalletTarget | ContractTarget)[] {
+    return this.job.targets.filter((t) => t.kind !== 'chain');
+  }
+
   /** The oldest row of the chain's first target, asked without the job's range (a wallet's transaction, a contract's event). */
   private async oldestTargetRow(chainId: number): Promise<{ of: string; oldest: KnownBlock } | undefined> {
-    const target = this.job.targets.find((t) => t.chains.includes(chainId));
+    const target = this.listTargets().find((t) => t.chains.includes(chainId));
     if (!target) return undefined;
     const q: ListQuery = { chainIds: [chainId], sortBy: 'block_number', sortOrder: 'asc', limit: 1 };
     this.requests++;
@@ -290,7 +296,9 @@ export class ChainChecks {
    * address).
    */
   private async targetBlock(chainId: number): Promise<number | KnownBlock | undefined> {
-    const targets = this.job.targets.filter((x) => x.chains.includes(chainId)).slice(0, 3);
+    const targets = this.listTargets()
+      .filter((x) => x.chains.includes(chainId))
+      .slice(0, 3);
     const wallet = targets.find((t) => t.kind === 'wallet');
     if (wallet) {
       const row = await this.newestWalletRow(wallet.wallet, chainId);
@@ -363,17 +371,14 @@ export function headFinder(checks: ChainChecks): (chainId: number) => Promise<Ch
   return (chainId) => checks.head(chainId);
 }
 
-/** Seconds per block between the two blocks furthest apart; undefined with fewer than two. */
+/** Seconds per block between the two blocks furthest apart; undefined unless two blocks show time passing. */
 function meanBlockTime(known: readonly KnownBlock[]): number | undefined {
-  if (known.length < 2) return undefined;
-  let low = known[0]!;
-  let high = known[0]!;
-  for (const b of known) {
-    if (b.block_number < low.block_number) low = b;
-    if (b.block_number > high.block_number) high = b;
-  }
-  if (high.block_number === low.block_number || high.block_timestamp <= low.block_timestamp) return undefined;
-  return (high.block_timestamp - low.block_timestamp) / (high.block_number - low.block_number);
+  const ratio = secondsPerBlock(
+    known,
+    (b) => b.block_number,
+    (b) => b.block_timestamp,
+  );
+  return ratio !== undefined && ratio > 0 ? ratio : undefined;
 }
 
 /**

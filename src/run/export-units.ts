@@ -19,8 +19,7 @@ import {
   type RejectReason,
 } from '../source/paginator.js';
 import type { ObjectStore } from '../store/store.js';
-import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
-import type { Compression, OutputFormat, ParquetEngine } from '../sink/sink.js';
+import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
@@ -44,23 +43,14 @@ export interface ExportUnit {
   table?: string;
 }
 
-/** How the windows' files are written (from the resolved output settings). */
-export interface ExportOutput {
-  format: OutputFormat;
-  parquetEngine: ParquetEngine;
-  compression?: Compression | undefined;
-  partitioning: string;
-  maxRowsPerFile: number;
-  maxBytesPerFile: number;
-}
-
 export interface ExportOptions {
   jobName: string;
   runId: string;
   client: InsightClient;
   store: ObjectStore;
   state: WindowState;
-  output: ExportOutput;
+  /** How the windows' files are written: the resolved output settings. */
+  output: FileOutput;
   stagingDir: string;
   unitsInFlight: number;
   /**
@@ -317,18 +307,11 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
     const { opts } = w;
     const ds = u.dataset;
     writer = new PartitionedWriter({
-      writer: {
-        format: opts.output.format,
-        parquetEngine: opts.output.parquetEngine,
-        compression: opts.output.compression,
-        stagingDir: opts.stagingDir,
-      },
+      output: opts.output,
+      stagingDir: opts.stagingDir,
       columns: ds.columns(u.target),
-      partitioning: opts.output.partitioning,
       fixed: { dataset: u.table ?? ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
-      maxRowsPerFile: opts.output.maxRowsPerFile,
-      maxBytesPerFile: opts.output.maxBytesPerFile,
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);

@@ -1,6 +1,6 @@
 /**
  * `runJob` as the library exports it: the CLI's run with the CLI's defaults, and one way to learn
- * how a run went, its report. See the README's "Library API".
+ * how a run went, its report. See docs/commands.md, "Library API".
  */
 import { resolveConfig, type ResolvedConfig } from '../config/index.js';
 import { describeError, ExitCode } from '../errors.js';

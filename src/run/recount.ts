@@ -53,6 +53,8 @@ interface Group {
   target: unknown;
   filters: Record<string, string>;
   axis: 'block' | 'time';
+  /** The filters bounding the window on its axis. */
+  bounds: { gte: string; lt: string };
   start: number;
   end: number;
   byChain: Map<number, WindowRecord>;
@@ -87,6 +89,7 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
         target,
         filters: spec.filters,
         axis,
+        bounds: collection.windowFilters[axis],
         start: rec.start,
         end: rec.end,
         byChain: new Map(),
@@ -98,10 +101,9 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
 
   let requests = 0;
   const ask = async (g: Group, chainIds: number[], grouped: boolean): Promise<AggregationRow[]> => {
-    const bounds = DATASETS[g.dataset].windowFilters[g.axis];
     const q: ListQuery = {
       chainIds,
-      filters: { ...g.filters, [bounds.gte]: g.start, [bounds.lt]: g.end },
+      filters: { ...g.filters, [g.bounds.gte]: g.start, [g.bounds.lt]: g.end },
       ...(grouped ? { groupBy: ['chain_id'] } : {}),
       aggregate: [COUNT_EXPRESSION],
       limit: MAX_LIMIT,

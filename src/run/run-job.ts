@@ -14,10 +14,10 @@ import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/le
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
 import { checkReorgs, reorgHorizon, type ReorgFound } from '../state/reorg-check.js';
 import { BlockLookup } from '../source/block-by-number.js';
-import { capabilitiesOf, DATASETS, isSnapshot } from '../datasets/index.js';
+import { DATASETS, isSnapshot } from '../datasets/index.js';
 import { exportUnits, type ExportUnit, type ProgressEvent } from './export-units.js';
 import { openSource, type SourceSession } from './source-session.js';
-import { resolveWalletNames, TargetFactory } from './targets.js';
+import { checkDatasetOptions, resolveWalletNames, TargetFactory } from './targets.js';
 import { attachFailureReport, buildFailureReport, buildReport, type RunReport } from './report.js';
 import { limitHeapGrowth } from './heap-growth.js';
 import { adviseMallocTuning } from './malloc-tuning.js';
@@ -26,7 +26,7 @@ import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
-import { checkTableColumns } from '../state/table-columns.js';
+import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
 import { jobTables } from '../warehouse/tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
@@ -218,7 +218,7 @@ async function runAgainst(
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
-  await checkTableColumns(store, job, tables, { record: false });
+  const unrecorded = await checkTableColumns(store, job, tables);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
@@ -251,11 +251,10 @@ async function runAgainst(
   );
   logger.info({ job: job.name, run: runId, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'plan ready');
   const written = new Set(units.map((u) => u.table));
-  await checkTableColumns(
+  await recordTableColumns(
     store,
     job,
-    tables.filter((t) => written.has(t.name)),
-    { record: true },
+    unrecorded.filter((t) => written.has(t.name)),
   );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
@@ -265,14 +264,7 @@ async function runAgainst(
     client: source.client,
     store,
     state,
-    output: {
-      format: config.output.format,
-      parquetEngine: config.output.parquetEngine,
-      compression: config.output.compression,
-      partitioning: config.output.partitioning,
-      maxRowsPerFile: config.output.maxRowsPerFile,
-      maxBytesPerFile: config.output.maxBytesPerFile,
-    },
+    output: config.output,
     stagingDir,
     unitsInFlight: config.concurrency.unitsInFlight,
     pageSize: input.pageSize,
@@ -299,10 +291,10 @@ interface PlanInputs {
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
   const { completed, heads, blocks, chains, shard } = p;
   const logger = input.logger;
-  // The targets built from the job's own options (aggregate expressions) are checked before the
-  // plan asks the service anything; a list target's decoder is built with its first window.
+  // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
+  // service anything; a target's decoder is built with its first window.
+  checkDatasetOptions(job);
   const factory = new TargetFactory(job);
-  for (const spec of unitSpecs(job)) if (capabilitiesOf(spec.dataset).target !== 'list') await factory.forDataset(spec);
   const plan = planForShard(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],

@@ -1,16 +1,12 @@
 import type { Abi } from 'viem';
-import { parseEventSignature } from '../abi/event-signature.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
 import { chainIdBatches } from '../source/query.js';
-import type { WalletTransactionsTarget } from '../datasets/transactions.js';
-import type { EventTarget } from '../datasets/events.js';
-import { createAggregateTarget, type AggregateTarget } from '../datasets/aggregates.js';
-import { nftHoldingsTarget, type NftHoldingsTarget } from '../datasets/nft-holdings.js';
-import { capabilitiesOf, DATASETS } from '../datasets/index.js';
-import { chosenTable, type UnitTarget, type WorkUnit } from '../plan/plan.js';
+import type { TargetOptions } from '../datasets/dataset.js';
+import { DATASETS } from '../datasets/index.js';
+import { chosenTable, unitSpecs, type WorkUnit } from '../plan/plan.js';
 
 export class NameNotResolvedError extends UserInputError {
   override name = 'NameNotResolvedError';
@@ -124,110 +120,45 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
 }
 
 /**
- * Checks the job's aggregates expressions against every target that exports the aggregates
- * dataset (what a run does before its first request), throwing AggregateExpressionError.
+ * Checks the job's options for every dataset of every target (what a run does before its first
+ * request), throwing the dataset's UserInputError (e.g. AggregateExpressionError).
  */
-export function checkAggregateExpressions(job: Job): void {
+export function checkDatasetOptions(job: Job): void {
   const factory = new TargetFactory(job);
-  for (const t of job.targets) {
-    if (!t.datasets.some((d) => capabilitiesOf(d).target === 'aggregate')) continue;
-    const units: UnitTarget[] =
-      t.kind === 'wallet'
-        ? [{ kind: 'wallet', wallet: t.wallet, isName: t.isName, targetIndex: t.index, nft_types: t.nft_types }]
-        : t.events.map((event, eventIndex) => ({
-            kind: 'contract',
-            contract: t.contract,
-            event,
-            targetIndex: t.index,
-            eventIndex,
-            abi: t.abi,
-          }));
-    for (const target of units) factory.aggregateTarget(target, t.filters);
-  }
+  for (const spec of unitSpecs(job)) DATASETS[spec.dataset].checkOptions?.(spec.target, factory.options(spec.filters));
 }
 
-export type DatasetTarget = WalletTransactionsTarget | EventTarget | AggregateTarget | NftHoldingsTarget;
-
-/** Builds the dataset targets (with their decoders) for the planner's unit targets, once per target. */
+/** Builds each unit's dataset target (with its decoders) through its dataset module, once per target and filters. */
 export class TargetFactory {
-  private readonly cache = new Map<string, WalletTransactionsTarget | EventTarget>();
-  private readonly derived = new Map<string, AggregateTarget | NftHoldingsTarget>();
+  private readonly built = new Map<string, Promise<unknown>>();
   private readonly abis = new Map<string, Promise<Abi>>();
 
   constructor(private readonly job: Job) {}
 
-  /** The target of a unit for its dataset: aggregate and wallet-snapshot targets wrap the wallet/contract. */
-  async forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'filters'>): Promise<DatasetTarget> {
-    const build = capabilitiesOf(u.dataset).target;
-    if (build === 'list') return this.forUnit(u.target);
-    const t = u.target;
-    const key = `${u.dataset}:${t.kind === 'wallet' ? t.wallet : `${t.contract}:${t.event.topic0}`}:${JSON.stringify(u.filters)}`;
-    const hit = this.derived.get(key);
-    if (hit) return hit;
-    let built: AggregateTarget | NftHoldingsTarget;
-    if (build === 'wallet-snapshot') {
-      if (t.kind !== 'wallet') throw new Error(`${u.dataset} needs a wallet target, got ${t.contract}`);
-      built = nftHoldingsTarget(t.wallet, t.nft_types);
-    } else {
-      built = this.aggregateTarget(t, u.filters);
+  /** The target of a unit for its dataset. */
+  forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'targetKey' | 'filters'>): Promise<unknown> {
+    const key = `${u.dataset}:${u.targetKey}:${JSON.stringify(u.filters)}`;
+    let target = this.built.get(key);
+    if (!target) {
+      target = (async (): Promise<unknown> => (await DATASETS[u.dataset].buildTarget(u.target, this.options(u.filters))) as unknown)();
+      this.built.set(key, target);
     }
-    this.derived.set(key, built);
-    return built;
+    return target;
   }
 
   /** The table a unit's rows go to: the one the job file names for its dataset, else the dataset's default. */
-  static tableName(u: Pick<WorkUnit, 'dataset' | 'target'>, target: DatasetTarget): string {
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the target was built for this dataset by forDataset
-    return chosenTable(u.dataset, u.target) ?? DATASETS[u.dataset].tableName(target as any);
+  static tableName(u: Pick<WorkUnit, 'dataset' | 'target'>, target: unknown): string {
+    return chosenTable(u.dataset, u.target) ?? DATASETS[u.dataset].tableName(target);
   }
 
-  aggregateTarget(t: UnitTarget, filters: Record<string, string>): AggregateTarget {
-    const spec = this.job.aggregates ?? { group_by: [], aggregate: [] };
-    return createAggregateTarget({
-      source:
-        t.kind === 'wallet'
-          ? { kind: 'wallet', address: t.wallet.toLowerCase() }
-          : { kind: 'contract', address: t.contract.toLowerCase(), signature: parseEventSignature(t.event.signature) },
-      groupBy: spec.group_by,
-      aggregate: spec.aggregate,
-      filters,
+  /** What a dataset builds its target with besides the unit target. */
+  options(filters: Record<string, string>): TargetOptions {
+    return {
       jobFile: this.job.jobFile,
-      targetLabel:
-        t.kind === 'wallet' ? `targets[${t.targetIndex}] (wallet transactions)` : `targets[${t.targetIndex}] (events ${t.event.signature})`,
-    });
-  }
-
-  async forUnit(t: UnitTarget): Promise<WalletTransactionsTarget | EventTarget> {
-    const key = t.kind === 'wallet' ? `w:${t.wallet}` : `c:${t.contract}:${t.event.topic0}`;
-    const hit = this.cache.get(key);
-    if (hit) return hit;
-    const built = t.kind === 'wallet' ? await this.wallet(t) : await this.event(t);
-    this.cache.set(key, built);
-    return built;
-  }
-
-  // The decode modules (and viem) load only when a window is built: a run with nothing to do skips them.
-  private async wallet(t: Extract<UnitTarget, { kind: 'wallet' }>): Promise<WalletTransactionsTarget> {
-    const { createTransactionDecoder } = this.job.decode ? await import('../decode/transaction-decoder.js') : {};
-    return {
-      kind: 'wallet',
-      address: t.wallet,
-      label: t.wallet,
       decode: this.job.decode,
-      decoder: createTransactionDecoder?.({}),
-    };
-  }
-
-  private async event(t: Extract<UnitTarget, { kind: 'contract' }>): Promise<EventTarget> {
-    const abi = t.abi ? await this.abi(t.abi) : undefined;
-    const signature = parseEventSignature(t.event.signature);
-    const { createEventDecoder } = await import('../decode/event-decoder.js');
-    return {
-      kind: 'contract',
-      address: t.contract.toLowerCase(),
-      signature,
-      decode: this.job.decode,
-      decoder: createEventDecoder(signature, { abi, preferService: this.job.decode }),
+      aggregates: this.job.aggregates,
+      filters,
+      abi: (path) => this.abi(path),
     };
   }
 

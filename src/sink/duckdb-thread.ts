@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
  * conversion with the thread that ran it (also with MALLOC_ARENA_MAX=1, so not glibc's arenas).
  * Through the node API each statement runs on whichever libuv thread is free, and after a few
  * conversions each of the four holds its own ~55 MB. On one thread the process keeps one
- * conversion's worth (bench/duckdb-conversion-memory.ts: 8 conversions of a 23 MB staged file,
+ * conversion's worth (bench/experiments/duckdb-conversion-memory.ts: 8 conversions of a 23 MB staged file,
  * +130 MB of RSS on the libuv threads, +60 MB on this one).
  *
  * The thread runs a statement's tasks one by one (DuckDB's pending-result interface) and turns

@@ -49,7 +49,7 @@ export {
 const DEFAULT_ROW_GROUP_SIZE: Record<ParquetEngine, number> = { duckdb: 50_000, hyparquet: 25_000 };
 /**
  * Level 3, not zlib's 6: on transaction rows level 6 costs ~50% more CPU for files ~10% smaller
- * (bench/stages.ts: 19.3 vs 13.1 µs/row, ratio 0.144 vs 0.161), and the export is CPU-bound
+ * (bench/experiments/stages.ts: 19.3 vs 13.1 µs/row, ratio 0.144 vs 0.161), and the export is CPU-bound
  * (bench: NDJSON.gz export 17k -> 30k rows/s on 2 cores).
  */
 const DEFAULT_NDJSON_GZIP_LEVEL = 3;

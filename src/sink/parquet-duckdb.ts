@@ -127,7 +127,7 @@ export function rowGroupRows(configured: number, stagedBytes: number, rows: numb
   return Math.max(1, Math.min(configured, Math.max(1024, byBytes)));
 }
 
-/** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/sink-throughput.ts). */
+/** Parquet bytes per staged NDJSON byte, measured on transaction rows (bench/experiments/sink-throughput.ts). */
 const SIZE_RATIO: Record<Compression, number> = { zstd: 0.3, gzip: 0.32, snappy: 0.54, none: 0.66 };
 
 export interface DuckDBParquetWriterOptions {

@@ -4,17 +4,23 @@ import { renderPartition, type PartitionValues } from './partitioning.js';
 import type { FileWriter, FileWriterOptions, FinishedFile } from './sink.js';
 import { createFileWriter } from './index.js';
 
-export interface PartitionedWriterOptions {
-  writer: Omit<FileWriterOptions, 'columns'>;
-  columns: Column[];
+/** How a unit's files are written, laid out and cut: the resolved `output` settings, passed as they are. */
+export interface FileOutput extends Pick<FileWriterOptions, 'format' | 'parquetEngine' | 'compression'> {
   /** Validated partitioning template, e.g. "{dataset}/chain_id={chain_id}/date={date}". */
   partitioning: string;
+  maxRowsPerFile: number;
+  maxBytesPerFile: number;
+}
+
+export interface PartitionedWriterOptions {
+  output: FileOutput;
+  /** Local directory the files are written in. */
+  stagingDir: string;
+  columns: Column[];
   /** Values fixed for the whole unit (dataset, chain_id, target, job). */
   fixed: PartitionValues;
   /** File name stem, unique per unit window: "<target>__<start>_<end>". */
   stem: string;
-  maxRowsPerFile: number;
-  maxBytesPerFile: number;
   /** `YYYY-MM-DD` of a row for `{date}`; default: the UTC date of its block_timestamp. */
   dateOf?: ((row: Row) => string) | undefined;
 }
@@ -42,7 +48,7 @@ export class PartitionedWriter {
   private lastPartition = '';
 
   constructor(private readonly opts: PartitionedWriterOptions) {
-    this.usesDate = /\{(date|year|month|day)\}/.test(opts.partitioning);
+    this.usesDate = /\{(date|year|month|day)\}/.test(opts.output.partitioning);
   }
 
   get rows(): number {
@@ -78,11 +84,11 @@ export class PartitionedWriter {
 
   /** The partition of a row. Consecutive rows share their day: the template is rendered once per day. */
   private partitionOf(row: Row): string {
-    if (!this.usesDate) return (this.fixedPartition ??= renderPartition(this.opts.partitioning, { ...this.opts.fixed }));
+    if (!this.usesDate) return (this.fixedPartition ??= renderPartition(this.opts.output.partitioning, { ...this.opts.fixed }));
     const day = this.opts.dateOf ? this.opts.dateOf(row) : Math.floor((row.block_timestamp as number) / 86_400);
     if (day === this.lastDay) return this.lastPartition;
     const date = typeof day === 'string' ? day : isoDate(row.block_timestamp as number);
-    this.lastPartition = renderPartition(this.opts.partitioning, { ...this.opts.fixed, date });
+    this.lastPartition = renderPartition(this.opts.output.partitioning, { ...this.opts.fixed, date });
     this.lastDay = day;
     return this.lastPartition;
   }
@@ -92,17 +98,24 @@ export class PartitionedWriter {
     while (offset < rows.length) {
       if (this.current && this.current.partition !== partition) await this.closeCurrent();
       if (!this.current) {
+        const { format, parquetEngine, compression } = this.opts.output;
         this.current = {
           partition,
-          writer: await createFileWriter({ ...this.opts.writer, columns: this.opts.columns }),
+          writer: await createFileWriter({
+            format,
+            parquetEngine,
+            compression,
+            stagingDir: this.opts.stagingDir,
+            columns: this.opts.columns,
+          }),
         };
       }
       const writer = this.current.writer;
-      const room = this.opts.maxRowsPerFile - writer.rows;
+      const room = this.opts.output.maxRowsPerFile - writer.rows;
       const slice = rows.slice(offset, offset + Math.max(room, 0));
       if (slice.length > 0) await writer.write(slice);
       offset += slice.length;
-      if (writer.rows >= this.opts.maxRowsPerFile || writer.approxBytes >= this.opts.maxBytesPerFile) {
+      if (writer.rows >= this.opts.output.maxRowsPerFile || writer.approxBytes >= this.opts.output.maxBytesPerFile) {
         await this.closeCurrent();
       }
     }

@@ -1,7 +1,7 @@
 /**
  * Output partitioning templates: the folder part of every data file's key, e.g.
  * "{dataset}/chain_id={chain_id}/date={date}" -> "transactions/chain_id=1/date=2024-01-31".
- * Validated by the job (src/job/partitioning.ts), filled by the sink.
+ * Validated as a setting (src/settings/partitioning.ts), filled by the sink.
  */
 export const DEFAULT_PARTITIONING = '{dataset}/chain_id={chain_id}/date={date}';
 

@@ -149,13 +149,31 @@ export class BlockLookup {
 
   /** Seconds per block from the two blocks seen furthest apart (1 s when one was seen). */
   private blockTime(seen: Known[]): number {
-    if (seen.length < 2) return 1;
-    let a = seen[0]!;
-    let b = seen[0]!;
-    for (const k of seen) {
-      if (k.number < a.number) a = k;
-      if (k.number > b.number) b = k;
-    }
-    return b.number === a.number ? 1 : Math.max(1e-3, (b.timestamp - a.timestamp) / (b.number - a.number));
+    const ratio = secondsPerBlock(
+      seen,
+      (k) => k.number,
+      (k) => k.timestamp,
+    );
+    return ratio === undefined ? 1 : Math.max(1e-3, ratio);
   }
+}
+
+/**
+ * Seconds per block between the two blocks furthest apart by number (their timestamps as the
+ * service gave them, so it may be 0 or negative); undefined when fewer than two numbers are known.
+ */
+export function secondsPerBlock<B extends object>(
+  blocks: readonly B[],
+  numberOf: (b: B) => number,
+  timeOf: (b: B) => number,
+): number | undefined {
+  if (blocks.length < 2) return undefined;
+  let low = blocks[0]!;
+  let high = blocks[0]!;
+  for (const b of blocks) {
+    if (numberOf(b) < numberOf(low)) low = b;
+    if (numberOf(b) > numberOf(high)) high = b;
+  }
+  if (numberOf(high) === numberOf(low)) return undefined;
+  return (timeOf(high) - timeOf(low)) / (numberOf(high) - numberOf(low));
 }

@@ -8,9 +8,9 @@
  *  - uint256 quantities (value, gas prices, fees, r/s/v, difficulty) are exact decimal strings;
  *  - hashes, addresses and hex data are lowercase 0x strings;
  *  - a field the service left out or sent as null is null.
- * The fields of transactions and events, and their types, are those of src/columns/record-fields.ts.
+ * The fields of transactions, events and blocks, and their types, are those of src/columns/record-fields.ts.
  */
-import type { BLOCK_FIELDS, EVENT_FIELDS, RecordOf, TRANSACTION_FIELDS } from '../columns/record-fields.js';
+import type { BLOCK_FIELDS, BLOCK_HEADER_FIELDS, EVENT_FIELDS, RecordOf, TRANSACTION_FIELDS } from '../columns/record-fields.js';
 
 export type Hex = `0x${string}`;
 
@@ -38,30 +38,8 @@ export interface EventRecord extends RecordOf<readonly [...typeof BLOCK_FIELDS, 
   decoded?: DecodedEvent | null;
 }
 
-export interface BlockRecord {
-  chain_id: number;
-  block_number: number;
-  block_hash: string;
-  parent_hash: string;
-  block_timestamp: number;
-  nonce: string | null;
-  sha3_uncles: string | null;
-  mix_hash: string | null;
-  miner: string | null;
-  state_root: string | null;
-  transactions_root: string | null;
-  receipts_root: string | null;
-  logs_bloom: string | null;
-  size: number | null;
-  extra_data: string | null;
-  difficulty: string | null;
-  total_difficulty: string | null;
-  transaction_count: number | null;
-  gas_limit: number | null;
-  gas_used: number | null;
-  withdrawals_root: string | null;
-  base_fee_per_gas: number | null;
-}
+/** A block header: the fields of BLOCK_FIELDS and BLOCK_HEADER_FIELDS. */
+export type BlockRecord = RecordOf<readonly [...typeof BLOCK_FIELDS, ...typeof BLOCK_HEADER_FIELDS]>;
 
 export interface ResponseMeta {
   chain_ids: number[];

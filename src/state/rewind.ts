@@ -8,7 +8,7 @@
 import { UserInputError } from '../errors.js';
 import { datasetsWhere, isSnapshotUnitKey } from '../datasets/index.js';
 import type { Interval } from '../plan/index.js';
-import { parseDurationSeconds } from '../job/values.js';
+import { parseDurationSeconds } from '../settings/values.js';
 
 export type Rewind = { axis: 'block'; amount: number; text: string } | { axis: 'time'; amount: number; text: string };
 

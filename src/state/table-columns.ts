@@ -62,15 +62,14 @@ export function columnsDiffer(recorded: TableRecord['columns'], now: TableRecord
 }
 
 /**
- * Refuses (TableColumnsChangedError, exit 2) a table whose recorded columns differ from the job's;
- * with `record`, then writes the records of the tables not yet recorded. Reads one object per table.
+ * Refuses (TableColumnsChangedError, exit 2) a table whose recorded columns differ from the job's,
+ * and returns the tables not yet recorded (see recordTableColumns). Reads one object per table.
  */
 export async function checkTableColumns(
   store: ObjectStore,
   job: { name: string; jobFile: string },
   tables: readonly TableUse[],
-  opts: { record: boolean },
-): Promise<void> {
+): Promise<TableUse[]> {
   const found = await Promise.all(tables.map(async (t) => ({ t, got: await store.get(tableRecordKey(job.name, t.name)) })));
   const missing: TableUse[] = [];
   for (const { t, got } of found) {
@@ -87,9 +86,13 @@ export async function checkTableColumns(
       });
     }
   }
-  if (!opts.record) return;
+  return missing;
+}
+
+/** Records the columns of tables checkTableColumns found unrecorded, before the run writes them. */
+export async function recordTableColumns(store: ObjectStore, job: { name: string }, tables: readonly TableUse[]): Promise<void> {
   await Promise.all(
-    missing.map((t) =>
+    tables.map((t) =>
       store.put(
         tableRecordKey(job.name, t.name),
         `${JSON.stringify({ table: t.name, dataset: t.dataset, columns: columnShape(t.columns) } satisfies TableRecord, null, 2)}\n`,

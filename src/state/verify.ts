@@ -510,7 +510,8 @@ function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
   const out = new Set<string>();
   for (const t of job.targets) {
     if (t.kind === 'wallet') out.add(t.wallet);
-    else for (const e of t.events) out.add(`${t.contract}_${e.topic0.slice(2, 10)}`);
+    else if (t.kind === 'contract') for (const e of t.events) out.add(`${t.contract}_${e.topic0.slice(2, 10)}`);
+    else out.add('chain');
   }
   for (const r of records) {
     for (const f of r.files) {

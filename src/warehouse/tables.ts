@@ -11,10 +11,7 @@ export class TableSchemaConflictError extends UserInputError {
 
 /** The job-file field that names a unit's table: its `tables:` entry, or the target (event) that gets the default name. */
 function tableField(dataset: DatasetName, t: UnitTarget): { field: string; chosen: boolean } {
-  const at = t.kind === 'wallet' ? `targets[${t.targetIndex}]` : `targets[${t.targetIndex}].events[${t.eventIndex}]`;
-  return chosenTable(dataset, t)
-    ? { field: `${at}.tables.${dataset}`, chosen: true }
-    : { field: t.kind === 'wallet' ? `${at}.datasets` : at, chosen: false };
+  return chosenTable(dataset, t) ? { field: `${t.at}.tables.${dataset}`, chosen: true } : { field: t.defaultTableAt, chosen: false };
 }
 
 /**
@@ -28,7 +25,7 @@ export async function jobTables(job: Job): Promise<TableUse[]> {
   const byName = new Map<string, TableUse & { chosen: boolean }>();
   for (const spec of unitSpecs(job)) {
     const ds = DATASETS[spec.dataset];
-    const target = await factory.forDataset({ dataset: spec.dataset, target: spec.target, filters: spec.filters });
+    const target = await factory.forDataset(spec);
     const name = TargetFactory.tableName(spec, target);
     const columns = ds.columns(target);
     const { field, chosen } = tableField(spec.dataset, spec.target);

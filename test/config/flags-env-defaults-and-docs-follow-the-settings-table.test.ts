@@ -1,5 +1,5 @@
 /**
- * Issue 15.2: a setting is declared once (src/config/settings.ts). The commands' flags, the
+ * Issue 15.2: a setting is declared once (src/settings/settings.ts). The commands' flags, the
  * environment names the resolver reads, the defaults, config/default.yaml, the job file's JSON
  * Schema and the README's table all follow it; nothing else defines a flag or reads a variable
  * for a setting.
@@ -12,7 +12,7 @@ import { parse as parseYamlText } from 'yaml';
 import { commands } from '../../src/commands/index.js';
 import { PACKAGED_CONFIG_FILE, resolveConfig } from '../../src/config/resolve.js';
 import { renderSettingsDoc } from '../../src/config/settings-doc.js';
-import { ENV_VARS, SETTING_LIST, type FlagGroup, type Setting } from '../../src/config/settings.js';
+import { ENV_VARS, SETTING_LIST, type FlagGroup, type Setting } from '../../src/settings/settings.js';
 import { jobJsonSchema } from '../../src/job/schema.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

@@ -78,7 +78,7 @@ describe('the dataset registry', () => {
   it('is the only importer of the dataset objects', () => {
     const importers: string[] = [];
     for (const name of DATASET_NAMES) {
-      const declared = new RegExp(`export const (\\w+): ListDataset<[^=]*'${name}'>`).exec(
+      const declared = new RegExp(`export const (\\w+): Dataset<[^=]*'${name}'[^=]*>`).exec(
         files.find((f) => f.path === moduleOf(name))!.text,
       );
       expect(declared).not.toBeNull();

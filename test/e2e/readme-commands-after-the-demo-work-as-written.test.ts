@@ -3,9 +3,14 @@
  * folder: `verify jobs/demo.yaml` proves the demo's output complete, `plan jobs/demo.yaml` has
  * nothing left to export, and the statements of `ddl jobs/demo.yaml --dialect duckdb` (piped into
  * the DuckDB CLI in the README; run here through DuckDB's Node API) query the demo's rows.
+ * Issue 32.7: the README links to docs/ for the rest: every `insight-export ... jobs/demo.yaml`
+ * command that the README or a file of docs/ shows in a code block runs as written after the demo
+ * (exit 0), and so does the DuckDB query they show. Commands on other job files (`jobs/x.yaml`
+ * stands for "your job"), servers (`sandbox`) and look-ups (`resolve`, `decode`, `nfts`) are
+ * proved by the tests of those commands.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -17,6 +22,29 @@ const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, '../..');
 const TSX = join(REPO, 'node_modules/.bin/tsx');
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
+/** The README and the documents it links to under docs/. */
+const DOCUMENTS = ['README.md', ...readdirSync(join(REPO, 'docs')).map((f) => `docs/${f}`)].filter((f) => f.endsWith('.md'));
+
+/** The lines of the documents' bash/sh code blocks, each with the document it is in. */
+function codeLines(): { doc: string; line: string }[] {
+  return DOCUMENTS.flatMap((doc) =>
+    [...readFileSync(join(REPO, doc), 'utf8').matchAll(/```(?:bash|sh)\n([\s\S]*?)```/g)].flatMap(([, block]) =>
+      block!.split('\n').map((line) => ({ doc, line: line.trim() })),
+    ),
+  );
+}
+
+/** The arguments of every `insight-export` command on jobs/demo.yaml the documents show (up to a `|` or `#`). */
+function demoCommands(): { doc: string; argv: string[] }[] {
+  const seen = new Map<string, { doc: string; argv: string[] }>();
+  for (const { doc, line } of codeLines()) {
+    const command = /^(?:npx )?insight-export ([^|#]*)/.exec(line)?.[1]?.trim();
+    if (command !== undefined && /(^| )jobs\/demo\.yaml( |$)/.test(command) && !seen.has(command)) {
+      seen.set(command, { doc, argv: command.split(/\s+/) });
+    }
+  }
+  return [...seen.values()];
+}
 const tmp = useTempDir('demo-readme-');
 const cwd = process.cwd();
 
@@ -83,6 +111,33 @@ it('ddl jobs/demo.yaml --dialect duckdb: its views read the demo rows', async ()
     // 3 chains x 3 days (1 to 3 February).
     expect(rows.length).toBe(9);
     expect(rows.every((x) => Number(x.n) > 0)).toBe(true);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+});
+
+it('every insight-export command on jobs/demo.yaml in the README and docs/ runs as written (exit 0)', async () => {
+  const commands = demoCommands();
+  // The README's own (plan, run, verify, verify --recount, run --repair, ddl) at least.
+  expect(commands.length).toBeGreaterThanOrEqual(6);
+  for (const { doc, argv } of commands) {
+    const r = await runCli([...argv, '--log-level', 'silent']);
+    expect(r.code, `${doc}: insight-export ${argv.join(' ')}\n${r.stdout}${r.stderr}`).toBe(0);
+  }
+}, 180_000);
+
+it('the DuckDB queries the documents show on demo.duckdb read the demo rows', async () => {
+  const queries = codeLines().flatMap(({ line }) => {
+    const q = /^duckdb demo\.duckdb -c "([^"]+)"/.exec(line)?.[1];
+    return q === undefined ? [] : [q];
+  });
+  expect(queries.length).toBeGreaterThan(0);
+  // The views the ddl test above created in demo.duckdb.
+  const db = await DuckDBInstance.create(join(tmp.dir, 'demo.duckdb'), { threads: '1' });
+  const conn = await db.connect();
+  try {
+    for (const q of queries) expect((await conn.runAndReadAll(q)).getRows().length, q).toBeGreaterThan(0);
   } finally {
     conn.closeSync();
     db.closeSync();

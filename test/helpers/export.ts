@@ -306,9 +306,12 @@ export interface RecordingProxy {
 /**
  * A loopback HTTP proxy in front of a sandbox that records each request URL and its arrival, so a
  * test can see which windows (filter_* bounds) a run asked for and when; `delayMs` holds chosen
- * requests that long before forwarding them.
+ * requests that long before forwarding them; `onRequest` sees each request before it is forwarded.
  */
-export async function startRecordingProxy(targetBaseUrl: string, opts: { delayMs?: (url: URL) => number } = {}): Promise<RecordingProxy> {
+export async function startRecordingProxy(
+  targetBaseUrl: string,
+  opts: { delayMs?: (url: URL) => number; onRequest?: (url: URL) => void } = {},
+): Promise<RecordingProxy> {
   const target = new URL(targetBaseUrl);
   const requests: URL[] = [];
   const arrivals: number[] = [];
@@ -316,6 +319,7 @@ export async function startRecordingProxy(targetBaseUrl: string, opts: { delayMs
     const url = new URL(req.url ?? '/', target.origin);
     requests.push(url);
     arrivals.push(performance.now());
+    opts.onRequest?.(url);
     const delay = opts.delayMs?.(url) ?? 0;
     if (delay > 0) req.pause();
     setTimeout(() => forward(req, res), delay);

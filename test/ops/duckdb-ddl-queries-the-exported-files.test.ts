@@ -88,8 +88,8 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
     const job = await loadJob(jobFile);
     const factory = new TargetFactory(job);
     const specs = unitSpecs(job);
-    const wallet = await factory.forUnit(specs.find((s) => s.dataset === 'transactions')!.target);
-    const event = await factory.forUnit(specs.find((s) => s.dataset === 'events')!.target);
+    const wallet = await factory.forDataset(specs.find((s) => s.dataset === 'transactions')!);
+    const event = await factory.forDataset(specs.find((s) => s.dataset === 'events')!);
     const expected = [
       { table: 'transactions', columns: transactionsDataset.columns(wallet as never) },
       { table: eventsDataset.tableName(event as never), columns: eventsDataset.columns(event as never) },

@@ -1,8 +1,8 @@
 /**
  * Issue 31.5: deploy/cron/crontab (and every other deployment example) ran
- * `jobs/usdc-transfers.yaml`, which the repository does not have. Every job file the README, the
- * Dockerfiles and deploy/ name exists in jobs/ and loads. One-letter names (`jobs/x.yaml`,
- * `jobs/a.yaml`) are the README's stand-ins for "your job file".
+ * `jobs/usdc-transfers.yaml`, which the repository does not have. Every job file the README, docs/,
+ * the Dockerfiles and deploy/ name exists in jobs/ and loads. One-letter names (`jobs/x.yaml`,
+ * `jobs/a.yaml`) are the documents' stand-ins for "your job file".
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -18,9 +18,9 @@ function filesUnder(dir: string): string[] {
     .map((e) => relative(REPO, join(e.parentPath, e.name)));
 }
 
-const documents = ['README.md', 'Dockerfile', ...filesUnder('deploy')];
+const documents = ['README.md', ...filesUnder('docs'), 'Dockerfile', ...filesUnder('deploy')];
 
-it('every job file the README, the Dockerfiles and deploy/ name is in jobs/ and loads', async () => {
+it('every job file the README, docs/, the Dockerfiles and deploy/ name is in jobs/ and loads', async () => {
   const named = new Map<string, string[]>();
   for (const doc of documents) {
     for (const [file] of readFileSync(join(REPO, doc), 'utf8').matchAll(/\bjobs\/[\w.-]+\.(?:ya?ml|json)\b/g)) {

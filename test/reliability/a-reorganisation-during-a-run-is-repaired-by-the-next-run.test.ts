@@ -10,13 +10,11 @@
  * since the last check, two when the last run committed one window (one per further window within
  * the horizon), whatever the number of targets.
  */
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise, type ReorgSummary } from '../../src/sandbox/reorg.js';
-import { listFiles, readTable, type OutputFormat } from '../helpers/export.js';
+import { listFiles, readTable, startRecordingProxy, type OutputFormat, type RecordingProxy } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
@@ -24,8 +22,7 @@ import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from '
 const sandbox = useSandbox({});
 const tmp = useTempDir('reorg-mid-run-');
 let cli: TestCli;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: RecordingProxy | undefined;
 /** The block whose `resolve` sets off the reorganisation (once), and what it did. */
 let trigger: { block: number; fired: ReorgSummary | null } | null = null;
 let listRequests = 0;
@@ -39,33 +36,21 @@ const LAG = 5;
 
 beforeAll(async () => {
   cli = await buildTestCli();
-  const target = new URL(sandbox.url);
   // In front of the sandbox: reorganises the chain when the run asks for the chosen edge, after
   // its first list request (so the head search before the export cannot set it off).
-  proxy = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', target.origin);
-    if (/\/wallets\/[^/]+\/transactions$/.test(url.pathname)) listRequests++;
-    const asked = /\/resolve\/(\d+)$/.exec(url.pathname);
-    if (asked) resolved.push(Number(asked[1]));
-    if (trigger && !trigger.fired && listRequests > 0 && url.pathname.endsWith(`/resolve/${trigger.block}`)) {
-      trigger.fired = reorganise(sandbox.data, CHAIN, DEPTH);
-    }
-    const upstream = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+  proxy = await startRecordingProxy(sandbox.url, {
+    onRequest(url) {
+      if (/\/wallets\/[^/]+\/transactions$/.test(url.pathname)) listRequests++;
+      const asked = /\/resolve\/(\d+)$/.exec(url.pathname);
+      if (asked) resolved.push(Number(asked[1]));
+      if (trigger && !trigger.fired && listRequests > 0 && url.pathname.endsWith(`/resolve/${trigger.block}`)) {
+        trigger.fired = reorganise(sandbox.data, CHAIN, DEPTH);
+      }
+    },
   });
-  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
-  proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}${target.pathname}`;
 });
 afterAll(async () => {
-  proxy?.closeAllConnections();
-  await new Promise((r) => proxy?.close(r));
+  await proxy?.close();
   await cli?.remove();
 });
 
@@ -114,7 +99,7 @@ it.each(['ndjson', 'parquet'] as const)(
     expect(wallets.length).toBeGreaterThan(0);
     const base = join(tmp.dir, format);
     const out = join(base, 'out');
-    const jobFile = await writeJob(base, job(`reorg-mid-run-${format}`, proxyUrl, out, format, wallets, from));
+    const jobFile = await writeJob(base, job(`reorg-mid-run-${format}`, proxy!.url, out, format, wallets, from));
 
     // The newest window's edge is asked after every window below it was read (one unit in flight).
     trigger = { block: end - 1, fired: null };
@@ -170,7 +155,7 @@ it('on a quiet chain the check costs one request per chain, two after a run that
   const out = join(base, 'out');
   const wallets = walletsNearHead();
   const jobAt = async (to: number) => {
-    const j = job('reorg-quiet', proxyUrl, out, 'ndjson', wallets, from);
+    const j = job('reorg-quiet', proxy!.url, out, 'ndjson', wallets, from);
     return writeJob(base, { ...j, range: { by: 'block', from, to, chunk: CHUNK } });
   };
   /** `resolve` requests of a run for blocks at or below its last edge: the reorganisation check and the new windows' edges. */

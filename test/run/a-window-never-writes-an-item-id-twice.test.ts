@@ -29,7 +29,6 @@ const repeating: ListDataset<null, Rec> = {
   tableName: () => 'repeats',
   columns: () => [column('item_id', 'string', 'id', false), column('chain_id', 'int64', 'chain', false), column('n', 'int64', 'n', false)],
   sortKey: ['chain_id', 'n'],
-  windowFilters: { block: { gte: 'a', lt: 'b' }, time: { gte: 'a', lt: 'b' } },
   targetKey: () => 'repeats',
   capabilities: nftHoldingsDataset.capabilities,
   collection: {

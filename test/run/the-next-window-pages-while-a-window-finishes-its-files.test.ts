@@ -31,7 +31,6 @@ const dataset: ListDataset<null, Rec> = {
   tableName: () => 'days',
   columns: () => [column('item_id', 'string', 'id', false), column('chain_id', 'int64', 'chain', false), column('n', 'int64', 'n', false)],
   sortKey: ['chain_id', 'n'],
-  windowFilters: { block: { gte: 'a', lt: 'b' }, time: { gte: 'a', lt: 'b' } },
   targetKey: () => 'days',
   capabilities: nftHoldingsDataset.capabilities,
   collection: {

@@ -1,6 +1,6 @@
 /**
  * A transaction-like column set and a deterministic row generator shared by the sink tests and
- * bench/sink-throughput.ts. Rows carry the awkward values on purpose: 78-digit uint256 strings,
+ * bench/experiments/sink-throughput.ts. Rows carry the awkward values on purpose: 78-digit uint256 strings,
  * nulls in every nullable column, unicode and JSON-escaping characters, epoch and far-future times.
  */
 import { column, isoDate, isoTime, type Column, type Row } from '../../src/columns/columns.js';

@@ -1,4 +1,9 @@
-/** Wire-format records as the current service sends them (read-interface.md field tables). */
+/**
+ * Wire-format records as the current service sends them: transactions with the fields of
+ * thirdweb-dev/insight's `TransactionModel` (internal/common/transaction.go, commit
+ * ee2637cc05569983ff2d1c856dc80b546c89518c); chain_id a string in transactions and events, a
+ * number in a resolve answer's block.
+ */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { InsightClient } from '../../src/source/client.js';

@@ -16,7 +16,7 @@ import {
   type Pair,
   type ParsedNode,
 } from 'yaml';
-import type { FileProblem } from './errors.js';
+import type { FileProblem } from './problems.js';
 
 export type FieldPath = readonly (string | number)[];
 

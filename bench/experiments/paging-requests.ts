@@ -3,8 +3,8 @@
  * chains 1, 8453 and 42161, every day of the data, 1-day windows, default page size) against an
  * in-process sandbox of a given profile. Not a test: prints one JSON line.
  *
- *   node --import tsx bench/paging-requests.ts --profile indexer --transactions 200000
- *   node --import tsx bench/paging-requests.ts --profile hostile --transactions 1600000 --check   # ≥ 500,000 rows
+ *   node --import tsx bench/experiments/paging-requests.ts --profile indexer --transactions 200000
+ *   node --import tsx bench/experiments/paging-requests.ts --profile hostile --transactions 1600000 --check   # ≥ 500,000 rows
  *
  * rows_exported / rows_truth: what the run wrote and what the wallet holds in the range.
  * With --check, every exported row is read back (NDJSON) and compared with the sandbox's records:
@@ -13,11 +13,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveConfig } from '../src/config/index.js';
-import { loadJob } from '../src/job/index.js';
-import { silentLogger } from '../src/log.js';
-import { runJob } from '../src/run/run-job.js';
-import { startSandbox } from '../src/sandbox/index.js';
+import { resolveConfig } from '../../src/config/index.js';
+import { loadJob } from '../../src/job/index.js';
+import { silentLogger } from '../../src/log.js';
+import { runJob } from '../../src/run/run-job.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 
 const argv = process.argv.slice(2);
 const get = (name: string) => {

@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { DATASET_SECTIONS, datasetColumns, jobExample, updateReadme } from '../../scripts/columns-doc.js';
+import { DATASET_SECTIONS, DATASETS_DOC, datasetColumns, jobExample, updateColumnTables } from '../../scripts/columns-doc.js';
 import { parseJob } from '../../src/job/index.js';
 
-const readme = () => readFile(new URL('../../README.md', import.meta.url), 'utf8');
+const doc = () => readFile(new URL(`../../${DATASETS_DOC}`, import.meta.url), 'utf8');
 
-describe("README's Datasets section", () => {
+describe(`${DATASETS_DOC}, one section per dataset`, () => {
   it('has the column tables the dataset modules declare (npx tsx scripts/columns-doc.ts rewrites them)', async () => {
-    const text = await readme();
-    expect(updateReadme(text)).toBe(text);
+    const text = await doc();
+    expect(updateColumnTables(text)).toBe(text);
     const columns = datasetColumns(text);
     for (const dataset of DATASET_SECTIONS) {
       expect(columns[dataset].length).toBeGreaterThan(5);
@@ -17,16 +17,16 @@ describe("README's Datasets section", () => {
   });
 
   it('notices a stale table', async () => {
-    const text = await readme();
+    const text = await doc();
     const stale = text.replace(/\| `snapshot_date` \|[^\n]*\n/, '');
     expect(stale).not.toBe(text);
-    expect(updateReadme(stale)).toBe(text);
+    expect(updateColumnTables(stale)).toBe(text);
   });
 
   it('shows one valid job example per dataset, exporting that dataset', async () => {
-    const text = await readme();
+    const text = await doc();
     for (const dataset of DATASET_SECTIONS) {
-      const job = parseJob(jobExample(text, dataset), `README.md (${dataset} example)`);
+      const job = parseJob(jobExample(text, dataset), `${DATASETS_DOC} (${dataset} example)`);
       expect(job.targets.flatMap((t) => t.datasets)).toEqual([dataset]);
     }
   });

@@ -1,7 +1,7 @@
 /**
  * Throughput and peak memory of the file writers: 1M transaction-like rows (~1.4 KB each as
  * NDJSON) written in 1000-row pages, each configuration in its own child process so that peak
- * RSS belongs to one writer. Not a test: run `npx tsx bench/sink-throughput.ts [rows]`.
+ * RSS belongs to one writer. Not a test: run `npx tsx bench/experiments/sink-throughput.ts [rows]`.
  *
  * 50 distinct pages are generated up front and written over and over, so the generator's own
  * CPU and garbage do not blur the figures (the "pages only" line is that baseline).
@@ -15,8 +15,8 @@ import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { closeDuckDB, createFileWriter, type FileWriterOptions } from '../src/sink/index.js';
-import { makeTransactionRows, transactionColumns } from '../test/sink/fixtures.js';
+import { closeDuckDB, createFileWriter, type FileWriterOptions } from '../../src/sink/index.js';
+import { makeTransactionRows, transactionColumns } from '../../test/sink/fixtures.js';
 
 interface Config {
   label: string;

@@ -1,15 +1,16 @@
 /**
  * Every setting, declared once: its key, CLI flag, environment variables, parsers, default, doc
- * and where it may be set. The yargs options, the environment names, the JSON Schema's
- * descriptions and the resolver all read this table; a test checks config/default.yaml and the
- * commands against it.
+ * and where it may be set. The yargs options, the environment names, the config file's and the
+ * job file's settings fields, the JSON Schema's descriptions, the resolver and the resolved
+ * configuration's type all follow this table; a test checks config/default.yaml and the commands
+ * against it.
  *
  * Configuration flows one way: defaults < config file < environment < job file < CLI flag.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { parsePartitioning } from '../job/partitioning.js';
+import { parsePartitioning } from './partitioning.js';
 import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS } from '../sink/partitioning.js';
 import { foreignPathProblem } from '../store/local-path.js';
 import {
@@ -21,12 +22,14 @@ import {
   parseByteSize,
   parseDestination,
   parseDurationMs,
+  type Destination,
   type Parsed,
-} from '../job/values.js';
+} from './values.js';
 import {
   COMPRESSIONS,
   compressionsText,
   DEFAULT_FORMAT,
+  defaultCompression,
   DEFAULT_PARQUET_ENGINE,
   OUTPUT_FORMATS,
   PARQUET_ENGINES,
@@ -59,11 +62,15 @@ export interface Setting {
   file?: (cwd: string, jobDir?: string) => z.ZodType;
   /** The built-in default, when there is one. */
   default?: () => unknown;
+  /** A default that follows another setting's value (its origin reads "default for <that value>"). */
+  defaultFrom?: { key: string; value: (other: never) => unknown };
   /** The default as a user would write it, for docs and --help. */
   defaultText?: string;
   /** One line for --help, the JSON Schema and the README. */
   doc: string;
   places: readonly SettingPlace[];
+  /** How `insight-export config` shows a value that is set (default: strings as they are, anything else as JSON). */
+  show?: (value: never) => string;
 }
 
 /** A base schema whose value is then checked and normalised by a `Parsed` parser; failures become located issues. */
@@ -136,6 +143,10 @@ function rangePoint(v: unknown): Parsed<number | string> {
   if (typeof v !== 'string' || v.trim() === '') return { ok: false, problem: 'is empty' };
   const s = v.trim();
   return { ok: true, value: /^\d+$/.test(s) ? Number(s) : s };
+}
+
+function milliseconds(ms: number): string {
+  return `${ms}ms`;
 }
 
 function flagBoolean(v: unknown): Parsed<boolean> {
@@ -217,6 +228,7 @@ export const SETTINGS = {
     file: () => checked(z.string(), positiveDurationMs),
     default: () => 30_000,
     defaultText: '30s',
+    show: milliseconds,
     doc: 'How long S3 operations are retried while the store is unreachable or answers 5xx, e.g. 30s.',
     places: ['config', 'env', 'flag'],
   },
@@ -250,6 +262,7 @@ export const SETTINGS = {
     file: () => z.number().min(0).refine(requestsPerSecondInRange, { message: REQUESTS_PER_SECOND_RANGE }),
     default: () => 0,
     defaultText: '0',
+    show: (n: number) => (n === 0 ? '0 (unlimited)' : String(n)),
     doc: 'Request budget per second shared by all units; 0 = unlimited (default).',
     places: ALL,
   },
@@ -273,6 +286,7 @@ export const SETTINGS = {
     file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), positiveDurationMs),
     default: () => 30_000,
     defaultText: '30s',
+    show: milliseconds,
     doc: 'Time limit of one request, e.g. "30s" (default), "2m".',
     places: ALL,
   },
@@ -291,6 +305,7 @@ export const SETTINGS = {
     flag: { name: 'compression', type: 'string', for: ['job'], choices: COMPRESSIONS },
     parse: oneOf(COMPRESSIONS),
     file: () => z.enum(COMPRESSIONS),
+    defaultFrom: { key: 'output.format', value: defaultCompression },
     defaultText: 'zstd for Parquet, gzip for NDJSON',
     doc: `Compression: Parquet ${compressionsText('parquet')}; NDJSON ${compressionsText('ndjson')}.`,
     places: ['config', 'job', 'flag'],
@@ -311,6 +326,7 @@ export const SETTINGS = {
     env: ['INSIGHT_EXPORT_DESTINATION'],
     parse: (v, cwd) => parseDestination(v, cwd),
     file: (cwd, jobDir) => checked(z.string(), (v) => parseDestination(v, cwd, jobDir)),
+    show: (d: Destination) => d.url,
     doc: 'Where files go: "s3://bucket/prefix" or a local directory ("./out"; a relative path is taken from the working directory of the run; in a job file, "{job_dir}/out" from the job file\'s folder).',
     places: ALL,
   },
@@ -409,32 +425,32 @@ export const SETTINGS = {
 export type SettingKey = keyof typeof SETTINGS;
 export const SETTING_LIST: readonly Setting[] = Object.values(SETTINGS);
 
-type FileSchema<K extends SettingKey> = (typeof SETTINGS)[K] extends { file: (cwd: string) => infer R extends z.ZodType } ? R : never;
+type Table = typeof SETTINGS;
 
-/** The file field of a setting, optional and described by the table's doc. */
-export function fileField<K extends SettingKey>(key: K, cwd = process.cwd(), jobDir?: string): z.ZodOptional<FileSchema<K>> {
-  const s: Setting = SETTINGS[key];
-  if (!s.file) throw new Error(`${key} cannot be set in a file`);
-  return s.file(cwd, jobDir).optional().describe(s.doc) as z.ZodOptional<FileSchema<K>>;
+/** The keys of the settings that may be given at `place`. */
+export type SettingKeyIn<P extends SettingPlace> = { [K in SettingKey]: P extends Table[K]['places'][number] ? K : never }[SettingKey];
+
+/** The value a setting holds: what its parser gives. */
+export type SettingValue<K extends SettingKey> = Extract<ReturnType<Table[K]['parse']>, { ok: true }>['value'];
+
+/** "output" of "output.format"; never for a top-level key. */
+export type SectionOf<K extends string> = K extends `${infer S}.${string}` ? S : never;
+
+/** "base-url" -> "baseUrl", "max_rows_per_file" -> "maxRowsPerFile". */
+export type Camel<S extends string> = S extends `${infer H}-${infer T}`
+  ? `${H}${Capitalize<Camel<T>>}`
+  : S extends `${infer H}_${infer T}`
+    ? `${H}${Capitalize<Camel<T>>}`
+    : S;
+
+export function camelCase(name: string): string {
+  return name.replace(/[-_]([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
-/** "base-url" -> "baseUrl": the key of a flag's value in CliFlags. */
-type Camel<S extends string> = S extends `${infer H}-${infer T}` ? `${H}${Capitalize<Camel<T>>}` : S;
 type FlagName<S> = S extends { flag: { name: infer N extends string } } ? N : never;
-type ConfigFlagName = {
-  [K in SettingKey]: (typeof SETTINGS)[K] extends { places: readonly (infer P)[] }
-    ? 'config' extends P
-      ? FlagName<(typeof SETTINGS)[K]>
-      : never
-    : never;
-}[SettingKey];
-
-export function camelFlag(name: string): string {
-  return name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
-}
 
 /** CLI flags of the layered settings (those a config file may also set), by their camelCase name; yargs may hand numbers as strings. */
-export type CliFlags = { [N in ConfigFlagName as Camel<N>]?: string | number };
+export type CliFlags = { [N in FlagName<Table[SettingKeyIn<'config'>]> as Camel<N>]?: string | number };
 
 /** Environment variables read by the configuration (secrets included), with what each sets. */
 export const ENV_VARS: Readonly<Record<string, string>> = Object.fromEntries(

@@ -3,7 +3,7 @@
  * Unknown keys get a "did you mean"; union failures report the branch the user meant.
  */
 import type { z } from 'zod';
-import type { FileProblem } from './errors.js';
+import type { FileProblem } from './problems.js';
 import { formatFieldPath, type FieldPath, type YamlDoc } from './yaml-doc.js';
 
 type Issue = z.core.$ZodIssue;

@@ -5,8 +5,8 @@
  * The statements run on the writer's DuckDB thread (src/sink/duckdb-thread.ts), or with `--pool`
  * through the node API on whichever libuv thread is free, as the writer ran them before.
  *
- *   node --expose-gc --import tsx bench/duckdb-conversion-memory.ts [rows=30000] ['{"duckdb":"settings"}'] [maximum_object_size] [--pool]
- *   MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc --import tsx bench/duckdb-conversion-memory.ts 12000
+ *   node --expose-gc --import tsx bench/experiments/duckdb-conversion-memory.ts [rows=30000] ['{"duckdb":"settings"}'] [maximum_object_size] [--pool]
+ *   MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node --expose-gc --import tsx bench/experiments/duckdb-conversion-memory.ts 12000
  *
  * The figures of bench/RESULTS.md ("Memory"): after the 8 conversions RSS is ~480 MB with glibc's
  * defaults and ~405-425 MB with the container image's malloc settings (30,000 rows, `--pool`);
@@ -17,10 +17,10 @@ import { closeSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { DuckDBThread } from '../src/sink/duckdb-thread.js';
-import { copyStatement, rowGroupRows } from '../src/sink/parquet-duckdb.js';
-import { createNdjsonEncoder } from '../src/sink/row-values.js';
-import { sandboxTransactionRows } from './sandbox-transaction-rows.js';
+import { DuckDBThread } from '../../src/sink/duckdb-thread.js';
+import { copyStatement, rowGroupRows } from '../../src/sink/parquet-duckdb.js';
+import { createNdjsonEncoder } from '../../src/sink/row-values.js';
+import { sandboxTransactionRows } from '../sandbox-transaction-rows.js';
 
 function memory(): string {
   const status = readFileSync('/proc/self/status', 'utf8');

@@ -4,16 +4,16 @@
  * a run after it with `to` moved a day on (the heads the first run found are known). Not a test:
  * prints one JSON line.
  *
- *   node --import tsx bench/head-requests.ts --chains 60
+ *   node --import tsx bench/experiments/head-requests.ts --chains 60
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveConfig } from '../src/config/index.js';
-import { loadJob } from '../src/job/index.js';
-import { silentLogger } from '../src/log.js';
-import { runJob } from '../src/run/run-job.js';
-import { startSandbox } from '../src/sandbox/index.js';
+import { resolveConfig } from '../../src/config/index.js';
+import { loadJob } from '../../src/job/index.js';
+import { silentLogger } from '../../src/log.js';
+import { runJob } from '../../src/run/run-job.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 
 const argv = process.argv.slice(2);
 const get = (name: string) => {

@@ -3,14 +3,14 @@
  * and viem decodeEventLog) vs normalising the service's `decoded` object; plus a dynamic-type
  * event (viem only) and transactions.
  *
- *   npx tsx bench/decode-throughput.ts [rows=200000]
+ *   npx tsx bench/experiments/decode-throughput.ts [rows=200000]
  */
 import { decodeEventLog, encodeFunctionData, getAddress, parseAbi, type Hex } from 'viem';
-import { createEventDecoder } from '../src/decode/event-decoder.js';
-import { parseEventSignature } from '../src/abi/event-signature.js';
-import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';
-import type { EventRecord, TransactionRecord } from '../src/source/records.js';
-import { encodeLog, serviceDecoded, SIGS } from '../test/decode/fixtures.js';
+import { createEventDecoder } from '../../src/decode/event-decoder.js';
+import { parseEventSignature } from '../../src/abi/event-signature.js';
+import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
+import type { EventRecord, TransactionRecord } from '../../src/source/records.js';
+import { encodeLog, serviceDecoded, SIGS } from '../../test/decode/fixtures.js';
 
 const ROWS = Number(process.argv[2] ?? 200_000);
 const REPEATS = 5;

@@ -2,7 +2,7 @@
  * Cost of each per-row stage of the export, on real sandbox pages of the hot wallet, in one
  * process and one thread, so each figure is CPU of that stage alone (µs per row, best of 5):
  *
- *   npx tsx bench/stages.ts [sandbox transactions, default 300000]
+ *   npx tsx bench/experiments/stages.ts [sandbox transactions, default 300000]
  *
  * decoding of the compressed body (brotli, as the CDN-like server sends it; gzip) -> parse
  * (JSON.parse of the body: what the bare client does) -> normalise -> toRow (incl. decode)
@@ -10,15 +10,15 @@
  */
 import { promisify } from 'node:util';
 import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, gzipSync } from 'node:zlib';
-import { decodeBody } from '../src/source/content-encoding.js';
-import { cdnCompress } from '../src/sandbox/cdn-compression.js';
-import { normaliseListResponse } from '../src/source/response-records.js';
-import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
-import { createNdjsonEncoder, createColumnarConverter } from '../src/sink/row-values.js';
-import { isoDate, type Row } from '../src/columns/columns.js';
-import { renderPartition } from '../src/sink/partitioning.js';
-import type { TransactionRecord } from '../src/source/records.js';
-import { decodingWalletTarget, sandboxPageBodies } from './sandbox-transaction-rows.js';
+import { decodeBody } from '../../src/source/content-encoding.js';
+import { cdnCompress } from '../../src/sandbox/cdn-compression.js';
+import { normaliseListResponse } from '../../src/source/response-records.js';
+import { transactionsDataset, type WalletTransactionsTarget } from '../../src/datasets/transactions.js';
+import { createNdjsonEncoder, createColumnarConverter } from '../../src/sink/row-values.js';
+import { isoDate, type Row } from '../../src/columns/columns.js';
+import { renderPartition } from '../../src/sink/partitioning.js';
+import type { TransactionRecord } from '../../src/source/records.js';
+import { decodingWalletTarget, sandboxPageBodies } from '../sandbox-transaction-rows.js';
 
 const brotliDecompressAsync = promisify(brotliDecompress);
 const gunzipAsync = promisify(gunzip);
