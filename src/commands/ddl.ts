@@ -1,7 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { UserInputError } from '../errors.js';
 import { DIALECTS, exportLayout, firstDateOf, generateDdl, type Dialect } from '../warehouse/ddl.js';
-import { jobTables } from '../warehouse/tables.js';
+import { jobTables } from '../run/tables.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface DdlArgs extends ConfigArgs {

@@ -6,7 +6,7 @@ import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkTableColumns } from '../state/table-columns.js';
-import { jobTables } from '../warehouse/tables.js';
+import { jobTables } from '../run/tables.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
 import { ChainChecks, headFinder } from '../run/chains.js';

@@ -83,6 +83,7 @@ export const blocksDataset: Dataset<BlocksTarget, BlockRecord, 'blocks', 'chain'
     defaultFor: [],
     extent: 'ranged',
     rangeAxes: ['block'],
+    requestServes: 'block',
     filters: 'none',
   },
   buildTarget: () => ({}),

@@ -58,6 +58,11 @@ export interface DatasetCapabilities<Kind extends TargetKind = TargetKind> {
   readonly rangeAxes: readonly WindowAxis[];
   /** Pages the service serves a query at most (the estimate's page cap); without it the dataset has no cap. */
   readonly pageCap?: number;
+  /**
+   * What one request of a window serves, for up to MAX_CHAIN_IDS chains: a page of rows (the
+   * default), or one block number (a window of n blocks costs n requests, whatever its rows).
+   */
+  readonly requestServes?: 'page' | 'block';
   /** list-route: the job's filters of the target kind's list operation; none: it takes no filters. */
   readonly filters: 'list-route' | 'none';
   /** Computed from the job's `aggregates:` section (part of its units' identity; required when listed). */

@@ -79,17 +79,22 @@ export interface RunEstimate {
 /**
  * The requests a run of `plan` is expected to send: its checks (`checks`: what planning sent),
  * its window edges and its first pages. A window holding more rows per chain than a page costs
- * more pages than this (`estimateRequests` counts them from densities).
+ * more pages than this (`estimateRequests` counts them from densities); a dataset whose request
+ * serves one block number (`requestServes: 'block'`) costs a request per block of its window.
  */
 export function estimateRun(plan: Plan, checks: number): RunEstimate {
   const edges = new Map<string, Axis>();
-  const groups = new Map<string, number>();
+  /** The windows that share requests (one target and window, every chain), with the requests one chain-batch of them costs. */
+  const groups = new Map<string, { chains: number; each: number }>();
   for (const u of plan.units) {
-    if (capabilitiesOf(u.dataset).extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
+    const capabilities = capabilitiesOf(u.dataset);
+    if (capabilities.extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
     const group = `${u.unitKey.replace(/\/\d+\/(block|time)$/, '')}|${u.windowKey}`;
-    groups.set(group, (groups.get(group) ?? 0) + 1);
+    const each = capabilities.requestServes === 'block' ? length(u.window) : 1;
+    const g = groups.get(group) ?? { chains: 0, each };
+    groups.set(group, { chains: g.chains + 1, each });
   }
   const edgeRequests = [...edges.values()].reduce((n, axis) => n + (axis === 'time' ? 2 : 1), 0);
-  const pages = [...groups.values()].reduce((n, chains) => n + Math.ceil(chains / MAX_CHAIN_IDS), 0);
+  const pages = [...groups.values()].reduce((n, g) => n + g.each * Math.ceil(g.chains / MAX_CHAIN_IDS), 0);
   return { checks, edges: edgeRequests, pages, total: checks + edgeRequests + pages };
 }

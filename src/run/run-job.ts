@@ -27,7 +27,7 @@ import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
 import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
 import { claimPartitions } from '../state/owners.js';
 import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
-import { jobTables } from '../warehouse/tables.js';
+import { jobTables } from './tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 

@@ -66,4 +66,16 @@ describe('plan estimates the requests of a run', () => {
     expect(sent / estimate.total).toBeGreaterThan(1 / 1.5);
     expect(sent / estimate.total).toBeLessThan(1.5);
   });
+
+  it('blocks: a request per block of each window, not a page per window', { timeout: 120_000 }, async () => {
+    const first = sandbox.data.chain(1)!.firstBlock;
+    const { estimate, sent } = await estimateAndRun('headers', {
+      source: { base_url: 'sandbox', chains: [1] },
+      targets: [{ datasets: ['blocks'] }],
+      range: { by: 'block', from: first, to: first + 60, chunk: 20 },
+    });
+    expect(estimate.pages).toBe(60);
+    expect(sent / estimate.total).toBeGreaterThan(1 / 1.5);
+    expect(sent / estimate.total).toBeLessThan(1.5);
+  });
 });

@@ -13,7 +13,7 @@ import type { ColumnType } from '../../src/columns/columns.js';
 import { loadJob } from '../../src/job/index.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { exportLayout, generateDdl, UnsupportedLayoutError, type Dialect, type TableSpec } from '../../src/warehouse/ddl.js';
-import { jobTables } from '../../src/warehouse/tables.js';
+import { jobTables } from '../../src/run/tables.js';
 import { baseEnv, runCli } from './helpers.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

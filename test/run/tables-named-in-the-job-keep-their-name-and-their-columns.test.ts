@@ -11,7 +11,7 @@ import { ExitCode, InsightExportError } from '../../src/errors.js';
 import { loadJob } from '../../src/job/index.js';
 import { generateDdl, exportLayout } from '../../src/warehouse/ddl.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
-import { jobTables } from '../../src/warehouse/tables.js';
+import { jobTables } from '../../src/run/tables.js';
 import { exportJob, listFiles, readTable } from '../helpers/export.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';

@@ -2,7 +2,7 @@ import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, unitSpecs, type UnitTarget } from '../plan/plan.js';
-import { TargetFactory } from '../run/targets.js';
+import { TargetFactory } from './targets.js';
 import { columnShape, columnsDiffer, type TableUse } from '../state/table-columns.js';
 
 export class TableSchemaConflictError extends UserInputError {
