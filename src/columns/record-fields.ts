@@ -111,6 +111,3 @@ export const EVENT_QUERY_FIELDS = [...BLOCK_FIELDS, ...EVENT_FIELDS, ...EVENT_TO
 
 /** The name of a field of a field list. */
 export type FieldName<Fields extends readonly Column[]> = Fields[number]['name'];
-
-/** The type of the field `Name` of a field list. */
-export type FieldType<Fields extends readonly Column[], Name extends string> = Extract<Fields[number], { name: Name }>['type'];

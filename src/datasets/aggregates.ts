@@ -624,7 +624,7 @@ export const aggregatesDataset: Dataset<AggregateTarget, AggregateRecord, 'aggre
       window_end: r.window_end,
       window_start_time: isoTime(r.window_start_time),
     };
-    const row: AggregateRow = fixed;
+    const row: AggregateRow = fixed; // the same object: the expressions' columns are added to it
     for (const e of [...target.groupBy, ...target.aggregates]) {
       if (FIXED_NAMES.has(e.name)) continue; // `group_by: chain_id` is the row's chain_id
       const value = lookup(r.values, e.key);
