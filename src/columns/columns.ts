@@ -21,10 +21,46 @@ export interface Column {
   description: string;
 }
 
+/** The JS value of a non-null cell of each column type (see above). */
+export interface ColumnValue {
+  int32: number;
+  int64: number;
+  uint256: string;
+  string: string;
+  bool: boolean;
+  timestamp: string;
+  date: string;
+  json: string;
+}
+
+/** A column whose name, type and nullability the type checker knows: what `column` returns. */
+export interface ColumnOf<Name extends string, Type extends ColumnType, Nullable extends boolean> extends Column {
+  readonly name: Name;
+  readonly type: Type;
+  readonly nullable: Nullable;
+}
+
 export type RowValue = string | number | boolean | null;
 export type Row = Record<string, RowValue>;
 
-export function column(name: string, type: ColumnType, description: string, nullable = true): Column {
+/**
+ * The row of a column declaration (`[...] as const` of `column(...)`): one key per column, its
+ * value the column type's, or null when the column is nullable. A row literal of this type with a
+ * misspelt, missing or extra column does not type-check.
+ */
+export type RowOf<Columns extends readonly Column[]> = {
+  [C in Columns[number] as C['name']]: ColumnValue[C['type']] | (C['nullable'] extends false ? never : null);
+};
+
+/** A row of declared columns followed by columns only known at run time (a decoder's, the job's aggregate expressions). */
+export type RowWith<Columns extends readonly Column[]> = RowOf<Columns> & Row;
+
+export function column<Name extends string, Type extends ColumnType, Nullable extends boolean = true>(
+  name: Name,
+  type: Type,
+  description: string,
+  nullable: Nullable = true as Nullable,
+): ColumnOf<Name, Type, Nullable> {
   return { name, type, nullable, description };
 }
 

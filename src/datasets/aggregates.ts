@@ -28,7 +28,8 @@ import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
-import { column, isoDate, isoTime, type Column, type ColumnType, type Row, type RowValue } from '../columns/columns.js';
+import { column, isoDate, isoTime, type Column, type ColumnType, type RowOf, type RowValue, type RowWith } from '../columns/columns.js';
+import { EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
 import { BLOCK_WINDOW_FILTERS, type Dataset, type TargetOptions, type WindowAxis, type WindowRequest } from './dataset.js';
 import { eventTableName } from './events.js';
 import type { UnitTargetOf } from './target-kinds.js';
@@ -107,55 +108,16 @@ export class AggregateWindowTooDenseError extends InsightExportError {
 // ---------------------------------------------------------------------------------------------
 // Source columns: what group_by and aggregate expressions may name, with their types
 
-const TRANSACTION_FIELDS: Record<string, ColumnType> = {
-  chain_id: 'int64',
-  block_number: 'int64',
-  block_hash: 'string',
-  block_timestamp: 'int64',
-  hash: 'string',
-  nonce: 'int64',
-  transaction_index: 'int64',
-  from_address: 'string',
-  to_address: 'string',
-  value: 'uint256',
-  gas_price: 'uint256',
-  gas: 'int64',
-  function_selector: 'string',
-  data: 'string',
-  max_fee_per_gas: 'uint256',
-  max_priority_fee_per_gas: 'uint256',
-  transaction_type: 'int64',
-  r: 'uint256',
-  s: 'uint256',
-  v: 'uint256',
-  contract_address: 'string',
-  gas_used: 'int64',
-  cumulative_gas_used: 'int64',
-  effective_gas_price: 'uint256',
-  blob_gas_used: 'int64',
-  blob_gas_price: 'uint256',
-  logs_bloom: 'string',
-  status: 'int64',
-};
+/** Name -> type of the fields a source's expressions may name, in field order (the hint lists them). */
+function fieldTypes(fields: readonly Column[]): Record<string, ColumnType> {
+  return Object.fromEntries(fields.map((f) => [f.name, f.type]));
+}
 
-const EVENT_FIELDS: Record<string, ColumnType> = {
-  chain_id: 'int64',
-  block_number: 'int64',
-  block_hash: 'string',
-  block_timestamp: 'int64',
-  transaction_hash: 'string',
-  transaction_index: 'int64',
-  log_index: 'int64',
-  address: 'string',
-  data: 'string',
-  topic_0: 'string',
-  topic_1: 'string',
-  topic_2: 'string',
-  topic_3: 'string',
-};
+const TRANSACTION_TYPES = fieldTypes(TRANSACTION_QUERY_FIELDS);
+const EVENT_TYPES = fieldTypes(EVENT_QUERY_FIELDS);
 
 /** Columns every aggregates row starts with. */
-export const AGGREGATE_FIXED_COLUMNS: readonly Column[] = [
+export const AGGREGATE_FIXED_COLUMNS = [
   column('item_id', 'string', 'Stable unique key: hash of the query, chain, window and group values', false),
   column('chain_id', 'int64', 'Chain id', false),
   column('window_start', 'int64', 'Start of the window the row aggregates (inclusive): block number or unix seconds, as range.by', false),
@@ -166,9 +128,12 @@ export const AGGREGATE_FIXED_COLUMNS: readonly Column[] = [
     'UTC time of the window start (block axis: the time of its first block); the date partition',
     false,
   ),
-];
+] as const;
 
-const FIXED_NAMES = new Set(AGGREGATE_FIXED_COLUMNS.map((c) => c.name));
+/** A row of an aggregates table: its fixed columns, then one per group and aggregate expression. */
+type AggregateRow = RowWith<typeof AGGREGATE_FIXED_COLUMNS>;
+
+const FIXED_NAMES = new Set<string>(AGGREGATE_FIXED_COLUMNS.map((c) => c.name));
 
 // ---------------------------------------------------------------------------------------------
 // Expressions
@@ -244,6 +209,8 @@ function parseAggregate(expression: string, where: Where): AggregateExpression {
         hint: `e.g. "${fn}(gas_used)"`,
       });
     } else if (fn === 'avg') type = 'string';
+    else if (fn === 'sum' && colType === 'int32')
+      type = 'int64'; // a sum of int32 values may not fit int32
     else if (fn === 'sum' && colType === 'string') {
       throw new AggregateExpressionError(`sum() needs a numeric column in ${JSON.stringify(expression)}`, { details: where.field });
     } else type = colType;
@@ -498,7 +465,7 @@ type SourceRoutes = { [K in AggregateSource['kind']]: SourceRoute<Extract<Aggreg
 
 const SOURCE_ROUTES: SourceRoutes = {
   wallet: {
-    fields: TRANSACTION_FIELDS,
+    fields: TRANSACTION_TYPES,
     sourceName: 'Wallet transaction',
     source: (unit) => ({ kind: 'wallet', address: unit.wallet.toLowerCase() }),
     label: (unit) => `targets[${unit.targetIndex}] (wallet transactions)`,
@@ -508,7 +475,7 @@ const SOURCE_ROUTES: SourceRoutes = {
     fetch: (client, target, s, q, chainId, window) => walletAggregations(client, target, s.address, q, chainId, window),
   },
   contract: {
-    fields: EVENT_FIELDS,
+    fields: EVENT_TYPES,
     sourceName: 'Event',
     source: (unit) => ({ kind: 'contract', address: unit.contract.toLowerCase(), signature: parseEventSignature(unit.event.signature) }),
     label: (unit) => `targets[${unit.targetIndex}] (events ${unit.event.signature})`,
@@ -649,14 +616,15 @@ export const aggregatesDataset: Dataset<AggregateTarget, AggregateRecord, 'aggre
   position: (r) => ({ block_number: r.window_start, block_timestamp: r.window_start_time }),
   chainId: (r) => r.chain_id,
   itemId,
-  toRow(r, target) {
-    const row: Row = {
+  toRow(r, target): AggregateRow {
+    const fixed: RowOf<typeof AGGREGATE_FIXED_COLUMNS> = {
       item_id: itemId(r, target),
       chain_id: r.chain_id,
       window_start: r.window_start,
       window_end: r.window_end,
       window_start_time: isoTime(r.window_start_time),
     };
+    const row: AggregateRow = fixed; // the same object: the expressions' columns are added to it
     for (const e of [...target.groupBy, ...target.aggregates]) {
       if (FIXED_NAMES.has(e.name)) continue; // `group_by: chain_id` is the row's chain_id
       const value = lookup(r.values, e.key);

@@ -12,33 +12,16 @@ import { tagFailedChain } from '../source/errors.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { chainIdBatches } from '../source/query.js';
 import type { BlockRecord } from '../source/records.js';
-import { column, type Column, type Row } from '../columns/columns.js';
-import { BLOCK_COLUMNS, blockValues, type Dataset, type WindowRequest } from './dataset.js';
+import type { RowOf } from '../columns/columns.js';
+import { BLOCK_HEADER_FIELDS } from '../columns/record-fields.js';
+import { BLOCK_COLUMNS, blockTime, type Dataset, type WindowRequest } from './dataset.js';
 
 /** A chain target holds nothing: the chain of each unit is all there is to it. */
 export type BlocksTarget = Record<string, never>;
 
-const BLOCKS_COLUMNS: readonly Column[] = [
-  ...BLOCK_COLUMNS,
-  column('parent_hash', 'string', 'Hash of the parent block', false),
-  column('miner', 'string', 'Fee recipient (coinbase)'),
-  column('gas_limit', 'int64', 'Gas limit of the block'),
-  column('gas_used', 'int64', 'Gas used by the block'),
-  column('base_fee_per_gas', 'int64', 'EIP-1559 base fee per gas, wei'),
-  column('transaction_count', 'int64', 'Transactions in the block'),
-  column('size', 'int64', 'Block size, bytes'),
-  column('nonce', 'string', 'Block nonce, hex'),
-  column('difficulty', 'uint256', 'Difficulty'),
-  column('total_difficulty', 'uint256', 'Total difficulty of the chain up to this block'),
-  column('sha3_uncles', 'string', 'Hash of the uncles list'),
-  column('mix_hash', 'string', 'Mix hash'),
-  column('state_root', 'string', 'State trie root'),
-  column('transactions_root', 'string', 'Transactions trie root'),
-  column('receipts_root', 'string', 'Receipts trie root'),
-  column('withdrawals_root', 'string', 'Withdrawals trie root'),
-  column('logs_bloom', 'string', 'Logs bloom filter'),
-  column('extra_data', 'string', 'Extra data, hex'),
-];
+const BLOCKS_COLUMNS = [...BLOCK_COLUMNS, ...BLOCK_HEADER_FIELDS] as const;
+
+type BlockRow = RowOf<typeof BLOCKS_COLUMNS>;
 
 /** A block number of the window the service answered without the block of a chain asked for. */
 export class BlockNotServedError extends InsightExportError {
@@ -116,8 +99,14 @@ export const blocksDataset: Dataset<BlocksTarget, BlockRecord, 'blocks', 'chain'
   chainId: (r) => r.chain_id,
   itemId: (r) => `${r.chain_id}:${r.block_number}`,
   rowKey: (r) => String(r.block_number),
-  toRow(r) {
-    const row: Row = Object.assign(blockValues(`${r.chain_id}:${r.block_number}`, r), {
+  toRow(r): BlockRow {
+    return {
+      item_id: `${r.chain_id}:${r.block_number}`,
+      chain_id: r.chain_id,
+      block_number: r.block_number,
+      block_timestamp: r.block_timestamp,
+      block_time: blockTime(r.block_timestamp),
+      block_hash: r.block_hash,
       parent_hash: r.parent_hash,
       miner: r.miner,
       gas_limit: r.gas_limit,
@@ -136,7 +125,6 @@ export const blocksDataset: Dataset<BlocksTarget, BlockRecord, 'blocks', 'chain'
       withdrawals_root: r.withdrawals_root,
       logs_bloom: r.logs_bloom,
       extra_data: r.extra_data,
-    });
-    return row;
+    };
   },
 };

@@ -1,7 +1,8 @@
 import type { Abi } from 'viem';
 import type { Recount } from './recount.js';
 import type { TargetKind, UnitTargetOf } from './target-kinds.js';
-import { isoTime, type Column, type Row } from '../columns/columns.js';
+import { column, isoTime, type Column, type Row } from '../columns/columns.js';
+import { BLOCK_FIELDS } from '../columns/record-fields.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
 import type { ChainDone, PagedBatch, RejectReason, SliceAxis } from '../source/paginator.js';
@@ -140,6 +141,7 @@ export interface ListDataset<Target, Rec, Name extends string = string> {
    * Without it, the window keeps item_id.
    */
   rowKey?(record: Rec): string;
+  /** The dataset's row: the RowOf its column declaration (`as const`), so every column is checked. */
   toRow(record: Rec, target: Target): Row;
   /** `YYYY-MM-DD` of a row for `{date}` partitions; without it, the date of the row's block_timestamp. */
   partitionDate?(row: Row): string;
@@ -167,14 +169,15 @@ export function sameHex(a: string | null | undefined, b: string): boolean {
 }
 
 /** Columns every row of every list dataset starts with (the column conventions of docs/datasets.md). */
-export const BLOCK_COLUMNS: readonly Column[] = [
-  { name: 'item_id', type: 'string', nullable: false, description: 'Stable unique key of the row' },
-  { name: 'chain_id', type: 'int64', nullable: false, description: 'Chain id' },
-  { name: 'block_number', type: 'int64', nullable: false, description: 'Block number' },
-  { name: 'block_timestamp', type: 'int64', nullable: false, description: 'Block time, unix seconds' },
-  { name: 'block_time', type: 'timestamp', nullable: false, description: 'Block time, UTC timestamp' },
-  { name: 'block_hash', type: 'string', nullable: false, description: 'Block hash, lowercase 0x hex' },
-];
+const [CHAIN_ID, BLOCK_NUMBER, BLOCK_HASH, BLOCK_TIMESTAMP] = BLOCK_FIELDS;
+export const BLOCK_COLUMNS = [
+  column('item_id', 'string', 'Stable unique key of the row', false),
+  CHAIN_ID,
+  BLOCK_NUMBER,
+  BLOCK_TIMESTAMP,
+  column('block_time', 'timestamp', 'Block time, UTC timestamp', false),
+  BLOCK_HASH,
+] as const;
 
 /** Window bounds of the list operations: block_number or block_timestamp, half-open. */
 export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string }> = {
@@ -218,19 +221,4 @@ export function blockTime(unixSeconds: number): string {
     lastTimestamp = unixSeconds;
   }
   return lastBlockTime;
-}
-
-/** The values of BLOCK_COLUMNS for a record. */
-export function blockValues(
-  itemId: string,
-  r: { chain_id: number; block_number: number; block_timestamp: number; block_hash: string },
-): Row {
-  return {
-    item_id: itemId,
-    chain_id: r.chain_id,
-    block_number: r.block_number,
-    block_timestamp: r.block_timestamp,
-    block_time: blockTime(r.block_timestamp),
-    block_hash: r.block_hash,
-  };
 }

@@ -1,5 +1,6 @@
-import { column, type Column, type Row } from '../columns/columns.js';
-import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockValues, pageQuery, sameHex, type Dataset } from './dataset.js';
+import { column, type Column, type RowOf, type RowWith } from '../columns/columns.js';
+import { EVENT_FIELDS } from '../columns/record-fields.js';
+import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type Dataset } from './dataset.js';
 import type { EventRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import { createHash } from 'node:crypto';
@@ -20,19 +21,23 @@ export interface EventTarget {
   decoder: EventDecoder;
 }
 
-const EVENT_COLUMNS: readonly Column[] = [
+const [TRANSACTION_HASH, TRANSACTION_INDEX, LOG_INDEX, ADDRESS, DATA] = EVENT_FIELDS;
+const EVENT_COLUMNS = [
   ...BLOCK_COLUMNS,
-  column('transaction_hash', 'string', 'Transaction that emitted the log', false),
-  column('transaction_index', 'int64', 'Position of the transaction in the block', false),
-  column('log_index', 'int64', 'Position of the log in the block', false),
-  column('address', 'string', 'Contract that emitted the log', false),
+  TRANSACTION_HASH,
+  TRANSACTION_INDEX,
+  LOG_INDEX,
+  ADDRESS,
   column('topic0', 'string', 'Event signature hash'),
   column('topic1', 'string', 'First indexed parameter, 32-byte hex'),
   column('topic2', 'string', 'Second indexed parameter, 32-byte hex'),
   column('topic3', 'string', 'Third indexed parameter, 32-byte hex'),
-  column('data', 'string', 'Non-indexed parameters, ABI-encoded hex'),
+  DATA,
   column('event_signature', 'string', 'Canonical event signature, e.g. Transfer(address,address,uint256)', false),
-];
+] as const;
+
+/** A row of an events table: its declared columns, then the decoder's. */
+type EventRow = RowWith<typeof EVENT_COLUMNS>;
 
 /** The table of an event's rows before its schema is known (aggregates name theirs after it). */
 export function eventTableName(sig: ParsedEventSignature): string {
@@ -108,9 +113,15 @@ export const eventsDataset: Dataset<EventTarget, EventRecord, 'events', 'contrac
   chainId: (r) => r.chain_id,
   itemId: eventItemId,
   rowKey: eventRowKey,
-  toRow(r, target) {
-    // Object.assign, not {...spread, more}: on Node 20 that literal costs ~10 µs a row (measured).
-    const row: Row = Object.assign(blockValues(eventItemId(r), r), {
+  toRow(r, target): EventRow {
+    // One literal with every column in declared order, as transactions' toRow.
+    const row: RowOf<typeof EVENT_COLUMNS> = {
+      item_id: eventItemId(r),
+      chain_id: r.chain_id,
+      block_number: r.block_number,
+      block_timestamp: r.block_timestamp,
+      block_time: blockTime(r.block_timestamp),
+      block_hash: r.block_hash,
       transaction_hash: r.transaction_hash,
       transaction_index: r.transaction_index,
       log_index: r.log_index,
@@ -121,7 +132,7 @@ export const eventsDataset: Dataset<EventTarget, EventRecord, 'events', 'contrac
       topic3: r.topics[3] ?? null,
       data: r.data,
       event_signature: target.signature.canonical,
-    });
+    };
     Object.assign(row, target.decoder.decode(r).values);
     return row;
   },

@@ -15,7 +15,7 @@ import { HttpStatusError } from '../source/errors.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
-import { column, isoDate, type Column, type Row } from '../columns/columns.js';
+import { column, isoDate, type RowOf } from '../columns/columns.js';
 import type { Dataset, WindowRequest } from './dataset.js';
 
 export interface NftHoldingsTarget {
@@ -58,7 +58,7 @@ export class NftValueError extends InsightExportError {
   override name = 'NftValueError';
 }
 
-export const NFT_HOLDING_COLUMNS: readonly Column[] = [
+export const NFT_HOLDING_COLUMNS = [
   column('item_id', 'string', 'Stable unique key: chain:wallet:token:id:snapshot_date', false),
   column('chain_id', 'int64', 'Chain id', false),
   column('snapshot_date', 'date', 'UTC day the holdings were read (the date partition)', false),
@@ -94,7 +94,9 @@ export const NFT_HOLDING_COLUMNS: readonly Column[] = [
   column('animation_url', 'string', 'Animation URL'),
   column('external_app_url', 'string', 'External app URL'),
   column('metadata', 'json', 'Token metadata (name, description, attributes ...), JSON text'),
-];
+] as const;
+
+type NftHoldingRow = RowOf<typeof NFT_HOLDING_COLUMNS>;
 
 function itemId(r: NftHoldingRecord, target: NftHoldingsTarget): string {
   const id = /^\s*[0-9]+\s*$/.test(r.instance.id) ? BigInt(r.instance.id.trim()).toString() : r.instance.id;
@@ -180,7 +182,7 @@ export const nftHoldingsDataset: Dataset<NftHoldingsTarget, NftHoldingRecord, 'n
   position: (r) => ({ block_number: 0, block_timestamp: Date.parse(`${r.snapshot_date}T00:00:00Z`) / 1000 }),
   chainId: (r) => r.chain_id,
   itemId,
-  toRow(r, target) {
+  toRow(r, target): NftHoldingRow {
     const t = r.collection.token;
     const i = r.instance;
     return {
@@ -211,7 +213,7 @@ export const nftHoldingsDataset: Dataset<NftHoldingsTarget, NftHoldingRecord, 'n
       animation_url: i.animation_url,
       external_app_url: i.external_app_url,
       metadata: i.metadata === null ? null : JSON.stringify(i.metadata),
-    } satisfies Row;
+    };
   },
   partitionDate: (row) => String(row.snapshot_date),
 };

@@ -1,4 +1,5 @@
-import { column, type Column, type Row } from '../columns/columns.js';
+import { column, type RowOf, type RowWith } from '../columns/columns.js';
+import { TRANSACTION_FIELDS } from '../columns/record-fields.js';
 import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQuery, sameHex, type Dataset } from './dataset.js';
 import type { TransactionRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
@@ -15,36 +16,14 @@ export interface WalletTransactionsTarget {
   decoder?: TransactionDecoder | undefined;
 }
 
-const TRANSACTION_COLUMNS: readonly Column[] = [
+const TRANSACTION_COLUMNS = [
   ...BLOCK_COLUMNS,
   column('wallet_address', 'string', 'The exported wallet (the row is this wallet’s view of the transaction)', false),
-  column('hash', 'string', 'Transaction hash', false),
-  column('nonce', 'int64', 'Sender nonce'),
-  column('transaction_index', 'int64', 'Position in the block', false),
-  column('from_address', 'string', 'Sender'),
-  column('to_address', 'string', 'Receiver; null for contract creation'),
-  column('value', 'uint256', 'Value in wei, exact decimal'),
-  column('gas_price', 'uint256', 'Gas price in wei'),
-  column('gas', 'int64', 'Gas limit'),
-  column('function_selector', 'string', 'First 4 bytes of the input'),
-  column('data', 'string', 'Input data, hex'),
-  column('max_fee_per_gas', 'uint256', 'EIP-1559 max fee per gas'),
-  column('max_priority_fee_per_gas', 'uint256', 'EIP-1559 max priority fee per gas'),
-  column('transaction_type', 'int32', 'Transaction type (0 legacy, 1 access list, 2 EIP-1559, 3 blob, 4 set-code)'),
-  column('r', 'uint256', 'Signature r'),
-  column('s', 'uint256', 'Signature s'),
-  column('v', 'uint256', 'Signature v'),
-  column('access_list_json', 'json', 'Access list, JSON'),
-  column('authorization_list_json', 'json', 'EIP-7702 authorization list, JSON'),
-  column('contract_address', 'string', 'Created contract, for contract creations'),
-  column('gas_used', 'int64', 'Gas used by this transaction'),
-  column('cumulative_gas_used', 'int64', 'Gas used in the block up to and including this transaction'),
-  column('effective_gas_price', 'uint256', 'Price actually paid per gas'),
-  column('blob_gas_used', 'int64', 'Blob gas used'),
-  column('blob_gas_price', 'uint256', 'Blob gas price'),
-  column('logs_bloom', 'string', 'Logs bloom filter'),
-  column('status', 'int32', '1 success, 0 failure'),
-];
+  ...TRANSACTION_FIELDS,
+] as const;
+
+/** A row of the transactions table: its declared columns, then the decoder's (decode: true). */
+type TransactionRow = RowWith<typeof TRANSACTION_COLUMNS>;
 
 /** Lowercase `address` written in any case. */
 
@@ -104,10 +83,10 @@ export const transactionsDataset: Dataset<WalletTransactionsTarget, TransactionR
   chainId: (r) => r.chain_id,
   itemId: transactionItemId,
   rowKey: transactionRowKey,
-  toRow(r, target) {
+  toRow(r, target): TransactionRow {
     // One literal with every column in declared order: one allocation, one shape for all rows
     // (the NDJSON encoder then writes it with JSON.stringify). Not {...spread}: slow on Node 20.
-    const row: Row = {
+    const row: RowOf<typeof TRANSACTION_COLUMNS> = {
       item_id: transactionItemId(r, target),
       chain_id: r.chain_id,
       block_number: r.block_number,

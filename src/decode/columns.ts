@@ -3,7 +3,7 @@ import { column, type Column, type ColumnType } from '../columns/columns.js';
 import { canonicalType, isHashedWhenIndexed, isIndexed, typeInfo } from '../abi/abi-types.js';
 
 /** `decode_status`: `ok`, `no_abi` or `error: <short reason>` (transactions also `no_calldata`). */
-export const DECODE_STATUS_COLUMN: Column = column(
+export const DECODE_STATUS_COLUMN = column(
   'decode_status',
   'string',
   "How the row was decoded: 'ok', 'no_abi' (no definition to decode it with) or 'error: <reason>'; arg columns are null unless 'ok'",

@@ -1,6 +1,6 @@
 import type { Abi, AbiEvent, AbiFunction, AbiParameter, Hex } from 'viem';
 import { parseAbiItem } from 'abitype';
-import { column, type Column, type RowValue } from '../columns/columns.js';
+import { column, type Column, type RowOf } from '../columns/columns.js';
 import type { TransactionRecord } from '../source/records.js';
 import { canonicalSignature, functionSelector, isSupportedType } from '../abi/abi-types.js';
 import { DECODE_STATUS_COLUMN } from './columns.js';
@@ -22,7 +22,7 @@ export interface TransactionDecoderOptions {
   preferService?: boolean | undefined;
 }
 
-export const TRANSACTION_DECODE_COLUMNS: Column[] = [
+export const TRANSACTION_DECODE_COLUMNS = [
   column('decoded_function_name', 'string', 'Name of the called function (null unless decode_status is ok)'),
   column(
     'decoded_signature',
@@ -35,7 +35,7 @@ export const TRANSACTION_DECODE_COLUMNS: Column[] = [
     'Call arguments as a JSON object keyed by parameter name (unnamed: position) in ABI order; integers as decimal strings, bytes and addresses as lowercase hex',
   ),
   { ...DECODE_STATUS_COLUMN, description: "'ok', 'no_abi' (no ABI for the selector), 'no_calldata' (plain transfer) or 'error: <reason>'" },
-];
+] as const;
 
 interface KnownFunction {
   name: string;
@@ -289,7 +289,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
   }
 
   function result(status: string, ok?: Decoded): DecodeResult {
-    const values: Record<string, RowValue> = {
+    const values: RowOf<typeof TRANSACTION_DECODE_COLUMNS> = {
       decoded_function_name: ok?.name ?? null,
       decoded_signature: ok?.signature ?? null,
       decoded_inputs_json: ok?.inputs ?? null,
@@ -299,7 +299,7 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
   }
 
   return {
-    columns: TRANSACTION_DECODE_COLUMNS,
+    columns: [...TRANSACTION_DECODE_COLUMNS],
     decode(record: TransactionRecord): DecodeResult {
       const data = record.data || '0x';
       const known = data.length >= 10 ? bySelector.get(data.slice(0, 10).toLowerCase()) : undefined;

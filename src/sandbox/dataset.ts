@@ -28,7 +28,9 @@ import {
 import { goDecodedEvent, goDecodedTransaction } from './go-values.js';
 import { SandboxOptionsError } from './errors.js';
 import { Rng, derivedHex, hash3, mix32, unmix32, wordHex } from './prng.js';
-import type { ColumnCatalog } from './query.js';
+import type { ColumnCatalog, ColumnSpec } from './query.js';
+import type { Column, ColumnType } from '../columns/columns.js';
+import type { BLOCK_FIELDS, EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
 
 // ------------------------------------------------------------------ public shapes
 
@@ -590,14 +592,27 @@ function addToBloom(bloom: Uint8Array, hex: string): void {
 
 type TxCol = ColumnCatalog<ChainState>;
 
+/** How the sandbox compares a field of each column type. */
+type KindOf<T extends ColumnType> = T extends 'int32' | 'int64' ? 'num' : T extends 'uint256' ? 'big' : 'str';
+
+/** Query columns named as the service's fields (src/columns/record-fields.ts) and compared as their type says. */
+type FieldCatalog<Fields extends readonly Column[]> = {
+  [F in Fields[number] as F['name']]?: ColumnSpec<ChainState> & { kind: KindOf<F['type']> };
+};
+
 const big = (v: bigint | null) => v;
 
-/** Columns of wallet transactions: filters, group_by and aggregate names. */
-export const TRANSACTION_COLUMNS: TxCol = {
+/** Columns of the block fields of transactions and events. */
+const BLOCK_FIELD_COLUMNS = {
   chain_id: { kind: 'num', wire: 'string', get: (c) => c.chainId },
   block_number: { kind: 'num', wire: 'number', monotonic: true, get: (c, r) => c.blockNumber(r) },
   block_hash: { kind: 'str', wire: 'string', get: (c, r) => c.blockHashOf(c.blockOff[r]!) },
   block_timestamp: { kind: 'num', wire: 'number', monotonic: true, get: (c, r) => c.blockTimestamp(r) },
+} satisfies FieldCatalog<typeof BLOCK_FIELDS>;
+
+/** Columns of wallet transactions: filters, group_by and aggregate names. */
+export const TRANSACTION_COLUMNS: TxCol = {
+  ...BLOCK_FIELD_COLUMNS,
   hash: { kind: 'str', wire: 'string', get: (c, r) => c.txHash(r) },
   nonce: { kind: 'num', wire: 'number', get: (c, r) => c.nonce[r]! },
   transaction_index: { kind: 'num', wire: 'number', get: (c, r) => c.txIndex[r]! },
@@ -617,16 +632,13 @@ export const TRANSACTION_COLUMNS: TxCol = {
   blob_gas_used: { kind: 'num', wire: 'number', get: (c, r) => c.blobGasUsed(r) },
   blob_gas_price: { kind: 'big', wire: 'string', get: (c, r) => c.blobGasPrice(r) },
   status: { kind: 'num', wire: 'number', get: (c, r) => c.status[r]! },
-};
+} satisfies FieldCatalog<typeof TRANSACTION_QUERY_FIELDS>;
 
 /** Columns of contract events (`topic_N` are the filter_topic_N columns). */
 export const EVENT_COLUMNS: TxCol = {
-  chain_id: TRANSACTION_COLUMNS.chain_id!,
-  block_number: TRANSACTION_COLUMNS.block_number!,
-  block_hash: TRANSACTION_COLUMNS.block_hash!,
-  block_timestamp: TRANSACTION_COLUMNS.block_timestamp!,
+  ...BLOCK_FIELD_COLUMNS,
   transaction_hash: { kind: 'str', wire: 'string', get: (c, r) => c.txHash(r) },
-  transaction_index: TRANSACTION_COLUMNS.transaction_index!,
+  transaction_index: { kind: 'num', wire: 'number', get: (c, r) => c.txIndex[r]! },
   log_index: { kind: 'num', wire: 'number', get: (c, r) => c.logIndex[r]! },
   address: { kind: 'str', wire: 'string', get: (c, r) => c.toAddress(r) },
   data: { kind: 'str', wire: 'string', get: (c, r) => c.logData(r) },
@@ -634,7 +646,7 @@ export const EVENT_COLUMNS: TxCol = {
   topic_1: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 1) },
   topic_2: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 2) },
   topic_3: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 3) },
-};
+} satisfies FieldCatalog<typeof EVENT_QUERY_FIELDS>;
 
 // ------------------------------------------------------------------ build
 

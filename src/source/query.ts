@@ -8,6 +8,7 @@ import { keccakOfText } from '../abi/abi-types.js';
 import { InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import type { DecodeRequestBody, Hex } from './records.js';
 import { RequestValidationError } from './errors.js';
+import type { EVENT_QUERY_FIELDS, FieldName, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
 
 export type FilterOperator = '' | '_gte' | '_gt' | '_lte' | '_lt';
 export const FILTER_OPERATORS: readonly FilterOperator[] = ['', '_gte', '_gt', '_lte', '_lt'];
@@ -22,7 +23,7 @@ export const TRANSACTION_FILTER_FIELDS = [
   'gas_price',
   'gas',
   'function_selector',
-] as const;
+] as const satisfies readonly FieldName<typeof TRANSACTION_QUERY_FIELDS>[];
 export type TransactionFilterField = (typeof TRANSACTION_FILTER_FIELDS)[number];
 
 export const EVENT_FILTER_FIELDS = [
@@ -35,7 +36,7 @@ export const EVENT_FILTER_FIELDS = [
   'topic_1',
   'topic_2',
   'topic_3',
-] as const;
+] as const satisfies readonly FieldName<typeof EVENT_QUERY_FIELDS>[];
 export type EventFilterField = (typeof EVENT_FILTER_FIELDS)[number];
 
 /** Keys are full parameter names: 'filter_block_number_gte', 'filter_hash', ... */

@@ -8,7 +8,9 @@
  *  - uint256 quantities (value, gas prices, fees, r/s/v, difficulty) are exact decimal strings;
  *  - hashes, addresses and hex data are lowercase 0x strings;
  *  - a field the service left out or sent as null is null.
+ * The fields of transactions, events and blocks, and their types, are those of src/columns/record-fields.ts.
  */
+import type { BLOCK_FIELDS, BLOCK_HEADER_FIELDS, EVENT_FIELDS, RecordOf, TRANSACTION_FIELDS } from '../columns/record-fields.js';
 
 export type Hex = `0x${string}`;
 
@@ -25,78 +27,19 @@ export interface DecodedEvent {
   non_indexed_params: Record<string, unknown>;
 }
 
-export interface TransactionRecord {
-  chain_id: number;
-  block_number: number;
-  block_hash: string;
-  block_timestamp: number;
-  hash: string;
-  nonce: number;
-  transaction_index: number;
-  from_address: string;
-  to_address: string | null;
-  value: string;
-  gas_price: string | null;
-  gas: number;
-  function_selector: string | null;
-  data: string;
-  max_fee_per_gas: string | null;
-  max_priority_fee_per_gas: string | null;
-  transaction_type: number;
-  r: string | null;
-  s: string | null;
-  v: string | null;
-  access_list_json: string | null;
-  authorization_list_json: string | null;
-  contract_address: string | null;
-  gas_used: number | null;
-  cumulative_gas_used: number | null;
-  effective_gas_price: string | null;
-  blob_gas_used: number | null;
-  blob_gas_price: string | null;
-  logs_bloom: string | null;
-  status: number | null;
+/** A transaction: the fields of BLOCK_FIELDS and TRANSACTION_FIELDS. */
+export interface TransactionRecord extends RecordOf<readonly [...typeof BLOCK_FIELDS, ...typeof TRANSACTION_FIELDS]> {
   decoded?: DecodedTransaction | null;
 }
 
-export interface EventRecord {
-  chain_id: number;
-  block_number: number;
-  block_hash: string;
-  block_timestamp: number;
-  transaction_hash: string;
-  transaction_index: number;
-  log_index: number;
-  address: string;
-  data: string;
+/** A log: the fields of BLOCK_FIELDS and EVENT_FIELDS, and its topics. */
+export interface EventRecord extends RecordOf<readonly [...typeof BLOCK_FIELDS, ...typeof EVENT_FIELDS]> {
   topics: string[];
   decoded?: DecodedEvent | null;
 }
 
-export interface BlockRecord {
-  chain_id: number;
-  block_number: number;
-  block_hash: string;
-  parent_hash: string;
-  block_timestamp: number;
-  nonce: string | null;
-  sha3_uncles: string | null;
-  mix_hash: string | null;
-  miner: string | null;
-  state_root: string | null;
-  transactions_root: string | null;
-  receipts_root: string | null;
-  logs_bloom: string | null;
-  size: number | null;
-  extra_data: string | null;
-  difficulty: string | null;
-  total_difficulty: string | null;
-  transaction_count: number | null;
-  gas_limit: number | null;
-  gas_used: number | null;
-  withdrawals_root: string | null;
-  base_fee_per_gas: number | null;
-}
+/** A block header: the fields of BLOCK_FIELDS and BLOCK_HEADER_FIELDS. */
+export type BlockRecord = RecordOf<readonly [...typeof BLOCK_FIELDS, ...typeof BLOCK_HEADER_FIELDS]>;
 
 export interface ResponseMeta {
   chain_ids: number[];

@@ -48,7 +48,7 @@ describe('aggregates columns', () => {
       ['day', 'date'],
       ['to_start_of_day_to_date_time_block_timestamp', 'timestamp'],
       ['from_address', 'string'],
-      ['status', 'int64'],
+      ['status', 'int32'],
       ['count', 'int64'],
       ['n', 'int64'],
       ['sum_value', 'uint256'],
