@@ -198,6 +198,27 @@ export interface KnownFailure {
   sameMessageCounts?: boolean;
 }
 
+type NftRouteOptions = { types?: NftTokenType[]; chainIds?: number[] };
+type NftPageOptions = NftRouteOptions & { pageParams?: Record<string, string | number> };
+
+/** An explorer route paged by next_page_params: its request name, path and answer check. */
+interface ExplorerRoute<Page> {
+  op: string;
+  path(address: string, opts: NftPageOptions): string;
+  normalise(json: unknown, url: string): Page;
+}
+
+const NFT_COLLECTIONS_ROUTE: ExplorerRoute<NftCollectionsPage> = {
+  op: 'nftCollections',
+  path: nftCollectionsPath,
+  normalise: normaliseNftCollectionsPage,
+};
+const NFT_INSTANCES_ROUTE: ExplorerRoute<NftInstancesPage> = {
+  op: 'nftInstances',
+  path: nftInstancesPath,
+  normalise: normaliseNftInstancesPage,
+};
+
 interface JsonResult {
   json: unknown;
   url: string;
@@ -312,45 +333,43 @@ export class InsightClient {
   }
 
   /** Operation 5, one page. */
-  async nftCollectionsPage(
-    address: string,
-    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
-  ): Promise<NftCollectionsPage> {
-    return this.call(async () => {
-      const path = nftCollectionsPath(address, opts);
-      const { json, url } = await this.requestJson('nftCollections', this.explorer, path, 'GET', { chainIds: opts.chainIds });
-      return normaliseNftCollectionsPage(json, url);
-    });
+  async nftCollectionsPage(address: string, opts: NftPageOptions = {}): Promise<NftCollectionsPage> {
+    return this.explorerPage(NFT_COLLECTIONS_ROUTE, address, opts);
   }
 
   /** Operation 5, every page: follows next_page_params until null. */
-  async *nftCollections(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftCollection> {
-    yield* this.followPages(
-      (pageParams) => this.nftCollectionsPage(address, { ...opts, pageParams }),
-      (pageParams) => nftCollectionsPath(address, { ...opts, pageParams }),
-    );
+  async *nftCollections(address: string, opts: NftRouteOptions = {}): AsyncGenerator<NftCollection> {
+    yield* this.explorerPages(NFT_COLLECTIONS_ROUTE, address, opts);
   }
 
   /**
    * One page of Blockscout's ungrouped addresses/<hash>/nft route (not in the contract): every
    * instance, with its collection's token. An explorer that does not serve it answers 404.
    */
-  async nftInstancesPage(
-    address: string,
-    opts: { types?: NftTokenType[]; pageParams?: Record<string, string | number>; chainIds?: number[] } = {},
-  ): Promise<NftInstancesPage> {
-    return this.call(async () => {
-      const path = nftInstancesPath(address, opts);
-      const { json, url } = await this.requestJson('nftInstances', this.explorer, path, 'GET', { chainIds: opts.chainIds });
-      return normaliseNftInstancesPage(json, url);
-    });
+  async nftInstancesPage(address: string, opts: NftPageOptions = {}): Promise<NftInstancesPage> {
+    return this.explorerPage(NFT_INSTANCES_ROUTE, address, opts);
   }
 
   /** Every page of the ungrouped route: follows next_page_params until null. */
-  async *nftInstances(address: string, opts: { types?: NftTokenType[]; chainIds?: number[] } = {}): AsyncGenerator<NftListedInstance> {
-    yield* this.followPages(
-      (pageParams) => this.nftInstancesPage(address, { ...opts, pageParams }),
-      (pageParams) => nftInstancesPath(address, { ...opts, pageParams }),
+  async *nftInstances(address: string, opts: NftRouteOptions = {}): AsyncGenerator<NftListedInstance> {
+    yield* this.explorerPages(NFT_INSTANCES_ROUTE, address, opts);
+  }
+
+  private async explorerPage<Page>(route: ExplorerRoute<Page>, address: string, opts: NftPageOptions): Promise<Page> {
+    return this.call(async () => {
+      const { json, url } = await this.requestJson(route.op, this.explorer, route.path(address, opts), 'GET', { chainIds: opts.chainIds });
+      return route.normalise(json, url);
+    });
+  }
+
+  private explorerPages<Item>(
+    route: ExplorerRoute<{ items: Item[]; next_page_params: Record<string, string | number> | null }>,
+    address: string,
+    opts: NftRouteOptions,
+  ): AsyncGenerator<Item> {
+    return this.followPages(
+      (pageParams) => this.explorerPage(route, address, { ...opts, pageParams }),
+      (pageParams) => route.path(address, { ...opts, pageParams }),
     );
   }
 
