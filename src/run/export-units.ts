@@ -211,7 +211,7 @@ async function exportGroup(
   const w: WindowExport = {
     group,
     opts,
-    log: opts.logger.child({ unit: first.unitKey.replace(/\/\d+$/, ''), window: windowKey({ start: first.start, end: first.end }) }),
+    log: opts.logger.child({ unit: first.unitKey, window: windowKey({ start: first.start, end: first.end }) }),
     byChain: new Map(group.map((u) => [u.chainId, u])),
     writers: new Map(),
     results: new Map(),
