@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
-import { errorMessage, exitCodeOf } from '../errors.js';
+import { errorMessage, exitCodeOf, InsightExportError } from '../errors.js';
 import { failedChainOf } from '../source/errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
 import type { Row } from '../columns/columns.js';
@@ -97,7 +97,8 @@ export interface UnitOutcome {
   rejected?: Partial<Record<RejectReason, number>>;
 }
 
-export class UnitAbandonedError extends Error {
+/** A window stopped because the run is stopping (a signal, a lost lease): abandoned, not failed. */
+export class UnitAbandonedError extends InsightExportError {
   override name = 'UnitAbandonedError';
 }
 

@@ -1,5 +1,16 @@
 import { InsightExportError } from '../errors.js';
 
+/** An exported data file cannot be read back (verify, the reorganisation check, recount). */
+export class ExportedFileError extends InsightExportError {
+  override name = 'ExportedFileError';
+  constructor(key: string, problem: string) {
+    super(problem, {
+      details: key,
+      hint: 'Export its window again (`insight-export verify` prints the command), or delete the file if no window lists it.',
+    });
+  }
+}
+
 export class StateCorruptError extends InsightExportError {
   override name = 'StateCorruptError';
   constructor(key: string, problem: string) {
