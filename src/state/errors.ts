@@ -11,6 +11,11 @@ export class ExportedFileError extends InsightExportError {
   }
 }
 
+/** A window's commit stopped before an upload because the run is stopping: the window is not completed. */
+export class CommitStoppedError extends InsightExportError {
+  override name = 'CommitStoppedError';
+}
+
 export class StateCorruptError extends InsightExportError {
   override name = 'StateCorruptError';
   constructor(key: string, problem: string) {
