@@ -68,6 +68,31 @@ export class InsightExportError extends Error {
     this.hint = params.hint;
     this.metaMessages = params.metaMessages ?? [];
   }
+
+  /** This error or the first of its causes that `fn` accepts (see walk); without `fn`, the root cause. */
+  walk<T>(fn: (err: unknown) => err is T): T | null;
+  walk(fn?: (err: unknown) => boolean): unknown;
+  walk(fn?: (err: unknown) => boolean): unknown {
+    return walk(this, fn);
+  }
+}
+
+/**
+ * Walks an error's `cause` chain from the error itself: the first error `fn` accepts (null when it
+ * accepts none), or without `fn` the last of the chain (the root cause). For any thrown value:
+ * a wrapped library error, a retry that kept its last attempt's error as its cause.
+ */
+export function walk<T>(err: unknown, fn: (err: unknown) => err is T): T | null;
+export function walk(err: unknown, fn?: (err: unknown) => boolean): unknown;
+export function walk(err: unknown, fn?: (err: unknown) => boolean): unknown {
+  const seen = new Set<unknown>();
+  for (let e = err; ;) {
+    if (fn?.(e)) return e;
+    seen.add(e);
+    const cause = typeof e === 'object' && e !== null && 'cause' in e ? e.cause : undefined;
+    if (cause === undefined || cause === null || seen.has(cause)) return fn ? null : e;
+    e = cause;
+  }
 }
 
 /** Bad input from the user (job file, CLI flag, address, signature): exit code 2. */

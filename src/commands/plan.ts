@@ -3,6 +3,7 @@ import { estimateRequests, estimateRun, planJob, type Interval, type Plan, type 
 import { unitSpecs, type UnitTarget } from '../plan/plan.js';
 import type { Job, Target } from '../job/schema.js';
 import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
+import { parseUnitKey } from '../plan/unit-key.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkTableColumns } from '../state/table-columns.js';
@@ -93,7 +94,7 @@ export function unitLabels(job: Job, named: Job): Map<string, string> {
       spec.target,
       named.targets[spec.target.targetIndex],
     );
-    const variant = /~([0-9a-f]+)\//.exec(spec.unitKey)?.[1];
+    const variant = parseUnitKey(spec.unitKey)!.variant;
     labels.set(spec.unitKey, `${[spec.dataset, who].filter(Boolean).join(' ')}${variant ? ` ~${variant}` : ''} chain ${spec.chainId}`);
   }
   return labels;

@@ -20,8 +20,8 @@
  *   half exported on its own (rows then carry the half's bounds). No window is ever truncated.
  */
 import { createHash } from 'node:crypto';
-import { ExitCode, InsightExportError, InterruptedError, UserInputError } from '../errors.js';
-import { HttpStatusError, RequestGivenUpError, tagFailedChain } from '../source/errors.js';
+import { ExitCode, InsightExportError, InterruptedError, UserInputError, walk } from '../errors.js';
+import { HttpStatusError, tagFailedChain } from '../source/errors.js';
 import { snakeCase } from '../decode/columns.js';
 import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
 import type { InsightClient } from '../source/client.js';
@@ -410,8 +410,7 @@ async function walletAggregations(
     const known = grouped ? { likelyCause: 'the service cannot group aggregates of a wallet', sameMessageCounts: true } : undefined;
     rows = (await client.walletTransactions(address, q, undefined, known)).aggregations ?? [];
   } catch (err) {
-    const cause: unknown = err instanceof RequestGivenUpError ? (err.lastCause as Error) : err;
-    if (grouped && target.aggregates.length > 0 && cause instanceof HttpStatusError && cause.status === 500) {
+    if (grouped && target.aggregates.length > 0 && walk(err, (e) => e instanceof HttpStatusError)?.status === 500) {
       // A property of the service, the same on every chain and window: the details name none of them.
       const error = new AggregateWalletUnionError(
         'The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)',

@@ -48,17 +48,5 @@ export function isSnapshot(name: DatasetName): boolean {
   return capabilitiesOf(name).extent === 'snapshot';
 }
 
-/** The dataset of a unit key (`<dataset>/<target>/<chain>/<axis>`, see src/plan/plan.ts), or null. */
-export function datasetOfUnitKey(unitKey: string): DatasetName | null {
-  const name = unitKey.slice(0, unitKey.indexOf('/'));
-  return (DATASET_NAMES as readonly string[]).includes(name) ? (name as DatasetName) : null;
-}
-
-/** A unit of a snapshot dataset: no block edges, no reorganisation checks, no rewind. */
-export function isSnapshotUnitKey(unitKey: string): boolean {
-  const name = datasetOfUnitKey(unitKey);
-  return name !== null && isSnapshot(name);
-}
-
 export type { DatasetCapabilities } from './dataset.js';
 export type { TargetKind, UnitTarget, UnitTargetOf } from './target-kinds.js';

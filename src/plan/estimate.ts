@@ -14,6 +14,7 @@ import type { Axis } from '../job/schema.js';
 import { MAX_CHAIN_IDS } from '../source/query.js';
 import { length } from './intervals.js';
 import type { Plan, WorkUnit } from './plan.js';
+import { keyAcrossChains, parseUnitKey } from './unit-key.js';
 
 export const DEFAULT_PAGE_LIMIT = 1000;
 
@@ -89,7 +90,7 @@ export function estimateRun(plan: Plan, checks: number): RunEstimate {
   for (const u of plan.units) {
     const capabilities = capabilitiesOf(u.dataset);
     if (capabilities.extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
-    const group = `${u.unitKey.replace(/\/\d+\/(block|time)$/, '')}|${u.windowKey}`;
+    const group = `${keyAcrossChains(parseUnitKey(u.unitKey)!)}|${u.windowKey}`;
     const each = capabilities.requestServes === 'block' ? length(u.window) : 1;
     const g = groups.get(group) ?? { chains: 0, each };
     groups.set(group, { chains: g.chains + 1, each });

@@ -9,6 +9,3 @@ export function formatInterval(axis: Axis, i: Interval): string {
 
 /** A unix time in seconds as an ISO 8601 UTC date, without milliseconds when they are zero. */
 export const isoUtc = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString().replace('.000Z', 'Z');
-
-/** The axis of a unit key (`…/<chain>/block` or `…/<chain>/time`). */
-export const axisOfUnitKey = (unitKey: string): Axis => (unitKey.endsWith('/block') ? 'block' : 'time');

@@ -17,6 +17,7 @@ import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitT
 import { NFT_TYPES, type Axis, type Job, type Target } from '../job/schema.js';
 import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
 import { unitTargets } from './unit-targets.js';
+import { formatUnitKey, shardOfUnitKey } from './unit-key.js';
 
 export type { UnitTarget } from '../datasets/index.js';
 
@@ -33,11 +34,7 @@ export interface WorkUnit {
   chainId: number;
   axis: Axis;
   window: Interval;
-  /**
-   * Stable identity of the unit's data stream: `dataset/target/chain_id/axis`, plus `~hash` of
-   * the query shape (filters, aggregates) when there is one, so a changed query never reuses
-   * another query's completed windows.
-   */
+  /** Stable identity of the unit's data stream: `<dataset>/<target>[~<variant>]/<chain>/<axis>` (see unit-key.ts). */
   unitKey: string;
   /** `start_end`, zero-padded to 12 digits (as in src/state) so keys sort like the numbers. */
   windowKey: string;
@@ -146,7 +143,7 @@ export function unitSpecs(job: Job): UnitSpec[] {
     if (can.readsJobAggregates) shape.push(job.aggregates);
     if (can.targetOption === 'nft_types' && t.kind === 'wallet' && t.nft_types.length !== NFT_TYPES.length)
       shape.push([...t.nft_types].sort());
-    const variant = shape.length ? `~${shortHash(shape)}` : '';
+    const variant = shape.length ? shortHash(shape) : null;
     const unitAxis = isSnapshot(dataset) ? 'time' : axis;
     for (const chainId of t.chains) {
       specs.push({
@@ -155,7 +152,7 @@ export function unitSpecs(job: Job): UnitSpec[] {
         targetKey,
         chainId,
         filters,
-        unitKey: `${dataset}/${targetKey}${variant}/${chainId}/${unitAxis}`,
+        unitKey: formatUnitKey({ dataset, target: targetKey, variant, chainId, axis: unitAxis }),
         order: [DATASET_NAMES.indexOf(dataset), t.index, eventIndex, chainId],
       });
     }
@@ -306,6 +303,6 @@ export function selectShard(plan: Plan, index: number, count: number): Plan {
   if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 0 || index >= count) {
     throw new RangeError(`shard ${index} of ${count} is not valid`);
   }
-  const mine = (unitKey: string) => parseInt(createHash('sha256').update(unitKey).digest('hex').slice(0, 8), 16) % count === index;
+  const mine = (unitKey: string) => shardOfUnitKey(unitKey, count) === index;
   return { ...plan, units: plan.units.filter((u) => mine(u.unitKey)), coverage: plan.coverage.filter((c) => mine(c.unitKey)) };
 }

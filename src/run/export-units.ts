@@ -1,7 +1,6 @@
-import { rm } from 'node:fs/promises';
 import pLimit from 'p-limit';
 import type { Logger } from '../log.js';
-import { errorMessage, exitCodeOf } from '../errors.js';
+import { errorMessage, exitCodeOf, InsightExportError } from '../errors.js';
 import { failedChainOf } from '../source/errors.js';
 import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
 import type { Row } from '../columns/columns.js';
@@ -18,7 +17,6 @@ import {
   type PagingStats,
   type RejectReason,
 } from '../source/paginator.js';
-import type { ObjectStore } from '../store/store.js';
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
@@ -47,7 +45,7 @@ export interface ExportOptions {
   jobName: string;
   runId: string;
   client: InsightClient;
-  store: ObjectStore;
+  /** Where the windows commit: their files go to its store. */
   state: WindowState;
   /** How the windows' files are written: the resolved output settings. */
   output: FileOutput;
@@ -97,7 +95,8 @@ export interface UnitOutcome {
   rejected?: Partial<Record<RejectReason, number>>;
 }
 
-export class UnitAbandonedError extends Error {
+/** A window stopped because the run is stopping (a signal, a lost lease): abandoned, not failed. */
+export class UnitAbandonedError extends InsightExportError {
   override name = 'UnitAbandonedError';
 }
 
@@ -211,7 +210,7 @@ async function exportGroup(
   const w: WindowExport = {
     group,
     opts,
-    log: opts.logger.child({ unit: first.unitKey.replace(/\/\d+$/, ''), window: windowKey({ start: first.start, end: first.end }) }),
+    log: opts.logger.child({ unit: first.unitKey, window: windowKey({ start: first.start, end: first.end }) }),
     byChain: new Map(group.map((u) => [u.chainId, u])),
     writers: new Map(),
     results: new Map(),
@@ -395,7 +394,11 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
   const files = await writerFor(w, u).finish();
   const rows = files.reduce((n, f) => n + f.rows, 0);
   try {
-    await commitWindow(u, files, rows, opts, edge);
+    const type = contentType(opts.output.format, opts.output.compression);
+    await opts.state.commit(
+      { unit_key: u.unitKey, start: u.start, end: u.end, run_id: opts.runId, files: files.map((f) => ({ ...f, contentType: type })), edge },
+      { signal: opts.signal },
+    );
   } catch (err) {
     // This chain's commit failed (the store, after its retries): the other chains sharing
     // the requests still commit their windows.
@@ -442,35 +445,5 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
       log.error({ chainId: u.chainId, err: text }, 'unit failed');
       opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: text });
     }
-  }
-}
-
-/** Uploads a window's finished files and records the window as completed (WindowState.commit). */
-async function commitWindow(
-  u: ExportUnit,
-  files: PlannedFile[],
-  rows: number,
-  opts: ExportOptions,
-  edge: BlockEdge | undefined,
-): Promise<void> {
-  const record = {
-    unit_key: u.unitKey,
-    start: u.start,
-    end: u.end,
-    rows,
-    files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
-    run_id: opts.runId,
-    ...(edge ? { edge } : {}),
-  };
-  try {
-    await opts.state.commit(record, async () => {
-      for (const f of files) {
-        if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted before upload');
-        await opts.store.putFile(f.key, f.path, { contentType: contentType(opts.output.format, opts.output.compression) });
-        await rm(f.path, { force: true });
-      }
-    });
-  } finally {
-    await Promise.all(files.map((f) => rm(f.path, { force: true })));
   }
 }

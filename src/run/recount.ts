@@ -21,11 +21,12 @@
  */
 import pLimit from 'p-limit';
 import { errorMessage } from '../errors.js';
-import { DATASETS, datasetOfUnitKey, type DatasetName } from '../datasets/index.js';
+import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { ROW_COUNT_KEY } from '../datasets/aggregates.js';
 import type { Recount } from '../datasets/recount.js';
 import type { Job } from '../job/schema.js';
 import { unitSpecs } from '../plan/plan.js';
+import { keyAcrossChains, parseUnitKey } from '../plan/unit-key.js';
 import type { InsightClient } from '../source/client.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
@@ -69,17 +70,16 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
   const groups = new Map<string, Group>();
   for (const rec of input.records) {
     const spec = specs.get(rec.unit_key);
-    const dataset = datasetOfUnitKey(rec.unit_key);
-    if (!spec || !dataset) continue; // a unit the job no longer has: verify lists it apart
+    if (!spec) continue; // a unit the job no longer has: verify lists it apart
+    const dataset = spec.dataset;
     const collection = DATASETS[dataset].collection;
     if (collection.kind !== 'paged') {
       skipped.set(rec.unit_key, `${dataset} rows are not the service's rows one for one`);
       continue;
     }
-    // Unit keys are `dataset/target/chain_id/axis`: the units of the other chains share the rest.
-    const parts = rec.unit_key.split('/');
-    const axis = parts.at(-1) === 'block' ? 'block' : 'time';
-    const sharedKey = [...parts.slice(0, -2), axis, rec.start, rec.end].join('|');
+    const unit = parseUnitKey(rec.unit_key)!;
+    const axis = unit.axis;
+    const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
     let group = groups.get(sharedKey);
     if (!group) {
       const target = await factory.forDataset(spec);

@@ -1,6 +1,7 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Plan } from '../plan/index.js';
+import { parseUnitKey } from '../plan/unit-key.js';
 import type { ClientStats, InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
@@ -189,7 +190,7 @@ export function buildReport(r: ReportInput): RunReport {
     service_heads: r.serviceHeads ?? [],
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
-    by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => datasetOf(unitKey)),
+    by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => parseUnitKey(unitKey)!.dataset),
     by_chain: withChainRequests(
       figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
       stats.byChain,
@@ -281,11 +282,6 @@ function emptyUnits(plan: Plan, outcomes: UnitOutcome[]): string[] {
   const rows = new Map<string, number>();
   for (const o of outcomes) rows.set(o.unitKey, (rows.get(o.unitKey) ?? 0) + (o.status === 'done' ? o.rows : Number.NaN));
   return plan.coverage.filter((c) => c.done.length === 0 && c.todo.length > 0 && rows.get(c.unitKey) === 0).map((c) => c.unitKey);
-}
-
-/** The dataset part of a unit key (`dataset/target/chain_id/axis`). */
-function datasetOf(unitKey: string): string {
-  return unitKey.slice(0, unitKey.indexOf('/'));
 }
 
 /** Planned windows and outcomes grouped by a key; groups in key order (chains numerically). */

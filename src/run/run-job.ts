@@ -262,7 +262,6 @@ async function runAgainst(
     jobName: job.name,
     runId,
     client: source.client,
-    store,
     state,
     output: config.output,
     stagingDir,

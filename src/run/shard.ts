@@ -2,7 +2,7 @@
  * Shards: one worker of N exports a disjoint, stable share of a job's work units, so a backfill
  * spreads over the parallel workers of an engine that already exists (Kubernetes indexed Jobs,
  * AWS Batch array jobs) with no coordinator. A whole unit key (dataset x target x chain) belongs
- * to one shard (see selectShard), so two shards never write the same unit's files or state.
+ * to one shard (see shardOfUnitKey), so two shards never write the same unit's files or state.
  *
  * Where the shard comes from (first found wins):
  *   --shard i/N                                          (0 <= i < N)
@@ -12,7 +12,7 @@
  * An index without its count is an error: every worker would otherwise export the whole job.
  */
 import { UserInputError } from '../errors.js';
-import { selectShard, type Plan, type UnitCoverage } from '../plan/index.js';
+import { selectShard, shardOfUnitKey, type Plan } from '../plan/index.js';
 
 export interface Shard {
   /** 0-based. */
@@ -104,12 +104,7 @@ export function planForShard(plan: Plan, shard: Shard | null): Plan {
   return shard ? selectShard(plan, shard.index, shard.count) : plan;
 }
 
-/**
- * Whether a unit key belongs to the shard. Asks selectShard itself (with a one-unit plan), so this
- * can never disagree with the units the shard is given.
- */
+/** Whether a unit key belongs to the shard (the units selectShard gives it). */
 export function shardOwnsUnit(shard: Shard | null, unitKey: string): boolean {
-  if (!shard) return true;
-  const probe: Plan = { jobName: '', axis: null, heads: {}, clamped: [], units: [], coverage: [{ unitKey } as UnitCoverage] };
-  return selectShard(probe, shard.index, shard.count).coverage.length === 1;
+  return !shard || shardOfUnitKey(unitKey, shard.count) === shard.index;
 }

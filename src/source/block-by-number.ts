@@ -1,3 +1,4 @@
+import { InsightExportError } from '../errors.js';
 import type { InsightClient } from './client.js';
 import { resolveBlock } from './chain-head.js';
 import type { BlockRecord } from './records.js';
@@ -5,6 +6,11 @@ import type { BlockRecord } from './records.js';
 interface Known {
   number: number;
   timestamp: number;
+}
+
+/** The last block before a time window's edge could not be found: the chain's blocks gave no edge. */
+export class BlockSearchError extends InsightExportError {
+  override name = 'BlockSearchError';
 }
 
 /**
@@ -74,7 +80,12 @@ export class BlockLookup {
     let predecessorAsked = false;
     for (let rounds = 0; rounds < 200; rounds++) {
       const seen = this.known.get(chainId) ?? [];
-      if (seen.length === 0) throw new Error(`no block of chain ${chainId} known to search from`);
+      if (seen.length === 0) {
+        throw new BlockSearchError(`No block of chain ${chainId} known to search from`, {
+          details: `the last block before ${time} (unix seconds)`,
+          hint: 'The service gave no block of this chain, not even its head: check that it serves the chain, then run again.',
+        });
+      }
       // Bounds: blocks seen before / at or after `time`; a number the service has no block for
       // bounds the search too (below the first block seen: before the chain's start; above: past its head).
       let lo: { n: number; ts: number } | null = null;
@@ -127,7 +138,10 @@ export class BlockLookup {
       if (probes.length === 0) probes.push(lo ? lo.n + 1 : hi!.n - 1);
       await Promise.all(probes.map((n) => this.block(chainId, n)));
     }
-    throw new Error(`no block edge found before ${time} on chain ${chainId}`);
+    throw new BlockSearchError(`No block edge found before ${time} on chain ${chainId}`, {
+      details: 'the search asked 200 rounds of blocks without finding two neighbours on either side of the time',
+      hint: "The service's block times do not rise with the block numbers here: run again, and report it to the service if it persists.",
+    });
   }
 
   /** A block seen at or after `time`, or a number the service lacks above every block seen. */

@@ -1,6 +1,6 @@
-import { InsightExportError, UserInputError } from '../errors.js';
+import { InsightExportError, UserInputError, walk } from '../errors.js';
 import type { InsightClient } from './client.js';
-import { HttpStatusError, RepeatedServerError, RetriesExhaustedError } from './errors.js';
+import { HttpStatusError } from './errors.js';
 import type { BlockRecord } from './records.js';
 
 export class ChainHeadError extends InsightExportError {
@@ -26,8 +26,8 @@ export async function resolveBlock(client: InsightClient, chainId: number, n: nu
     const res = await client.resolve(String(n), { chainIds: [chainId] });
     return res.data.blocks.find((b) => b.chain_id === chainId && b.block_number === n) ?? null;
   } catch (err) {
-    const last = err instanceof RepeatedServerError || err instanceof RetriesExhaustedError ? err.lastCause : err;
-    if (last instanceof HttpStatusError && last.status === 500 && !last.serverMessage) return null;
+    const http = walk(err, (e) => e instanceof HttpStatusError);
+    if (http?.status === 500 && !http.serverMessage) return null;
     throw err;
   }
 }

@@ -36,7 +36,7 @@ import { windowKey } from '../plan/index.js';
 import type { Compression } from '../sink/sink.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
 import type { ObjectStore } from '../store/store.js';
-import { WindowState, type FileRecord, type WindowRecord } from './window-state.js';
+import { WindowState, type FileRecord, type StagedFile, type WindowRecord } from './window-state.js';
 
 export class CompactionError extends InsightExportError {
   override name = 'CompactionError';
@@ -295,7 +295,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
           duck ??= await (
             await import('@duckdb/node-api')
           ).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
-        const merged: (FileRecord & { path: string })[] = [];
+        const merged: StagedFile[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);
           const key = `${partition === '' ? '' : `${partition}/`}${stem}__${windowKey({ start, end })}__${String(i).padStart(4, '0')}${ext}`;
@@ -308,9 +308,9 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
               hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
             });
           }
-          merged.push({ key, rows, bytes: (await stat(path)).size, path });
+          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOf(key) });
         }
-        await commitMerged(state, opts.store, unitKey, start, end, merged, runId);
+        await state.commit({ unit_key: unitKey, start, end, run_id: runId, files: merged });
         bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
         log.info(
           { unit: unitKey, windows: group.length, files: `${sources.length} -> ${merged.length}`, rows: info.rows },
@@ -327,41 +327,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   return report;
 }
 
-/** The replacement protocol of window-state: pending (with what it replaces) -> upload -> completed. */
-async function commitMerged(
-  state: WindowState,
-  store: ObjectStore,
-  unitKey: string,
-  start: number,
-  end: number,
-  files: (FileRecord & { path: string })[],
-  runId: string,
-): Promise<void> {
-  await state.writePending(
-    unitKey,
-    start,
-    end,
-    files.map((f) => f.key),
-  );
-  for (const f of files) {
-    await store.putFile(f.key, f.path, {
-      contentType: f.key.endsWith('.parquet')
-        ? 'application/vnd.apache.parquet'
-        : f.key.endsWith('.gz')
-          ? 'application/gzip'
-          : 'application/x-ndjson',
-    });
-    await rm(f.path, { force: true });
-  }
-  await state.writeCompleted({
-    unit_key: unitKey,
-    start,
-    end,
-    rows: files.reduce((n, f) => n + f.rows, 0),
-    files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
-    run_id: runId,
-    completed_at: new Date().toISOString(),
-  });
+function contentTypeOf(key: string): string {
+  return key.endsWith('.parquet') ? 'application/vnd.apache.parquet' : key.endsWith('.gz') ? 'application/gzip' : 'application/x-ndjson';
 }
 
 /** Writes the concatenation of the sources (in window order) to `out`; returns its rows. */

@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../store/store.js';
+import { ExportedFileError } from './errors.js';
 
 /**
  * hyparquet and the codecs the sink writes besides snappy (hyparquet's own), loaded on first use:
@@ -41,16 +42,16 @@ function kindOf(key: string): FileKind | null {
 
 async function openFile(store: ObjectStore, key: string): Promise<{ kind: FileKind; stream: Readable }> {
   const kind = kindOf(key);
-  if (!kind) throw new Error('unknown file type');
+  if (!kind) throw new ExportedFileError(key, 'unknown file type');
   const stream = await store.getStream(key);
-  if (!stream) throw new Error('file disappeared');
+  if (!stream) throw new ExportedFileError(key, 'file disappeared');
   return { kind, stream: kind === 'ndjson.gz' ? (stream.pipe(createGunzip()) as Readable) : stream };
 }
 
 /** Rows of an exported file, read from the file: Parquet footer num_rows, or NDJSON lines. */
 export async function countRows(store: ObjectStore, key: string): Promise<number> {
   const { kind, stream } = await openFile(store, key);
-  return kind === 'parquet' ? parquetRows(stream) : countLines(stream);
+  return kind === 'parquet' ? parquetRows(stream, key) : countLines(stream);
 }
 
 /** Every row of an exported file, in file order, with only `columns` (a column a row lacks is undefined). */
@@ -63,7 +64,7 @@ export async function readColumns<C extends string>(store: ObjectStore, key: str
 export async function readItemIds(store: ObjectStore, key: string): Promise<string[]> {
   const rows = await readColumns(store, key, ['item_id']);
   return rows.map((r, i) => {
-    if (typeof r.item_id !== 'string') throw new Error(`row ${i + 1} has no item_id`);
+    if (typeof r.item_id !== 'string') throw new ExportedFileError(key, `row ${i + 1} has no item_id`);
     return r.item_id;
   });
 }
@@ -115,7 +116,7 @@ async function countLines(stream: Readable): Promise<number> {
   return last === 0x0a ? n : n + 1;
 }
 
-async function parquetRows(stream: Readable): Promise<number> {
+async function parquetRows(stream: Readable, key: string): Promise<number> {
   // Stream the file through and keep only its tail.
   const chunks: Buffer[] = [];
   let kept = 0;
@@ -125,9 +126,12 @@ async function parquetRows(stream: Readable): Promise<number> {
     while (chunks.length > 1 && kept - chunks[0]!.length >= MAX_FOOTER) kept -= chunks.shift()!.length;
   }
   const tail = Buffer.concat(chunks);
-  if (tail.length < 12 || tail.subarray(-4).toString('latin1') !== 'PAR1') throw new Error('not a Parquet file (no PAR1 footer)');
+  if (tail.length < 12 || tail.subarray(-4).toString('latin1') !== 'PAR1')
+    throw new ExportedFileError(key, 'not a Parquet file (no PAR1 footer)');
   const metaLength = tail.readUInt32LE(tail.length - 8);
-  if (metaLength + 8 > tail.length) throw new Error(`Parquet footer of ${metaLength} bytes is larger than ${MAX_FOOTER}`);
+  if (metaLength + 8 > tail.length) {
+    throw new ExportedFileError(key, `Parquet footer of ${metaLength} bytes is larger than ${MAX_FOOTER}`);
+  }
   const { parquetMetadata } = await import('hyparquet');
   const meta = parquetMetadata(new Uint8Array(tail.subarray(tail.length - 8 - metaLength)));
   return Number(meta.num_rows);

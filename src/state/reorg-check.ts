@@ -32,9 +32,9 @@
  */
 import pLimit from 'p-limit';
 import { ExitCode, InsightExportError } from '../errors.js';
-import { isSnapshotUnitKey } from '../datasets/index.js';
 import type { Logger } from '../log.js';
 import { windowKey, type Interval } from '../plan/index.js';
+import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
@@ -120,12 +120,6 @@ function describeWindow(w: Interval, axis: string): string {
   return `[${iso(w.start)}, ${iso(w.end)})`;
 }
 
-/** Unit keys are `dataset/target/chain_id/axis`. */
-function unitChain(unitKey: string): { chainId: number; axis: string } {
-  const parts = unitKey.split('/');
-  return { chainId: Number(parts.at(-2)), axis: parts.at(-1)! };
-}
-
 /** What a check records for a unit (WindowState.writeChecked adds the time). */
 export type Checked = Omit<CheckedWindows, 'checked_at'>;
 
@@ -144,14 +138,15 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<ReorgCheckRes
   const searches: ForkSearch[] = [];
   const checked = new Map<string, Checked>();
   const mine = [...input.completed].filter(([unitKey, intervals]) => {
-    const { axis } = unitChain(unitKey);
-    return (axis === 'block' || axis === 'time') && !isSnapshotUnitKey(unitKey) && input.owns(unitKey) && intervals.length > 0;
+    const unit = parseUnitKey(unitKey);
+    return unit !== null && !isSnapshotUnit(unit) && input.owns(unitKey) && intervals.length > 0;
   });
   const limit = pLimit(UNITS_AT_ONCE);
   const units = await Promise.all(
-    mine.map(([unitKey, intervals]) =>
-      limit(() => checkUnit(input, unitKey, unitChain(unitKey).chainId, unitChain(unitKey).axis, intervals)),
-    ),
+    mine.map(([unitKey, intervals]) => {
+      const { chainId, axis } = parseUnitKey(unitKey)!;
+      return limit(() => checkUnit(input, unitKey, chainId, axis, intervals));
+    }),
   );
   mine.forEach(([unitKey, intervals], i) => {
     const unit = units[i]!;

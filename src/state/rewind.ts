@@ -6,8 +6,9 @@
  * Blocks for jobs windowed by block, a duration for jobs windowed by time.
  */
 import { UserInputError } from '../errors.js';
-import { datasetsWhere, isSnapshotUnitKey } from '../datasets/index.js';
+import { datasetsWhere } from '../datasets/index.js';
 import type { Interval } from '../plan/index.js';
+import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import { parseDurationSeconds } from '../settings/values.js';
 
 export type Rewind = { axis: 'block'; amount: number; text: string } | { axis: 'time'; amount: number; text: string };
@@ -76,7 +77,8 @@ export function rewindCompleted(
   const out = new Map<string, Interval[]>();
   const rewound: Rewound[] = [];
   for (const [unitKey, intervals] of completed) {
-    if (!unitKey.endsWith(`/${rewind.axis}`) || isSnapshotUnitKey(unitKey) || intervals.length === 0) {
+    const unit = parseUnitKey(unitKey);
+    if (unit?.axis !== rewind.axis || isSnapshotUnit(unit) || intervals.length === 0) {
       out.set(unitKey, intervals);
       continue;
     }

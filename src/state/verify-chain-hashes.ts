@@ -15,7 +15,7 @@
  * ~log2 per changed window) and counted after (`requests`).
  */
 import pLimit from 'p-limit';
-import { isSnapshotUnitKey } from '../datasets/index.js';
+import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowRecord, WindowState } from './window-state.js';
@@ -75,9 +75,9 @@ export async function verifyChainHashes(opts: {
   };
   const windows: Windowed[] = [];
   for await (const rec of opts.state.completedRecords()) {
-    const m = /\/(\d+)\/(block|time)$/.exec(rec.unit_key);
-    if (!m || isSnapshotUnitKey(rec.unit_key)) continue;
-    windows.push({ rec, chainId: Number(m[1]), window: [rec.start, rec.end] });
+    const unit = parseUnitKey(rec.unit_key);
+    if (!unit || isSnapshotUnit(unit)) continue;
+    windows.push({ rec, chainId: unit.chainId, window: [rec.start, rec.end] });
   }
   report.windows_checked = windows.length;
   const edgeBlocks = new Set(windows.flatMap((w) => (w.rec.edge ? [`${w.chainId}:${w.rec.edge.block_number}`] : [])));

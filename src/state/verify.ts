@@ -16,10 +16,11 @@
 import pLimit from 'p-limit';
 import { readItemIds } from './exported-files.js';
 import { errorMessage } from '../errors.js';
-import { isSnapshot, isSnapshotUnitKey } from '../datasets/index.js';
+import { isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
-import { axisOfUnitKey, formatInterval } from '../plan/format-interval.js';
+import { formatInterval } from '../plan/format-interval.js';
 import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
+import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
@@ -239,10 +240,9 @@ async function checkPlannedWindows(
   const axis = job.range?.by ?? 'time';
   const frontier = new Map<number, number>();
   for (const [unitKey, list] of completed) {
-    const m = /\/(\d+)\/(block|time)$/.exec(unitKey);
-    if (!m || m[2] !== axis || isSnapshotUnitKey(unitKey)) continue;
-    const chainId = Number(m[1]);
-    frontier.set(chainId, Math.max(frontier.get(chainId) ?? -Infinity, ...list.map((i) => i.end)));
+    const unit = parseUnitKey(unitKey);
+    if (!unit || unit.axis !== axis || isSnapshotUnit(unit)) continue;
+    frontier.set(unit.chainId, Math.max(frontier.get(unit.chainId) ?? -Infinity, ...list.map((i) => i.end)));
   }
   const lag = job.range?.safety_lag ?? 0;
   const plan = await planJob(job, {

@@ -1,5 +1,6 @@
+import { rm } from 'node:fs/promises';
 import type { ObjectStore } from '../store/store.js';
-import { StateCorruptError } from './errors.js';
+import { CommitStoppedError, StateCorruptError } from './errors.js';
 import { parseWindowKey, windowKey, type Interval } from '../plan/index.js';
 
 export type { Interval };
@@ -18,9 +19,9 @@ export type { Interval };
  *   reports/<runId>.json, last-run.json     run reports
  *   lease.json                               the run holding the job (src/state/lease.ts)
  *
- * Commit protocol for one window: stage files locally -> write pending marker -> upload files ->
- * write completed marker -> delete pending marker. A crash at any point leaves either a completed
- * window or a pending marker whose keys the next run deletes before exporting the window again.
+ * Commit protocol for one window (WindowState.commit): stage files locally -> write pending marker ->
+ * upload files -> write completed marker -> delete pending marker. A crash at any point leaves either
+ * a completed window or a pending marker whose keys the next run deletes before exporting the window again.
  *
  * Completed windows of a unit never overlap. A window exported again (--force, --rewind, a changed
  * chunk) replaces every completed window it overlaps: the pending marker names them (`replaces`,
@@ -51,6 +52,23 @@ export interface WindowRecord {
    * (src/state/reorg-check.ts). Absent in records of older versions and of time windows.
    */
   edge?: BlockEdge;
+}
+
+/** A data file written on local disk, uploaded as `key` when its window commits. */
+export interface StagedFile extends FileRecord {
+  /** The local file; the commit removes it, uploaded or not. */
+  path: string;
+  contentType: string;
+}
+
+/** What a window's commit is handed: the window, its staged files, and its edge (block windows). */
+export interface WindowCommit {
+  unit_key: string;
+  start: number;
+  end: number;
+  run_id: string;
+  files: StagedFile[];
+  edge?: BlockEdge | undefined;
 }
 
 export interface BlockEdge {
@@ -234,15 +252,39 @@ export class WindowState {
 
   /**
    * The whole commit of one window (see the file comment): pending marker (when there are files),
-   * `upload` (puts every file of `record`), completed marker, then what the window replaces and the
-   * pending marker are removed.
+   * the upload of every staged file, completed marker, then what the window replaces and the
+   * pending marker are removed. The local files are removed whatever happens; a commit that fails
+   * (or stops before an upload, once `signal` is aborted) leaves its pending marker to cleanPending.
    */
-  async commit(record: Omit<WindowRecord, 'completed_at'>, upload: () => Promise<void>): Promise<void> {
-    const keys = record.files.map((f) => f.key);
-    if (keys.length > 0) await this.writePending(record.unit_key, record.start, record.end, keys);
-    await upload();
-    const { edge, ...rest } = record;
-    await this.writeCompleted({ ...rest, completed_at: new Date().toISOString(), ...(edge ? { edge } : {}) });
+  async commit(window: WindowCommit, opts: { signal?: AbortSignal | undefined } = {}): Promise<void> {
+    const { unit_key, start, end, run_id, files, edge } = window;
+    try {
+      if (files.length > 0) {
+        await this.writePending(
+          unit_key,
+          start,
+          end,
+          files.map((f) => f.key),
+        );
+      }
+      for (const f of files) {
+        if (opts.signal?.aborted) throw new CommitStoppedError('interrupted before upload');
+        await this.store.putFile(f.key, f.path, { contentType: f.contentType });
+        await rm(f.path, { force: true });
+      }
+      await this.writeCompleted({
+        unit_key,
+        start,
+        end,
+        rows: files.reduce((n, f) => n + f.rows, 0),
+        files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
+        run_id,
+        completed_at: new Date().toISOString(),
+        ...(edge ? { edge } : {}),
+      });
+    } finally {
+      await Promise.all(files.map((f) => rm(f.path, { force: true })));
+    }
   }
 
   /**

@@ -16,7 +16,6 @@ export function exportUnitsLocally(
     jobName: o.jobName,
     runId: 'r1',
     client: { maxInFlight: 2 } as InsightClient,
-    store: o.store,
     state: new WindowState(o.store, o.jobName),
     output: {
       format: 'ndjson',

@@ -46,10 +46,14 @@ afterEach(async () => {
 /** Commits window [start, start + 10) with the edge the chain has now (a window is read after its edge). */
 async function commit(state: WindowState, start: number, runId = 'r1'): Promise<void> {
   const end = start + 10;
-  await state.commit(
-    { unit_key: UNIT, start, end, rows: 0, files: [], run_id: runId, edge: { block_number: end - 1, block_hash: hashAt(end - 1) } },
-    async () => undefined,
-  );
+  await state.commit({
+    unit_key: UNIT,
+    start,
+    end,
+    files: [],
+    run_id: runId,
+    edge: { block_number: end - 1, block_hash: hashAt(end - 1) },
+  });
 }
 
 /** Completed markers the last check read. */

@@ -1,5 +1,5 @@
 import { createPublicClient, http, numberToHex, type PublicClient } from 'viem';
-import { errorMessage } from '../../errors.js';
+import { errorMessage, walk } from '../../errors.js';
 import { loadedBlock, num, ReorgDuringLoad, type LoadedBlock, type RpcBlock, type RpcReceipt } from './convert.js';
 import { RpcNodeError } from './errors.js';
 
@@ -20,10 +20,8 @@ export interface BlockHeader {
 
 /** -32601 method not found, -32004 method not supported; some nodes only say so in the message. */
 export function isMethodUnsupported(err: unknown): boolean {
-  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (code === -32601 || code === -32004) return true;
-  }
+  const code = (e: unknown) => (e as { code?: unknown } | null)?.code;
+  if (walk(err, (e) => code(e) === -32601 || code(e) === -32004) !== null) return true;
   return /method .*(not found|not supported|not available|does not exist)|unsupported method|unknown method/i.test(errorMessage(err));
 }
 
