@@ -167,12 +167,34 @@ export function issuesToProblems(issues: readonly Issue[], ctx: IssueContext): F
     problems.push({ file: ctx.doc.file, line: pos.line, column: pos.column, field: formatFieldPath(path), message, hint });
   };
 
+  /**
+   * zod reports a union's one partly valid branch alone (unknown keys do not stop a branch), so a
+   * wallet target listing a chain's dataset is reported as the chain target form with an unknown
+   * key "wallet". When the keys written name another branch, that branch's issues are reported.
+   */
+  const meantBranchIssues = (issue: Issue & { code: 'unrecognized_keys' }, value: unknown, schemaAtBase: AnySchema) => {
+    if (!ctx.chooseBranch || value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    const branches = schemasAt(schemaAtBase, issue.path as FieldPath)
+      .map(unwrap)
+      .flatMap((s) => (defOf(s)?.type === 'union' ? (defOf(s)!.options as AnySchema[]) : []));
+    const choice = ctx.chooseBranch(value as Record<string, unknown>, branches);
+    const branch = typeof choice === 'number' ? branches[choice] : undefined;
+    if (!branch || !issue.keys.some((k) => keysAt(branch, []).includes(k))) return undefined;
+    const result = (branch as unknown as { safeParse(v: unknown): { error?: { issues: Issue[] } } }).safeParse(value);
+    return result.error ? { branch, issues: result.error.issues } : undefined;
+  };
+
   const handle = (issue: Issue, base: FieldPath, schemaAtBase: AnySchema) => {
     const path: FieldPath = [...base, ...(issue.path as (string | number)[])];
     const value = valueAt(ctx.doc.value, path);
     const withValue = (m: string) => `${reprValue(value)} ${m}`;
     switch (issue.code) {
       case 'unrecognized_keys': {
+        const meant = meantBranchIssues(issue, value, schemaAtBase);
+        if (meant) {
+          for (const sub of meant.issues) handle(sub, path, meant.branch);
+          return;
+        }
         const known = keysAt(schemaAtBase, issue.path as FieldPath);
         for (const key of issue.keys) {
           const close = didYouMean(key, known);

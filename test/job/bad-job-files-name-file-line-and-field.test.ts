@@ -288,6 +288,20 @@ const CASES: Case[] = [
     hint: /did you mean "wallet"\?/,
   },
   {
+    name: "a wallet target listing a chain target's dataset",
+    text: variant({ 6: ['  - wallet: "0x1111111111111111111111111111111111111111"', '    datasets: [blocks]'] }),
+    line: 7,
+    field: 'targets[0].datasets[0]',
+    says: /"blocks" is not one of "transactions"/,
+  },
+  {
+    name: "a contract target listing a chain target's dataset",
+    text: variant({ 8: ['    events: ["Transfer(address indexed from, address indexed to, uint256 value)"]', '    datasets: [blocks]'] }),
+    line: 9,
+    field: 'targets[1].datasets[0]',
+    says: /"blocks" is not one of "events"/,
+  },
+  {
     name: 'a target chain the job does not list',
     text: variant({ 6: ['  - wallet: "0x1111111111111111111111111111111111111111"', '    chains: [10]'] }),
     line: 7,
