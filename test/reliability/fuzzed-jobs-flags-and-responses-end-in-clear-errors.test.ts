@@ -447,8 +447,9 @@ describe('fuzzed service responses', () => {
   let current: ResponseCase | null = null;
   /**
    * item_ids the proxy served in the current case (from the rows as sent), inside the slice their
-   * request asked for and of the request's target: a row outside it belongs to another slice, a row
-   * of another wallet, contract or event to another target, and the exporter drops them.
+   * request asked for, of a chain it asked for and of the request's target: a row outside it belongs
+   * to another slice, a row of another chain, wallet, contract or event to another unit, and the
+   * exporter drops them.
    */
   let served = new Set<string>();
   const untypedProxyErrors: string[] = [];
@@ -494,7 +495,7 @@ describe('fuzzed service responses', () => {
         if (Array.isArray(json.data)) {
           const bounds = sliceBounds(req.url!);
           for (const r of json.data as Record<string, unknown>[]) {
-            if (!r || typeof r !== 'object' || !insideSlice(r, bounds) || !ofTarget(route, r)) continue;
+            if (!r || typeof r !== 'object' || !insideSlice(r, bounds) || !ofAskedChain(r, req.url!) || !ofTarget(route, r)) continue;
             served.add(
               route === 'transactions'
                 ? `${text(r.chain_id)}:${text(r.hash).toLowerCase()}:${alice()}`
@@ -612,6 +613,14 @@ function sliceBounds(url: string): [string, number, number][] {
   const params = new URL(url, 'http://proxy').searchParams;
   const fields = new Set([...params.keys()].flatMap((k) => /^filter_(\w+)_(?:gte|lt)$/.exec(k)?.[1] ?? []));
   return [...fields].map((f) => [f, Number(params.get(`filter_${f}_gte`) ?? -Infinity), Number(params.get(`filter_${f}_lt`) ?? Infinity)]);
+}
+
+/** Whether a row as sent is of a chain the request asked for; a chain_id that is no integer counts as asked (the exporter must then reject the answer). */
+function ofAskedChain(row: Record<string, unknown>, url: string): boolean {
+  const asked = new URL(url, 'http://proxy').searchParams.getAll('chain_id').map(Number);
+  const v = row.chain_id;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
+  return n === undefined || !Number.isSafeInteger(n) || asked.length === 0 || asked.includes(n);
 }
 
 /**
