@@ -185,33 +185,32 @@ function argText(value: unknown): string {
 }
 
 export function renderDecode(res: DecodeResponse, maxWidth?: number): string {
-  const parts: string[] = [];
   const { logs, transactions } = res.data;
-  if (logs.length > 0) {
-    parts.push(
-      `logs (${logs.length}, ${logs.filter((l) => l.event_name !== null).length} decoded)\n${renderTable(
-        logs.map((l, i) => ({ i, l })),
-        [
-          { header: '#', value: (r: { i: number; l: DecodedLogResult }) => r.i, align: 'right' },
-          { header: 'event', value: (r) => r.l.event_name ?? '(not decoded)' },
-          { header: 'args', value: (r) => r.l.args.map(argText).join(', ') },
-        ],
-        { maxWidth },
-      )}`,
-    );
-  }
-  if (transactions.length > 0) {
-    parts.push(
-      `transactions (${transactions.length}, ${transactions.filter((t) => t.function_name !== null).length} decoded)\n${renderTable(
-        transactions.map((t, i) => ({ i, t })),
-        [
-          { header: '#', value: (r: { i: number; t: DecodedTransactionResult }) => r.i, align: 'right' },
-          { header: 'function', value: (r) => r.t.function_name ?? '(not decoded)' },
-          { header: 'args', value: (r) => r.t.args.map(argText).join(', ') },
-        ],
-        { maxWidth },
-      )}`,
-    );
-  }
+  const parts = [
+    decodedSection('logs', 'event', logs, (l) => l.event_name, maxWidth),
+    decodedSection('transactions', 'function', transactions, (t) => t.function_name, maxWidth),
+  ].filter((p) => p !== null);
   return parts.length > 0 ? parts.join('\n') : 'nothing decoded\n';
+}
+
+/** One kind of decoded item as a titled table (numbered, its name, its arguments), or null when there is none. */
+function decodedSection<T extends DecodedLogResult | DecodedTransactionResult>(
+  title: string,
+  nameHeader: string,
+  items: readonly T[],
+  nameOf: (item: T) => string | null,
+  maxWidth: number | undefined,
+): string | null {
+  if (items.length === 0) return null;
+  const decoded = items.filter((item) => nameOf(item) !== null).length;
+  const table = renderTable(
+    items.map((item, i) => ({ i, item })),
+    [
+      { header: '#', value: (r: { i: number; item: T }) => r.i, align: 'right' },
+      { header: nameHeader, value: (r) => nameOf(r.item) ?? '(not decoded)' },
+      { header: 'args', value: (r) => r.item.args.map(argText).join(', ') },
+    ],
+    { maxWidth },
+  );
+  return `${title} (${items.length}, ${decoded} decoded)\n${table}`;
 }

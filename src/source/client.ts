@@ -219,6 +219,17 @@ const NFT_INSTANCES_ROUTE: ExplorerRoute<NftInstancesPage> = {
   normalise: normaliseNftInstancesPage,
 };
 
+/** One HTTP request as sent: where, what and with which headers. */
+interface Exchange {
+  origin: string;
+  path: string;
+  /** origin + path, for messages. */
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
 interface JsonResult {
   json: unknown;
   url: string;
@@ -440,7 +451,11 @@ export class InsightClient {
     for (let attempt = 1; ; attempt++) {
       let error: Error;
       try {
-        const json = await this.attempt(endpoint.origin, fullPath, url, method, reqHeaders, body, held, chainIds);
+        const json = await this.attempt(
+          { origin: endpoint.origin, path: fullPath, url, method, headers: reqHeaders, body },
+          held,
+          chainIds,
+        );
         check?.(json, url);
         return { json, url };
       } catch (err) {
@@ -512,22 +527,14 @@ export class InsightClient {
     if (this.stopSignal?.aborted) throw new InterruptedError(String(this.stopSignal.reason ?? 'a signal'));
   }
 
-  private attempt(
-    origin: string,
-    path: string,
-    url: string,
-    method: 'GET' | 'POST',
-    headers: Record<string, string>,
-    body: string | undefined,
-    held: HeldBody | undefined,
-    chainIds: number[] | undefined,
-  ): Promise<unknown> {
+  private attempt(request: Exchange, held: HeldBody | undefined, chainIds: number[] | undefined): Promise<unknown> {
+    const { url } = request;
     const run = async (): Promise<ReceivedBody> => {
       this.throwIfStopped();
       if (this.rateLimiter) await this.rateLimiter.acquire();
       this.throwIfStopped();
       for (const id of chainIds ?? []) this.chainFigures(id).requests++;
-      return this.sendOnce(origin, path, url, method, headers, body);
+      return this.sendOnce(request);
     };
     // The slot is the exchange only: decoding and parsing wait for the main thread, and a slot
     // held meanwhile would be a request the service could be answering.
@@ -541,14 +548,7 @@ export class InsightClient {
   }
 
   /** One HTTP exchange under one deadline: the status checked and the body received whole. */
-  private async sendOnce(
-    origin: string,
-    path: string,
-    url: string,
-    method: 'GET' | 'POST',
-    headers: Record<string, string>,
-    body: string | undefined,
-  ): Promise<ReceivedBody> {
+  private async sendOnce({ origin, path, url, method, headers, body }: Exchange): Promise<ReceivedBody> {
     this.stats.requests++;
     for (const listener of this.requestListeners) listener();
     const controller = new AbortController();

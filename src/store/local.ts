@@ -129,15 +129,8 @@ export class LocalStore implements ObjectStore {
 
   async get(key: string): Promise<{ body: Buffer; etag: string } | null> {
     validateKey(key);
-    const file = this.fileOf(key);
-    let body: Buffer;
-    try {
-      body = await readFile(file);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR') || isErrno(err, 'EISDIR')) return null;
-      throw this.ioError('read', key, err);
-    }
-    return { body, etag: md5(body) };
+    const body = await unlessAbsent(readFile(this.fileOf(key)), (err) => this.ioError('read', key, err), ['EISDIR']);
+    return body === null ? null : { body, etag: md5(body) };
   }
 
   async getStream(key: string): Promise<Readable | null> {
@@ -159,14 +152,8 @@ export class LocalStore implements ObjectStore {
   async head(key: string): Promise<ObjectInfo | null> {
     validateKey(key);
     const file = this.fileOf(key);
-    let st: Stats;
-    try {
-      st = await stat(file);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
-      throw this.ioError('stat', key, err);
-    }
-    if (!st.isFile()) return null;
+    const st = await unlessAbsent(stat(file), (err) => this.ioError('stat', key, err));
+    if (!st?.isFile()) return null;
     const etag = await this.etagOf(file, st);
     if (etag === null) return null;
     return { key, size: st.size, etag, lastModified: st.mtime };
@@ -342,14 +329,8 @@ export class LocalStore implements ObjectStore {
   }
 
   private async currentEtag(file: string): Promise<string | null> {
-    let st: Stats;
-    try {
-      st = await stat(file);
-    } catch (err) {
-      if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
-      throw err;
-    }
-    if (!st.isFile()) return null;
+    const st = await unlessAbsent(stat(file), (err) => err as Error);
+    if (!st?.isFile()) return null;
     return this.etagOf(file, st);
   }
 
@@ -530,5 +511,15 @@ async function fileOnThePath(dir: string): Promise<string | null> {
     const st = await stat(p).catch(() => null);
     if (st) return st.isDirectory() ? null : p;
     if (path.dirname(p) === p) return null;
+  }
+}
+
+/** What `op` gives, or null when the path it reads is absent (ENOENT, ENOTDIR, and the codes in `also`); else throws `fail(err)`. */
+async function unlessAbsent<T>(op: Promise<T>, fail: (err: unknown) => Error, also: readonly string[] = []): Promise<T | null> {
+  try {
+    return await op;
+  } catch (err) {
+    if (['ENOENT', 'ENOTDIR', ...also].some((code) => isErrno(err, code))) return null;
+    throw fail(err);
   }
 }
