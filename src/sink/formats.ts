@@ -56,3 +56,12 @@ export function compressionsList(format: OutputFormat): string {
 export function contentType(format: OutputFormat, compression: Compression | undefined): string {
   return FORMAT_RULES[format].contentType(compression ?? defaultCompression(format));
 }
+
+/** The content type of a data file by its extension ('.parquet', '.ndjson.gz', '.ndjson'), as contentType gives it for its format. */
+export function contentTypeOfExtension(extension: string): string | undefined {
+  for (const rule of Object.values(FORMAT_RULES)) {
+    const compression = rule.compressions.find((c) => rule.extension(c) === extension);
+    if (compression) return rule.contentType(compression);
+  }
+  return undefined;
+}

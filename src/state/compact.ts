@@ -35,6 +35,7 @@ import type { Logger } from '../log.js';
 import { windowKey } from '../plan/index.js';
 import type { Compression } from '../sink/sink.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
+import { contentTypeOfExtension } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import { WindowState, type FileRecord, type StagedFile, type WindowRecord } from './window-state.js';
 
@@ -308,7 +309,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
               hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
             });
           }
-          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOf(key) });
+          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOfExtension(ext)! });
         }
         await state.commit({ unit_key: unitKey, start, end, run_id: runId, files: merged });
         bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
@@ -325,10 +326,6 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   report.files_after = report.files_before + filesDelta;
   report.bytes_after = report.bytes_before + (opts.dryRun ? 0 : bytesDelta);
   return report;
-}
-
-function contentTypeOf(key: string): string {
-  return key.endsWith('.parquet') ? 'application/vnd.apache.parquet' : key.endsWith('.gz') ? 'application/gzip' : 'application/x-ndjson';
 }
 
 /** Writes the concatenation of the sources (in window order) to `out`; returns its rows. */
