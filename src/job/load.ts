@@ -4,6 +4,7 @@ import { JobFileError } from './errors.js';
 import type { FileProblem } from '../yaml-file/problems.js';
 import { didYouMean, issuesToProblems, keysAt, type IssueContext } from '../yaml-file/issues.js';
 import { jobFileSchema, type Job } from './schema.js';
+import { SETTINGS_SECTIONS } from './settings.js';
 import { datasetsFor } from '../datasets/index.js';
 import { dropEmptySections, parseYaml, type YamlDoc } from '../yaml-file/yaml-doc.js';
 
@@ -82,7 +83,7 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
     locate: (p) => doc.locate(p),
   });
   const value = withRange(doc.value, opts.range);
-  const result = schema.safeParse(dropEmptySections(value, ['aggregates', 'filters', 'output', 'concurrency', 'retries']));
+  const result = schema.safeParse(dropEmptySections(value, ['aggregates', 'filters', ...SETTINGS_SECTIONS]));
   // Messages echo the value checked: the flag's where it replaced the file's (locations stay the file's).
   const checkedDoc = value === doc.value ? doc : (Object.create(doc, { value: { value } }) as YamlDoc);
   if (!result.success)

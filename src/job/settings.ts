@@ -12,6 +12,9 @@ const SECTION_DOCS = {
   retries: 'Retries with exponential backoff and jitter (Retry-After honoured).',
 } as const;
 
+/** The settings sections a job file may leave empty (`output:` with nothing under it). */
+export const SETTINGS_SECTIONS = Object.keys(SECTION_DOCS) as (keyof typeof SECTION_DOCS)[];
+
 /** The settings fields of `source:`, and the other settings sections (`jobDir`: the job file's folder). */
 export function settingsSections(cwd: string, jobDir: string) {
   const fields = fileFields('job', cwd, jobDir);
