@@ -18,7 +18,8 @@
  *                      with its page work on the main thread (0) or in that many worker threads>
  *            --wan-mbps <bandwidth of the WAN part's link; default 50>
  *            --scale-windows <unit-windows of the scale part's generated states, comma-separated;
- *                      default 10000,100000,1000000> --scale-wallets <wallets of its job; default 100>
+ *                      default 10000,100000,1000000: the last alone takes ~30 min on 2 cores>
+ *            --scale-wallets <wallets of its job; default 100>
  *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
