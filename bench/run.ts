@@ -121,7 +121,7 @@ interface LimitSpec {
 
 type ChildSpec = ExportSpec | LimitSpec | ModelSpec | CliSpec;
 
-interface ChildResult {
+export interface ChildResult {
   label: string;
   rows: number;
   requests: number;

@@ -32,6 +32,7 @@ import { loadJob } from '../src/job/index.js';
 import { alignedPieces, windowKey } from '../src/plan/index.js';
 import { unitSpecs } from '../src/plan/plan.js';
 import type { Sandbox } from '../src/sandbox/index.js';
+import type { ChildResult } from './run.js';
 import { DEFAULT_PARTITIONING, renderPartition } from '../src/sink/partitioning.js';
 import { LocalStore } from '../src/store/local.js';
 import { openStore } from '../src/store/open-store.js';
@@ -46,22 +47,8 @@ export interface CliSpec {
   env?: Record<string, string>;
 }
 
-/** What a CLI child reports (the shape of bench/run.ts's ChildResult, with the command's outcome). */
-export interface CliResult {
-  label: string;
-  rows: number;
-  requests: number;
-  seconds: number;
-  rowsPerSec: number;
-  cpuSec: number;
-  peakRssMB: number;
-  exitCode?: number;
-  /** The first lines the command printed. */
-  output?: string;
-}
-
 /** Runs the CLI's entry in this process with its stdout kept (the last line of ours is the result). */
-export async function childCli(spec: CliSpec): Promise<CliResult> {
+export async function childCli(spec: CliSpec): Promise<ChildResult> {
   Object.assign(process.env, spec.env);
   const write = process.stdout.write.bind(process.stdout);
   let output = '';
@@ -120,13 +107,13 @@ export interface ScaleOptions {
 }
 
 export interface ScaleDeps {
-  inChild(spec: CliSpec, profile: boolean): Promise<CliResult>;
+  inChild(spec: CliSpec, profile: boolean): Promise<ChildResult>;
   emit(text: string): void;
 }
 
 interface Measured {
   label: string;
-  result: CliResult;
+  result: ChildResult;
   /** From the child's start to its exit, as seen by the parent. */
   processSeconds: number;
   requests: number;
