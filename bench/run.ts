@@ -3,7 +3,7 @@
  * same machine, in the same run, on the same pages. Not a test. Writes bench/RESULTS.md.
  *
  *   npm run bench                                   # everything (~15 min on 2 cores)
- *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup
+ *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale
  *   npm run bench -- --profile                      # also --cpu-prof every exporter child (bench/profiles/)
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
@@ -17,6 +17,10 @@
  *            --model-workers <e.g. 0,1,2: also run the page-work model (bench/page-work-model.ts)
  *                      with its page work on the main thread (0) or in that many worker threads>
  *            --wan-mbps <bandwidth of the WAN part's link; default 50>
+ *            --scale-windows <unit-windows of the scale part's generated states, comma-separated;
+ *                      default 10000,100000,1000000: the last alone takes ~30 min on 2 cores>
+ *            --scale-wallets <wallets of its job; default 100>
+ *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
  *
@@ -33,7 +37,8 @@
  * latency hiding (150 ms per request, 100-row pages) against concurrency / latency x page size;
  * a 20 requests/s server limit (429 + Retry-After beyond it) with the exporter's budget set to 20;
  * a WAN link (80 ms per request, a bandwidth cap) against what the link allows; the start of the
- * built CLI (bench/startup.ts: `--version`, a run of a complete job). The server answers
+ * built CLI (bench/startup.ts: `--version`, a run of a complete job); the re-run, plan and verify
+ * of a complete job against its number of unit-windows, on generated state (bench/scale.ts). The server answers
  * compressed when asked, as a CDN does; the parts report bytes on the wire per row. Each goal of
  * issue 17 is listed at the end with met / NOT met.
  */
@@ -55,6 +60,7 @@ import { closeDuckDB } from '../src/sink/index.js';
 import { runModel, servePageWorkIfWorker, type ModelSpec } from './page-work-model.js';
 import { replayRequests } from './replay-requests.js';
 import type { PageServerStats } from './page-server-stats.js';
+import { childCli, scale, type CliSpec } from './scale.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
@@ -113,9 +119,9 @@ interface LimitSpec {
   concurrency: number;
 }
 
-type ChildSpec = ExportSpec | LimitSpec | ModelSpec;
+type ChildSpec = ExportSpec | LimitSpec | ModelSpec | CliSpec;
 
-interface ChildResult {
+export interface ChildResult {
   label: string;
   rows: number;
   requests: number;
@@ -132,6 +138,9 @@ interface ChildResult {
   loopDelayMs?: { mean: number; p99: number; max: number };
   /** process.memoryUsage() in MB at the sample (every 50 ms) with the highest RSS. */
   memoryAtPeak?: Record<string, number>;
+  /** A CLI child (the scale part): the command's exit code and the first lines it printed. */
+  exitCode?: number;
+  output?: string;
 }
 
 /** Counts the client's open HTTP exchanges (a wrapper around InsightClient's sendOnce) and samples them. */
@@ -301,8 +310,9 @@ let profileCount = 0;
 /** Runs one measurement in a fresh process and returns what it printed. */
 function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
   if (spec.kind === 'export' && UNITS !== undefined) spec = { ...spec, unitsInFlight: UNITS };
-  const nodeArgs: string[] = spec.kind === 'export' ? [...NODE_FLAGS] : [];
-  if (profile && spec.kind === 'export') {
+  const exporter = spec.kind === 'export' || spec.kind === 'cli';
+  const nodeArgs: string[] = exporter ? [...NODE_FLAGS] : [];
+  if (profile && exporter) {
     mkdirSync(PROFILES, { recursive: true });
     const name = `${String(++profileCount).padStart(2, '0')}-${spec.label.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}.cpuprofile`;
     nodeArgs.push('--cpu-prof', `--cpu-prof-dir=${PROFILES}`, `--cpu-prof-name=${name}`);
@@ -311,7 +321,7 @@ function inChild(spec: ChildSpec, profile: boolean): Promise<ChildResult> {
     execFile(
       process.execPath,
       [...nodeArgs, childScript, '--child', JSON.stringify(spec)],
-      { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8', env: spec.kind === 'export' ? CHILD_ENV : process.env },
+      { cwd: REPO, maxBuffer: 16 << 20, encoding: 'utf8', env: exporter ? CHILD_ENV : process.env },
       (err, stdout, stderr) => {
         if (err) return reject(new Error(`${spec.label}: ${err.message}\n${stderr}`));
         const line = stdout.trim().split('\n').pop()!;
@@ -436,6 +446,10 @@ interface Options {
   wanMbps: number;
   /** Whether the page server compresses when asked (cdn) or never (identity), in every part but WAN. */
   serverEncoding: 'cdn' | 'identity';
+  /** Unit-windows of the scale part's generated states, and the wallets of its job (bench/scale.ts). */
+  scaleWindows: number[];
+  scaleWallets: number;
+  scaleStores: string[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -443,7 +457,7 @@ function parseOptions(argv: string[]): Options {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup'];
+  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup', 'scale'];
   return {
     only: new Set(get('only')?.split(',') ?? parts),
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
@@ -458,6 +472,9 @@ function parseOptions(argv: string[]): Options {
     modelWorkers: get('model-workers')?.split(',').map(Number) ?? [],
     wanMbps: Number(get('wan-mbps') ?? 50),
     serverEncoding: get('server-encoding') === 'identity' ? 'identity' : 'cdn',
+    scaleWindows: (get('scale-windows') ?? '10000,100000,1000000').split(',').map(Number),
+    scaleWallets: Number(get('scale-wallets') ?? 100),
+    scaleStores: (get('scale-stores') ?? 'local').split(','),
   };
 }
 
@@ -963,7 +980,13 @@ async function main(): Promise<void> {
   if (argv[0] === '--child') {
     const spec = JSON.parse(argv[1]!) as ChildSpec;
     const result =
-      spec.kind === 'limit' ? await childLimit(spec) : spec.kind === 'model' ? await childModel(spec) : await childExport(spec);
+      spec.kind === 'limit'
+        ? await childLimit(spec)
+        : spec.kind === 'model'
+          ? await childModel(spec)
+          : spec.kind === 'cli'
+            ? await childCli(spec)
+            : await childExport(spec);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return;
   }
@@ -984,6 +1007,11 @@ async function main(): Promise<void> {
     if (opts.only.has('ratelimit')) await rateLimit(opts);
     if (opts.only.has('wan')) await wan(opts);
     if (opts.only.has('startup')) await startup();
+    if (opts.only.has('scale'))
+      await scale(
+        { windows: opts.scaleWindows, wallets: opts.scaleWallets, stores: opts.scaleStores, profile: opts.profile },
+        { inChild: (spec, p) => inChild(spec, p), emit },
+      );
     if (goals.length > 0) {
       emit(
         [
