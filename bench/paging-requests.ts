@@ -122,24 +122,15 @@ export async function measurePaging(opts: {
     const newest = Math.max(...data.chains.map((c) => c.headTimestamp));
     const to = new Date((Math.floor(newest / DAY) + 1) * DAY * 1000).toISOString().slice(0, 10);
     const jobFile = join(work, 'job.yaml');
-    writeFileSync(
-      jobFile,
-      [
-        'name: bench',
-        'source:',
-        '  base_url: sandbox',
-        `  chains: [${CHAINS.join(', ')}]`,
-        'targets:',
-        `  - wallet: "${wallet.address}"`,
-        '    datasets: [transactions]',
-        'range:',
-        `  from: "${FROM}"`,
-        `  to: "${to}"`,
-        '  chunk: 1d',
-        'decode: false',
-        '',
-      ].join('\n'),
-    );
+    // JSON is YAML: the job file as one object.
+    const spec = {
+      name: 'bench',
+      source: { base_url: 'sandbox', chains: CHAINS },
+      targets: [{ wallet: wallet.address, datasets: ['transactions'] }],
+      range: { from: FROM, to, chunk: '1d' },
+      decode: false,
+    };
+    writeFileSync(jobFile, JSON.stringify(spec));
     const job = await loadJob(jobFile);
     const out = join(work, 'out');
     const config = resolveConfig({
