@@ -51,6 +51,9 @@ export interface PagingMeasurement {
   windows: number;
   requests: number;
   retries: number;
+  /** Answers of the sandbox by HTTP status, and those it broke on purpose by kind. */
+  statuses: Record<number, number>;
+  faults: Record<string, number>;
   page_requests: number;
   floor: number;
   floor_shared: number;
@@ -176,6 +179,8 @@ export async function measurePaging(opts: {
       windows: windows.size,
       requests: report.requests,
       retries: report.retries,
+      statuses: stats.byStatus,
+      faults: stats.faultsInjected,
       page_requests: pageRequests,
       floor: floor.floor,
       floor_shared: floor.shared,
