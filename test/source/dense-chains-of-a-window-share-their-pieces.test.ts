@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { newPagingStats, pageWindow, type PagedBatch } from '../../src/source/paginator.js';
-import { blockWindowOptions, fakeService, makeRows, type Rec } from './paginator-fixtures.js';
-
-async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>) {
-  const rows: Rec[] = [];
-  const done: number[] = [];
-  for await (const b of gen) {
-    if ('done' in b) done.push(b.chainId);
-    else rows.push(...b.records);
-  }
-  return { rows, done };
-}
+import { newPagingStats, pageWindow } from '../../src/source/paginator.js';
+import { blockWindowOptions, collect, fakeService, makeRows, type Rec } from './paginator-fixtures.js';
 
 const ids = (rows: Rec[]) => rows.map((r) => r.id);
 const inBlockOrder = (rows: Rec[]) => [...rows].sort((a, b) => a.block - b.block || a.index - b.index);

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pageWindow, newPagingStats, SliceTooDenseError, type PagedBatch } from '../../src/source/paginator.js';
-import { blockWindowOptions, fakeService, makeRows, type Misbehaviour, type Rec } from './paginator-fixtures.js';
-
-async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>) {
-  const rows: Rec[] = [];
-  const done: number[] = [];
-  for await (const b of gen) {
-    if ('done' in b) done.push(b.chainId);
-    else rows.push(...b.records);
-  }
-  return { rows, done };
-}
+import { pageWindow, newPagingStats, SliceTooDenseError } from '../../src/source/paginator.js';
+import { blockWindowOptions, collect, fakeService, makeRows, type Misbehaviour, type Rec } from './paginator-fixtures.js';
 
 const ids = (rows: Rec[]) => rows.map((r) => r.id);
 /** Rows in the order they must be written: by chain, block, index. */
