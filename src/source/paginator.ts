@@ -11,19 +11,21 @@ import { chainIdBatches, type Filters } from './query.js';
  *   (the window's axis, then finer ones: block_number, transaction_index or log_index), sent as
  *   filter_<axis>_gte / _lt. A slice is proven complete for a chain only when that chain got fewer
  *   rows than `limit` (raw rows, before de-duplication).
- * - A chain whose answer is full is split on its own: the first axis of the slice wider than one
- *   value is cut into pieces of about `target` rows, sized from the rows that full answer carried
- *   (their quantiles) and beyond them from the chain's density (rows per axis unit, learnt from
- *   proven pieces and remembered across windows in `density`). Pieces are requested
- *   concurrently within the request pool. A slice one value wide on every axis that is still
- *   full cannot be split: SliceTooDenseError.
+ * - A slice whose answer is full for a chain is cut: its first axis wider than one value is cut
+ *   into pieces of about `target` rows, sized from the rows that full answer carried (their
+ *   quantiles) and beyond them from the chain's density (rows per axis unit, learnt from proven
+ *   pieces and remembered across windows in `density`). Pieces are requested concurrently within
+ *   the request pool. A slice one value wide on every axis that is still full cannot be split:
+ *   SliceTooDenseError.
  * - A row is taken only if its chain was requested, it lies inside the slice it was asked for and
  *   `reject` finds it the target's; the others are dropped and counted by reason (`rejected`),
  *   in every answer read. Whether an answer is full is decided on the rows the service sent, the
  *   dropped ones included. Rows repeated within a slice are dropped. Pieces are disjoint, so no
  *   row is emitted twice, and rows are yielded in slice order, sorted by the axes (block order).
- * - Chains share the first request of a window (in batches of at most MAX_CHAIN_IDS, the most
- *   one request takes) while none is known to be dense; a chain that needs splitting continues alone.
+ * - Chains share requests, in batches of at most MAX_CHAIN_IDS (the most one request takes): the
+ *   window's first request goes to the chains not known to be dense; the dense chains (known, or
+ *   found by that request) share the pieces of the window's axis, each piece sized for the chain
+ *   that fills it first; a chain whose piece comes back full cuts that piece again alone.
  */
 export interface WindowPagerOptions<Rec> {
   chainIds: number[];
@@ -402,28 +404,31 @@ function withAxis(box: Box, axis: number, lo: number, hi: number): Box {
   return b;
 }
 
-/** What is known of a slice's rows on one axis when it is cut. */
+/** What is known of one chain's rows on one axis of a slice when it is cut. */
 interface Knowledge {
   /** Axis values of the rows a full answer carried inside the slice, ascending. */
   sample: number[];
   /** Rows per axis unit (0: unknown). */
   density: number;
+  /** The whole slice came back full for the chain: it is never asked whole again. */
+  wasFull: boolean;
 }
 
 /**
- * Cuts [lo, hi) of one axis into pieces of about `target` rows: by the sample's quantiles while
- * it lasts, then by density; the rest in one piece when the density is unknown or the axis is
- * unbounded. Never returns the whole of a slice that came back full.
+ * Cuts [lo, hi) of one axis into pieces that one or more chains share, each of about `target`
+ * rows for the chain that fills it first: by a chain's sample quantiles while they last, then by
+ * its density; the rest in one piece when no density is known or the axis is unbounded. Never
+ * returns the whole of a slice that came back full for a chain.
  */
 class Cutter {
   private x: number;
-  private k = 0;
+  /** By chain: the index of the first sample value at or after x. */
+  private readonly at = new Map<number, number>();
   constructor(
     private readonly lo: number,
     private readonly hi: number,
-    private readonly known: Knowledge,
+    private readonly known: Map<number, Knowledge>,
     private readonly target: number,
-    private readonly wasFull: boolean,
   ) {
     this.x = lo;
   }
@@ -435,65 +440,69 @@ class Cutter {
   /** Gives back a piece that could not be sent: the next one starts at `lo` again. */
   unget(lo: number): void {
     this.x = lo;
-    this.k = 0;
-  }
-
-  /** Density from proven pieces (replaces the estimate the cut started with). */
-  learn(density: number): void {
-    this.known.density = density;
+    this.at.clear();
   }
 
   next(): [number, number] {
-    const { sample } = this.known;
     const x = this.x;
-    while (this.k < sample.length && sample[this.k]! < x) this.k++;
+    let cut = this.hi;
+    for (const [chainId, known] of this.known) cut = Math.min(cut, this.cutFor(chainId, known, x));
+    this.x = cut;
+    return [x, cut];
+  }
+
+  /** Where a piece from x would end for one chain alone. */
+  private cutFor(chainId: number, known: Knowledge, x: number): number {
+    const { sample, density } = known;
+    let k = this.at.get(chainId) ?? 0;
+    while (k < sample.length && sample[k]! < x) k++;
+    this.at.set(chainId, k);
+    const bounded = this.hi !== Number.POSITIVE_INFINITY;
     let cut: number;
-    if (this.k < sample.length) {
-      const j = this.k + this.target;
+    if (k < sample.length) {
+      const j = k + this.target;
       if (j < sample.length) {
         cut = sample[j]!;
         if (cut <= x) cut = x + 1; // more than `target` rows at x: a piece one value wide
       } else {
         // The sample ends inside this piece: extend it by the density for what is left of the target.
-        const left = this.target - (sample.length - this.k);
-        const beyond = this.known.density > 0 && this.hi !== Number.POSITIVE_INFINITY ? Math.floor(left / this.known.density) : 0;
+        const left = this.target - (sample.length - k);
+        const beyond = density > 0 && bounded ? Math.floor(left / density) : 0;
         cut = sample[sample.length - 1]! + 1 + beyond;
       }
-    } else if (this.known.density > 0 && this.hi !== Number.POSITIVE_INFINITY) {
-      cut = x + Math.max(1, Math.floor(this.target / this.known.density));
+    } else if (density > 0 && bounded) {
+      cut = x + Math.max(1, Math.floor(this.target / density));
     } else {
       cut = this.hi;
     }
     cut = Math.min(this.hi, Math.max(x + 1, cut));
-    if (this.wasFull && x === this.lo && cut >= this.hi) {
+    if (known.wasFull && x === this.lo && cut >= this.hi) {
       // The whole slice again would come back full again: halve it (the sample said nothing useful).
-      cut = this.hi === Number.POSITIVE_INFINITY ? x + 1 : x + Math.max(1, Math.floor((this.hi - x) / 2));
+      cut = bounded ? x + Math.max(1, Math.floor((this.hi - x) / 2)) : x + 1;
     }
-    this.x = cut;
-    return [x, cut];
+    return cut;
   }
 }
 
 /**
- * Every row of `box` on one chain, in order: cuts the box on `axis` and pages the pieces
- * concurrently; a piece that comes back full is cut again (on the same axis while it is wider
- * than one value, else on the next).
+ * Every row of `box` on the chains of `known`, in order by chain: cuts the box on `axis` into
+ * pieces the chains share and pages them concurrently; a chain whose piece comes back full cuts
+ * that piece again on its own (on the same axis while it is wider than one value, else on the next).
  */
 async function* cutAndPage<Rec>(
   w: WindowPager<Rec>,
-  chainId: number,
   box: Box,
   axis: number,
-  known: Knowledge,
-  wasFull: boolean,
-): AsyncGenerator<Rec[]> {
-  const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target, wasFull);
+  known: Map<number, Knowledge>,
+): AsyncGenerator<PagedBatch<Rec>> {
+  const chains = [...known.keys()];
+  const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target);
   const queue: Sent<Rec>[] = [];
   /** Sends pieces while there is room; the first of an empty queue is the one waited for. */
   const fill = () => {
     while (!cutter.done()) {
       const [lo, hi] = cutter.next();
-      const sent = w.send(withAxis(box, axis, lo, hi), [chainId], queue.length === 0);
+      const sent = w.send(withAxis(box, axis, lo, hi), chains, queue.length === 0);
       if (!sent) {
         cutter.unget(lo);
         return;
@@ -501,33 +510,34 @@ async function* cutAndPage<Rec>(
       queue.push(sent);
     }
   };
-  let density = known.density;
-  const learn = (rows: number, width: number, full: boolean) => {
+  const learn = (chainId: number, rows: number, width: number, full: boolean) => {
     if (!Number.isFinite(width)) return;
+    const k = known.get(chainId)!;
     const seen = rows / width;
-    if (full) density = Math.max(density, seen);
-    else density = density > 0 ? (1 - DENSITY_WEIGHT) * density + DENSITY_WEIGHT * seen : seen;
-    cutter.learn(density);
+    if (full) k.density = Math.max(k.density, seen);
+    else k.density = k.density > 0 ? (1 - DENSITY_WEIGHT) * k.density + DENSITY_WEIGHT * seen : seen;
   };
   try {
     fill();
     while (queue.length > 0) {
       const head = queue.shift()!;
-      let answer: ChainAnswer<Rec> | null = w.read(head, await w.receive(head)).get(chainId)!;
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
-      if (answer.sent < w.opts.limit) {
-        const accepted = w.accept(answer.taken);
-        learn(accepted.length, width, false);
-        fill();
-        if (accepted.length > 0) yield accepted;
-      } else {
-        learn(answer.sent, width, true);
-        fill();
-        const pieces = splitFull(w, chainId, head.box, answer.inside, density);
-        // This frame stays while the pieces page: it must not keep the full answer.
-        answer = null;
-        yield* pieces;
+      const proven: PagedBatch<Rec>[] = [];
+      const full: AsyncGenerator<PagedBatch<Rec>>[] = [];
+      for (const [chainId, answer] of w.read(head, await w.receive(head))) {
+        if (answer.sent < w.opts.limit) {
+          const records = w.accept(answer.taken);
+          learn(chainId, records.length, width, false);
+          if (records.length > 0) proven.push({ chainId, records });
+        } else {
+          learn(chainId, answer.sent, width, true);
+          // Keeps only the sample of the full answer: this frame stays while the pieces page.
+          full.push(splitFull(w, chainId, head.box, answer.inside, known.get(chainId)!.density));
+        }
       }
+      fill();
+      for (const batch of proven.splice(0)) yield batch;
+      for (const pieces of full.splice(0)) yield* pieces;
       fill();
     }
   } finally {
@@ -537,11 +547,16 @@ async function* cutAndPage<Rec>(
 }
 
 /**
- * A slice that came back full for a chain: cut it on its first axis wider than one value, by the
- * rows of the answer inside it. Not a generator itself, so that the full answer is not kept while
- * the pieces are paged: only the sample of its axis values is.
+ * What a full answer tells of its slice for one chain: the axis to cut it on (its first wider than
+ * one value) and the chain's rows there (the sample of the answer's axis values).
  */
-function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, inside: Rec[], density: number): AsyncGenerator<Rec[]> {
+function fullAnswerKnowledge<Rec>(
+  w: WindowPager<Rec>,
+  chainId: number,
+  box: Box,
+  inside: Rec[],
+  density: number,
+): { axis: number; known: Knowledge } {
   w.split(chainId, box);
   const axis = box.lo.findIndex((lo, i) => box.hi[i]! - lo > 1);
   if (axis < 0) throw new SliceTooDenseError(chainId, w.describe(box), w.opts.limit);
@@ -551,15 +566,23 @@ function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, inside: 
   const lo = box.lo[axis]!;
   // The sample spans [lo, its last value]: the slice is at least that dense.
   const sampled = Number.isFinite(box.hi[axis]!) ? sample.length / (sample[sample.length - 1]! - lo + 1) : 0;
-  const known: Knowledge = { sample, density: axis === 0 ? Math.max(density, sampled) : sampled };
-  return cutAndPage(w, chainId, box, axis, known, true);
+  return { axis, known: { sample, density: axis === 0 ? Math.max(density, sampled) : sampled, wasFull: true } };
 }
 
-/** A chain of the window that pages alone: cut from the start (known to be dense), or split from its full first answer. */
-interface AloneChain<Rec> {
-  chainId: number;
-  /** The full first answer's rows inside the window. */
-  rows: Rec[] | null;
+/**
+ * A slice that came back full for a chain: cut on its own, on its first axis wider than one value,
+ * by the rows of the answer inside it. Not a generator itself, so that the full answer is not kept
+ * while the pieces are paged: only the sample of its axis values is.
+ */
+function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, inside: Rec[], density: number): AsyncGenerator<PagedBatch<Rec>> {
+  const { axis, known } = fullAnswerKnowledge(w, chainId, box, inside, density);
+  return cutAndPage(w, box, axis, new Map([[chainId, known]]));
+}
+
+/** Chains of the window cut together on one axis. */
+interface CutChains {
+  axis: number;
+  known: Map<number, Knowledge>;
 }
 
 export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
@@ -570,34 +593,51 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
     for (const chainId of opts.chainIds) yield { chainId, done: true };
     return;
   }
-  // Chains known to be dense are cut from the start; the others share the first request.
-  const dense = opts.chainIds.filter((c) => (opts.density?.get(c) ?? 0) * width > w.target);
-  const shared = opts.chainIds.filter((c) => !dense.includes(c));
-  const alone: AloneChain<Rec>[] = dense.map((chainId) => ({ chainId, rows: null }));
-  yield* sharedFirst(w, box, shared, alone);
-  while (alone.length > 0) {
-    const { chainId, pieces } = nextAlone(w, box, alone);
-    let emitted = 0;
-    for await (const records of pieces) {
-      emitted += records.length;
-      yield { chainId, records };
+  // Chains known to be dense are cut from the start; the others share the first request, and the
+  // ones it finds dense are cut with them.
+  const dense = new Map<number, Knowledge>();
+  for (const chainId of opts.chainIds) {
+    const density = opts.density?.get(chainId) ?? 0;
+    if (density * width > w.target) dense.set(chainId, { sample: [], density, wasFull: false });
+  }
+  const cuts: CutChains[] = [];
+  yield* sharedFirst(
+    w,
+    box,
+    opts.chainIds.filter((c) => !dense.has(c)),
+    dense,
+    cuts,
+  );
+  // The dense chains share their pieces too (each still proven only by its own short answer): a
+  // piece sized for the densest of them proves the others on the way.
+  cuts.unshift(...chainIdBatches([...dense.keys()]).map((chains) => ({ axis: 0, known: new Map(chains.map((c) => [c, dense.get(c)!])) })));
+  while (cuts.length > 0) {
+    const { axis, known } = cuts.shift()!;
+    const emitted = new Map([...known.keys()].map((c) => [c, 0]));
+    for await (const batch of cutAndPage(w, box, axis, known)) {
+      emitted.set(batch.chainId, emitted.get(batch.chainId)! + batch.records.length);
+      yield batch;
     }
-    opts.density?.set(chainId, emitted / width);
-    yield { chainId, done: true };
+    for (const [chainId, rows] of emitted) {
+      opts.density?.set(chainId, rows / width);
+      yield { chainId, done: true };
+    }
   }
 }
 
 /**
  * The window's first requests, shared by the chains not known to be dense (at most MAX_CHAIN_IDS
- * chains each: the service refuses more): yields the chains they prove, and queues the others on
- * `alone` with their full answers. A generator of its own, so that nothing of these answers but
- * what `alone` holds is kept while the window pages on.
+ * chains each: the service refuses more): yields the chains they prove; of the others, it adds
+ * what their full answers tell to `dense` (cut on the window's axis) or to `cuts` (a window one
+ * value wide there, cut on a finer axis alone). A generator of its own, so that nothing of these
+ * answers but that is kept while the window pages on.
  */
 async function* sharedFirst<Rec>(
   w: WindowPager<Rec>,
   box: Box,
   shared: number[],
-  alone: AloneChain<Rec>[],
+  dense: Map<number, Knowledge>,
+  cuts: CutChains[],
 ): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
   const { opts } = w;
   const width = box.hi[0]! - box.lo[0]!;
@@ -614,7 +654,9 @@ async function* sharedFirst<Rec>(
           opts.density?.set(chainId, accepted.length / width);
           yield { chainId, done: true };
         } else {
-          alone.push({ chainId, rows: answer.inside });
+          const { axis, known } = fullAnswerKnowledge(w, chainId, box, answer.inside, opts.density?.get(chainId) ?? 0);
+          if (axis === 0) dense.set(chainId, known);
+          else cuts.push({ axis, known: new Map([[chainId, known]]) });
         }
       }
     }
@@ -622,12 +664,4 @@ async function* sharedFirst<Rec>(
     // Batches never received (a failure, the consumer stopped) free their slots.
     for (const sent of sends.slice(received)) w.release(sent);
   }
-}
-
-/** Takes the next chain off `alone` and starts its pieces; its first answer is not kept past the cut. */
-function nextAlone<Rec>(w: WindowPager<Rec>, box: Box, alone: AloneChain<Rec>[]): { chainId: number; pieces: AsyncGenerator<Rec[]> } {
-  const { chainId, rows } = alone.shift()!;
-  const density = w.opts.density?.get(chainId) ?? 0;
-  const pieces = rows === null ? cutAndPage(w, chainId, box, 0, { sample: [], density }, false) : splitFull(w, chainId, box, rows, density);
-  return { chainId, pieces };
 }
