@@ -2,7 +2,7 @@
  * The benchmark harness (`npm run bench`): the exporter measured against the physical limit of the
  * same machine, in the same run, on the same pages. Not a test. Writes bench/RESULTS.md.
  *
- *   npm run bench                                   # everything (~15 min on 2 cores)
+ *   npm run bench                                   # everything (~15 min on 2 cores, and ~35 min more for the scale part's 1M windows)
  *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale
  *   npm run bench -- --profile                      # also --cpu-prof every exporter child (bench/profiles/)
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
