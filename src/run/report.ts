@@ -1,6 +1,6 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import type { Plan } from '../plan/index.js';
+import type { Plan, ShardLoad } from '../plan/index.js';
 import { parseUnitKey } from '../plan/unit-key.js';
 import type { ClientStats, InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
@@ -46,6 +46,12 @@ export interface RunReport {
   warnings: { unit: string; window: [number, number]; warning: string }[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
+  /**
+   * A sharded run: what each shard exports of the job's plan as this shard saw it (windows, and
+   * expected rows when this run read its units' densities: when the split grew), from the split
+   * the shards share. `run --workers` gives the merged run's own plan per shard.
+   */
+  shards?: ShardLoad[];
   /**
    * Chains whose fixed range.to lies past the head minus the safety lag: this run exported up to
    * `end` (exclusive) only, like `to: latest`; later runs export the rest.

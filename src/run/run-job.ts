@@ -24,7 +24,11 @@ import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
-import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
+import { cleansPending, ownershipOf, planForShard, shardLabel, type Ownership, type Shard } from './shard.js';
+import { readShardSplit, settleShardSplit } from '../state/shard-split-record.js';
+import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
+import { takeOutRepaired } from '../state/repair-record.js';
+import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
 import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
 import { jobTables } from './tables.js';
@@ -40,7 +44,7 @@ export interface RunJobInput {
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
   onPlan?(plan: Plan): void;
-  /** Export only this shard's units (a whole unit key per shard; see src/run/shard.ts). */
+  /** Export only this shard's windows (each unit's windows divided between the shards; see src/run/shard.ts). */
   shard?: Shard | null;
   /** Export the most recent windows of every unit again, replacing their files (reorganisations). */
   rewind?: Rewind | null;
@@ -193,13 +197,16 @@ async function runAgainst(
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
-  const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+  // A shard's windows are those the recorded split gives it; the windows it does not cover yet are divided once planned.
+  const recorded = shard ? (await readShardSplit(store, job.name, shard.count)).split : null;
+  const known = ownershipOf(shard, recorded);
   // Refused at once when another job owns the partitions; claimed only once the run is about to write.
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
-  const orphans = dryRun ? [] : await state.cleanPending(owns);
+  const uncovered = { markers: 0 };
+  const orphans = dryRun ? [] : await state.cleanPending(countingUncovered(cleansPending(shard, recorded), recorded, uncovered));
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
 
-  const done = await completedWindows(input, job, state, store, owns);
+  const done = await completedWindows(input, job, state, store, known);
   let completed = done.completed;
   const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
   // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
@@ -208,13 +215,55 @@ async function runAgainst(
   const blocks = new BlockLookup(source.client, heads);
   // run --repair: damaged windows (files gone or changed, rows short of the service's count) are exported again.
   if (input.repair && !input.force)
-    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
-  // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
-  const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
+    ({ completed } = await withoutDamagedWindows(completed, {
+      job,
+      store,
+      client: source.client,
+      output: config.output,
+      owns: known.owns,
+      logger,
+    }));
+  // Units under repair: the windows an earlier run found reorganised and not all exported again (by their owners, when sharded).
+  const repairs = await state.pendingRepairs();
   let reorgs: ReorgFound[] = [];
   if (!input.force)
-    ({ completed, reorgs } = await repairReorgs({ job, state, completed, frontier: done.frontier, owns, blocks, logger, dryRun, repairs }));
-  const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
+    ({ completed, reorgs } = await repairReorgs({
+      job,
+      state,
+      completed,
+      frontier: done.frontier,
+      owns: known.leads,
+      blocks,
+      logger,
+      dryRun,
+      repairs,
+    }));
+  const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
+  const { plan, units } = await planRun(input, job, {
+    completed,
+    heads,
+    blocks,
+    chains,
+    select: async (whole) => {
+      if (!shard) return whole;
+      const densities = { rows: null as ExpectedRows | null };
+      const split = await settleShardSplit(store, job.name, shard.count, whole, {
+        write: !dryRun,
+        expected: async () => (densities.rows = expectedRowsFrom(await unitDensities(state, done.listed))),
+        guard: () => held.assertHeld(),
+      });
+      sharding.split = split;
+      sharding.balance = shardLoads(whole, split, densities.rows ?? undefined);
+      return planForShard(whole, shard, split);
+    },
+  });
+  const { split } = sharding;
+  const ownership = ownershipOf(shard, split);
+  // Markers of windows the recorded split did not cover are this shard's to clean once the split gives them to it.
+  if (uncovered.markers > 0 && !dryRun) {
+    const more = await state.cleanPending(cleansPending(shard, split));
+    if (more.length > 0) logger.warn({ files: more.length }, 'removed files of windows a previous run did not complete');
+  }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
@@ -222,7 +271,7 @@ async function runAgainst(
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
-  const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
+  const reportOfWindows = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
     buildReport({
       job,
       runId,
@@ -237,6 +286,10 @@ async function runAgainst(
       reorgs,
       serviceHeads,
     });
+  const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean): RunReport => ({
+    ...reportOfWindows(outcomes, interrupted),
+    ...(sharding.balance ? { shards: sharding.balance } : {}),
+  });
   if (dryRun) {
     logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
     const wouldExport = plan.units.map((u) => ({ unit: u.unitKey, window: [u.window.start, u.window.end] as [number, number] }));
@@ -274,7 +327,7 @@ async function runAgainst(
     onProgress: input.onProgress,
   });
   open.committed = outcomes.filter((o) => o.status === 'done').length;
-  await afterExport({ state, held, owns, repairs, outcomes, logger });
+  await afterExport({ state, held, ownership, cleans: cleansPending(shard, split), repairs, outcomes, logger });
   return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
 }
 
@@ -283,18 +336,19 @@ interface PlanInputs {
   heads: ReturnType<typeof headFinder>;
   blocks: BlockLookup;
   chains: ChainChecks;
-  shard: Shard | null;
+  /** The windows this run exports of the whole job's plan (a shard's share). */
+  select: (whole: Plan) => Promise<Plan>;
 }
 
 /** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
-  const { completed, heads, blocks, chains, shard } = p;
+  const { completed, heads, blocks, chains } = p;
   const logger = input.logger;
   // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
   // service anything; a target's decoder is built with its first window.
   checkDatasetOptions(job);
   const factory = new TargetFactory(job);
-  const plan = planForShard(
+  const plan = await p.select(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
       latest: async (chainId) => {
@@ -304,7 +358,6 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
       },
       serves: (chainId, axis, point) => chains.serves(chainId, axis, point),
     }),
-    shard,
   );
   input.onPlan?.(plan);
   for (const c of plan.clamped)
@@ -336,8 +389,8 @@ async function completedWindows(
   job: Job,
   state: WindowState,
   store: ObjectStore,
-  owns: (unitKey: string) => boolean,
-): Promise<{ completed: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
+  known: Ownership,
+): Promise<{ completed: Map<string, Interval[]>; listed: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
   const done = await state.completedIntervals();
   if (!input.force) {
     const holds = await heldFormat(state, done);
@@ -348,8 +401,8 @@ async function completedWindows(
   if (input.rewind && !input.force) {
     const r = rewindCompleted(done, input.rewind);
     completed = r.completed;
-    const mine = r.rewound.filter((x) => owns(x.unitKey));
-    const windows = mine.reduce((n, x) => n + x.windows.length, 0);
+    const mine = r.rewound.filter((x) => x.windows.some((w) => known.owns(x.unitKey, w)));
+    const windows = mine.reduce((n, x) => n + x.windows.filter((w) => known.owns(x.unitKey, w)).length, 0);
     if (windows > 0)
       input.logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
   }
@@ -357,7 +410,19 @@ async function completedWindows(
     const list = done.get(unitKey);
     return list && list.length > 0 ? Math.max(...list.map((i) => i.end)) : undefined;
   };
-  return { completed, frontier };
+  return { completed, listed: done, frontier };
+}
+
+/** `cleans`, counting the markers it meets of windows `split` does not cover yet (cleaned once the split covers them). */
+function countingUncovered(
+  cleans: (unitKey: string, window: Interval | null) => boolean,
+  split: ShardSplit | null,
+  count: { markers: number },
+): (unitKey: string, window: Interval | null) => boolean {
+  return (unitKey, window) => {
+    if (split && window && ownerOf(split, unitKey, window.start) === null) count.markers++;
+    return cleans(unitKey, window);
+  };
 }
 
 /** Records of a reorganisation check written at once (one small object per unit). */
@@ -417,27 +482,38 @@ async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, In
 interface AfterExport {
   state: WindowState;
   held: Pick<Lease, 'lost' | 'assertHeld'>;
-  owns: (unitKey: string) => boolean;
-  repairs: Map<string, unknown>;
-  outcomes: { unitKey: string; status: string }[];
+  ownership: Ownership;
+  /** Which pending markers this run may clean (see cleansPending). */
+  cleans: (unitKey: string, window: Interval | null) => boolean;
+  repairs: Map<string, Interval[]>;
+  outcomes: { unitKey: string; start: number; end: number; status: string }[];
   logger: Logger;
 }
 
-/** Uploads of unfinished windows removed now (not at the next run); units whose windows all committed are repaired. */
+/**
+ * Uploads of unfinished windows removed now (not at the next run); the windows under repair this
+ * run owns and exported again are taken out of their unit's repair record (the unit's lead deletes
+ * a record left empty).
+ */
 async function afterExport(a: AfterExport): Promise<void> {
   if (!a.held.lost.aborted) {
     await a.state
-      .cleanPending(a.owns)
+      .cleanPending(a.cleans)
       .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
   }
   if (a.held.lost.aborted) throw a.held.lost.reason;
-  for (const unitKey of a.repairs.keys()) {
-    if (a.outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
-    await a.state
-      .clearRepair(unitKey)
-      .catch((err: Error) =>
-        a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
-      );
+  for (const [unitKey, windows] of a.repairs) {
+    if (!windows.some((w) => a.ownership.owns(unitKey, w)) && !a.ownership.leads(unitKey)) continue;
+    const exportedAgain = (w: Interval) =>
+      a.ownership.owns(unitKey, w) &&
+      !a.outcomes.some((o) => o.unitKey === unitKey && o.start < w.end && w.start < o.end && o.status !== 'done');
+    await takeOutRepaired(a.state, unitKey, {
+      done: exportedAgain,
+      lead: a.ownership.leads(unitKey),
+      guard: () => a.held.assertHeld(),
+    }).catch((err: Error) =>
+      a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not updated; the next run exports its windows again'),
+    );
   }
 }
 

@@ -321,17 +321,18 @@ export class WindowState {
   /**
    * Recovers what crashed runs left (see the file comment): removes the files of windows they
    * uploaded without completing, finishes replacements whose new marker was written, and deletes
-   * the pending markers. Returns the data keys deleted. `ownsUnit` limits the cleanup to some unit
-   * keys (a shard must not delete what another shard is uploading at the same time).
+   * the pending markers. Returns the data keys deleted. `owns` limits the cleanup to some windows of
+   * some units (a shard must not delete what another shard is uploading at the same time); its
+   * window is null when a marker's name is not a window's.
    */
-  async cleanPending(ownsUnit: (unitKey: string) => boolean = () => true): Promise<string[]> {
+  async cleanPending(owns: (unitKey: string, window: Interval | null) => boolean = () => true): Promise<string[]> {
     const pendingPrefix = `${this.root}/pending/`;
     const deleted: string[] = [];
     const markers: string[] = [];
     for await (const obj of this.store.list(pendingPrefix)) {
       const rest = obj.key.slice(pendingPrefix.length);
       const { unitKey, window } = parseMarkerPlace(rest);
-      if (!ownsUnit(unitKey)) continue;
+      if (!owns(unitKey, window)) continue;
       const marker = await this.readJson<PendingMarker>(obj.key);
       const keys = marker?.keys ?? [];
       if (!Array.isArray(keys)) throw new StateCorruptError(obj.key, '"keys" is not an array');
