@@ -52,6 +52,8 @@ export interface RunReport {
    * the shards share. `run --workers` gives the merged run's own plan per shard.
    */
   shards?: ShardLoad[];
+  /** `run --workers N`: each worker (a shard process of this run) and what it did; its own report is at `report_key`. */
+  workers?: WorkerLine[];
   /**
    * Chains whose fixed range.to lies past the head minus the safety lag: this run exported up to
    * `end` (exclusive) only, like `to: latest`; later runs export the rest.
@@ -94,6 +96,21 @@ export interface RunReport {
   error?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
+}
+
+/** One worker of `run --workers N`. */
+export interface WorkerLine {
+  /** "i/N". */
+  shard: string;
+  exit_code: number;
+  /** Null when the worker printed no report (it failed before its run, or was killed). */
+  run_id: string | null;
+  status: RunReport['status'] | null;
+  /** Windows it planned, and rows it wrote. */
+  windows: number;
+  rows: number;
+  duration_s: number | null;
+  report_key: string | null;
 }
 
 /** A chain whose range this run ended before `to`: what the service serves ends at `end` (exclusive). */

@@ -119,7 +119,8 @@ interface OpenParts {
   committed: number;
 }
 
-function newRunId(): string {
+/** A run's id: its start time (UTC, to the second) and a random suffix. */
+export function newRunId(): string {
   const time = new Date()
     .toISOString()
     .replace(/[-:]/g, '')
