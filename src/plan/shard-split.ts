@@ -14,7 +14,7 @@
  */
 import type { Plan, WorkUnit } from './plan.js';
 import { length, type Interval } from './intervals.js';
-import { shardOfUnitKey } from './unit-key.js';
+import { keyAcrossChains, parseUnitKey, shardOfUnitKey } from './unit-key.js';
 
 export interface SplitPart {
   start: number;
@@ -82,8 +82,9 @@ export function divideWindows(windows: readonly Interval[], weights: readonly nu
 
 /**
  * New spans for the plan's windows that no span of `split` covers, by unit: one span per run of
- * such windows with no recorded span between them, divided by expected rows when every window's
- * is known, by length otherwise.
+ * such windows with no recorded span between them. The units of one query on several chains are
+ * cut at the same points (their windows' expected rows, or lengths, added up per window), so the
+ * same window of every chain goes to one shard and the chains still share its requests.
  */
 export function uncoveredSpans(split: ShardSplit, plan: Pick<Plan, 'units'>, expected?: ExpectedRows): Record<string, SplitSpan[]> {
   const byUnit = new Map<string, Interval[]>();
@@ -93,33 +94,74 @@ export function uncoveredSpans(split: ShardSplit, plan: Pick<Plan, 'units'>, exp
     if (!list) byUnit.set(u.unitKey, (list = []));
     list.push(u.window);
   }
+  const byQuery = new Map<string, string[]>();
+  for (const unitKey of byUnit.keys()) {
+    const parsed = parseUnitKey(unitKey);
+    const query = parsed ? keyAcrossChains(parsed) : unitKey;
+    byQuery.set(query, [...(byQuery.get(query) ?? []), unitKey]);
+  }
   const added = new Map<string, SplitSpan[]>();
-  for (const [unitKey, windows] of byUnit) {
-    windows.sort((a, b) => a.start - b.start);
-    const recorded = spansOf(split, unitKey);
-    const groups: Interval[][] = [];
-    for (const w of windows) {
-      const group = groups.at(-1);
-      const last = group?.at(-1);
-      // A window after a recorded span starts a new span: spans never overlap.
-      if (group && last && !recorded.some((s) => s.start >= last.end && s.start <= w.start) && w.start >= last.end) group.push(w);
-      else groups.push([w]);
-    }
-    added.set(
-      unitKey,
-      groups.map((group) => {
-        const known = group.map((w) => expected?.(unitKey, w));
-        const weights =
-          known.every((n) => n !== undefined && n >= 0) && known.some((n) => n! > 0) ? (known as number[]) : group.map(length);
-        const start = group[0]!.start;
-        // A recorded span may start inside the last window (the chunk changed): the new span stops there.
-        const next = Math.min(...recorded.filter((s) => s.start > start).map((s) => s.start));
-        const parts = divideWindows(group, weights, split.count, leadShardOf(unitKey, split.count));
-        return { start, end: Math.min(group.at(-1)!.end, next), parts };
-      }),
+  for (const [query, unitKeys] of byQuery) {
+    const shardAt = queryCuts(
+      unitKeys.map((k) => [k, byUnit.get(k)!] as const),
+      split.count,
+      leadShardOf(query, split.count),
+      expected,
     );
+    for (const unitKey of unitKeys) added.set(unitKey, unitSpans(spansOf(split, unitKey), byUnit.get(unitKey)!, shardAt));
   }
   return Object.fromEntries(added);
+}
+
+/** The shard of each window start of a query's units: their windows divided as one sequence. */
+function queryCuts(
+  units: readonly (readonly [string, Interval[]])[],
+  count: number,
+  offset: number,
+  expected?: ExpectedRows,
+): (start: number) => number {
+  const known =
+    units.every(([k, ws]) => ws.every((w) => (expected?.(k, w) ?? -1) >= 0)) &&
+    units.some(([k, ws]) => ws.some((w) => expected!(k, w)! > 0));
+  const weights = new Map<number, number>();
+  for (const [k, ws] of units)
+    for (const w of ws) weights.set(w.start, (weights.get(w.start) ?? 0) + (known ? expected!(k, w)! : length(w)));
+  const starts = [...weights.keys()].sort((a, b) => a - b);
+  const parts = divideWindows(
+    starts.map((start) => ({ start, end: start })),
+    starts.map((start) => weights.get(start)!),
+    count,
+    offset,
+  );
+  return (start) => {
+    let shard = parts[0]!.shard;
+    for (const p of parts) if (p.start <= start) shard = p.shard;
+    return shard;
+  };
+}
+
+/** A unit's new spans for its uncovered windows (sorted here), each window's part from `shardAt`. */
+function unitSpans(recorded: SplitSpan[], windows: Interval[], shardAt: (start: number) => number): SplitSpan[] {
+  windows.sort((a, b) => a.start - b.start);
+  const groups: Interval[][] = [];
+  for (const w of windows) {
+    const group = groups.at(-1);
+    const last = group?.at(-1);
+    // A window after a recorded span starts a new span: spans never overlap.
+    if (group && last && !recorded.some((s) => s.start >= last.end && s.start <= w.start) && w.start >= last.end) group.push(w);
+    else groups.push([w]);
+  }
+  return groups.map((group) => {
+    const start = group[0]!.start;
+    // A recorded span may start inside the last window (the chunk changed): the new span stops there.
+    const next = Math.min(...recorded.filter((s) => s.start > start).map((s) => s.start));
+    const parts: SplitPart[] = [];
+    for (const w of group) {
+      const shard = shardAt(w.start);
+      if (parts.at(-1)?.shard !== shard) parts.push({ start: parts.length === 0 ? start : w.start, shard });
+    }
+    return { start, end: Math.min(group.at(-1)!.end, next), parts };
+  });
 }
 
 /** `split` with `added` spans (from uncoveredSpans). */

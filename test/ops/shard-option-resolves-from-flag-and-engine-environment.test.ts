@@ -108,6 +108,9 @@ describe('shards of a plan', () => {
   it("a recorded split keeps every window's owner whatever a later plan holds; new windows get new spans", () => {
     const keys = ['transactions/0xa/1/time', 'transactions/0xa/10/time', 'transactions/0xa/8453/time'];
     const first = splitOf(planOf(keys, 40), 4);
+    // The chains of one query are cut at the same points: a window of every chain has one owner (they share requests).
+    for (const u of planOf(keys, 40).units)
+      expect(keys.map((k) => ownerOf(first, k, u.window.start))).toEqual(keys.map(() => ownerOf(first, keys[0]!, u.window.start)));
     // A later plan: some windows done, the range moved forward by 8 windows.
     const later = planOf(keys, 28, 200);
     const next = splitOf(later, 4, first);
