@@ -234,6 +234,7 @@ async function runAgainst(
       completed,
       frontier: done.frontier,
       owns: known.leads,
+      ownsWindow: known.owns,
       blocks,
       logger,
       dryRun,
@@ -435,7 +436,10 @@ interface ReorgRepair {
   completed: Map<string, Interval[]>;
   /** Each unit's newest completed end before --rewind (what a rewind counts from). */
   frontier: (unitKey: string) => number | undefined;
+  /** Whether this run leads a unit: checks its edges, writes its records. */
   owns: (unitKey: string) => boolean;
+  /** Whether this run exports a window (a shard: the windows its split gives it). */
+  ownsWindow: (unitKey: string, window: Interval) => boolean;
   blocks: BlockLookup;
   logger: Logger;
   dryRun: boolean;
@@ -450,9 +454,12 @@ interface ReorgRepair {
  */
 async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, Interval[]>; reorgs: ReorgFound[] }> {
   const range = r.job.range;
+  // Windows under repair that another shard exports again are known reorganised: not checked, nor reported, again.
+  const awaiting = (unitKey: string, iv: Interval) =>
+    (r.repairs.get(unitKey) ?? []).some((w) => w.start === iv.start && w.end === iv.end && !r.ownsWindow(unitKey, w));
   const checked = await checkReorgs({
     state: r.state,
-    completed: r.completed,
+    completed: new Map([...r.completed].map(([unitKey, list]) => [unitKey, list.filter((iv) => !awaiting(unitKey, iv))])),
     frontier: r.frontier,
     owns: r.owns,
     blocks: r.blocks,
@@ -466,7 +473,8 @@ async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, In
     await Promise.all([...checked.checked].map(([unitKey, c]) => writes(() => r.state.writeChecked(unitKey, { checked_at: at, ...c }))));
   }
   for (const found of checked.reorgs) {
-    const windows = [...(r.repairs.get(found.unit_key) ?? []), ...found.windows];
+    const earlier = r.repairs.get(found.unit_key) ?? [];
+    const windows = [...earlier, ...found.windows.filter((w) => !earlier.some((e) => e.start === w.start && e.end === w.end))];
     if (!r.dryRun) await r.state.writeRepair(found.unit_key, windows);
     r.repairs.set(found.unit_key, windows);
   }

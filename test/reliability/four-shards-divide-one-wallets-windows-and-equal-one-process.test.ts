@@ -133,7 +133,8 @@ describe('four shards of a one-wallet, three-chain job', () => {
         found.push(...(r.report.reorgs ?? []).map((x) => x.unit_key));
         if ((r.report.by_chain[String(REORG_CHAIN)]?.windows.done ?? 0) > 0) exportedAgainBy.add(r.report.shard!);
       }
-      if (round.every((r) => r.report.windows.planned === 0)) break;
+      // The owners that started before the lead recorded the repair export their windows in their next run.
+      if (round.every((r) => r.report.windows.planned === 0 && (r.report.reorgs ?? []).length === 0)) break;
     }
     expect(rounds).toBeLessThan(4);
     expect(found).toHaveLength(1);
