@@ -73,7 +73,11 @@ function runCliOnce(cli: string, jobFile: string, workers: number, env: NodeJS.P
   });
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 export async function workersBench(b: WorkersBenchInput): Promise<void> {
@@ -125,15 +129,17 @@ export async function workersBench(b: WorkersBenchInput): Promise<void> {
         rmSync(join(work, `run-${n}`), { recursive: true, force: true });
       }
     }
-    const one = median((runs.get(b.counts[0]!) ?? []).map((m) => m.rows / m.seconds));
+    // rows/s of a count: its rows over its median wall time.
+    const rowsPerSec = (ms: Measured[]) => ms[0]!.rows / median(ms.map((m) => m.seconds));
+    const one = rowsPerSec(runs.get(b.counts[0]!)!);
     const rows = [
       '| workers | rows | wall s | rows/s | × the first | CPU s | CPU µs per row | requests per 1,000 rows | rows per worker |',
       '|---|---|---|---|---|---|---|---|---|',
     ];
     for (const count of b.counts) {
       const ms = runs.get(count)!;
-      const rps = median(ms.map((m) => m.rows / m.seconds));
-      const mid = ms.find((m) => m.rows / m.seconds === rps)!;
+      const rps = rowsPerSec(ms);
+      const mid = ms[0]!;
       rows.push(
         `| ${count} | ${fmt(mid.rows)} | ${median(ms.map((m) => m.seconds)).toFixed(1)} (${ms.map((m) => m.seconds.toFixed(1)).join(', ')}) | ${fmt(rps)} | ${(rps / one).toFixed(2)} | ` +
           `${median(ms.map((m) => m.cpuSec)).toFixed(1)} | ${median(ms.map((m) => (m.cpuSec / m.rows) * 1e6)).toFixed(1)} | ` +
