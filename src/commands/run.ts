@@ -173,6 +173,12 @@ async function runOne(
   ctx: JobContext,
   { args, rewind, shard, pushTarget, argv, files }: SharedRunOptions,
 ): Promise<JobOutcome> {
+  if (ctx.config.concurrency.workers > 1) {
+    // Each worker pushes its own metrics (under its shard), writes its own report and stops on the signals this run passes on; this run merges them.
+    const otherFiles = files.filter((f) => f !== file);
+    const { report, exitCode } = await runWorkers({ file, ctx, argv, otherFiles, count: ctx.config.concurrency.workers, shard });
+    return { job_file: file, exit_code: exitCode, report };
+  }
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -193,25 +199,6 @@ async function runOne(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  if (ctx.config.concurrency.workers > 1) {
-    // Each worker pushes its own metrics (under its shard) and writes its own report; this run merges them.
-    try {
-      const otherFiles = files.filter((f) => f !== file);
-      const { report, exitCode } = await runWorkers({
-        file,
-        ctx,
-        argv,
-        otherFiles,
-        count: ctx.config.concurrency.workers,
-        shard,
-        signal: controller.signal,
-      });
-      return { job_file: file, exit_code: exitCode, report };
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    }
-  }
   const progress = new ProgressLine();
   const push = async (report: RunReport) => {
     if (!pushTarget) return;

@@ -5,7 +5,7 @@
  * A run that is itself shard k of K (a pod of an indexed job) starts shards k*N+i of K*N, so every
  * pod uses its cores. The request budget (requests_per_second) is divided between the workers.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { ExitCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { mergeWorkerReports, type WorkerOutcome } from '../run/merge-reports.js';
@@ -63,7 +63,6 @@ export interface WorkersInput {
   otherFiles: readonly string[];
   count: number;
   shard: Shard | null;
-  signal: AbortSignal;
 }
 
 /** Runs the workers, and returns the merged report (written beside the state as the run's report) and exit code. */
@@ -75,9 +74,21 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
   const share = rps > 0 ? Math.max(MIN_REQUESTS_PER_SECOND, rps / w.count) : null;
   const shards = workerShards(w.count, w.shard);
   ctx.logger.info({ job: ctx.job.name, workers: w.count, shards: shards.map(shardLabel) }, 'starting the workers');
-  const workers = await Promise.all(
-    shards.map((s) => runWorker(s, workerArgv(w.argv, w.file, w.otherFiles, s, share), w.signal, ctx.logger)),
-  );
+  // SIGINT and SIGTERM go to every worker, each time: a worker stops cleanly on the first and at once on the second.
+  const children = new Set<ChildProcess>();
+  const forward = (signal: NodeJS.Signals) => {
+    ctx.logger.warn({ signal, workers: children.size }, 'passing the signal on to the workers');
+    for (const child of children) child.kill(signal);
+  };
+  process.on('SIGINT', forward);
+  process.on('SIGTERM', forward);
+  let workers: WorkerOutcome[];
+  try {
+    workers = await Promise.all(shards.map((s) => runWorker(s, workerArgv(w.argv, w.file, w.otherFiles, s, share), children, ctx.logger)));
+  } finally {
+    process.off('SIGINT', forward);
+    process.off('SIGTERM', forward);
+  }
   const destination = ctx.config.output.destination;
   const merged = mergeWorkerReports({
     job: ctx.job.name,
@@ -105,9 +116,14 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
 /** How much of a worker's log output is kept to say why it printed no report. */
 const STDERR_KEPT = 4000;
 
-function runWorker(shard: Shard, args: string[], signal: AbortSignal, logger: Logger): Promise<WorkerOutcome> {
+function runWorker(shard: Shard, args: string[], children: Set<ChildProcess>, logger: Logger): Promise<WorkerOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: a terminal's Ctrl-C reaches it once, through this run, not twice.
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.add(child);
     let stdout = '';
     let tail = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
@@ -120,15 +136,13 @@ function runWorker(shard: Shard, args: string[], signal: AbortSignal, logger: Lo
       partial = text.slice(end);
       tail = (tail + d.toString('utf8')).slice(-STDERR_KEPT);
     });
-    const forward = () => child.kill(typeof signal.reason === 'string' ? (signal.reason as NodeJS.Signals) : 'SIGTERM');
-    signal.addEventListener('abort', forward, { once: true });
     const label = shardLabel(shard);
     child.on('error', (err) => {
-      signal.removeEventListener('abort', forward);
+      children.delete(child);
       resolve({ index: shard.index, shard: label, exit_code: ExitCode.failed, report: null, error: `not started: ${err.message}` });
     });
     child.on('close', (code, killedBy) => {
-      signal.removeEventListener('abort', forward);
+      children.delete(child);
       if (partial) process.stderr.write(`${partial}\n`);
       const report = parseReport(stdout);
       const exit = code ?? (killedBy === 'SIGINT' || killedBy === 'SIGTERM' ? ExitCode.interrupted : ExitCode.failed);

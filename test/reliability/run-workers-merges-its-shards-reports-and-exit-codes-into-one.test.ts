@@ -11,6 +11,7 @@ import type { RunReport } from '../../src/run/report.js';
 import { acquireLease, leaseName } from '../../src/state/lease.js';
 import { LocalStore } from '../../src/store/local.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { listFiles } from '../helpers/export.js';
 import { readNdjsonExport, runCli, useTestCli, writeJob } from './harness.js';
 
 const sandbox = useSandbox();
@@ -95,5 +96,37 @@ it(
     } finally {
       await lease.release();
     }
+  },
+);
+
+it(
+  'SIGTERM stops every worker cleanly (exit 130, the report says interrupted); the next run completes the export exactly',
+  { timeout: 300_000 },
+  async () => {
+    const base = join(work.dir, 'stopped');
+    const out = join(base, 'out');
+    const jobFile = await writeJob(base, job(out));
+    const stopped = await runCli(work.cli, ['run', jobFile, '--workers', '2', '--json', '--log-level', 'warn'], {
+      timeoutMs: 240_000,
+      onSpawn: (child) => {
+        // Once the workers have committed a window (their markers appear), stop the run.
+        const poll = setInterval(() => {
+          if (listFiles(out).some((k) => k.startsWith('_state/workers/completed/'))) {
+            clearInterval(poll);
+            child.kill('SIGTERM');
+          }
+        }, 20);
+        child.on('close', () => clearInterval(poll));
+      },
+    });
+    expect(stopped.code, stopped.stderr).toBe(130);
+    const report = JSON.parse(stopped.stdout) as RunReport;
+    expect(report.status).toBe('interrupted');
+    expect(report.workers!.map((w) => w.exit_code)).toEqual([130, 130]);
+    expect(report.workers!.map((w) => w.status)).toEqual(['interrupted', 'interrupted']);
+
+    const again = await runCli(work.cli, ['run', jobFile, '--workers', '2', '--json', '--log-level', 'warn'], { timeoutMs: 240_000 });
+    expect(again.code, again.stderr).toBe(0);
+    expect(readNdjsonExport(out).files).toEqual(single.files);
   },
 );
