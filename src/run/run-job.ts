@@ -251,7 +251,8 @@ async function runAgainst(
       const densities = { rows: null as ExpectedRows | null };
       const split = await settleShardSplit(store, job.name, shard.count, whole, {
         write: !dryRun,
-        expected: async () => (densities.rows = expectedRowsFrom(await unitDensities(state, done.listed))),
+        expected: async (unitKeys) =>
+          (densities.rows = expectedRowsFrom(await unitDensities(state, new Map(unitKeys.map((k) => [k, done.listed.get(k) ?? []]))))),
         guard: () => held.assertHeld(),
       });
       sharding.split = split;

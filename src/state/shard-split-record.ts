@@ -58,8 +58,11 @@ export async function readShardSplit(
 }
 
 export interface SettleOptions {
-  /** Expected rows of a window, to balance new spans by (by window length where unknown); asked only when spans are added. */
-  expected?: () => Promise<ExpectedRows>;
+  /**
+   * Expected rows of a window of the units named, to balance new spans by (by window length where
+   * unknown); asked only when spans are added, for the units whose windows they cover.
+   */
+  expected?: (unitKeys: string[]) => Promise<ExpectedRows>;
   /** false: compute the spans the plan's new windows would get, write nothing (dry runs, `plan`). */
   write: boolean;
   /** Called before the write; throws to stop a run that may no longer write (lost lease). */
@@ -87,7 +90,9 @@ export async function settleShardSplit(
   for (let attempt = 1; ; attempt++) {
     const { split, etag } = await readShardSplit(store, jobName, count);
     if (covered(split, plan)) return split;
-    expected ??= await opts.expected?.();
+    expected ??= await opts.expected?.([
+      ...new Set(plan.units.filter((u) => ownerOf(split, u.unitKey, u.window.start) === null).map((u) => u.unitKey)),
+    ]);
     const added = uncoveredSpans(split, plan, expected);
     const next = withSpans(split, added);
     if (!opts.write) return next;

@@ -17,6 +17,7 @@ export async function unitDensities(state: WindowState, completed: ReadonlyMap<s
   const out = new Map<string, number>();
   await Promise.all(
     [...completed].map(async ([unitKey, intervals]) => {
+      if (intervals.length === 0) return;
       const newest = [...intervals].sort((a, b) => b.end - a.end).slice(0, SAMPLE);
       const records = await Promise.all(newest.map((w) => limit(() => state.readCompleted(unitKey, w.start, w.end))));
       let rows = 0;
