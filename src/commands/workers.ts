@@ -10,7 +10,7 @@ import { ExitCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { mergeWorkerReports, type WorkerOutcome } from '../run/merge-reports.js';
 import type { RunReport } from '../run/report.js';
-import { newRunId } from '../run/run-job.js';
+import { lastRunName, newRunId } from '../run/run-job.js';
 import { shardLabel, type Shard } from '../run/shard.js';
 import { MIN_REQUESTS_PER_SECOND } from '../settings/settings.js';
 import { openStore } from '../store/open-store.js';
@@ -96,12 +96,13 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
     started,
     destination: workers.find((x) => x.report)?.report?.destination ?? destination?.url ?? '',
     unitsTotal: unitSpecs(ctx.job).length,
+    shard: w.shard ? shardLabel(w.shard) : null,
     workers,
   });
   if (destination && !merged.report.dry_run) {
     const store = await openStore(destination, { s3: ctx.config.s3, logger: ctx.logger });
     try {
-      merged.report.report_key = await new WindowState(store, ctx.job.name).writeReport(runId, merged.report);
+      merged.report.report_key = await new WindowState(store, ctx.job.name).writeReport(runId, merged.report, lastRunName(w.shard));
     } catch (err) {
       merged.report.report_error = (err as Error).message;
       if (merged.exitCode === ExitCode.ok) merged.exitCode = ExitCode.failed;

@@ -25,6 +25,8 @@ export interface MergeInput {
   destination: string;
   /** Unit streams of the job (every worker sees only those it exports or leads). */
   unitsTotal: number;
+  /** "k/K" when the run is itself a shard (a pod of an indexed job), whose workers divide its share. */
+  shard: string | null;
   workers: WorkerOutcome[];
 }
 
@@ -70,7 +72,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     rows_rejected: Object.fromEntries(REJECT_REASONS.map((k) => [k, sum((r) => r.rows_rejected[k] ?? 0)])) as RunReport['rows_rejected'],
     failed: reports.flatMap((r) => r.failed),
     warnings: reports.flatMap((r) => r.warnings),
-    shard: null,
+    shard: m.shard,
     range_clamped: firstPerKey(
       reports.flatMap((r) => r.range_clamped),
       (c) => c.chain_id,

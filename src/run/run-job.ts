@@ -128,7 +128,8 @@ export function newRunId(): string {
   return `${time}-${randomUUID().slice(0, 8)}`;
 }
 
-const lastRunName = (shard: Shard | null) => (shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined);
+/** The "latest report" object of a run: one per shard when sharded. */
+export const lastRunName = (shard: Shard | null) => (shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined);
 
 /**
  * Every run that fails says so: its report (status, error, figures) goes to the caller for the
