@@ -23,7 +23,7 @@ import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval 
 import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
-import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
 import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
@@ -158,7 +158,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
   const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
-  const records = await readCompletedMarkers(store, state, problems);
+  const records = await readCompletedMarkers(state, problems);
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
   const format = opts.output?.format;
@@ -307,38 +307,18 @@ async function checkPlannedWindows(
   return { units, otherUnits };
 }
 
-/** Completed markers, checked against their names and their own row counts. */
-async function readCompletedMarkers(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<WindowRecord[]> {
+/** Completed windows (manifests and markers), checked against their names and their own row counts. */
+async function readCompletedMarkers(state: WindowState, problems: VerifyProblem[]): Promise<WindowRecord[]> {
   const records: WindowRecord[] = [];
-  const completedPrefix = `${state.root}/completed/`;
-  for await (const obj of store.list(completedPrefix)) {
-    const rest = obj.key.slice(completedPrefix.length);
-    let rec: WindowRecord | null;
-    try {
-      const got = await store.get(obj.key);
-      rec = got ? (JSON.parse(got.body.toString('utf8')) as WindowRecord) : null;
-    } catch (err) {
-      problems.push({ kind: 'bad-marker', key: obj.key, message: `completed marker is not readable: ${errorMessage(err).split('\n')[0]}` });
-      continue;
-    }
-    if (!rec) continue;
-    const place = parseMarkerPlace(rest);
-    const unitKey = place.unitKey;
-    if (!recordFitsPlace(rec, place)) {
-      problems.push({
-        kind: 'bad-marker',
-        key: obj.key,
-        unit: unitKey,
-        message: 'completed marker does not match its name or lacks its file list',
-      });
-      continue;
-    }
+  const bad = (key: string, message: string, unit: string | null) =>
+    problems.push({ kind: 'bad-marker', key, ...(unit === null ? {} : { unit }), message });
+  for await (const rec of state.completedRecords(bad)) {
     const fileRows = rec.files.reduce((n, f) => n + f.rows, 0);
     if (fileRows !== rec.rows) {
       problems.push({
         kind: 'bad-marker',
-        key: obj.key,
-        unit: unitKey,
+        key: state.completedKey(rec.unit_key, rec.start, rec.end),
+        unit: rec.unit_key,
         window: [rec.start, rec.end],
         message: `marker records ${rec.rows} rows but its files add up to ${fileRows}`,
       });
