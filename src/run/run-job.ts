@@ -200,7 +200,7 @@ async function runAgainst(
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
   // Windows an earlier run committed and did not fold (a crash, or a destination of an older version).
   const folded = dryRun ? 0 : await state.foldMarkers(owns);
-  if (folded > 0) logger.info({ windows: folded }, 'completed windows folded into their units\' manifests');
+  if (folded > 0) logger.info({ windows: folded }, "completed windows folded into their units' manifests");
 
   const done = await completedWindows(input, job, state, store, owns);
   let completed = done.completed;
@@ -431,7 +431,9 @@ async function afterExport(a: AfterExport): Promise<void> {
   if (!a.held.lost.aborted) {
     await a.state
       .foldCommitted()
-      .catch((err: Error) => a.logger.warn({ err: err.message }, 'windows not folded into their units\' manifests; the next run folds them'));
+      .catch((err: Error) =>
+        a.logger.warn({ err: err.message }, "windows not folded into their units' manifests; the next run folds them"),
+      );
   }
   if (!a.held.lost.aborted) {
     await a.state

@@ -525,7 +525,10 @@ export class WindowState {
     this.guard();
     await this.store.delete(this.completedKey(unitKey, start, end));
     await this.manifests.drop(unitKey, [{ start, end }]);
-    this.unfolded.set(unitKey, (this.unfolded.get(unitKey) ?? []).filter((r) => !sameWindow(r, { start, end })));
+    this.unfolded.set(
+      unitKey,
+      (this.unfolded.get(unitKey) ?? []).filter((r) => !sameWindow(r, { start, end })),
+    );
     this.remember(unitKey, null, [{ start, end }]);
   }
 
