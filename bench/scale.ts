@@ -322,7 +322,7 @@ function judge(m: Measured, chains: number, where: string): { cell: string; goal
 const fmtN = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** The job: `wallets` of the sandbox's wallets on every chain, daily windows, `days` days up to SANDBOX_TO. */
-function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number[], days: number): string {
+export function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number[], days: number): string {
   const to = Date.parse(`${SANDBOX_TO}T00:00:00Z`);
   const from = new Date(to - days * DAY_MS).toISOString().slice(0, 10);
   const file = join(dir, 'scale.yaml');
@@ -351,7 +351,7 @@ function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number
  * Every window of the job as completed (the records WindowState writes, in the layout asked) and
  * an empty data file for each window inside the sandbox's data, many written at once.
  */
-async function generateState(
+export async function generateState(
   jobFile: string,
   destination: Destination,
   sandbox: Sandbox,

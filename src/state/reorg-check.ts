@@ -333,9 +333,14 @@ interface StillTheChainInput {
 function stillTheChain(x: StillTheChainInput): Checked | undefined {
   const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
   const changed = new Set(x.again.map((w) => windowKey(w)));
+  // Only windows asked now or recorded before can be recorded: not every window of the unit is visited.
+  const candidates = [...x.matched.map((m) => m.w), ...(x.proven ? x.recorded.values() : [])];
+  const seen = new Set<string>();
   const found: CheckedWindow[] = [];
-  for (const w of x.sorted) {
+  for (const w of candidates.sort((a, b) => a.start - b.start)) {
     const key = windowKey(w);
+    if (seen.has(key) || !isOneOf(x.sorted, w)) continue;
+    seen.add(key);
     const edge = asked.get(key) ?? (x.proven && !changed.has(key) ? x.recorded.get(key)?.edge : undefined);
     const commit = x.commitOf(w);
     if (edge && commit !== undefined) found.push({ start: w.start, end: w.end, commit, edge });
@@ -347,6 +352,20 @@ function stillTheChain(x: StillTheChainInput): Checked | undefined {
     kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.commit === before[i]!.commit) &&
     x.floor?.end === x.previous?.floor?.end;
   return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
+}
+
+/** Whether `w` is one of the windows of `sorted` (sorted by start, disjoint). */
+function isOneOf(sorted: readonly Interval[], w: Interval): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const m = sorted[mid]!;
+    if (m.start === w.start) return m.end === w.end;
+    if (m.start < w.start) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 interface DeepRewindInput {

@@ -49,7 +49,7 @@ export class UnitManifests {
   async readAll(): Promise<Map<string, ReadManifest>> {
     const prefix = `${this.root}/units/`;
     const unitKeys: string[] = [];
-    for await (const obj of this.store.list(prefix)) {
+    for await (const obj of this.store.list(prefix, { etags: false })) {
       if (obj.key.endsWith('.json')) unitKeys.push(obj.key.slice(prefix.length, -'.json'.length));
     }
     const limit = pLimit(READS);

@@ -229,13 +229,14 @@ export class WindowState {
       manifests,
       folded: new Set(),
     };
-    this.known = new Map([...out].map(([k, v]) => [k, v.map((i) => ({ ...i }))]));
+    this.known = new Map([...out].map(([k, v]) => [k, [...v]]));
     return out;
   }
 
   /** Whether the job has a completed window at the destination (a manifest or a marker). */
   async hasCompleted(): Promise<boolean> {
-    for (const folder of ['units', 'completed']) for await (const _ of this.store.list(`${this.root}/${folder}/`)) return true;
+    for (const folder of ['units', 'completed'])
+      for await (const _ of this.store.list(`${this.root}/${folder}/`, { etags: false })) return true;
     return false;
   }
 
@@ -300,7 +301,7 @@ export class WindowState {
   async *completedRecords(onBad?: (key: string, problem: string, unitKey: string | null) => void): AsyncGenerator<WindowRecord> {
     const prefix = `${this.root}/completed/`;
     const markers = new Map<string, WindowRecord[]>();
-    for await (const obj of this.store.list(prefix)) {
+    for await (const obj of this.store.list(prefix, { etags: false })) {
       if (!obj.key.endsWith('.json')) continue;
       const place = parseMarkerPlace(obj.key.slice(prefix.length));
       let rec: WindowRecord | null;
@@ -353,7 +354,7 @@ export class WindowState {
   async foldMarkers(owns: OwnsWindow = () => true): Promise<number> {
     const prefix = `${this.root}/completed/`;
     const byUnit = new Map<string, string[]>();
-    for await (const obj of this.store.list(prefix)) {
+    for await (const obj of this.store.list(prefix, { etags: false })) {
       const { unitKey, window } = parseMarkerPlace(obj.key.slice(prefix.length));
       if (!window || !owns(unitKey, window)) continue;
       let list = byUnit.get(unitKey);
@@ -425,7 +426,7 @@ export class WindowState {
     } else {
       intervals = [];
       const prefix = `${this.root}/completed/${unitKey}/`;
-      for await (const obj of this.store.list(prefix)) {
+      for await (const obj of this.store.list(prefix, { etags: false })) {
         const i = parseMarkerName(obj.key.slice(prefix.length));
         if (i) intervals.push(i);
       }
@@ -542,7 +543,7 @@ export class WindowState {
     const pendingPrefix = `${this.root}/pending/`;
     const deleted: string[] = [];
     const markers: string[] = [];
-    for await (const obj of this.store.list(pendingPrefix)) {
+    for await (const obj of this.store.list(pendingPrefix, { etags: false })) {
       const rest = obj.key.slice(pendingPrefix.length);
       const { unitKey, window } = parseMarkerPlace(rest);
       if (!owns(unitKey, window)) continue;
@@ -586,7 +587,7 @@ export class WindowState {
   async pendingRepairs(): Promise<Map<string, Interval[]>> {
     const prefix = `${this.root}/repair/`;
     const out = new Map<string, Interval[]>();
-    for await (const obj of this.store.list(prefix)) {
+    for await (const obj of this.store.list(prefix, { etags: false })) {
       if (!obj.key.endsWith('.json')) continue;
       const body = await this.readJson<{ windows?: unknown }>(obj.key);
       const windows = body?.windows;
