@@ -45,15 +45,30 @@ export class UnitManifests {
     return `${this.root}/units/${unitKey}.json`;
   }
 
-  /** Every unit's manifest, from one listing and one read per unit. */
-  async readAll(): Promise<Map<string, ReadManifest>> {
+  /**
+   * Every unit's manifest, from one listing and one read per unit. A manifest that cannot be read
+   * is handed to `onBad` and left out (absent: thrown).
+   */
+  async readAll(onBad?: (unitKey: string, err: StateCorruptError) => void): Promise<Map<string, ReadManifest>> {
     const prefix = `${this.root}/units/`;
     const unitKeys: string[] = [];
     for await (const obj of this.store.list(prefix, { etags: false })) {
       if (obj.key.endsWith('.json')) unitKeys.push(obj.key.slice(prefix.length, -'.json'.length));
     }
     const limit = pLimit(READS);
-    const read = await Promise.all(unitKeys.map((u) => limit(() => this.read(u))));
+    const read = await Promise.all(
+      unitKeys.map((u) =>
+        limit(async () => {
+          try {
+            return await this.read(u);
+          } catch (err) {
+            if (!onBad || !(err instanceof StateCorruptError)) throw err;
+            onBad(u, err);
+            return null;
+          }
+        }),
+      ),
+    );
     return new Map(unitKeys.flatMap((u, i) => (read[i] ? [[u, read[i]] as const] : [])));
   }
 

@@ -4,7 +4,7 @@ import type { ObjectStore } from '../store/store.js';
 import { CommitStoppedError, StateCorruptError } from './errors.js';
 import { parseWindowKey, windowKey, type Interval } from '../plan/index.js';
 import { committedBy, manifestWindows, type UnitManifest } from './unit-manifest.js';
-import { UnitManifests, type ReadManifest } from './unit-manifests.js';
+import { UnitManifests } from './unit-manifests.js';
 
 export type { Interval };
 
@@ -323,14 +323,9 @@ export class WindowState {
       if (!list) markers.set(place.unitKey, (list = []));
       list.push(rec);
     }
-    let manifests: Map<string, ReadManifest>;
-    try {
-      manifests = await this.manifests.readAll();
-    } catch (err) {
-      if (!onBad || !(err instanceof StateCorruptError)) throw err;
-      onBad(err.details ?? `${this.root}/units/`, err.shortMessage, null);
-      manifests = new Map();
-    }
+    const manifests = await this.manifests.readAll(
+      onBad && ((unitKey, err) => onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey)),
+    );
     for (const unitKey of [...new Set([...manifests.keys(), ...markers.keys()])].sort()) {
       const own = markers.get(unitKey) ?? [];
       let folded: WindowRecord[] = [];
@@ -519,7 +514,8 @@ export class WindowState {
     this.pending.delete(pendingKey);
     const unfolded = this.unfolded.get(record.unit_key) ?? [];
     this.unfolded.set(record.unit_key, [...unfolded.filter((r) => !overlaps(r, record)), record]);
-    if (unfolded.length + 1 >= FOLD_EVERY) await this.foldUnit(record.unit_key);
+    // The window is committed whatever the fold does: what it could not fold, foldCommitted tries again.
+    if (unfolded.length + 1 >= FOLD_EVERY) await this.foldUnit(record.unit_key).catch(() => undefined);
   }
 
   async deleteCompleted(unitKey: string, start: number, end: number): Promise<void> {

@@ -147,3 +147,19 @@ it('a window deleted from the state leaves its manifest, and reading a missing w
   expect(await reader.readCompleted(unit, 20, 30)).toBeNull();
   expect((await reader.readCompleted(unit, 30, 40))?.run_id).toBe('r1');
 });
+
+it('a manifest that cannot be read is named, and the other units are still read', async () => {
+  const store = fresh();
+  const state = new WindowState(store, 'job', { runId: 'r1' });
+  await commitWindows(state, 'transactions/0xaaa/1/time', 0, 3, 'r1');
+  await commitWindows(state, 'transactions/0xbbb/1/time', 0, 3, 'r1');
+  await state.foldCommitted();
+  await store.put('_state/job/units/transactions/0xbbb/1/time.json', '{"format": 1, "windows": "torn');
+  const bad: [string, string | null][] = [];
+  const records: string[] = [];
+  for await (const r of new WindowState(store, 'job').completedRecords((key, _problem, unit) => bad.push([key, unit])))
+    records.push(`${r.unit_key} ${r.start}`);
+  expect(bad).toEqual([['_state/job/units/transactions/0xbbb/1/time.json', 'transactions/0xbbb/1/time']]);
+  expect(records).toEqual(['transactions/0xaaa/1/time 0', 'transactions/0xaaa/1/time 10', 'transactions/0xaaa/1/time 20']);
+  await expect(new WindowState(store, 'job').completedIntervals()).rejects.toThrow(/cannot be read/);
+});
