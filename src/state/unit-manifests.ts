@@ -79,10 +79,13 @@ export class UnitManifests {
     return got ? { manifest: parseManifest(key, got.body, unitKey), etag: got.etag } : null;
   }
 
-  /** The unit's live records by window key (each window as its manifest lists it). */
-  async records(unitKey: string): Promise<Map<string, WindowRecord>> {
+  /**
+   * The unit's live records by window key (each window as its manifest lists it), from `known` when
+   * the caller has just read the manifest, else from a fresh read of it.
+   */
+  async records(unitKey: string, known?: ReadManifest): Promise<Map<string, WindowRecord>> {
     for (let attempt = 1; ; attempt++) {
-      const current = await this.read(unitKey);
+      const current = attempt === 1 && known ? known : await this.read(unitKey);
       const cached = this.cache.get(unitKey);
       if (cached && cached.etag === (current?.etag ?? null)) return cached.records;
       try {

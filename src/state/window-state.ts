@@ -162,6 +162,8 @@ const byStart = (a: Interval, b: Interval) => a.start - b.start;
 const FOLD_EVERY = 512;
 /** Units folded at once. */
 const FOLDS = 16;
+/** Units whose records completedRecords() reads ahead of the one it hands out. */
+const READS_AHEAD = 8;
 
 /** Which windows a writer owns (a shard owns some units, or some windows of a unit); window null: a marker not named as a window. */
 export type OwnsWindow = (unitKey: string, window: Interval | null) => boolean;
@@ -326,18 +328,31 @@ export class WindowState {
     const manifests = await this.manifests.readAll(
       onBad && ((unitKey, err) => onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey)),
     );
-    for (const unitKey of [...new Set([...manifests.keys(), ...markers.keys()])].sort()) {
-      const own = markers.get(unitKey) ?? [];
-      let folded: WindowRecord[] = [];
-      if (manifests.has(unitKey)) {
-        try {
-          folded = [...(await this.manifests.records(unitKey)).values()].filter((r) => !own.some((o) => overlaps(o, r)));
-        } catch (err) {
-          if (!onBad || !(err instanceof StateCorruptError)) throw err;
-          onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey);
-        }
+    // Units' records are read a few at a time ahead of the one handed out, in unit key order.
+    const limit = pLimit(READS_AHEAD);
+    const folded = async (unitKey: string): Promise<WindowRecord[]> => {
+      const read = manifests.get(unitKey);
+      if (!read) return [];
+      try {
+        return [...(await this.manifests.records(unitKey, read)).values()];
+      } catch (err) {
+        if (!onBad || !(err instanceof StateCorruptError)) throw err;
+        onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey);
+        return [];
       }
-      yield* [...folded, ...own].sort(byStart);
+    };
+    const unitKeys = [...new Set([...manifests.keys(), ...markers.keys()])].sort();
+    const ahead: Promise<WindowRecord[]>[] = [];
+    for (let i = 0; i < unitKeys.length; i++) {
+      while (ahead.length < READS_AHEAD && i + ahead.length < unitKeys.length) {
+        const next = unitKeys[i + ahead.length]!;
+        const p = limit(() => folded(next));
+        p.catch(() => undefined); // awaited in turn below; not an unhandled rejection meanwhile
+        ahead.push(p);
+      }
+      const own = markers.get(unitKeys[i]!) ?? [];
+      const records = (await ahead.shift()!).filter((r) => !own.some((o) => overlaps(o, r)));
+      yield* [...records, ...own].sort(byStart);
     }
   }
 
