@@ -30,3 +30,22 @@ export async function unfoldCompletedWindows(dir: string, job: string): Promise<
   for (const folder of ['units', 'segments']) await rm(join(dir, '_state', job, folder), { recursive: true, force: true });
   return windows;
 }
+
+/** A completed window's record listing `keys` (one row each), as a commit writes it. */
+export function windowRecord(
+  unitKey: string,
+  window: { start: number; end: number },
+  runId: string,
+  keys: string[] = [],
+  opts: { bytes?: number; completedAt?: string } = {},
+): WindowRecord {
+  return {
+    unit_key: unitKey,
+    start: window.start,
+    end: window.end,
+    rows: keys.length,
+    files: keys.map((key) => ({ key, rows: 1, bytes: opts.bytes ?? 1 })),
+    run_id: runId,
+    completed_at: opts.completedAt ?? new Date().toISOString(),
+  };
+}

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore, PutOptions } from '../../src/store/store.js';
-import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { WindowState } from '../../src/state/window-state.js';
+import { windowRecord } from '../helpers/completed-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const UNIT = 'transactions/0xabc/1/block';
@@ -50,17 +51,8 @@ function crashingStore(inner: ObjectStore, budget: number, after: boolean): Obje
   };
 }
 
-function rec(start: number, end: number, keys: string[], runId: string): WindowRecord {
-  return {
-    unit_key: UNIT,
-    start,
-    end,
-    rows: keys.length,
-    files: keys.map((key) => ({ key, rows: 1, bytes: 3 })),
-    run_id: runId,
-    completed_at: 'then',
-  };
-}
+const rec = (start: number, end: number, keys: string[], runId: string) =>
+  windowRecord(UNIT, { start, end }, runId, keys, { bytes: 3, completedAt: 'then' });
 
 const file = (w: [number, number], seq: number) =>
   `transactions/chain_id=1/0xabc__${String(w[0]).padStart(12, '0')}_${String(w[1]).padStart(12, '0')}__${String(seq).padStart(4, '0')}.ndjson`;

@@ -9,23 +9,15 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
+import { windowRecord } from '../helpers/completed-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const tmp = useTempDir('manifests-');
 let n = 0;
 const fresh = () => new LocalStore(join(tmp.dir, `d${n++}`));
 
-function record(unitKey: string, start: number, end: number, runId: string, keys: string[] = []): WindowRecord {
-  return {
-    unit_key: unitKey,
-    start,
-    end,
-    rows: keys.length,
-    files: keys.map((key) => ({ key, rows: 1, bytes: 1 })),
-    run_id: runId,
-    completed_at: new Date().toISOString(),
-  };
-}
+const record = (unitKey: string, start: number, end: number, runId: string, keys: string[] = []) =>
+  windowRecord(unitKey, { start, end }, runId, keys);
 
 /** Commits windows as a run does (after listing what is completed). */
 async function commitWindows(state: WindowState, unitKey: string, from: number, count: number, runId: string): Promise<void> {
