@@ -22,6 +22,7 @@
  *            --scale-wallets <wallets of its job; default 100>
  *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
  *            --workers <run --workers counts of the workers part, comma-separated; default 1,2,4>
+ *            --scale-layout <manifests | markers: how its generated state is kept (markers: older versions', folded by the first run); default manifests>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
  *
@@ -455,6 +456,12 @@ interface Options {
   scaleStores: string[];
   /** `run --workers` counts of the workers part (bench/workers.ts). */
   workers: number[];
+  scaleLayout: 'manifests' | 'markers';
+}
+
+function scaleLayout(text: string): Options['scaleLayout'] {
+  if (text !== 'manifests' && text !== 'markers') throw new Error(`--scale-layout is manifests or markers, not ${text}`);
+  return text;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -481,6 +488,7 @@ function parseOptions(argv: string[]): Options {
     scaleWallets: Number(get('scale-wallets') ?? 100),
     scaleStores: (get('scale-stores') ?? 'local').split(','),
     workers: (get('workers') ?? '1,2,4').split(',').map(Number),
+    scaleLayout: scaleLayout(get('scale-layout') ?? 'manifests'),
   };
 }
 
@@ -1036,7 +1044,13 @@ async function main(): Promise<void> {
     if (opts.only.has('startup')) await startup();
     if (opts.only.has('scale'))
       await scale(
-        { windows: opts.scaleWindows, wallets: opts.scaleWallets, stores: opts.scaleStores, profile: opts.profile },
+        {
+          windows: opts.scaleWindows,
+          wallets: opts.scaleWallets,
+          stores: opts.scaleStores,
+          layout: opts.scaleLayout,
+          profile: opts.profile,
+        },
         { inChild: (spec, p) => inChild(spec, p), emit },
       );
     if (opts.only.has('workers')) await workers(opts);

@@ -274,8 +274,7 @@ function summary(r: RunReport): string {
   if (shown.length > 0) lines.push(`  files written (key, rows, bytes; keys under ${r.destination}):`);
   for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
   const more = r.files - shown.length;
-  if (more > 0)
-    lines.push(`    ... and ${more} more (run --json, the run report, or each window's marker under _state/${r.job}/completed/)`);
+  if (more > 0) lines.push(`    ... and ${more} more (run --json, the run report, or the window records under _state/${r.job}/segments/)`);
   for (const w of r.workers ?? [])
     lines.push(
       `  worker ${w.shard}: ${w.status ?? 'no report'} (exit ${w.exit_code}), ${w.windows} windows, ${w.rows} rows${w.duration_s === null ? '' : ` in ${w.duration_s}s`}`,

@@ -12,7 +12,18 @@ export {
 } from './plan.js';
 export { axisOfUnitKey, formatUnitKey, isSnapshotUnit, keyAcrossChains, parseUnitKey, shardOfUnitKey, type UnitKey } from './unit-key.js';
 export { estimateRequests, estimateRun, pagesFor, type EstimateOptions, type RequestEstimate, type RunEstimate } from './estimate.js';
-export { alignedPieces, contains, gaps, intersect, length, merge, subtract, totalLength, type Interval } from './intervals.js';
+export {
+  alignedPieces,
+  contains,
+  countAlignedPieces,
+  gaps,
+  intersect,
+  length,
+  merge,
+  subtract,
+  totalLength,
+  type Interval,
+} from './intervals.js';
 export {
   divideWindows,
   emptySplit,
@@ -24,6 +35,7 @@ export {
   uncoveredSpans,
   withSpans,
   type ExpectedRows,
+  type PlannedWindows,
   type ShardLoad,
   type ShardSplit,
   type SplitPart,

@@ -35,6 +35,11 @@ export interface ShardSplit {
   units: Record<string, SplitSpan[]>;
 }
 
+/** Windows of units a split is to cover: a plan's, or completed ones. */
+export interface PlannedWindows {
+  units: readonly Pick<WorkUnit, 'unitKey' | 'window'>[];
+}
+
 /** Expected rows of a window of a unit; undefined when unknown. */
 export type ExpectedRows = (unitKey: string, window: Interval) => number | undefined;
 
@@ -86,7 +91,7 @@ export function divideWindows(windows: readonly Interval[], weights: readonly nu
  * cut at the same points (their windows' expected rows, or lengths, added up per window), so the
  * same window of every chain goes to one shard and the chains still share its requests.
  */
-export function uncoveredSpans(split: ShardSplit, plan: Pick<Plan, 'units'>, expected?: ExpectedRows): Record<string, SplitSpan[]> {
+export function uncoveredSpans(split: ShardSplit, plan: PlannedWindows, expected?: ExpectedRows): Record<string, SplitSpan[]> {
   const byUnit = new Map<string, Interval[]>();
   for (const u of plan.units) {
     if (ownerOf(split, u.unitKey, u.window.start) !== null) continue;

@@ -24,7 +24,7 @@ import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
-import { cleansPending, ownershipOf, planForShard, shardLabel, type Ownership, type Shard } from './shard.js';
+import { ownsMarker, ownershipOf, planForShard, shardLabel, type Ownership, type Shard } from './shard.js';
 import { readShardSplit, settleShardSplit } from '../state/shard-split-record.js';
 import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
@@ -205,8 +205,11 @@ async function runAgainst(
   // Refused at once when another job owns the partitions; claimed only once the run is about to write.
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
   const uncovered = { markers: 0 };
-  const orphans = dryRun ? [] : await state.cleanPending(countingUncovered(cleansPending(shard, recorded), recorded, uncovered));
+  const orphans = dryRun ? [] : await state.cleanPending(countingUncovered(ownsMarker(shard, recorded), recorded, uncovered));
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
+  // Windows an earlier run committed and did not fold (a crash, or a destination of an older version).
+  const folded = dryRun ? 0 : await state.foldMarkers(countingUncovered(ownsMarker(shard, recorded), recorded, uncovered));
+  if (folded > 0) logger.info({ windows: folded }, "completed windows folded into their units' manifests");
 
   const done = await completedWindows(input, job, state, store, known);
   let completed = done.completed;
@@ -250,6 +253,10 @@ async function runAgainst(
     select: async (whole) => {
       if (!shard) return whole;
       const densities = { rows: null as ExpectedRows | null };
+      // Completed windows first, in spans of their own (a destination exported before it was sharded):
+      // every window then has an owner, and the windows to export are divided by themselves.
+      const listed = [...done.listed].flatMap(([unitKey, list]) => list.map((window) => ({ unitKey, window })));
+      await settleShardSplit(store, job.name, shard.count, { units: listed }, { write: !dryRun, guard: () => held.assertHeld() });
       const split = await settleShardSplit(store, job.name, shard.count, whole, {
         write: !dryRun,
         expected: async (unitKeys) =>
@@ -263,10 +270,12 @@ async function runAgainst(
   });
   const { split } = sharding;
   const ownership = ownershipOf(shard, split);
-  // Markers of windows the recorded split did not cover are this shard's to clean once the split gives them to it.
+  // Markers of windows the recorded split did not cover are this shard's to clean up or fold once the split gives them to it.
   if (uncovered.markers > 0 && !dryRun) {
-    const more = await state.cleanPending(cleansPending(shard, split));
+    const more = await state.cleanPending(ownsMarker(shard, split));
     if (more.length > 0) logger.warn({ files: more.length }, 'removed files of windows a previous run did not complete');
+    const late = await state.foldMarkers(ownsMarker(shard, split));
+    if (late > 0) logger.info({ windows: late }, "completed windows folded into their units' manifests");
   }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
@@ -331,7 +340,7 @@ async function runAgainst(
     onProgress: input.onProgress,
   });
   open.committed = outcomes.filter((o) => o.status === 'done').length;
-  await afterExport({ state, held, ownership, cleans: cleansPending(shard, split), repairs, outcomes, logger });
+  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
   return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
 }
 
@@ -494,7 +503,7 @@ interface AfterExport {
   state: WindowState;
   held: Pick<Lease, 'lost' | 'assertHeld'>;
   ownership: Ownership;
-  /** Which pending markers this run may clean (see cleansPending). */
+  /** Which pending markers this run may clean (see ownsMarker). */
   cleans: (unitKey: string, window: Interval | null) => boolean;
   repairs: Map<string, Interval[]>;
   outcomes: { unitKey: string; start: number; end: number; status: string }[];
@@ -507,6 +516,13 @@ interface AfterExport {
  * a record left empty).
  */
 async function afterExport(a: AfterExport): Promise<void> {
+  if (!a.held.lost.aborted) {
+    await a.state
+      .foldCommitted()
+      .catch((err: Error) =>
+        a.logger.warn({ err: err.message }, "windows not folded into their units' manifests; the next run folds them"),
+      );
+  }
   if (!a.held.lost.aborted) {
     await a.state
       .cleanPending(a.cleans)
@@ -551,18 +567,13 @@ async function finishReport(report: RunReport, state: WindowState, run: RunIdent
  */
 async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenParts, logger: Logger): Promise<void> {
   if (open.claims.length === 0 || open.committed > 0) return;
-  const exported = await hasCompletedWindow(store, jobName).catch(() => true);
+  const exported = await new WindowState(store, jobName).hasCompleted().catch(() => true);
   if (exported) return;
   await store.deleteMany(open.claims).then(
     () => logger.info({ claims: open.claims.length }, 'nothing exported: partition claims withdrawn'),
     (err: Error) => logger.warn({ err: err.message }, 'partition claims not withdrawn; insight-export release removes them'),
   );
   open.claims = [];
-}
-
-async function hasCompletedWindow(store: ObjectStore, jobName: string): Promise<boolean> {
-  for await (const _ of store.list(`_state/${jobName}/completed/`)) return true;
-  return false;
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

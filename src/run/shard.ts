@@ -127,11 +127,12 @@ export function planForShard(plan: Plan, shard: Shard | null, split: ShardSplit 
 }
 
 /**
- * Whether a shard cleans up a pending marker (WindowState.cleanPending): only one of a window its
- * split gives it, never one the split does not cover (another shard may have added the span and
- * be uploading that window now); a marker whose name is not a window's is the unit's lead's.
+ * Whether a shard cleans up a pending marker (WindowState.cleanPending) or folds a completed one
+ * (WindowState.foldMarkers): only one of a window its split gives it, never one the split does not
+ * cover (another shard may have added the span and be committing that window now); a marker whose
+ * name is not a window's is the unit's lead's.
  */
-export function cleansPending(shard: Shard | null, split: ShardSplit | null): (unitKey: string, window: Interval | null) => boolean {
+export function ownsMarker(shard: Shard | null, split: ShardSplit | null): (unitKey: string, window: Interval | null) => boolean {
   if (!shard || !split) return () => true;
   return (unitKey, window) =>
     window === null ? leadShardOf(unitKey, shard.count) === shard.index : ownerOf(split, unitKey, window.start) === shard.index;

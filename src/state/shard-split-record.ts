@@ -11,7 +11,7 @@
  */
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
-import { emptySplit, ownerOf, uncoveredSpans, withSpans, type ExpectedRows, type Plan, type ShardSplit } from '../plan/index.js';
+import { emptySplit, ownerOf, uncoveredSpans, withSpans, type ExpectedRows, type PlannedWindows, type ShardSplit } from '../plan/index.js';
 import { StateCorruptError } from './errors.js';
 
 export function shardSplitKey(jobName: string, count: number): string {
@@ -69,8 +69,7 @@ export interface SettleOptions {
   guard?: () => void;
 }
 
-const covered = (split: ShardSplit, plan: Pick<Plan, 'units'>) =>
-  plan.units.every((u) => ownerOf(split, u.unitKey, u.window.start) !== null);
+const covered = (split: ShardSplit, plan: PlannedWindows) => plan.units.every((u) => ownerOf(split, u.unitKey, u.window.start) !== null);
 
 /** Attempts to add spans before giving up: each failed attempt means another shard added spans meanwhile. */
 const ATTEMPTS = 20;
@@ -83,7 +82,7 @@ export async function settleShardSplit(
   store: ObjectStore,
   jobName: string,
   count: number,
-  plan: Pick<Plan, 'units'>,
+  plan: PlannedWindows,
   opts: SettleOptions,
 ): Promise<ShardSplit> {
   let expected: ExpectedRows | undefined;
