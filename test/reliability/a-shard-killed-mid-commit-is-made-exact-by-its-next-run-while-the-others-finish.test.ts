@@ -11,22 +11,14 @@ import { beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { listFiles } from '../helpers/export.js';
-import { readNdjsonExport, runCli, useTestCli, writeJob } from './harness.js';
+import { aliceTransactionsJob, readNdjsonExport, runCli, useTestCli, writeJob } from './harness.js';
 
 const sandbox = useSandbox();
 const work = useTestCli('shard-crash-');
 const SHARDS = 4;
 const KILLED = 2;
 
-function job(destination: string): Record<string, unknown> {
-  return {
-    name: 'shard-crash',
-    source: { base_url: sandbox.url, chains: [1, 8453, 42161] },
-    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
-    range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
-    output: { format: 'ndjson', destination },
-  };
-}
+const job = (destination: string) => aliceTransactionsJob(sandbox, 'shard-crash', '6h', destination);
 
 const args = (jobFile: string, shard: number) => ['run', jobFile, '--shard', `${shard}/${SHARDS}`, '--log-level', 'warn', '--json'];
 

@@ -12,21 +12,15 @@ import { acquireLease, leaseName } from '../../src/state/lease.js';
 import { LocalStore } from '../../src/store/local.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { listFiles } from '../helpers/export.js';
-import { readNdjsonExport, runCli, useTestCli, writeJob } from './harness.js';
+import { aliceTransactionsJob, readNdjsonExport, runCli, useTestCli, writeJob } from './harness.js';
 
 const sandbox = useSandbox();
 const work = useTestCli('run-workers-');
 
-function job(destination: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    name: 'workers',
-    source: { base_url: sandbox.url, chains: [1, 8453, 42161] },
-    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
-    range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
-    output: { format: 'ndjson', destination },
-    ...extra,
-  };
-}
+const job = (destination: string, extra: Record<string, unknown> = {}) => ({
+  ...aliceTransactionsJob(sandbox, 'workers', '6h', destination),
+  ...extra,
+});
 
 let single: ReturnType<typeof readNdjsonExport>;
 
