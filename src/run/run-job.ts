@@ -30,6 +30,7 @@ import { checkTableColumns, recordTableColumns } from '../state/table-columns.js
 import { jobTables } from './tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
+import { checkIcebergLayout, commitIcebergTables, keepReplacedFiles, type TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
   job: Job;
@@ -192,7 +193,13 @@ async function runAgainst(
     ? noLease()
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-  const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
+  const iceberg = config.output.format === 'iceberg';
+  if (iceberg) checkIcebergLayout(config.output.partitioning);
+  const state = (open.state = new WindowState(store, job.name, {
+    runId,
+    guard: () => held.assertHeld(),
+    ...(iceberg ? { dropReplaced: keepReplacedFiles } : {}),
+  }));
   const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
   // Refused at once when another job owns the partitions; claimed only once the run is about to write.
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
@@ -278,7 +285,9 @@ async function runAgainst(
   });
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, owns, repairs, outcomes, logger });
-  return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
+  const report = reportOf(outcomes, input.signal?.aborted === true);
+  if (iceberg) report.iceberg_commits = await commitTables(input, job, store, state, run, held);
+  return finishReport(report, state, run, logger);
 }
 
 interface PlanInputs {
@@ -449,6 +458,30 @@ async function afterExport(a: AfterExport): Promise<void> {
         a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
       );
   }
+}
+
+/**
+ * `output.format: iceberg`: each table made to list the state's live files (src/iceberg/). A shard
+ * commits too: whichever shard commits last makes the table equal the whole state.
+ */
+async function commitTables(
+  input: RunJobInput,
+  job: Job,
+  store: ObjectStore,
+  state: WindowState,
+  run: RunIdentity,
+  held: Pick<Lease, 'assertHeld'>,
+): Promise<TableCommitted[]> {
+  return commitIcebergTables({
+    store,
+    state,
+    tables: await jobTables(job),
+    partitioning: input.config.output.partitioning,
+    compression: input.config.output.compression,
+    runId: run.runId,
+    logger: input.logger,
+    guard: () => held.assertHeld(),
+  });
 }
 
 /** The run's report, written beside the state; a run whose record could not be written did not succeed. */
