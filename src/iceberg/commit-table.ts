@@ -96,7 +96,7 @@ interface ReadManifest {
   entries: ManifestEntry[];
 }
 
-function keyOf(rootUri: string, path: string, at: string): string {
+export function keyOf(rootUri: string, path: string, at: string): string {
   if (!path.startsWith(`${rootUri}/`)) throw new IcebergMetadataError(at, `${path} is not under ${rootUri} (was the table moved?)`);
   return decodeURI(path.slice(rootUri.length + 1));
 }
@@ -110,7 +110,11 @@ async function readAvro(store: ObjectStore, key: string): Promise<Buffer> {
 /** The current snapshot's manifests and their entries. */
 export async function readSnapshotManifests(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<ReadManifest[]> {
   const snapshot = currentSnapshot(meta);
-  if (!snapshot) return [];
+  return snapshot ? readManifests(store, rootUri, snapshot) : [];
+}
+
+/** A snapshot's manifests and their entries. */
+export async function readManifests(store: ObjectStore, rootUri: string, snapshot: Snapshot): Promise<ReadManifest[]> {
   const listKey = keyOf(rootUri, snapshot['manifest-list'], 'manifest list');
   const manifests = await decodeManifestList(await readAvro(store, listKey));
   const out: ReadManifest[] = [];

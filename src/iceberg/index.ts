@@ -5,23 +5,20 @@
  * exported; a crash between the two leaves the previous snapshot current, and the next run's
  * commit catches the table up. Files of replaced windows are kept (older snapshots name them).
  */
-import { pathToFileURL } from 'node:url';
 import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from '../state/window-state.js';
 import { commitTable, type LiveFile, type TableCommitted } from './commit-table.js';
+import { destinationUri } from './destination-uri.js';
 import { keyReader } from './table-schema.js';
 
 export { IcebergCommitConflictError, IcebergLayoutError, IcebergMetadataError, IcebergSchemaChangeError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
-
-/** The destination as the table metadata addresses it: S3 as is, a local directory as a file URI. */
-export function destinationUri(store: ObjectStore): string {
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(store.location) ? store.location.replace(/\/+$/, '') : pathToFileURL(store.location).href;
-}
+export { destinationUri } from './destination-uri.js';
+export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 
 /** Throws when the output layout cannot hold Iceberg tables (before a run writes anything). */
 export function checkIcebergLayout(partitioning: string): void {
