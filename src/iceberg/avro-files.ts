@@ -52,81 +52,54 @@ export interface ManifestFile {
 }
 
 const optional = (name: string, type: unknown, id: number) => ({ name, type: ['null', type], default: null, 'field-id': id });
+const required = (name: string, type: unknown, id: number) => ({ name, type, 'field-id': id });
+const record = (name: string, fields: unknown[]) => ({ type: 'record', name, fields });
 
 function manifestEntrySchema(schema: IcebergSchema, spec: PartitionSpec) {
-  return {
-    type: 'record',
-    name: 'manifest_entry',
-    fields: [
-      { name: 'status', type: 'int', 'field-id': 0 },
-      optional('snapshot_id', 'long', 1),
-      optional('sequence_number', 'long', 3),
-      optional('file_sequence_number', 'long', 4),
-      {
-        name: 'data_file',
-        'field-id': 2,
-        type: {
-          type: 'record',
-          name: 'r2',
-          fields: [
-            { name: 'content', type: 'int', 'field-id': 134 },
-            { name: 'file_path', type: 'string', 'field-id': 100 },
-            { name: 'file_format', type: 'string', 'field-id': 101 },
-            {
-              name: 'partition',
-              'field-id': 102,
-              type: {
-                type: 'record',
-                name: 'r102',
-                fields: spec.fields.map((f) => optional(f.name, partitionType(schema, f), f['field-id'])),
-              },
-            },
-            { name: 'record_count', type: 'long', 'field-id': 103 },
-            { name: 'file_size_in_bytes', type: 'long', 'field-id': 104 },
-          ],
-        },
-      },
-    ],
-  };
+  const partition = record(
+    'r102',
+    spec.fields.map((f) => optional(f.name, partitionType(schema, f), f['field-id'])),
+  );
+  const dataFile = record('r2', [
+    required('content', 'int', 134),
+    required('file_path', 'string', 100),
+    required('file_format', 'string', 101),
+    required('partition', partition, 102),
+    required('record_count', 'long', 103),
+    required('file_size_in_bytes', 'long', 104),
+  ]);
+  return record('manifest_entry', [
+    required('status', 'int', 0),
+    optional('snapshot_id', 'long', 1),
+    optional('sequence_number', 'long', 3),
+    optional('file_sequence_number', 'long', 4),
+    required('data_file', dataFile, 2),
+  ]);
 }
 
-const MANIFEST_FILE_SCHEMA = {
-  type: 'record',
-  name: 'manifest_file',
-  fields: [
-    { name: 'manifest_path', type: 'string', 'field-id': 500 },
-    { name: 'manifest_length', type: 'long', 'field-id': 501 },
-    { name: 'partition_spec_id', type: 'int', 'field-id': 502 },
-    { name: 'content', type: 'int', 'field-id': 517 },
-    { name: 'sequence_number', type: 'long', 'field-id': 515 },
-    { name: 'min_sequence_number', type: 'long', 'field-id': 516 },
-    { name: 'added_snapshot_id', type: 'long', 'field-id': 503 },
-    { name: 'added_files_count', type: 'int', 'field-id': 504 },
-    { name: 'existing_files_count', type: 'int', 'field-id': 505 },
-    { name: 'deleted_files_count', type: 'int', 'field-id': 506 },
-    { name: 'added_rows_count', type: 'long', 'field-id': 512 },
-    { name: 'existing_rows_count', type: 'long', 'field-id': 513 },
-    { name: 'deleted_rows_count', type: 'long', 'field-id': 514 },
-    optional(
-      'partitions',
-      {
-        type: 'array',
-        'element-id': 508,
-        items: {
-          type: 'record',
-          name: 'r508',
-          fields: [
-            { name: 'contains_null', type: 'boolean', 'field-id': 509 },
-            optional('contains_nan', 'boolean', 518),
-            optional('lower_bound', 'bytes', 510),
-            optional('upper_bound', 'bytes', 511),
-          ],
-        },
-      },
-      507,
-    ),
-  ],
-};
+const FIELD_SUMMARY = record('r508', [
+  required('contains_null', 'boolean', 509),
+  optional('contains_nan', 'boolean', 518),
+  optional('lower_bound', 'bytes', 510),
+  optional('upper_bound', 'bytes', 511),
+]);
+
+const MANIFEST_FILE_SCHEMA = record('manifest_file', [
+  required('manifest_path', 'string', 500),
+  required('manifest_length', 'long', 501),
+  required('partition_spec_id', 'int', 502),
+  required('content', 'int', 517),
+  required('sequence_number', 'long', 515),
+  required('min_sequence_number', 'long', 516),
+  required('added_snapshot_id', 'long', 503),
+  required('added_files_count', 'int', 504),
+  required('existing_files_count', 'int', 505),
+  required('deleted_files_count', 'int', 506),
+  required('added_rows_count', 'long', 512),
+  required('existing_rows_count', 'long', 513),
+  required('deleted_rows_count', 'long', 514),
+  optional('partitions', { type: 'array', 'element-id': 508, items: FIELD_SUMMARY }, 507),
+]);
 
 async function encode(schema: object, records: readonly object[], metadata: Record<string, string>): Promise<Buffer> {
   const meta = Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, Buffer.from(v)]));

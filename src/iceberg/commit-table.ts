@@ -21,7 +21,7 @@ import {
   type ManifestEntry,
   type ManifestFile,
 } from './avro-files.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergSchemaChangeError } from './errors.js';
+import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
 import { currentSnapshot, newSnapshotId, newTable, withSnapshot, type Snapshot, type TableMetadata } from './table-metadata.js';
 import { partitionSpec, tableSchema, type IcebergSchema, type PartitionSpec, type PartitionValues } from './table-schema.js';
 
@@ -136,9 +136,17 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
 function checkShape(table: string, meta: TableMetadata, schema: IcebergSchema, spec: PartitionSpec): void {
   const current = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
   const shape = (s: IcebergSchema | undefined) => s?.fields.map((f) => [f.id, f.name, f.type]);
-  if (!sameJson(shape(current), shape(schema))) throw new IcebergSchemaChangeError(table, 'schema');
   const currentSpec = meta['partition-specs'].find((s) => s['spec-id'] === meta['default-spec-id']);
-  if (!sameJson(currentSpec?.fields, spec.fields)) throw new IcebergSchemaChangeError(table, 'partition spec');
+  const differs = !sameJson(shape(current), shape(schema))
+    ? 'schema'
+    : !sameJson(currentSpec?.fields, spec.fields)
+      ? 'partition spec'
+      : null;
+  if (differs === null) return;
+  throw new IcebergTableRefusedError(`Iceberg table ${table} has another ${differs} than the job's`, {
+    details: `the table's current metadata and the job's columns or partitioning differ in their ${differs}`,
+    hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
+  });
 }
 
 /** Makes the table list exactly `files`; null when it already does. */

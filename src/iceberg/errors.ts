@@ -12,29 +12,16 @@ export class IcebergCommitConflictError extends InsightExportError {
   }
 }
 
-/** The table's metadata holds another schema or partition spec than the job's (evolution is not done yet). */
-export class IcebergSchemaChangeError extends UserInputError {
-  override name = 'IcebergSchemaChangeError';
-  constructor(table: string, what: string) {
-    super(`Iceberg table ${table} has another ${what} than the job's`, {
-      details: `the table's current metadata and the job's columns or partitioning differ in their ${what}`,
-      hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
-    });
-  }
-}
-
-/** The output layout cannot hold Iceberg tables. */
-export class IcebergLayoutError extends UserInputError {
-  override name = 'IcebergLayoutError';
+/** The job's output cannot be this Iceberg table: a layout without the table's folder, or another schema or partition spec than the table's (evolution is not done yet). */
+export class IcebergTableRefusedError extends UserInputError {
+  override name = 'IcebergTableRefusedError';
 }
 
 /** A table's metadata or manifest cannot be read. */
 export class IcebergMetadataError extends InsightExportError {
   override name = 'IcebergMetadataError';
   constructor(key: string, problem: string) {
-    super('An Iceberg metadata object cannot be read', {
-      details: `${key}: ${problem}`,
-      hint: 'Inspect the object; deleting the newest metadata/v<N>.metadata.json makes the previous snapshot current again.',
-    });
+    const hint = 'Inspect the object; deleting the newest metadata/v<N>.metadata.json makes the previous snapshot current again.';
+    super(`Iceberg metadata ${key} cannot be read: ${problem}`, { hint });
   }
 }

@@ -14,7 +14,7 @@ import { commitTable, type LiveFile, type TableCommitted } from './commit-table.
 import { destinationUri } from './destination-uri.js';
 import { keyReader } from './table-schema.js';
 
-export { IcebergCommitConflictError, IcebergLayoutError, IcebergMetadataError, IcebergSchemaChangeError } from './errors.js';
+export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
 export { destinationUri } from './destination-uri.js';

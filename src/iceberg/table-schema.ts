@@ -4,7 +4,7 @@
  * them into the data files (src/sink/parquet-duckdb.ts).
  */
 import type { Column, ColumnType } from '../columns/columns.js';
-import { IcebergLayoutError } from './errors.js';
+import { IcebergTableRefusedError } from './errors.js';
 
 export interface IcebergField {
   id: number;
@@ -94,7 +94,7 @@ export type PartitionValues = Record<string, number | null>;
 export function keyReader(template: string): (key: string) => { table: string; values: Omit<PartitionValues, never> } | null {
   const folders = template.split('/');
   if (folders[0] !== '{dataset}') {
-    throw new IcebergLayoutError('An Iceberg destination needs output.partitioning to start with {dataset}/', {
+    throw new IcebergTableRefusedError('An Iceberg destination needs output.partitioning to start with {dataset}/', {
       details: `output.partitioning is ${JSON.stringify(template)}`,
       hint: 'Each table is the folder of its dataset: keep the default "{dataset}/chain_id={chain_id}/date={date}".',
     });
