@@ -30,7 +30,7 @@ import { checkTableColumns, recordTableColumns } from '../state/table-columns.js
 import { jobTables } from './tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
-import { checkIcebergLayout, commitIcebergTables, keepReplacedFiles, type TableCommitted } from '../iceberg/index.js';
+import type { TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
   job: Job;
@@ -193,12 +193,13 @@ async function runAgainst(
     ? noLease()
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-  const iceberg = config.output.format === 'iceberg';
-  if (iceberg) checkIcebergLayout(config.output.partitioning);
+  // Loaded only for an Iceberg destination (Avro).
+  const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
+  iceberg?.checkIcebergLayout(config.output.partitioning);
   const state = (open.state = new WindowState(store, job.name, {
     runId,
     guard: () => held.assertHeld(),
-    ...(iceberg ? { dropReplaced: keepReplacedFiles } : {}),
+    ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : {}),
   }));
   const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
   // Refused at once when another job owns the partitions; claimed only once the run is about to write.
@@ -286,7 +287,7 @@ async function runAgainst(
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, owns, repairs, outcomes, logger });
   const report = reportOf(outcomes, input.signal?.aborted === true);
-  if (iceberg) report.iceberg_commits = await commitTables(input, job, store, state, run, held);
+  if (iceberg) report.iceberg_commits = await commitTables(iceberg, { input, job, store, state, run, held });
   return finishReport(report, state, run, logger);
 }
 
@@ -465,14 +466,17 @@ async function afterExport(a: AfterExport): Promise<void> {
  * commits too: whichever shard commits last makes the table equal the whole state.
  */
 async function commitTables(
-  input: RunJobInput,
-  job: Job,
-  store: ObjectStore,
-  state: WindowState,
-  run: RunIdentity,
-  held: Pick<Lease, 'assertHeld'>,
+  iceberg: typeof import('../iceberg/index.js'),
+  {
+    input,
+    job,
+    store,
+    state,
+    run,
+    held,
+  }: { input: RunJobInput; job: Job; store: ObjectStore; state: WindowState; run: RunIdentity; held: Pick<Lease, 'assertHeld'> },
 ): Promise<TableCommitted[]> {
-  return commitIcebergTables({
+  return iceberg.commitIcebergTables({
     store,
     state,
     tables: await jobTables(job),
