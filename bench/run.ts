@@ -8,7 +8,7 @@
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
  *            --repeats <interleaved repetitions of each throughput measurement; default 3>
- *            --formats <duckdb,hyparquet,ndjson: the outputs to run; default all>
+ *            --formats <duckdb,hyparquet,ndjson,iceberg: the outputs to run; default duckdb,hyparquet,ndjson>
  *            --units-in-flight <n: override the exporter's units_in_flight in every run>
  *            --node-flags "<flags for the exporter children, e.g. --max-semi-space-size=32>"
  *            --malloc <tuned | default: exporter children with the container image's glibc malloc
@@ -105,7 +105,7 @@ interface ExportSpec {
   from: string;
   to: string;
   chunk: string;
-  format: 'parquet' | 'ndjson';
+  format: 'parquet' | 'ndjson' | 'iceberg';
   engine?: 'duckdb' | 'hyparquet';
   compression?: string;
   requestsInFlight?: number;
@@ -502,13 +502,15 @@ function emit(text: string): void {
 interface Format {
   key: string;
   label: string;
-  format: 'parquet' | 'ndjson';
+  format: 'parquet' | 'ndjson' | 'iceberg';
   engine?: 'duckdb' | 'hyparquet';
 }
 const ALL_FORMATS: Format[] = [
   { key: 'duckdb', label: 'Parquet, DuckDB engine (default)', format: 'parquet', engine: 'duckdb' },
   { key: 'hyparquet', label: 'Parquet, hyparquet engine', format: 'parquet', engine: 'hyparquet' },
   { key: 'ndjson', label: 'NDJSON.gz', format: 'ndjson' },
+  // Only when asked (--formats ...,iceberg): DuckDB Parquet with field ids, then the table commit.
+  { key: 'iceberg', label: 'Iceberg (DuckDB Parquet, table commit)', format: 'iceberg' },
 ];
 let FORMATS = ALL_FORMATS;
 let UNITS: number | undefined;

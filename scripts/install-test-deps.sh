@@ -3,6 +3,7 @@
 #  - Ceph radosgw (Debian packages): the real S3 server the store and pipeline tests run against
 #    (skipped when S3_ENDPOINT points at an S3 server of your own);
 #  - pyarrow (pip): one of the independent Parquet readers the output is checked with;
+#  - fastavro (pip): the independent reader of Iceberg manifests and manifest lists (test/iceberg/);
 #  - prometheus-pushgateway and tini (Debian packages): the run-metrics push and the container's
 #    init (signal forwarding) are tested against the real programs (test/ops).
 # Runs as `npm test`'s pretest step; safe to run again (it only checks when all is present).
@@ -34,4 +35,8 @@ fi
 if ! python3 -c 'import pyarrow' >/dev/null 2>&1; then
   echo "install-test-deps: installing pyarrow (pip)" >&2
   python3 -m pip install -q pyarrow || { echo "install-test-deps: pip install pyarrow failed" >&2; exit 1; }
+fi
+if ! python3 -c 'import fastavro' >/dev/null 2>&1; then
+  echo "install-test-deps: installing fastavro (pip)" >&2
+  python3 -m pip install -q fastavro || { echo "install-test-deps: pip install fastavro failed" >&2; exit 1; }
 fi

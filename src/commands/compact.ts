@@ -31,6 +31,13 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
       .example('$0 compact jobs/x.yaml --older-than 1d', 'Merge the files of every day that ended a day ago') as never,
   handler: async (args) => {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
+    if (config.output.format === 'iceberg') {
+      // Compaction deletes the files it merges at once: readers of an Iceberg table's snapshot would meet missing files.
+      throw new UserInputError('compact does not rewrite Iceberg tables yet', {
+        details: `job ${job.name} writes output.format iceberg`,
+        hint: 'An Iceberg table is read through its snapshot, so small files cost no listing; leave it as it is.',
+      });
+    }
     let targetBytes = config.output.maxBytesPerFile;
     if (args['target-size'] !== undefined) {
       const raw = args['target-size'];

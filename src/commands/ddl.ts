@@ -2,6 +2,7 @@ import type { CommandModule } from 'yargs';
 import { UserInputError } from '../errors.js';
 import { DIALECTS, exportLayout, firstDateOf, generateDdl, type Dialect } from '../warehouse/ddl.js';
 import { jobTables } from '../run/tables.js';
+import type { ResolvedConfig } from '../config/index.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface DdlArgs extends ConfigArgs {
@@ -14,7 +15,7 @@ interface DdlArgs extends ConfigArgs {
   'storage-integration'?: string | undefined;
 }
 
-/** Prints CREATE statements for the job's tables in a warehouse's dialect (reads nothing remote). */
+/** Prints CREATE statements for the job's tables in a warehouse's dialect (reads nothing remote but an Iceberg table's current version). */
 export const ddlCommand: CommandModule<object, DdlArgs> = {
   command: 'ddl <job>',
   describe: 'Print CREATE statements (external tables over the Hive-partitioned output) for Athena, DuckDB, BigQuery or Snowflake',
@@ -49,6 +50,7 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
       });
     }
     const tables = await jobTables(job);
+    const metadataFiles = config.output.format === 'iceberg' ? await currentMetadataFiles(config, tables) : undefined;
     const ddl = generateDdl({
       dialect: args.dialect,
       tables,
@@ -65,7 +67,27 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
       s3Endpoint: config.s3.endpoint,
       s3Region: config.s3.region,
       jobName: job.name,
+      metadataFiles,
     });
     process.stdout.write(ddl);
   },
 };
+
+/** An Iceberg destination's tables and their current metadata files (the one thing `ddl` reads from the destination). */
+async function currentMetadataFiles(config: ResolvedConfig, tables: { name: string }[]): Promise<Map<string, string>> {
+  const destination = config.output.destination;
+  const out = new Map<string, string>();
+  if (!destination) return out;
+  // Loaded only for an Iceberg destination (Avro, the store).
+  const [{ readCurrentVersion }, { openStore }] = await Promise.all([import('../iceberg/index.js'), import('../store/open-store.js')]);
+  const store = await openStore(destination, { s3: config.s3 });
+  try {
+    for (const t of tables) {
+      const current = await readCurrentVersion(store, t.name);
+      if (current) out.set(t.name, current.key);
+    }
+  } finally {
+    await store.close?.();
+  }
+  return out;
+}

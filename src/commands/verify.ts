@@ -13,6 +13,10 @@ import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-h
 import { WindowState } from '../state/window-state.js';
 import { BlockLookup } from '../source/block-by-number.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { jobTables } from '../run/tables.js';
+import type { IcebergVerifyReport } from '../iceberg/index.js';
+import type { Job } from '../job/schema.js';
+import type { ObjectStore } from '../store/store.js';
 
 interface VerifyArgs extends ConfigArgs {
   job: string;
@@ -64,15 +68,21 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       try {
         const job =
           source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
+        const iceberg = config.output.format === 'iceberg' ? await verifyTables(store, job) : null;
         const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({
           store,
           job,
           quick: args.quick,
           output: config.output,
+          ...(iceberg ? { retained: iceberg.retained } : {}),
           ...(args.recount && source
             ? { recount: (records, files) => recountWindows({ job, records, files, client: source.client, store }) }
             : {}),
         });
+        for (const p of iceberg?.problems ?? []) {
+          report.problems.push({ kind: 'iceberg-table', ...(p.key ? { key: p.key } : {}), message: `table ${p.table}: ${p.message}` });
+          report.ok = false;
+        }
         if (args['chain-hashes'] && source) {
           const hashes = await verifyChainHashes({
             store,
@@ -191,4 +201,11 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
       `  repair every window above: insight-export run ${job}${r.windows.damaged > 0 ? ' --repair' : ''} (exports the ${again.join(' and ')} windows again)`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** An Iceberg destination's tables checked against the state (src/iceberg/verify-tables.ts). */
+async function verifyTables(store: ObjectStore, job: Job): Promise<IcebergVerifyReport> {
+  const { verifyIcebergTables } = await import('../iceberg/index.js');
+  const tables = (await jobTables(job)).map((t) => t.name);
+  return verifyIcebergTables({ store, state: new WindowState(store, job.name), tables });
 }

@@ -310,7 +310,8 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
       stagingDir: opts.stagingDir,
       columns: ds.columns(u.target),
       fixed: { dataset: u.table ?? ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
-      stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}`,
+      // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
+      stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}${opts.output.format === 'iceberg' ? `__${opts.runId}` : ''}`,
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);

@@ -7,6 +7,7 @@ import type { UnitOutcome } from './export-units.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
+import type { TableCommitted } from '../iceberg/index.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -44,6 +45,8 @@ export interface RunReport {
   failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
   warnings: { unit: string; window: [number, number]; warning: string }[];
+  /** `output.format: iceberg`: the tables this run's end committed (their new snapshot and metadata file). */
+  iceberg_commits?: TableCommitted[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
   /**

@@ -34,6 +34,7 @@ import { checkTableColumns, recordTableColumns } from '../state/table-columns.js
 import { jobTables } from './tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
+import type { TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
   job: Job;
@@ -198,7 +199,14 @@ async function runAgainst(
     ? noLease()
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-  const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
+  // Loaded only for an Iceberg destination (Avro).
+  const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
+  iceberg?.checkIcebergLayout(config.output.partitioning);
+  const state = (open.state = new WindowState(store, job.name, {
+    runId,
+    guard: () => held.assertHeld(),
+    ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : {}),
+  }));
   // A shard's windows are those the recorded split gives it; the windows it does not cover yet are divided once planned.
   const recorded = shard ? (await readShardSplit(store, job.name, shard.count)).split : null;
   const known = ownershipOf(shard, recorded);
@@ -341,7 +349,9 @@ async function runAgainst(
   });
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
-  return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
+  const report = reportOf(outcomes, input.signal?.aborted === true);
+  if (iceberg) report.iceberg_commits = await commitTables(iceberg, { input, job, store, state, run, held });
+  return finishReport(report, state, run, logger);
 }
 
 interface PlanInputs {
@@ -542,6 +552,33 @@ async function afterExport(a: AfterExport): Promise<void> {
       a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not updated; the next run exports its windows again'),
     );
   }
+}
+
+/**
+ * `output.format: iceberg`: each table made to list the state's live files (src/iceberg/). A shard
+ * commits too: whichever shard commits last makes the table equal the whole state.
+ */
+async function commitTables(
+  iceberg: typeof import('../iceberg/index.js'),
+  {
+    input,
+    job,
+    store,
+    state,
+    run,
+    held,
+  }: { input: RunJobInput; job: Job; store: ObjectStore; state: WindowState; run: RunIdentity; held: Pick<Lease, 'assertHeld'> },
+): Promise<TableCommitted[]> {
+  return iceberg.commitIcebergTables({
+    store,
+    state,
+    tables: await jobTables(job),
+    partitioning: input.config.output.partitioning,
+    compression: input.config.output.compression,
+    runId: run.runId,
+    logger: input.logger,
+    guard: () => held.assertHeld(),
+  });
 }
 
 /** The run's report, written beside the state; a run whose record could not be written did not succeed. */

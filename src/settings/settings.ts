@@ -308,7 +308,7 @@ export const SETTINGS = {
     file: () => z.enum(OUTPUT_FORMATS),
     default: () => DEFAULT_FORMAT,
     defaultText: DEFAULT_FORMAT,
-    doc: 'File format: "parquet" (default) or "ndjson" (one JSON object per line).',
+    doc: 'File format: "parquet" (default), "ndjson" (one JSON object per line) or "iceberg" (an Iceberg v2 table per dataset table, Parquet data files).',
     places: ['config', 'job', 'flag'],
   },
   'output.compression': {

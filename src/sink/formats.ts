@@ -5,11 +5,12 @@
  */
 import type { Compression, OutputFormat, ParquetEngine } from './sink.js';
 
-export const OUTPUT_FORMATS = ['parquet', 'ndjson'] as const satisfies readonly OutputFormat[];
+export const OUTPUT_FORMATS = ['parquet', 'ndjson', 'iceberg'] as const satisfies readonly OutputFormat[];
 export const COMPRESSIONS = ['zstd', 'snappy', 'gzip', 'none'] as const satisfies readonly Compression[];
 export const PARQUET_ENGINES = ['duckdb', 'hyparquet'] as const satisfies readonly ParquetEngine[];
 export const DEFAULT_PARQUET_ENGINE: ParquetEngine = 'duckdb';
 export const DEFAULT_FORMAT: OutputFormat = 'parquet';
+export const ICEBERG_DATA_EXTENSION = '.iceberg.parquet';
 
 interface FormatRule {
   /** Allowed compressions; the first is the default. */
@@ -23,6 +24,12 @@ export const FORMAT_RULES: Record<OutputFormat, FormatRule> = {
     compressions: ['zstd', 'snappy', 'gzip', 'none'],
     // Parquet compresses inside the file: one extension and one type whatever the codec.
     extension: () => '.parquet',
+    contentType: () => 'application/vnd.apache.parquet',
+  },
+  // Its own extension tells an Iceberg table's data files (Parquet with field ids) from plain Parquet exports.
+  iceberg: {
+    compressions: ['zstd', 'snappy', 'gzip', 'none'],
+    extension: () => ICEBERG_DATA_EXTENSION,
     contentType: () => 'application/vnd.apache.parquet',
   },
   ndjson: {

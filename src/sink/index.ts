@@ -5,6 +5,7 @@
  *  - Parquet, DuckDB engine (default): rows staged as plain NDJSON, converted by one COPY on
  *    finish(); conversions of the process queue one at a time (1 thread, 512MB, ~470 MB peak).
  *  - Parquet, hyparquet engine (pure JS): row groups of 25k rows encoded as they fill up.
+ *  - Iceberg: the DuckDB engine's Parquet with Iceberg field ids (the table: src/iceberg/).
  *
  * Both Parquet engines write the same schema (column-types.ts). Every writer checks each value
  * against its column (row-values.ts), and leaves no file behind on abort() or failure: all its
@@ -42,6 +43,7 @@ export {
   DEFAULT_FORMAT,
   DEFAULT_PARQUET_ENGINE,
   defaultCompression,
+  ICEBERG_DATA_EXTENSION,
   OUTPUT_FORMATS,
   PARQUET_ENGINES,
 } from './formats.js';
@@ -156,7 +158,8 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
       });
   }
 
-  const engine = opts.parquetEngine ?? DEFAULT_PARQUET_ENGINE;
+  // Iceberg data files carry field ids, which only the DuckDB engine writes.
+  const engine = format === 'iceberg' ? 'duckdb' : (opts.parquetEngine ?? DEFAULT_PARQUET_ENGINE);
   if (!PARQUET_ENGINES.includes(engine)) throw unsupported('Parquet engine', engine, PARQUET_ENGINES);
   const level = resolveLevel(compression, opts.compressionLevel, engine);
   const rowGroupSize = opts.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE[engine];
@@ -166,7 +169,15 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
     });
   }
   if (engine === 'duckdb') {
-    return () => DuckDBParquetWriter.create({ columns, stagingDir: opts.stagingDir, compression, rowGroupSize, compressionLevel: level });
+    return () =>
+      DuckDBParquetWriter.create({
+        columns,
+        stagingDir: opts.stagingDir,
+        compression,
+        rowGroupSize,
+        compressionLevel: level,
+        fieldIds: format === 'iceberg',
+      });
   }
   return async () =>
     (await import('./parquet-hyparquet.js')).HyparquetParquetWriter.create({

@@ -5,6 +5,7 @@ import { errorMessage } from '../errors.js';
 import { duckdbType } from './column-types.js';
 import { DuckDBThread, type DuckDBStatement } from './duckdb-thread.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';
+import { ICEBERG_DATA_EXTENSION } from './formats.js';
 import { createNdjsonEncoder } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase, TextFileStream } from './staging.js';
@@ -79,6 +80,7 @@ export function copyStatement(
   compression: Compression,
   rowGroupSize: number,
   zstdLevel?: number,
+  fieldIds = false,
 ): string {
   const declared = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckdbType(c))}`).join(', ');
   const select = columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
@@ -86,8 +88,13 @@ export function copyStatement(
     `COPY (SELECT ${select} FROM read_json(${sqlString(stagedPath)}, format = 'newline_delimited', ` +
     `columns = {${declared}}, maximum_object_size = ${MAX_OBJECT_BYTES})) ` +
     `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
-    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`})`
+    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`}${fieldIds ? `, FIELD_IDS {${fieldIdsOf(columns)}}` : ''})`
   );
+}
+
+/** Iceberg field ids: a column's position among the declared columns, from 1 (src/iceberg/table-schema.ts gives the same). */
+function fieldIdsOf(columns: readonly Column[]): string {
+  return columns.map((c, i) => `${sqlIdentifier(c.name)}: ${i + 1}`).join(', ');
 }
 
 /**
@@ -137,6 +144,8 @@ export interface DuckDBParquetWriterOptions {
   rowGroupSize: number;
   /** zstd level (DuckDB's default is 3). */
   compressionLevel?: number | undefined;
+  /** Write Iceberg field ids (the column's position, from 1) into the Parquet schema. */
+  fieldIds?: boolean | undefined;
 }
 
 export class DuckDBParquetWriter extends BaseFileWriter {
@@ -148,7 +157,7 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     private readonly base: string,
     private readonly opts: DuckDBParquetWriterOptions,
   ) {
-    super('.parquet');
+    super(opts.fieldIds ? ICEBERG_DATA_EXTENSION : '.parquet');
     this.encode = createNdjsonEncoder(opts.columns);
     this.track(staged.path);
   }
@@ -171,7 +180,15 @@ export class DuckDBParquetWriter extends BaseFileWriter {
     const partPath = this.track(`${this.base}.parquet.part`);
     const finalPath = this.track(`${this.base}.parquet`);
     const groupRows = rowGroupRows(this.opts.rowGroupSize, this.staged.bytesWritten, this.rowCount);
-    const sql = copyStatement(this.opts.columns, this.staged.path, partPath, this.opts.compression, groupRows, this.opts.compressionLevel);
+    const sql = copyStatement(
+      this.opts.columns,
+      this.staged.path,
+      partPath,
+      this.opts.compression,
+      groupRows,
+      this.opts.compressionLevel,
+      this.opts.fieldIds,
+    );
     try {
       await conversionSlot(async () => {
         if (this.isAborted) throw new FileWriterStateError('The file writer was aborted before its conversion started');

@@ -1,6 +1,7 @@
 import type { Column, Row } from '../columns/columns.js';
 
-export type OutputFormat = 'parquet' | 'ndjson';
+/** `iceberg`: Parquet data files (DuckDB, Iceberg field ids) of Iceberg v2 tables (src/iceberg/). */
+export type OutputFormat = 'parquet' | 'ndjson' | 'iceberg';
 export type ParquetEngine = 'duckdb' | 'hyparquet';
 export type Compression = 'zstd' | 'snappy' | 'gzip' | 'none';
 

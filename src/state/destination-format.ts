@@ -5,6 +5,7 @@
  * rows, readers globbing both see them twice). So a run refuses it, and `verify` says so.
  */
 import type { OutputFormat } from '../sink/sink.js';
+import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import { UserInputError } from '../errors.js';
 import type { Interval } from '../plan/index.js';
 import type { WindowState } from './window-state.js';
@@ -13,6 +14,7 @@ import type { WindowState } from './window-state.js';
 const MAX_READS = 5;
 
 export function formatOfKey(key: string): OutputFormat | null {
+  if (key.endsWith(ICEBERG_DATA_EXTENSION)) return 'iceberg';
   if (key.endsWith('.parquet')) return 'parquet';
   if (/\.ndjson(\.[a-z0-9]+)?$/.test(key)) return 'ndjson';
   return null;

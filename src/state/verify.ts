@@ -45,7 +45,9 @@ export type VerifyProblemKind =
   /** verify --chain-hashes: a window whose edge or rows are no longer the service's blocks. */
   | 'chain-hash'
   /** verify --recount: a window whose files hold another number of rows than the service counts. */
-  | 'recount-mismatch';
+  | 'recount-mismatch'
+  /** An Iceberg table whose current snapshot is not the state's live files, or names a missing file (src/iceberg/). */
+  | 'iceberg-table';
 
 /**
  * Problems of one completed window that exporting it again repairs (`run --repair`): its files
@@ -148,6 +150,8 @@ export interface VerifyOptions {
   output?: { partitioning: string; format: OutputFormat };
   /** Check the files (and recount) only of the completed windows that overlap this interval (run --repair --from/--to). */
   within?: Interval;
+  /** Files no window lists that something else still names (an Iceberg table's older snapshots): not reported as unreferenced. */
+  retained?: ReadonlySet<string>;
   /** Compares the completed windows' files with the service's counts (src/run/recount.ts). */
   recount?: (records: WindowRecord[], files: WindowFiles) => Promise<RecountReport>;
 }
@@ -458,7 +462,7 @@ async function checkUnreferencedFiles(
     const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
     const cut = base.indexOf('__');
     if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
-    if (listed.has(obj.key)) continue;
+    if (listed.has(obj.key) || opts.retained?.has(obj.key)) continue;
     unreferenced++;
     problems.push({
       kind: 'unreferenced-file',

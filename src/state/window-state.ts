@@ -120,6 +120,11 @@ export interface WindowStateOptions {
   runId?: string;
   /** Called before every state write; throws to stop a run that may no longer write (lost lease). */
   guard?: () => void;
+  /**
+   * What becomes of the files of replaced windows once their replacement is committed (default:
+   * deleted). An Iceberg table keeps them: its snapshots still name them (src/iceberg/).
+   */
+  dropReplaced?: (keys: string[]) => Promise<void>;
 }
 
 function parseMarkerName(name: string): Interval | null {
@@ -181,6 +186,7 @@ export class WindowState {
   readonly root: string;
   private readonly runId: string | undefined;
   private readonly guard: () => void;
+  private readonly dropReplaced: (keys: string[]) => Promise<void>;
   /** Completed intervals per unit, from completedIntervals() and kept up to date by this instance's writes. */
   private known: Map<string, Interval[]> | null = null;
   /** Pending markers this instance wrote, with what they replace. */
@@ -201,6 +207,7 @@ export class WindowState {
     this.root = `_state/${jobName}`;
     this.runId = opts.runId;
     this.guard = opts.guard ?? (() => undefined);
+    this.dropReplaced = opts.dropReplaced ?? ((keys) => store.deleteMany(keys));
     this.manifests = new UnitManifests(store, this.root, () => this.guard());
   }
 
@@ -553,6 +560,7 @@ export class WindowState {
   async cleanPending(owns: OwnsWindow = () => true): Promise<string[]> {
     const pendingPrefix = `${this.root}/pending/`;
     const deleted: string[] = [];
+    const replaced: string[] = [];
     const markers: string[] = [];
     for await (const obj of this.store.list(pendingPrefix, { etags: false })) {
       const rest = obj.key.slice(pendingPrefix.length);
@@ -573,7 +581,9 @@ export class WindowState {
         deleted.push(...(await this.finishReplacing(unitKey, completed, replaces)));
       } else if (completed && window && replaces.some((r) => sameWindow(r, window))) {
         // The old export of this very window may have been partly overwritten: drop it, export it again.
-        deleted.push(...new Set([...keys, ...completed.files.map((f) => f.key)]));
+        const old = new Set(completed.files.map((f) => f.key));
+        deleted.push(...keys.filter((k) => !old.has(k)));
+        replaced.push(...old);
         markers.push(obj.key.replace(`${this.root}/pending/`, `${this.root}/completed/`));
         await this.manifests.drop(unitKey, [window]);
       } else {
@@ -584,10 +594,11 @@ export class WindowState {
       markers.push(obj.key);
     }
     if (deleted.length > 0) await this.store.deleteMany(deleted);
+    if (replaced.length > 0) await this.dropReplaced(replaced);
     if (markers.length > 0) await this.store.deleteMany(markers);
     this.known = null;
     this.listed = null;
-    return deleted;
+    return [...deleted, ...replaced];
   }
 
   /**
@@ -676,7 +687,7 @@ export class WindowState {
   ): Promise<string[]> {
     const live = new Set(record.files.map((f) => f.key));
     const stale = [...new Set(replaces.flatMap((r) => r.keys))].filter((k) => !live.has(k));
-    if (stale.length > 0) await this.store.deleteMany(stale);
+    if (stale.length > 0) await this.dropReplaced(stale);
     const oldMarkers = replaces.filter((r) => !sameWindow(r, record)).map((r) => this.completedKey(unitKey, r.start, r.end));
     if (oldMarkers.length > 0) await this.store.deleteMany(oldMarkers);
     return stale;

@@ -13,6 +13,7 @@ import { duckdbType } from '../sink/column-types.js';
 import type { Compression, OutputFormat } from '../sink/sink.js';
 import { UserInputError } from '../errors.js';
 import { renderPartition, type PartitionPlaceholder } from '../sink/partitioning.js';
+import { icebergDdl } from './iceberg-ddl.js';
 
 export const DIALECTS = ['athena', 'duckdb', 'bigquery', 'snowflake'] as const;
 export type Dialect = (typeof DIALECTS)[number];
@@ -122,6 +123,8 @@ export interface DdlOptions {
   s3Endpoint?: string | null | undefined;
   s3Region?: string | null | undefined;
   jobName: string;
+  /** Iceberg: each table's current metadata file, relative to the root (absent: not committed yet). */
+  metadataFiles?: Map<string, string> | undefined;
 }
 
 const UINT256_NOTE = 'uint256 columns are exact decimal strings: DECIMAL(38,0) would lose values over 38 digits (uint256 has up to 78).';
@@ -134,6 +137,7 @@ export function generateDdl(o: DdlOptions): string {
     `-- ${UINT256_NOTE}`,
   ];
   const dir = (t: TableSpec) => `${root}/${o.layout.tableDir(t.name)}`;
+  if (o.format === 'iceberg') return `${[...parts, ...icebergDdl(o, root, duckdbPreamble(o, root))].join('\n\n')}\n`;
   switch (o.dialect) {
     case 'duckdb':
       parts.push(...duckdbPreamble(o, root));

@@ -1,0 +1,319 @@
+/**
+ * One commit of an Iceberg table without a catalog: the table's current snapshot is made to list
+ * exactly the data files given (the state's live files), written as a manifest of the added files,
+ * the current manifests that lose files rewritten (kept files EXISTING, lost ones DELETED), a
+ * manifest list, and `metadata/v<N+1>.metadata.json` created only if absent. The loser of a race
+ * reads the table again and retries; a crash before the metadata file leaves version N current
+ * (its files are never deleted by a run) and unreferenced manifests behind.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Column } from '../columns/columns.js';
+import type { Logger } from '../log.js';
+import { PreconditionFailedError } from '../store/errors.js';
+import type { ObjectStore } from '../store/store.js';
+import {
+  decodeManifest,
+  decodeManifestList,
+  encodeManifest,
+  encodeManifestList,
+  ENTRY_STATUS,
+  partitionSummaries,
+  type ManifestEntry,
+  type ManifestFile,
+} from './avro-files.js';
+import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
+import { currentSnapshot, newSnapshotId, newTable, withSnapshot, type Snapshot, type TableMetadata } from './table-metadata.js';
+import { partitionSpec, tableSchema, type IcebergSchema, type PartitionSpec, type PartitionValues } from './table-schema.js';
+
+/** A data file the table must list. */
+export interface LiveFile {
+  key: string;
+  rows: number;
+  bytes: number;
+  partition: PartitionValues;
+}
+
+export interface TableCommitInput {
+  store: ObjectStore;
+  /** The table's folder under the destination (its name). */
+  table: string;
+  /** The destination as readers address it: `s3://bucket/prefix` or `file:///abs/path`. */
+  rootUri: string;
+  columns: readonly Column[];
+  partitioning: string;
+  compression: string;
+  files: readonly LiveFile[];
+  /** Added to the snapshot's summary (run id, windows). */
+  summary: Record<string, string>;
+  logger: Logger;
+  /** Called before each write; throws to stop (a lost lease). */
+  guard?: (() => void) | undefined;
+}
+
+export interface TableCommitted {
+  table: string;
+  snapshot_id: number;
+  /** The metadata file readers open (relative to the destination). */
+  metadata_key: string;
+  operation: Snapshot['summary']['operation'];
+  added_files: number;
+  deleted_files: number;
+}
+
+/** Commits tried before the table is left to a later run (exit 75). */
+export const MAX_COMMIT_ATTEMPTS = 5;
+
+const METADATA_FILE = /\/v(\d+)\.metadata\.json$/;
+
+export function metadataKey(table: string, version: number): string {
+  return `${table}/metadata/v${version}.metadata.json`;
+}
+
+/** The newest metadata version of a table (listed, not the hint: a crash may have left the hint behind), null when none. */
+export async function readCurrentVersion(
+  store: ObjectStore,
+  table: string,
+): Promise<{ version: number; key: string; meta: TableMetadata } | null> {
+  let version = 0;
+  for await (const o of store.list(`${table}/metadata/`, { etags: false })) {
+    const m = METADATA_FILE.exec(o.key);
+    if (m && o.key === metadataKey(table, Number(m[1]))) version = Math.max(version, Number(m[1]));
+  }
+  if (version === 0) return null;
+  const key = metadataKey(table, version);
+  const obj = await store.get(key);
+  if (!obj) throw new IcebergMetadataError(key, 'listed but gone');
+  try {
+    return { version, key, meta: JSON.parse(obj.body.toString('utf8')) as TableMetadata };
+  } catch (err) {
+    throw new IcebergMetadataError(key, `not valid JSON (${(err as Error).message})`);
+  }
+}
+
+/** A manifest of the current snapshot, with its entries (sequence numbers inherited where the entry has none). */
+interface ReadManifest {
+  file: ManifestFile;
+  entries: ManifestEntry[];
+}
+
+export function keyOf(rootUri: string, path: string, at: string): string {
+  if (!path.startsWith(`${rootUri}/`)) throw new IcebergMetadataError(at, `${path} is not under ${rootUri} (was the table moved?)`);
+  return decodeURI(path.slice(rootUri.length + 1));
+}
+
+async function readAvro(store: ObjectStore, key: string): Promise<Buffer> {
+  const obj = await store.get(key);
+  if (!obj) throw new IcebergMetadataError(key, 'missing');
+  return obj.body;
+}
+
+/** The current snapshot's manifests and their entries. */
+export async function readSnapshotManifests(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<ReadManifest[]> {
+  const snapshot = currentSnapshot(meta);
+  return snapshot ? readManifests(store, rootUri, snapshot) : [];
+}
+
+/** A snapshot's manifests and their entries. */
+export async function readManifests(store: ObjectStore, rootUri: string, snapshot: Snapshot): Promise<ReadManifest[]> {
+  const listKey = keyOf(rootUri, snapshot['manifest-list'], 'manifest list');
+  const manifests = await decodeManifestList(await readAvro(store, listKey));
+  const out: ReadManifest[] = [];
+  for (const file of manifests) {
+    const entries = await decodeManifest(await readAvro(store, keyOf(rootUri, file.manifest_path, listKey)));
+    for (const e of entries) {
+      if (e.status === ENTRY_STATUS.added) {
+        e.sequence_number ??= file.sequence_number;
+        e.file_sequence_number ??= file.sequence_number;
+      }
+    }
+    out.push({ file, entries });
+  }
+  return out;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+function checkShape(table: string, meta: TableMetadata, schema: IcebergSchema, spec: PartitionSpec): void {
+  const current = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
+  const shape = (s: IcebergSchema | undefined) => s?.fields.map((f) => [f.id, f.name, f.type]);
+  const currentSpec = meta['partition-specs'].find((s) => s['spec-id'] === meta['default-spec-id']);
+  const differs = !sameJson(shape(current), shape(schema))
+    ? 'schema'
+    : !sameJson(currentSpec?.fields, spec.fields)
+      ? 'partition spec'
+      : null;
+  if (differs === null) return;
+  throw new IcebergTableRefusedError(`Iceberg table ${table} has another ${differs} than the job's`, {
+    details: `the table's current metadata and the job's columns or partitioning differ in their ${differs}`,
+    hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
+  });
+}
+
+/** Makes the table list exactly `files`; null when it already does. */
+export async function commitTable(t: TableCommitInput): Promise<TableCommitted | null> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await tryCommit(t);
+    if (result !== 'conflict') return result;
+    if (attempt >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(t.table, attempt);
+    t.logger.warn(
+      { table: t.table, attempt, of: MAX_COMMIT_ATTEMPTS },
+      'another writer committed to the Iceberg table first: reading it again',
+    );
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 200 * attempt));
+  }
+}
+
+async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | 'conflict'> {
+  const { store, table, rootUri } = t;
+  const schema = tableSchema(t.columns);
+  const spec = partitionSpec(schema, t.partitioning);
+  const current = await readCurrentVersion(store, table);
+  if (current) checkShape(table, current.meta, schema, spec);
+  const meta = current?.meta ?? newTable(`${rootUri}/${table}`, schema, spec, t.compression);
+  const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
+
+  const uri = (key: string) => `${rootUri}/${encodeURI(key)}`;
+  const wanted = new Map(t.files.map((f) => [uri(f.key), f]));
+  const live = new Set(
+    manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
+  );
+  const added = [...wanted].filter(([path]) => !live.has(path)).map(([, f]) => f);
+  const removed = new Set([...live].filter((path) => !wanted.has(path)));
+  if (added.length === 0 && removed.size === 0) {
+    if (current) await refreshHint(store, table, current.version);
+    return null;
+  }
+
+  const parent = current ? currentSnapshot(meta) : undefined;
+  const snapshotId = newSnapshotId();
+  const sequenceNumber = meta['last-sequence-number'] + 1;
+  const commitId = randomUUID();
+  const newManifests: { entries: ManifestEntry[] }[] = [];
+  const carried: ManifestFile[] = [];
+  if (added.length > 0) {
+    newManifests.push({
+      entries: added.map((f) => ({
+        status: ENTRY_STATUS.added,
+        snapshot_id: snapshotId,
+        sequence_number: null,
+        file_sequence_number: null,
+        data_file: {
+          content: 0,
+          file_path: uri(f.key),
+          file_format: 'PARQUET',
+          partition: Object.fromEntries(spec.fields.map((p) => [p.name, f.partition[p.name] ?? null])),
+          record_count: f.rows,
+          file_size_in_bytes: f.bytes,
+        },
+      })),
+    });
+  }
+  for (const m of manifests) {
+    const liveEntries = m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted);
+    if (liveEntries.length === 0) continue;
+    if (!liveEntries.some((e) => removed.has(e.data_file.file_path))) {
+      carried.push(m.file);
+      continue;
+    }
+    newManifests.push({
+      entries: liveEntries.map((e) =>
+        removed.has(e.data_file.file_path)
+          ? { ...e, status: ENTRY_STATUS.deleted, snapshot_id: snapshotId }
+          : { ...e, status: ENTRY_STATUS.existing },
+      ),
+    });
+  }
+
+  t.guard?.();
+  const written: ManifestFile[] = [];
+  for (const [i, m] of newManifests.entries()) {
+    const body = await encodeManifest(m.entries, schema, spec);
+    const key = `${table}/metadata/${commitId}-m${i}.avro`;
+    await store.put(key, body, { contentType: 'application/avro' });
+    written.push(manifestFile(uri(key), body.length, m.entries, snapshotId, sequenceNumber, schema, spec));
+  }
+  const listKey = `${table}/metadata/snap-${snapshotId}-1-${commitId}.avro`;
+  const list = [...written, ...carried];
+  await store.put(listKey, await encodeManifestList(list, { id: snapshotId, parent: parent?.['snapshot-id'] ?? null, sequenceNumber }), {
+    contentType: 'application/avro',
+  });
+
+  const totalRecords = t.files.reduce((n, f) => n + f.rows, 0);
+  const operation = removed.size === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
+  const removedEntries = manifests
+    .flatMap((m) => m.entries)
+    .filter((e) => e.status !== ENTRY_STATUS.deleted && removed.has(e.data_file.file_path));
+  const snapshot: Snapshot = {
+    'snapshot-id': snapshotId,
+    ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': Date.now(),
+    'manifest-list': uri(listKey),
+    summary: {
+      operation,
+      'added-data-files': String(added.length),
+      'added-records': String(added.reduce((n, f) => n + f.rows, 0)),
+      'deleted-data-files': String(removed.size),
+      'deleted-records': String(removedEntries.reduce((n, e) => n + e.data_file.record_count, 0)),
+      'total-data-files': String(t.files.length),
+      'total-records': String(totalRecords),
+      ...t.summary,
+    },
+    'schema-id': schema['schema-id'],
+  };
+  const version = (current?.version ?? 0) + 1;
+  const key = metadataKey(table, version);
+  t.guard?.();
+  try {
+    await store.put(key, JSON.stringify(withSnapshot(meta, snapshot, current ? uri(current.key) : null), null, 2), {
+      contentType: 'application/json',
+      ifNoneMatch: '*',
+    });
+  } catch (err) {
+    if (err instanceof PreconditionFailedError) return 'conflict';
+    throw err;
+  }
+  await refreshHint(store, table, version);
+  return { table, snapshot_id: snapshotId, metadata_key: key, operation, added_files: added.length, deleted_files: removed.size };
+}
+
+function manifestFile(
+  path: string,
+  length: number,
+  entries: readonly ManifestEntry[],
+  snapshotId: number,
+  sequenceNumber: number,
+  schema: IcebergSchema,
+  spec: PartitionSpec,
+): ManifestFile {
+  const of = (status: number) => entries.filter((e) => e.status === status);
+  const rows = (list: ManifestEntry[]) => list.reduce((n, e) => n + e.data_file.record_count, 0);
+  const sequences = entries.map((e) => e.sequence_number ?? sequenceNumber);
+  return {
+    manifest_path: path,
+    manifest_length: length,
+    partition_spec_id: spec['spec-id'],
+    content: 0,
+    sequence_number: sequenceNumber,
+    min_sequence_number: sequences.reduce((a, b) => Math.min(a, b), sequenceNumber),
+    added_snapshot_id: snapshotId,
+    added_files_count: of(ENTRY_STATUS.added).length,
+    existing_files_count: of(ENTRY_STATUS.existing).length,
+    deleted_files_count: of(ENTRY_STATUS.deleted).length,
+    added_rows_count: rows(of(ENTRY_STATUS.added)),
+    existing_rows_count: rows(of(ENTRY_STATUS.existing)),
+    deleted_rows_count: rows(of(ENTRY_STATUS.deleted)),
+    partitions: partitionSummaries(entries, schema, spec),
+  };
+}
+
+/**
+ * `metadata/version-hint.text`: the current version for readers that open a table by its folder
+ * (DuckDB's iceberg_scan, icebird). Only a hint: commits go by the metadata files themselves.
+ */
+async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
+  const key = `${table}/metadata/version-hint.text`;
+  const hint = await store.get(key);
+  if (hint?.body.toString('utf8').trim() === String(version)) return;
+  await store.put(key, String(version), { contentType: 'text/plain' });
+}

@@ -1,0 +1,27 @@
+import { ExitCode, InsightExportError, UserInputError } from '../errors.js';
+
+/** Another writer committed each time this run tried: the table is unchanged by this run, its windows are committed in the state. */
+export class IcebergCommitConflictError extends InsightExportError {
+  override name = 'IcebergCommitConflictError';
+  override readonly exitCode: ExitCode = ExitCode.busy;
+  constructor(table: string, attempts: number) {
+    super(`Another writer committed to Iceberg table ${table} at each of ${attempts} attempts`, {
+      details: 'the windows are committed in the state; the table shows them once a commit wins',
+      hint: 'Run the job again later: its first step commits what the state holds to the table.',
+    });
+  }
+}
+
+/** The job's output cannot be this Iceberg table: a layout without the table's folder, or another schema or partition spec than the table's (evolution is not done yet). */
+export class IcebergTableRefusedError extends UserInputError {
+  override name = 'IcebergTableRefusedError';
+}
+
+/** A table's metadata or manifest cannot be read. */
+export class IcebergMetadataError extends InsightExportError {
+  override name = 'IcebergMetadataError';
+  constructor(key: string, problem: string) {
+    const hint = 'Inspect the object; deleting the newest metadata/v<N>.metadata.json makes the previous snapshot current again.';
+    super(`Iceberg metadata ${key} cannot be read: ${problem}`, { hint });
+  }
+}

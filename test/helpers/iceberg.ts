@@ -1,0 +1,116 @@
+/**
+ * Reading the Iceberg tables an export wrote with independent readers: icebird (JavaScript), and
+ * Python's fastavro (manifests, manifest lists) and pyarrow (data files' field ids).
+ *
+ * icebird fetches every object by URL; `icebirdRows` serves its requests from the destination's
+ * store (local folder or S3 through the store), ranges included, so the table is read exactly as
+ * its metadata addresses it (file:// or s3:// URIs).
+ */
+import { execFileSync } from 'node:child_process';
+import { icebergRead, icebergMetadata } from 'icebird';
+import { destinationUri } from '../../src/iceberg/index.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import type { CanonRow } from './export.js';
+
+/** icebird's address of a destination root: s3:// becomes the AWS virtual-host URL it fetches. */
+function fetchedRoot(store: ObjectStore): string {
+  const uri = destinationUri(store);
+  const s3 = /^s3:\/\/([^/]+)(\/.*)?$/.exec(uri);
+  return s3 ? `https://${s3[1]}.s3.amazonaws.com${s3[2] ?? ''}` : uri;
+}
+
+/** Runs `fn` with a fetch that reads `root/...` URLs from the store (Range requests answered with 206). */
+async function withStoreFetch<T>(store: ObjectStore, fn: (root: string) => Promise<T>): Promise<T> {
+  const root = fetchedRoot(store);
+  const original = globalThis.fetch;
+  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (!url.startsWith(`${root}/`)) return original(input, init);
+    const obj = await store.get(decodeURI(url.slice(root.length + 1)));
+    if (!obj) return new Response('not found', { status: 404, statusText: 'Not Found' });
+    const range = /bytes=(\d+)-(\d*)/.exec(new Headers(init?.headers).get('range') ?? '');
+    if (init?.method === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(obj.body.length) } });
+    if (!range) return new Response(obj.body, { status: 200 });
+    const start = Number(range[1]);
+    const end = range[2] === '' ? obj.body.length : Number(range[2]) + 1;
+    return new Response(obj.body.subarray(start, end), { status: 206 });
+  }) as typeof fetch;
+  try {
+    return await fn(root);
+  } finally {
+    globalThis.fetch = original;
+  }
+}
+
+/** Canonical like test/helpers/export.ts readTable: integers and timestamps (µs) as decimal strings. */
+function canon(value: unknown, type: string): string | boolean | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return type === 'date' ? value.toISOString().slice(0, 10) : String(BigInt(value.getTime()) * 1000n);
+  if (typeof value === 'bigint' || typeof value === 'number') return String(value);
+  if (typeof value === 'boolean' || typeof value === 'string') return value;
+  return JSON.stringify(value);
+}
+
+/** Every row of the table's current snapshot (or of `metadataFileName`, e.g. "v1.metadata.json"), read by icebird. */
+export async function icebirdRows(store: ObjectStore, table: string, metadataFileName?: string): Promise<CanonRow[]> {
+  return withStoreFetch(store, async (root) => {
+    const tableUrl = `${root}/${table}`;
+    const metadata = await icebergMetadata({ tableUrl, ...(metadataFileName ? { metadataFileName } : {}) });
+    const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id'])!;
+    const rows = (await icebergRead({ tableUrl, metadata })) as Record<string, unknown>[];
+    return rows.map((r) => Object.fromEntries(schema.fields.map((f) => [f.name, canon(r[f.name], String(f.type))])));
+  });
+}
+
+/** Rows in a stable order, to compare two reads as multisets. */
+export function sortedRows(rows: readonly CanonRow[]): string[] {
+  return rows.map((r) => JSON.stringify(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)))).sort();
+}
+
+export interface AvroFile {
+  metadata: Record<string, string>;
+  /** The writer schema's fields (name, field-id). */
+  fields: { name: string; 'field-id'?: number }[];
+  records: Record<string, unknown>[];
+}
+
+const FASTAVRO_SCRIPT = `
+import json, sys, base64
+import fastavro
+out = {}
+for path in sys.argv[1:]:
+    with open(path, 'rb') as f:
+        r = fastavro.reader(f)
+        meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in r.metadata.items() if not k.startswith('avro.')}
+        schema = r.writer_schema
+        recs = list(r)
+    def plain(v):
+        if isinstance(v, bytes): return base64.b64encode(v).decode()
+        if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, list): return [plain(x) for x in v]
+        return v
+    out[path] = {"metadata": meta, "fields": [{k: f[k] for k in ("name", "field-id") if k in f} for f in schema["fields"]], "records": [plain(x) for x in recs]}
+print(json.dumps(out))
+`;
+
+/** Reads Avro container files with fastavro (one python3 process). */
+export function readWithFastavro(paths: readonly string[]): Record<string, AvroFile> {
+  const stdout = execFileSync('python3', ['-c', FASTAVRO_SCRIPT, ...paths], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  return JSON.parse(stdout) as Record<string, AvroFile>;
+}
+
+const FIELD_IDS_SCRIPT = `
+import json, sys
+import pyarrow.parquet as pq
+out = {}
+for path in sys.argv[1:]:
+    s = pq.read_schema(path)
+    out[path] = {f.name: int(f.metadata[b'PARQUET:field_id']) if f.metadata and b'PARQUET:field_id' in f.metadata else None for f in s}
+print(json.dumps(out))
+`;
+
+/** The Iceberg field id of each column of each Parquet file, as pyarrow reads it (null: none). */
+export function fieldIdsWithPyarrow(paths: readonly string[]): Record<string, Record<string, number | null>> {
+  const stdout = execFileSync('python3', ['-c', FIELD_IDS_SCRIPT, ...paths], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  return JSON.parse(stdout) as Record<string, Record<string, number | null>>;
+}
