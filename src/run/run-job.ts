@@ -214,7 +214,7 @@ async function runAgainst(
   let reorgs: ReorgFound[] = [];
   if (!input.force)
     ({ completed, reorgs } = await repairReorgs({ job, state, completed, frontier: done.frontier, owns, blocks, logger, dryRun, repairs }));
-  const { plan, units } = await planRun(input, job, { completed, heads, blocks, chains, shard });
+  const { plan, units } = await planRun(input, job, { completed, exported: done.exported, heads, blocks, chains, shard });
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
@@ -268,6 +268,7 @@ async function runAgainst(
     unitsInFlight: config.concurrency.unitsInFlight,
     pageSize: input.pageSize,
     prefetch: input.prefetch,
+    batchRows: config.output.batchRows,
     blocks,
     signal,
     logger,
@@ -280,6 +281,8 @@ async function runAgainst(
 
 interface PlanInputs {
   completed: Map<string, Interval[]>;
+  /** What state holds (see PlanOptions.exported). */
+  exported: Map<string, Interval[]>;
   heads: ReturnType<typeof headFinder>;
   blocks: BlockLookup;
   chains: ChainChecks;
@@ -288,7 +291,7 @@ interface PlanInputs {
 
 /** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
-  const { completed, heads, blocks, chains, shard } = p;
+  const { completed, exported, heads, blocks, chains, shard } = p;
   const logger = input.logger;
   // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
   // service anything; a target's decoder is built with its first window.
@@ -297,6 +300,7 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   const plan = planForShard(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
+      exported: (unitKey) => exported.get(unitKey) ?? [],
       latest: async (chainId) => {
         const head = await heads(chainId);
         if (head.block !== undefined && head.time !== undefined) blocks.headFound(chainId, head.block, head.time);
@@ -337,7 +341,7 @@ async function completedWindows(
   state: WindowState,
   store: ObjectStore,
   owns: (unitKey: string) => boolean,
-): Promise<{ completed: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
+): Promise<{ completed: Map<string, Interval[]>; exported: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
   const done = await state.completedIntervals();
   if (!input.force) {
     const holds = await heldFormat(state, done);
@@ -357,7 +361,7 @@ async function completedWindows(
     const list = done.get(unitKey);
     return list && list.length > 0 ? Math.max(...list.map((i) => i.end)) : undefined;
   };
-  return { completed, frontier };
+  return { completed, exported: done, frontier };
 }
 
 /** Records of a reorganisation check written at once (one small object per unit). */

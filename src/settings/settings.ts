@@ -364,6 +364,16 @@ export const SETTINGS = {
     doc: 'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
     places: ['config', 'job', 'flag'],
   },
+  'output.batch_rows': {
+    key: 'output.batch_rows',
+    flag: { name: 'batch-rows', type: 'number', for: ['job'] },
+    parse: intIn(0, Number.MAX_SAFE_INTEGER),
+    file: () => z.number().int().min(0),
+    default: () => 250_000,
+    defaultText: '250000',
+    doc: 'Consecutive windows of a unit are exported as one, written to one file per partition and committed together, up to about this many rows (estimated from the windows before), never across a UTC day (windows by time). 0 exports and commits every window on its own. Default 250000.',
+    places: ['config', 'job', 'flag'],
+  },
   staging_dir: {
     key: 'staging_dir',
     flag: { name: 'staging-dir', type: 'string', for: ['job'] },
