@@ -60,10 +60,10 @@ export interface ExportOptions {
   /** Cap on pages requested ahead per window (default: none; the run's RunRequestPool decides). */
   prefetch?: number;
   /**
-   * Rows a batch of consecutive windows is expected to hold at most (output.batch_rows; see
-   * window-batches.ts). Default 0: every window is exported and committed on its own.
+   * Export consecutive windows of a target as one batch (output.batch_windows; see window-batches.ts).
+   * Default false: every window is exported and committed on its own.
    */
-  batchRows?: number;
+  batchWindows?: boolean;
   /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
   blocks?: BlockLookup;
   signal?: AbortSignal;
@@ -126,7 +126,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
   const outcomes: UnitOutcome[] = [];
   const pool = new RunRequestPool(opts.client.maxInFlight);
   const densities = new Map<string, Map<number, number>>();
-  const batches = new WindowBatches(groups, opts.batchRows ?? 0, targetKey);
+  const batches = new WindowBatches(groups, opts.batchWindows === true, targetKey);
   await Promise.all(
     groups.map((group) =>
       open(async () => {
@@ -136,7 +136,7 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
           let density = densities.get(key);
           if (!density) densities.set(key, (density = new Map<number, number>()));
           // An earlier batch may have taken this window.
-          const batch = batches.take(group, density);
+          const batch = batches.take(group);
           if (!batch) return { outcomes: Promise.resolve([]) };
           if (opts.signal?.aborted)
             return {

@@ -268,7 +268,7 @@ async function runAgainst(
     unitsInFlight: config.concurrency.unitsInFlight,
     pageSize: input.pageSize,
     prefetch: input.prefetch,
-    batchRows: config.output.batchRows,
+    batchWindows: config.output.batchWindows === 'on',
     blocks,
     signal,
     logger,
