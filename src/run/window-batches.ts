@@ -7,18 +7,16 @@
  *
  * A batch grows from the window a paging slot takes next, window after window, while the next
  * window starts where the batch ends, for the same chains (they share their requests), in the same
- * cell: the UTC day for windows by time (a day is the `{date}` partition: a batch never leaves two
- * files in one), a span of BLOCK_BATCH_SPAN blocks aligned to 0 for windows by block. Cells are
+ * cell (src/plan/batch-cells.ts): the UTC day for windows by time (a day is the `{date}`
+ * partition: a batch never leaves two files in one), a span of 10,000 blocks for windows by block. Cells are
  * those of the default chunks: a batch holds no more than a window of the default chunk, so
  * progress commits as often, and the same windows always make the same batches (a window exported
  * again whole gets the files a fresh export would). Windows of a dataset whose rows are computed
  * per window (aggregates) or of a snapshot are never batched.
  */
 import type { Interval } from '../plan/index.js';
-import { BLOCK_BATCH_SPAN } from '../settings/settings.js';
+import { batchable, joinsBatch } from '../plan/batch-cells.js';
 import type { ExportUnit } from './export-units.js';
-
-const DAY = 86_400;
 
 /** A batch: one unit per chain over [first window's start, last window's end), and the planned windows it covers. */
 export interface WindowBatch {
@@ -52,12 +50,12 @@ export class WindowBatches {
     this.taken.add(group);
     const first = group[0]!;
     const chains = chainSet(group);
-    const cell = cellOf(first, first.start);
     const windows: Interval[] = [{ start: first.start, end: first.end }];
     let end = first.end;
-    while (this.batched && !perWindowRows(first)) {
+    while (this.batched && batchable(first.dataset.capabilities)) {
       const next = this.byStart.get(this.startKey(first, end));
-      if (!next || this.taken.has(next) || chainSet(next) !== chains || cellOf(first, end) !== cell) break;
+      const joins = next && joinsBatch(first.axis, { start: first.start, end }, next[0]!);
+      if (!next || !joins || this.taken.has(next) || chainSet(next) !== chains) break;
       this.taken.add(next);
       end = next[0]!.end;
       windows.push({ start: next[0]!.start, end });
@@ -70,14 +68,8 @@ export class WindowBatches {
   }
 }
 
-/** The cell of a point of a unit's axis (see the file comment). */
-const cellOf = (u: ExportUnit, at: number) => Math.floor(at / (u.axis === 'time' ? DAY : BLOCK_BATCH_SPAN));
-
 const chainSet = (g: WindowGroup) =>
   g
     .map((u) => u.chainId)
     .sort((a, b) => a - b)
     .join(',');
-
-/** A dataset whose rows depend on the window they were computed over (aggregates carry its bounds). */
-const perWindowRows = (u: ExportUnit) => u.dataset.capabilities.readsJobAggregates === true || u.dataset.capabilities.extent === 'snapshot';

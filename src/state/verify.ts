@@ -16,17 +16,19 @@
 import pLimit from 'p-limit';
 import { readItemIds } from './exported-files.js';
 import { errorMessage } from '../errors.js';
-import { isSnapshot } from '../datasets/index.js';
+import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
 import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
 import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
+import type { BatchWindows } from '../settings/settings.js';
 
 export type VerifyProblemKind =
   | 'missing-windows'
@@ -123,7 +125,7 @@ export interface VerifyReport {
   destination: string;
   ok: boolean;
   units: UnitSummary[];
-  /** completed: windows with a marker; damaged: those of them with a problem a re-export repairs (WINDOW_DAMAGE). */
+  /** completed: planned windows completed markers cover (a batch counts its windows); damaged: markers with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
@@ -144,8 +146,11 @@ export interface VerifyOptions {
   quick?: boolean;
   concurrency?: number;
   now?: () => number;
-  /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
-  output?: { partitioning: string; format: OutputFormat };
+  /**
+   * The job's resolved output settings: files another template or job writes are not its own, another
+   * format is a problem; with batch_windows "on", missing windows are named as the batches a run exports.
+   */
+  output?: { partitioning: string; format: OutputFormat; batchWindows?: BatchWindows };
   /** Check the files (and recount) only of the completed windows that overlap this interval (run --repair --from/--to). */
   within?: Interval;
   /** Compares the completed windows' files with the service's counts (src/run/recount.ts). */
@@ -157,7 +162,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const state = new WindowState(store, job.name);
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
-  const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
+  const { units, otherUnits, planned } = await checkPlannedWindows(opts, completed, problems);
   const records = await readCompletedMarkers(store, state, problems);
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
@@ -206,7 +211,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     destination: store.location,
     ok: problems.length === 0,
     units,
-    windows: { planned: plannedTotal, completed: records.length, damaged: damaged.length, missing: missingTotal },
+    windows: { planned: plannedTotal, completed: windowsIn(records, planned), damaged: damaged.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
     rows: {
       recorded: records.reduce((n, r) => n + r.rows, 0),
@@ -235,7 +240,7 @@ async function checkPlannedWindows(
   opts: VerifyOptions,
   completed: Map<string, Interval[]>,
   problems: VerifyProblem[],
-): Promise<{ units: UnitSummary[]; otherUnits: string[] }> {
+): Promise<{ units: UnitSummary[]; otherUnits: string[]; planned: Map<string, Interval[]> }> {
   const { job } = opts;
   const axis = job.range?.by ?? 'time';
   const frontier = new Map<number, number>();
@@ -257,14 +262,22 @@ async function checkPlannedWindows(
     },
     now: opts.now ? () => opts.now!() / 1000 : undefined,
   });
-  const plannedCount = new Map<string, number>();
-  for (const u of plan.units) plannedCount.set(u.unitKey, (plannedCount.get(u.unitKey) ?? 0) + 1);
+  const planned = new Map<string, Interval[]>();
+  for (const u of plan.units) {
+    let list = planned.get(u.unitKey);
+    if (!list) planned.set(u.unitKey, (list = []));
+    list.push(u.window);
+  }
 
   const units: UnitSummary[] = [];
   const jobUnits = new Set<string>();
   for (const c of plan.coverage) {
     jobUnits.add(c.unitKey);
     const done = completed.get(c.unitKey) ?? [];
+    const windowsCompleted = windowsIn(
+      done.map((d) => ({ ...d, unit_key: c.unitKey })),
+      planned,
+    );
     for (let i = 1; i < done.length; i++) {
       const a = done[i - 1]!;
       const b = done[i]!;
@@ -282,10 +295,11 @@ async function checkPlannedWindows(
       if (job.range?.to === 'latest') {
         problems.push({ kind: 'nothing-exported', unit: c.unitKey, message: `nothing exported yet on chain ${c.chainId}` });
       }
-      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: done.length, missing: [] });
+      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: windowsCompleted, missing: [] });
       continue;
     }
-    const missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
+    let missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
+    if (opts.output?.batchWindows === 'on' && batchable(capabilitiesOf(c.dataset))) missing = batchPieces(missing, c.axis);
     const pairs = missing.map((w): [number, number] => [w.start, w.end]);
     if (pairs.length > 0) {
       problems.push({
@@ -298,13 +312,36 @@ async function checkPlannedWindows(
     units.push({
       unit: c.unitKey,
       range: [c.range.start, c.range.end],
-      windows_planned: plannedCount.get(c.unitKey) ?? 0,
-      windows_completed: done.length,
+      windows_planned: planned.get(c.unitKey)?.length ?? 0,
+      windows_completed: windowsCompleted,
       missing: pairs,
     });
   }
   const otherUnits = [...completed.keys()].filter((k) => !jobUnits.has(k)).sort();
-  return { units, otherUnits };
+  return { units, otherUnits, planned };
+}
+
+/**
+ * Completed windows counted as planned windows: a record of a batch of windows (or of compacted
+ * windows) counts the planned windows it covers; one that covers none (another range, a snapshot's
+ * past day) counts as one. `planned`: each unit's windows, in order.
+ */
+function windowsIn(records: readonly (Interval & { unit_key: string })[], planned: ReadonlyMap<string, Interval[]>): number {
+  let n = 0;
+  for (const r of records) {
+    const windows = planned.get(r.unit_key) ?? [];
+    let lo = 0;
+    let hi = windows.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (windows[mid]!.start < r.start) lo = mid + 1;
+      else hi = mid;
+    }
+    let inside = 0;
+    for (let i = lo; i < windows.length && windows[i]!.end <= r.end; i++) inside++;
+    n += Math.max(1, inside);
+  }
+  return n;
 }
 
 /** Completed markers, checked against their names and their own row counts. */
