@@ -23,7 +23,7 @@ import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
-import { WindowBatches, type WindowBatch } from './window-batches.js';
+import { windowBatches, type WindowBatch } from './window-batches.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -112,11 +112,12 @@ export class UnitAbandonedError extends InsightExportError {
 }
 
 /**
- * Exports units, several at a time. Units that differ only by chain share their requests
- * (several chain_id per request); each chain still commits on its own.
+ * Exports units, several at a time, the consecutive windows of a unit in batches (window-batches.ts).
+ * Batches that differ only by chain share their requests (several chain_id per request); each
+ * chain still commits on its own.
  */
 export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
-  const groups = groupByWindow(units);
+  const batches = windowBatches(units, opts.batchWindows === true, targetKey);
   const inFlight = Math.max(1, opts.unitsInFlight);
   // A window holds one of the paging slots while it pages; its files are finished and committed
   // outside it, so the next window's requests go out meanwhile (a DuckDB conversion queued behind
@@ -126,18 +127,14 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
   const outcomes: UnitOutcome[] = [];
   const pool = new RunRequestPool(opts.client.maxInFlight);
   const densities = new Map<string, Map<number, number>>();
-  const batches = new WindowBatches(groups, opts.batchWindows === true, targetKey);
   await Promise.all(
-    groups.map((group) =>
+    batches.map((batch) =>
       open(async () => {
         const finishing = await paging(async (): Promise<Finishing> => {
           // Rows per axis unit of each chain, carried from window to window of the same target.
-          const key = targetKey(group[0]!);
+          const key = targetKey(batch.units[0]!);
           let density = densities.get(key);
           if (!density) densities.set(key, (density = new Map<number, number>()));
-          // An earlier batch may have taken this window.
-          const batch = batches.take(group);
-          if (!batch) return { outcomes: Promise.resolve([]) };
           if (opts.signal?.aborted)
             return {
               outcomes: Promise.resolve(
@@ -170,17 +167,6 @@ function targetKey(u: ExportUnit): string {
 export function sliceSizes(pageSize: number | undefined): { limit: number; target: number } {
   const limit = Math.min(MAX_LIMIT, Math.ceil((pageSize ?? MAX_LIMIT) / TARGET_FILL));
   return { limit, target: Math.min(pageSize ?? MAX_LIMIT, Math.floor(limit * TARGET_FILL)) };
-}
-
-function groupByWindow(units: ExportUnit[]): ExportUnit[][] {
-  const groups = new Map<string, ExportUnit[]>();
-  for (const u of units) {
-    const key = [targetKey(u), u.start, u.end].join('|');
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = []));
-    g.push(u);
-  }
-  return [...groups.values()];
 }
 
 function outcome(
