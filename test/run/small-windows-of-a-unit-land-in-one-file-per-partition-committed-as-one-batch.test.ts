@@ -5,13 +5,12 @@
  * --rewind) replaces the whole batch and leaves exactly the source's rows; with batch_windows
  * "off" every window keeps its own file and record.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
-import type { WindowRecord } from '../../src/state/window-state.js';
+import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { expectedTransactionRow, listFiles, readTable, truthWalletTransactions, unixDay, type OutputFormat } from '../helpers/export.js';
@@ -52,9 +51,11 @@ async function run(file: string, out: string, ...more: string[]): Promise<RunRep
   return JSON.parse(r.stdout) as RunReport;
 }
 
+/** The completed records, read through the state (whatever its layout). */
 async function records(out: string, job: string): Promise<WindowRecord[]> {
-  const keys = listFiles(out).filter((k) => k.startsWith(`_state/${job}/completed/`));
-  return Promise.all(keys.map(async (k) => JSON.parse(await readFile(join(out, k), 'utf8')) as WindowRecord));
+  const found: WindowRecord[] = [];
+  for await (const r of new WindowState(new LocalStore(out), job).completedRecords()) found.push(r);
+  return found;
 }
 
 const dataFiles = (out: string) => listFiles(out).filter((k) => k.startsWith('transactions/'));
