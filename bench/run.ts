@@ -23,6 +23,7 @@
  *                      default 10000,100000,1000000: the last alone takes ~30 min on 2 cores>
  *            --scale-wallets <wallets of its job; default 100>
  *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
+ *            --scale-layout <manifests | markers: how its generated state is kept (markers: older versions', folded by the first run); default manifests>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
  *
@@ -457,6 +458,12 @@ interface Options {
   scaleWindows: number[];
   scaleWallets: number;
   scaleStores: string[];
+  scaleLayout: 'manifests' | 'markers';
+}
+
+function scaleLayout(text: string): Options['scaleLayout'] {
+  if (text !== 'manifests' && text !== 'markers') throw new Error(`--scale-layout is manifests or markers, not ${text}`);
+  return text;
 }
 
 function parseOptions(argv: string[]): Options {
@@ -484,6 +491,7 @@ function parseOptions(argv: string[]): Options {
     scaleWindows: (get('scale-windows') ?? '10000,100000,1000000').split(',').map(Number),
     scaleWallets: Number(get('scale-wallets') ?? 100),
     scaleStores: (get('scale-stores') ?? 'local').split(','),
+    scaleLayout: scaleLayout(get('scale-layout') ?? 'manifests'),
   };
 }
 
@@ -1021,7 +1029,13 @@ async function main(): Promise<void> {
     if (opts.only.has('startup')) await startup();
     if (opts.only.has('scale'))
       await scale(
-        { windows: opts.scaleWindows, wallets: opts.scaleWallets, stores: opts.scaleStores, profile: opts.profile },
+        {
+          windows: opts.scaleWindows,
+          wallets: opts.scaleWallets,
+          stores: opts.scaleStores,
+          layout: opts.scaleLayout,
+          profile: opts.profile,
+        },
         { inChild: (spec, p) => inChild(spec, p), emit },
       );
     if (goals.length > 0) {

@@ -3,15 +3,17 @@
  * what a job with many unit-windows costs once its export is complete (issue 33, goal 1: state
  * that scales with units, not windows).
  *
- * For each size, a destination's state is generated, without rows, in today's layout: one
- * completed marker per window (`WindowState.completedKey`, a `WindowRecord` as `WindowState.commit`
- * writes it, with the window's edge block where the sandbox has one, as a run records it) listing
- * one data file, an empty placeholder at the key the sink would give it. The job is shaped like a
- * real back-fill: wallets x chains x daily windows, ending inside the sandbox's data, so the range
- * is complete (the days before the sandbox's first block are windows without blocks, as a
- * back-fill over years before a wallet's first transaction has). Files are written directly and
- * in parallel on the local store (a local store's keys are paths below its root; its ETags are
- * the content's MD5, computed when listed), not through the commit protocol.
+ * For each size, a destination's state is generated, without rows: every window's `WindowRecord`
+ * as `WindowState.commit` writes it (with the window's edge block where the sandbox has one, as a
+ * run records it), in one of two layouts (`--scale-layout`): `manifests` (today's: one manifest
+ * and one record segment per unit, as a run's fold leaves them, src/state/unit-manifest.ts) or
+ * `markers` (one completed marker per window, the layout of older versions, which the first run
+ * folds). The job is shaped like a real back-fill: wallets x chains x daily windows, ending inside
+ * the sandbox's data, so the range is complete. The days before the sandbox's first block are
+ * windows without rows and without files (as a back-fill over years before a wallet's first
+ * transaction has); a window inside the sandbox's data lists one data file, an empty placeholder
+ * at the key the sink would give it. Files are written directly and in parallel (a local store's
+ * keys are paths below its root), not through the commit protocol.
  *
  * Then, each in a fresh process running the CLI's own entry (src/cli.ts main): `run` of the
  * complete job twice (the first also writes what a run keeps beside the state: lease, partition
@@ -37,6 +39,7 @@ import { DEFAULT_PARTITIONING, renderPartition } from '../src/sink/partitioning.
 import { LocalStore } from '../src/store/local.js';
 import { openStore } from '../src/store/open-store.js';
 import { WindowState, type BlockEdge, type WindowRecord } from '../src/state/window-state.js';
+import { encodeWindows, type Segment, type UnitManifest } from '../src/state/unit-manifest.js';
 
 /** A command of the CLI run in a child process (bench/run.ts `--child`). */
 export interface CliSpec {
@@ -103,6 +106,8 @@ export interface ScaleOptions {
   wallets: number;
   /** Destinations to measure: 'local' and/or 's3' (a radosgw started for the part). */
   stores: string[];
+  /** How the generated state is kept: unit manifests (today's) or one marker per window (older versions'). */
+  layout: 'manifests' | 'markers';
   profile: boolean;
 }
 
@@ -127,8 +132,9 @@ export async function scale(opts: ScaleOptions, deps: ScaleDeps): Promise<void> 
   const lines = [
     '## Issue 33: the scale part (state of a complete job against its number of unit-windows)',
     '',
-    `A destination's state generated without rows, in today's layout (one completed marker per window, with its edge block where the sandbox has one, ` +
-      `each listing one empty placeholder data file at the key the sink would give it; written directly, not by the commit protocol): ` +
+    `A destination's state generated without rows, ${opts.layout === 'manifests' ? "in today's layout (one manifest and one record segment per unit, as a run's fold leaves them)" : 'in the layout of older versions (one completed marker per window; the first run folds them into manifests)'}, ` +
+      `every window with its edge block where the sandbox has one; windows inside the sandbox's data list one empty placeholder data file at the key the sink would give it, ` +
+      `the days before its first block have no rows and no file (written directly, not by the commit protocol): ` +
       `${opts.wallets} wallets x ${chains.length} chains (the sandbox's 3 and ${EXTRA_CHAINS} small ones) x daily windows ending ${SANDBOX_TO} (inside the sandbox's data, so the range is complete; ` +
       `the days before its first block, 2024-02-01, are windows without blocks). Each command is the CLI's own entry in a fresh process: ` +
       `\`run\` of the complete job twice (the first writes what a run keeps beside the state: lease, claims, reorganisation check records; the second is the cron re-run measured), ` +
@@ -150,7 +156,7 @@ export async function scale(opts: ScaleOptions, deps: ScaleDeps): Promise<void> 
             const jobFile = writeJob(work, sandbox, opts.wallets, chains, days);
             const destination = await place.destination(work, windows);
             const t0 = performance.now();
-            const generated = await generateState(jobFile, destination, sandbox);
+            const generated = await generateState(jobFile, destination, sandbox, opts.layout);
             const genSeconds = (performance.now() - t0) / 1000;
             console.error(`  scale ${place.label} ${fmtN(generated.windows)} windows: state generated in ${genSeconds.toFixed(1)} s`);
             const common = ['--destination', destination.url, ...place.flags, '--base-url', sandbox.url, '--log-level', 'warn'];
@@ -316,7 +322,7 @@ function judge(m: Measured, chains: number, where: string): { cell: string; goal
 const fmtN = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** The job: `wallets` of the sandbox's wallets on every chain, daily windows, `days` days up to SANDBOX_TO. */
-function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number[], days: number): string {
+export function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number[], days: number): string {
   const to = Date.parse(`${SANDBOX_TO}T00:00:00Z`);
   const from = new Date(to - days * DAY_MS).toISOString().slice(0, 10);
   const file = join(dir, 'scale.yaml');
@@ -342,10 +348,15 @@ function writeJob(dir: string, sandbox: Sandbox, wallets: number, chains: number
 }
 
 /**
- * Every window of the job as completed: its marker (the key and record WindowState writes) and one
- * empty data file, many written at once.
+ * Every window of the job as completed (the records WindowState writes, in the layout asked) and
+ * an empty data file for each window inside the sandbox's data, many written at once.
  */
-async function generateState(jobFile: string, destination: Destination, sandbox: Sandbox): Promise<{ windows: number }> {
+export async function generateState(
+  jobFile: string,
+  destination: Destination,
+  sandbox: Sandbox,
+  layout: ScaleOptions['layout'],
+): Promise<{ windows: number }> {
   const job = await loadJob(jobFile);
   const range = job.range!;
   if (range.to === 'latest') throw new Error('the scale job has a fixed range');
@@ -363,25 +374,43 @@ async function generateState(jobFile: string, destination: Destination, sandbox:
   let count = 0;
   for (const spec of unitSpecs(job)) {
     const writes: Promise<unknown>[] = [];
+    const records: WindowRecord[] = [];
     for (const w of windows) {
       const edge = edgeOf(spec.chainId, w.end);
       const date = new Date(w.start * 1000).toISOString().slice(0, 10);
       const folder = renderPartition(DEFAULT_PARTITIONING, { dataset: 'transactions', chain_id: spec.chainId, date });
       const fileKey = `${folder}/${spec.targetKey}__${windowKey(w)}__0000.parquet`;
+      const files = w.end > sandbox.data.chain(spec.chainId)!.firstTimestamp ? [{ key: fileKey, rows: 0, bytes: 0 }] : [];
       const record: WindowRecord = {
         unit_key: spec.unitKey,
         start: w.start,
         end: w.end,
         rows: 0,
-        files: [{ key: fileKey, rows: 0, bytes: 0 }],
+        files,
         run_id: GENERATED_RUN_ID,
         completed_at: completedAt,
         ...(edge ? { edge } : {}),
       };
-      const marker = state.completedKey(spec.unitKey, w.start, w.end);
-      writes.push(limit(() => destination.write(marker, JSON.stringify(record))));
-      writes.push(limit(() => destination.write(fileKey, '')));
+      records.push(record);
+      if (layout === 'markers') {
+        const marker = state.completedKey(spec.unitKey, w.start, w.end);
+        writes.push(limit(() => destination.write(marker, JSON.stringify(record))));
+      }
+      for (const f of files) writes.push(limit(() => destination.write(f.key, '')));
       count++;
+    }
+    if (layout === 'manifests') {
+      const segment = `${state.root}/segments/${spec.unitKey}/${GENERATED_RUN_ID}.json`;
+      const manifest: UnitManifest = {
+        format: 1,
+        unit_key: spec.unitKey,
+        ...encodeWindows(records),
+        segments: [{ key: segment, records: records.length }],
+      };
+      writes.push(
+        limit(() => destination.write(segment, JSON.stringify({ format: 1, unit_key: spec.unitKey, records } satisfies Segment))),
+      );
+      writes.push(limit(() => destination.write(`${state.root}/units/${spec.unitKey}.json`, JSON.stringify(manifest))));
     }
     await Promise.all(writes);
   }

@@ -256,8 +256,7 @@ function summary(r: RunReport): string {
   if (shown.length > 0) lines.push(`  files written (key, rows, bytes; keys under ${r.destination}):`);
   for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
   const more = r.files - shown.length;
-  if (more > 0)
-    lines.push(`    ... and ${more} more (run --json, the run report, or each window's marker under _state/${r.job}/completed/)`);
+  if (more > 0) lines.push(`    ... and ${more} more (run --json, the run report, or the window records under _state/${r.job}/segments/)`);
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);

@@ -4,6 +4,7 @@ import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, type VerifyReport } from '../state/verify.js';
 import { recountWindows } from '../run/recount.js';
+import { limitHeapGrowth } from '../run/heap-growth.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { axisOfUnitKey } from '../plan/unit-key.js';
 import { flagSettings } from '../config/flags.js';
@@ -53,6 +54,8 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?')
         .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?') as never,
     handler: async (args) => {
+      // Reading every window's record allocates far more than it keeps (one unit at a time).
+      limitHeapGrowth();
       const { job: loaded, config, logger } = await loadJobContext(args.job, args, ['destination']);
       // Unit keys hold addresses: names are resolved by the service, as a run does.
       const needsSource = args['chain-hashes'] || args.recount || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);

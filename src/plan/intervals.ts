@@ -104,3 +104,9 @@ export function alignedPieces(i: Interval, size: number, origin = 0): Interval[]
   }
   return out;
 }
+
+/** How many pieces alignedPieces(i, size, origin) cuts, without cutting them. */
+export function countAlignedPieces(i: Interval, size: number, origin = 0): number {
+  if (isEmpty(i)) return 0;
+  return Math.ceil((i.end - origin) / size) - Math.floor((i.start - origin) / size);
+}

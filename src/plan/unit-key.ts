@@ -1,6 +1,6 @@
 /**
- * The unit key: the stable identity of a unit's data stream, and the folder of its windows' state
- * (`_state/<job>/completed/<unit key>/<start>_<end>.json`):
+ * The unit key: the stable identity of a unit's data stream, and the name of its windows' state
+ * (`_state/<job>/units/<unit key>.json`, `_state/<job>/completed/<unit key>/<start>_<end>.json`):
  *
  *   <dataset>/<target>[~<variant>]/<chain id>/<axis>
  *

@@ -6,7 +6,8 @@ import { setFlagsFromString } from 'node:v8';
  * An export keeps little alive (pages ahead, rows being encoded: ~50-70 MB) but allocates fast,
  * and V8 then lets the old generation reach ~4x that before collecting it again (`--trace-gc`
  * of a run: 250 MB of heap for 60 MB live). At 1.5x the exporter's peak RSS at 1M rows is
- * 150-180 MB lower for 5-10% more run time (bench/RESULTS.md, "Memory").
+ * 150-180 MB lower for 5-10% more run time (bench/RESULTS.md, "Memory"). `verify` reads every
+ * window's record the same way (the scale part of the bench).
  */
 const HEAP_GROWING_PERCENT = 50;
 

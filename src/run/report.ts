@@ -75,8 +75,8 @@ export interface RunReport {
   /**
    * The files this run wrote, for loading them into a warehouse: key (relative to `destination`),
    * rows, bytes, and the unit and window they belong to; in unit and window order. At most
-   * FILES_LISTED are listed; `files_written_omitted` counts the rest (each window's state marker,
-   * `_state/<job>/completed/<unit>/<window>.json`, lists every file of the window).
+   * FILES_LISTED are listed; `files_written_omitted` counts the rest (each window's record in the
+   * state, `_state/<job>/segments/<unit>/`, lists every file of the window).
    */
   files_written?: WrittenFile[];
   files_written_omitted?: number;

@@ -198,6 +198,9 @@ async function runAgainst(
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
   const orphans = dryRun ? [] : await state.cleanPending(owns);
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
+  // Windows an earlier run committed and did not fold (a crash, or a destination of an older version).
+  const folded = dryRun ? 0 : await state.foldMarkers(owns);
+  if (folded > 0) logger.info({ windows: folded }, "completed windows folded into their units' manifests");
 
   const done = await completedWindows(input, job, state, store, owns);
   let completed = done.completed;
@@ -431,6 +434,13 @@ interface AfterExport {
 async function afterExport(a: AfterExport): Promise<void> {
   if (!a.held.lost.aborted) {
     await a.state
+      .foldCommitted()
+      .catch((err: Error) =>
+        a.logger.warn({ err: err.message }, "windows not folded into their units' manifests; the next run folds them"),
+      );
+  }
+  if (!a.held.lost.aborted) {
+    await a.state
       .cleanPending(a.owns)
       .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
   }
@@ -468,18 +478,13 @@ async function finishReport(report: RunReport, state: WindowState, run: RunIdent
  */
 async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenParts, logger: Logger): Promise<void> {
   if (open.claims.length === 0 || open.committed > 0) return;
-  const exported = await hasCompletedWindow(store, jobName).catch(() => true);
+  const exported = await new WindowState(store, jobName).hasCompleted().catch(() => true);
   if (exported) return;
   await store.deleteMany(open.claims).then(
     () => logger.info({ claims: open.claims.length }, 'nothing exported: partition claims withdrawn'),
     (err: Error) => logger.warn({ err: err.message }, 'partition claims not withdrawn; insight-export release removes them'),
   );
   open.claims = [];
-}
-
-async function hasCompletedWindow(store: ObjectStore, jobName: string): Promise<boolean> {
-  for await (const _ of store.list(`_state/${jobName}/completed/`)) return true;
-  return false;
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

@@ -29,7 +29,6 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import type { DuckDBInstance } from '@duckdb/node-api';
-import pLimit from 'p-limit';
 import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { windowKey } from '../plan/index.js';
@@ -62,8 +61,6 @@ export interface CompactOptions {
   guard?: () => void;
   logger: Logger;
   now?: () => number;
-  /** Parallel marker reads. */
-  concurrency?: number;
 }
 
 export interface MergeGroup {
@@ -117,18 +114,15 @@ function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-/** Every completed window of the job (reads each marker, a few at a time), grouped by unit, sorted. */
-async function readWindows(state: WindowState, concurrency: number): Promise<Map<string, WindowRecord[]>> {
-  const intervals = await state.completedIntervals();
-  const limit = pLimit(concurrency);
-  const units = [...intervals].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const read = await Promise.all(
-    units.map(([unitKey, list]) => Promise.all(list.map((i) => limit(() => state.readCompleted(unitKey, i.start, i.end))))),
-  );
-  // In unit order, not in the order the reads finished: the plan and its report are the same every time.
-  return new Map(
-    units.map(([unitKey], u) => [unitKey, read[u]!.filter((r): r is WindowRecord => r !== null).sort((a, b) => a.start - b.start)]),
-  );
+/** Every completed window of the job, grouped by unit in key order, sorted. */
+async function readWindows(state: WindowState): Promise<Map<string, WindowRecord[]>> {
+  const out = new Map<string, WindowRecord[]>();
+  for await (const rec of state.completedRecords()) {
+    let list = out.get(rec.unit_key);
+    if (!list) out.set(rec.unit_key, (list = []));
+    list.push(rec);
+  }
+  return out;
 }
 
 interface Candidate {
@@ -233,7 +227,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   const recovered = opts.dryRun ? [] : await state.cleanPending();
   if (recovered.length > 0) log.warn({ files: recovered.length }, 'removed files of commits a crashed run did not finish');
 
-  const byUnit = await readWindows(state, opts.concurrency ?? 16);
+  if (!opts.dryRun) await state.foldMarkers();
+  const byUnit = await readWindows(state);
   const all = [...byUnit.values()].flat();
   const dates = all.flatMap((r) => r.files.map((f) => dateOf(f.key))).filter((d): d is string => d !== null);
   const newest = dates.reduce<string | null>((m, d) => (m === null || d > m ? d : m), null);
@@ -319,6 +314,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         );
       }
     }
+    await state.foldCommitted();
   } finally {
     duck?.closeSync();
     await rm(staging, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import { UserInputError } from '../errors.js';
 import { DEFAULT_PARTITIONING, partitioningUses } from '../sink/partitioning.js';
 import type { ObjectStore } from '../store/store.js';
+import { WindowState } from './window-state.js';
 
 export const OWNERS_ROOT = '_state/_owners';
 
@@ -126,14 +127,9 @@ export class ClaimsInUseError extends UserInputError {
  */
 export async function releaseClaims(store: ObjectStore, jobName: string, opts: { force?: boolean } = {}): Promise<string[]> {
   if (!opts.force) {
-    let exported = false;
-    for await (const _ of store.list(`_state/${jobName}/completed/`)) {
-      exported = true;
-      break;
-    }
-    if (exported) {
+    if (await new WindowState(store, jobName).hasCompleted()) {
       throw new ClaimsInUseError(`Job ${jobName} has exported windows at ${store.location}: its claims stay`, {
-        details: `_state/${jobName}/completed/ is not empty`,
+        details: `_state/${jobName}/ records completed windows`,
         hint: `Another job taking these partitions would write the same rows again. Delete job ${jobName}'s files and _state/${jobName}/ first, or give --force if those rows are to be exported twice.`,
       });
     }

@@ -212,12 +212,12 @@ async function checkUnit(
   const { state, blocks } = input;
   const horizon = input.horizon(chainId);
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
-  const etagOf = (w: Interval) => state.completedEtag(unitKey, w.start, w.end);
+  const commitOf = (w: Interval) => state.commitOf(unitKey, w.start, w.end);
   // Recorded windows whose marker is still the one checked.
   const last = await state.readChecked(unitKey);
   const previous = last?.windows ?? [];
   let floor = last?.floor;
-  const recorded = new Map(previous.filter((c) => c.etag === etagOf(c)).map((c) => [windowKey(c), c]));
+  const recorded = new Map(previous.filter((c) => c.commit === commitOf(c)).map((c) => [windowKey(c), c]));
   const lowestRecorded = Math.min(...[...recorded.values()].map((c) => c.start));
   const edges = new Map<string, BlockEdge>();
   const edgeOf = async (w: Interval): Promise<BlockEdge | undefined> => {
@@ -286,7 +286,7 @@ async function checkUnit(
     }
   }
   if (tooDeep) return { tooDeep };
-  const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, etagOf, newest, horizon });
+  const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, commitOf, newest, horizon });
   if (again.length === 0) return { checked };
   again.reverse();
   const lowestChanged = changed.at(-1)!.block_number;
@@ -320,7 +320,7 @@ interface StillTheChainInput {
   matched: { w: Interval; edge: BlockEdge }[];
   again: Interval[];
   proven: boolean;
-  etagOf: (w: Interval) => string | undefined;
+  commitOf: (w: Interval) => string | undefined;
   newest: number | null;
   horizon: number;
 }
@@ -333,20 +333,39 @@ interface StillTheChainInput {
 function stillTheChain(x: StillTheChainInput): Checked | undefined {
   const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
   const changed = new Set(x.again.map((w) => windowKey(w)));
+  // Only windows asked now or recorded before can be recorded: not every window of the unit is visited.
+  const candidates = [...x.matched.map((m) => m.w), ...(x.proven ? x.recorded.values() : [])];
+  const seen = new Set<string>();
   const found: CheckedWindow[] = [];
-  for (const w of x.sorted) {
+  for (const w of candidates.sort((a, b) => a.start - b.start)) {
     const key = windowKey(w);
+    if (seen.has(key) || !isOneOf(x.sorted, w)) continue;
+    seen.add(key);
     const edge = asked.get(key) ?? (x.proven && !changed.has(key) ? x.recorded.get(key)?.edge : undefined);
-    const etag = x.etagOf(w);
-    if (edge && etag !== undefined) found.push({ start: w.start, end: w.end, etag, edge });
+    const commit = x.commitOf(w);
+    if (edge && commit !== undefined) found.push({ start: w.start, end: w.end, commit, edge });
   }
   const kept = found.filter((c, i) => i === found.length - 1 || x.newest === null || x.newest - c.edge.block_number <= x.horizon);
   const before = x.previous?.windows ?? [];
   const same =
     kept.length === before.length &&
-    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.etag === before[i]!.etag) &&
+    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.commit === before[i]!.commit) &&
     x.floor?.end === x.previous?.floor?.end;
   return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
+}
+
+/** Whether `w` is one of the windows of `sorted` (sorted by start, disjoint). */
+function isOneOf(sorted: readonly Interval[], w: Interval): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const m = sorted[mid]!;
+    if (m.start === w.start) return m.end === w.end;
+    if (m.start < w.start) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 interface DeepRewindInput {

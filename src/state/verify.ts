@@ -19,12 +19,12 @@ import { errorMessage } from '../errors.js';
 import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
-import { alignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
+import { alignedPieces, countAlignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
-import { parseMarkerPlace, recordFitsPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
 import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
@@ -125,7 +125,7 @@ export interface VerifyReport {
   destination: string;
   ok: boolean;
   units: UnitSummary[];
-  /** completed: planned windows completed markers cover (a batch counts its windows); damaged: markers with a problem a re-export repairs (WINDOW_DAMAGE). */
+  /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
@@ -162,8 +162,10 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const state = new WindowState(store, job.name);
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
-  const { units, otherUnits, planned } = await checkPlannedWindows(opts, completed, problems);
-  const records = await readCompletedMarkers(store, state, problems);
+  const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
+  const { records, windows, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined, (rec) =>
+    windowsIn(rec, opts.job),
+  );
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
   const format = opts.output?.format;
@@ -211,10 +213,10 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     destination: store.location,
     ok: problems.length === 0,
     units,
-    windows: { planned: plannedTotal, completed: windowsIn(records, planned), damaged: damaged.length, missing: missingTotal },
+    windows: { planned: plannedTotal, completed: windows, damaged: damaged.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
     rows: {
-      recorded: records.reduce((n, r) => n + r.rows, 0),
+      recorded: rows,
       counted: opts.quick ? null : counted,
       distinct: opts.quick ? null : distinct,
     },
@@ -240,7 +242,7 @@ async function checkPlannedWindows(
   opts: VerifyOptions,
   completed: Map<string, Interval[]>,
   problems: VerifyProblem[],
-): Promise<{ units: UnitSummary[]; otherUnits: string[]; planned: Map<string, Interval[]> }> {
+): Promise<{ units: UnitSummary[]; otherUnits: string[] }> {
   const { job } = opts;
   const axis = job.range?.by ?? 'time';
   const frontier = new Map<number, number>();
@@ -250,8 +252,9 @@ async function checkPlannedWindows(
     frontier.set(unit.chainId, Math.max(frontier.get(unit.chainId) ?? -Infinity, ...list.map((i) => i.end)));
   }
   const lag = job.range?.safety_lag ?? 0;
+  // Only what is missing becomes a window of the plan: a complete job of a million windows plans none.
   const plan = await planJob(job, {
-    completed: () => [],
+    completed: (unitKey) => completed.get(unitKey) ?? [],
     // The whole fixed range is expected: windows a run left for later (past the head) are missing until exported.
     clampFixedTo: false,
     latest: async (chainId): Promise<ChainHead> => {
@@ -262,22 +265,13 @@ async function checkPlannedWindows(
     },
     now: opts.now ? () => opts.now!() / 1000 : undefined,
   });
-  const planned = new Map<string, Interval[]>();
-  for (const u of plan.units) {
-    let list = planned.get(u.unitKey);
-    if (!list) planned.set(u.unitKey, (list = []));
-    list.push(u.window);
-  }
 
   const units: UnitSummary[] = [];
   const jobUnits = new Set<string>();
   for (const c of plan.coverage) {
     jobUnits.add(c.unitKey);
     const done = completed.get(c.unitKey) ?? [];
-    const windowsCompleted = windowsIn(
-      done.map((d) => ({ ...d, unit_key: c.unitKey })),
-      planned,
-    );
+    const windowsCompleted = done.reduce((n, d) => n + windowsIn({ ...d, unit_key: c.unitKey }, job), 0);
     for (let i = 1; i < done.length; i++) {
       const a = done[i - 1]!;
       const b = done[i]!;
@@ -312,77 +306,57 @@ async function checkPlannedWindows(
     units.push({
       unit: c.unitKey,
       range: [c.range.start, c.range.end],
-      windows_planned: planned.get(c.unitKey)?.length ?? 0,
+      windows_planned: countAlignedPieces(c.range, job.range!.chunk),
       windows_completed: windowsCompleted,
       missing: pairs,
     });
   }
   const otherUnits = [...completed.keys()].filter((k) => !jobUnits.has(k)).sort();
-  return { units, otherUnits, planned };
+  return { units, otherUnits };
 }
 
 /**
- * Completed windows counted as planned windows: a record of a batch of windows (or of compacted
- * windows) counts the planned windows it covers; one that covers none (another range, a snapshot's
- * past day) counts as one. `planned`: each unit's windows, in order.
+ * The planned windows a completed window stands for: a batch of windows (or compacted windows)
+ * the windows of the grid it covers, any other one (a snapshot's day) one.
  */
-function windowsIn(records: readonly (Interval & { unit_key: string })[], planned: ReadonlyMap<string, Interval[]>): number {
-  let n = 0;
-  for (const r of records) {
-    const windows = planned.get(r.unit_key) ?? [];
-    let lo = 0;
-    let hi = windows.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (windows[mid]!.start < r.start) lo = mid + 1;
-      else hi = mid;
-    }
-    let inside = 0;
-    for (let i = lo; i < windows.length && windows[i]!.end <= r.end; i++) inside++;
-    n += Math.max(1, inside);
-  }
-  return n;
+function windowsIn(rec: Interval & { unit_key: string }, job: Job): number {
+  const unit = parseUnitKey(rec.unit_key);
+  if (!job.range || !unit || isSnapshotUnit(unit)) return 1;
+  return Math.max(1, countAlignedPieces(rec, job.range.chunk));
 }
 
-/** Completed markers, checked against their names and their own row counts. */
-async function readCompletedMarkers(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<WindowRecord[]> {
+/**
+ * Completed windows (manifests and markers), checked against their names and their own row counts,
+ * and the planned windows they stand for (`windowsOf`: a batch stands for several).
+ * Windows without files are counted, not kept, unless `keepEmpty` (the recount asks about each).
+ */
+async function readCompletedMarkers(
+  state: WindowState,
+  problems: VerifyProblem[],
+  keepEmpty: boolean,
+  windowsOf: (rec: WindowRecord) => number,
+): Promise<{ records: WindowRecord[]; windows: number; rows: number }> {
   const records: WindowRecord[] = [];
-  const completedPrefix = `${state.root}/completed/`;
-  for await (const obj of store.list(completedPrefix)) {
-    const rest = obj.key.slice(completedPrefix.length);
-    let rec: WindowRecord | null;
-    try {
-      const got = await store.get(obj.key);
-      rec = got ? (JSON.parse(got.body.toString('utf8')) as WindowRecord) : null;
-    } catch (err) {
-      problems.push({ kind: 'bad-marker', key: obj.key, message: `completed marker is not readable: ${errorMessage(err).split('\n')[0]}` });
-      continue;
-    }
-    if (!rec) continue;
-    const place = parseMarkerPlace(rest);
-    const unitKey = place.unitKey;
-    if (!recordFitsPlace(rec, place)) {
-      problems.push({
-        kind: 'bad-marker',
-        key: obj.key,
-        unit: unitKey,
-        message: 'completed marker does not match its name or lacks its file list',
-      });
-      continue;
-    }
+  let windows = 0;
+  let rows = 0;
+  const bad = (key: string, message: string, unit: string | null) =>
+    problems.push({ kind: 'bad-marker', key, ...(unit === null ? {} : { unit }), message });
+  for await (const rec of state.completedRecords(bad)) {
     const fileRows = rec.files.reduce((n, f) => n + f.rows, 0);
     if (fileRows !== rec.rows) {
       problems.push({
         kind: 'bad-marker',
-        key: obj.key,
-        unit: unitKey,
+        key: state.completedKey(rec.unit_key, rec.start, rec.end),
+        unit: rec.unit_key,
         window: [rec.start, rec.end],
         message: `marker records ${rec.rows} rows but its files add up to ${fileRows}`,
       });
     }
-    records.push(rec);
+    windows += windowsOf(rec);
+    rows += rec.rows;
+    if (keepEmpty || rec.files.length > 0) records.push(rec);
   }
-  return records;
+  return { records, windows, rows };
 }
 
 /** Every listed file: present, of the recorded size and (unless quick) row count, no item_id twice. */
@@ -466,7 +440,7 @@ async function checkListedFiles(
 async function checkPendingCommits(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<Set<string>> {
   const pendingPrefix = `${state.root}/pending/`;
   const pendingKeys = new Set<string>();
-  for await (const obj of store.list(pendingPrefix)) {
+  for await (const obj of store.list(pendingPrefix, { etags: false })) {
     const got = await store.get(obj.key).catch(() => null);
     let marker: PendingMarker | null;
     try {
@@ -499,7 +473,7 @@ async function checkUnreferencedFiles(
   // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
   const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
   let unreferenced = 0;
-  for await (const obj of store.list('')) {
+  for await (const obj of store.list('', { etags: false })) {
     if (obj.key.startsWith('_state/')) continue;
     if (ownKey && !listed.has(obj.key) && !ownKey.test(obj.key)) continue;
     const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
@@ -562,7 +536,7 @@ function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
 
 async function leaseObjects(store: ObjectStore, root: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const obj of store.list(`${root}/lease`))
+  for await (const obj of store.list(`${root}/lease`, { etags: false }))
     if (obj.key.endsWith('.json') && !obj.key.slice(root.length + 1).includes('/')) out.push(obj.key);
   return out;
 }

@@ -1,7 +1,10 @@
 import { rm } from 'node:fs/promises';
+import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/store.js';
 import { CommitStoppedError, StateCorruptError } from './errors.js';
 import { parseWindowKey, windowKey, type Interval } from '../plan/index.js';
+import { committedBy, manifestWindows, type UnitManifest } from './unit-manifest.js';
+import { UnitManifests } from './unit-manifests.js';
 
 export type { Interval };
 
@@ -10,7 +13,9 @@ export type { Interval };
  * empty disk resumes where the last run stopped.
  *
  * Layout under `_state/<job>/`:
- *   completed/<unitKey>/<start>_<end>.json   one immutable marker per exported window: its files
+ *   units/<unitKey>.json, segments/<unitKey>/ the unit's completed windows folded out of their markers
+ *                                            (src/state/unit-manifest.ts): what a run reads
+ *   completed/<unitKey>/<start>_<end>.json   one marker per window committed and not yet folded: its files
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
  *   repair/<unitKey>.json                    windows found reorganised, until all are exported again
@@ -22,6 +27,9 @@ export type { Interval };
  * Commit protocol for one window (WindowState.commit): stage files locally -> write pending marker ->
  * upload files -> write completed marker -> delete pending marker. A crash at any point leaves either
  * a completed window or a pending marker whose keys the next run deletes before exporting the window again.
+ * Completed markers are a log: folded into the unit's manifest (every FOLD_EVERY commits of a unit,
+ * at the end of a run, and at the start of the next for what a crashed run left), then deleted. A
+ * marker is newer than the manifest: it replaces the manifest's windows it overlaps.
  *
  * Completed windows of a unit never overlap. A window exported again (--force, --rewind, a changed
  * chunk) replaces every completed window it overlaps: the pending marker names them (`replaces`,
@@ -94,8 +102,8 @@ export interface CheckedWindows {
 export interface CheckedWindow {
   start: number;
   end: number;
-  /** ETag of the window's completed marker when it was checked. */
-  etag: string;
+  /** What named the window's export when it was checked (WindowState.commitOf). */
+  commit: string;
   edge: BlockEdge;
 }
 
@@ -148,6 +156,26 @@ export function recordFitsPlace(rec: WindowRecord, place: MarkerPlace): boolean 
 
 const overlaps = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
 const sameWindow = (a: Interval, b: Interval) => a.start === b.start && a.end === b.end;
+const byStart = (a: Interval, b: Interval) => a.start - b.start;
+
+/** Windows of a unit committed by one WindowState before it folds them into the unit's manifest. */
+const FOLD_EVERY = 512;
+/** Units folded at once. */
+const FOLDS = 16;
+/** Units whose records completedRecords() reads ahead of the one it hands out. */
+const READS_AHEAD = 8;
+
+/** Which windows a writer owns (a shard owns some units, or some windows of a unit); window null: a marker not named as a window. */
+export type OwnsWindow = (unitKey: string, window: Interval | null) => boolean;
+
+/** What completedIntervals() found: where each unit's windows are recorded. */
+interface Listed {
+  /** Windows with a completed marker, by unit: window key -> the marker's ETag. */
+  markers: Map<string, Map<string, string>>;
+  manifests: Map<string, UnitManifest>;
+  /** Units this instance folded windows into since (their manifests hold more than `manifests`). */
+  folded: Set<string>;
+}
 
 export class WindowState {
   readonly root: string;
@@ -157,8 +185,13 @@ export class WindowState {
   private known: Map<string, Interval[]> | null = null;
   /** Pending markers this instance wrote, with what they replace. */
   private readonly pending = new Map<string, PendingMarker>();
-  /** ETags of the completed markers, by key, as completedIntervals() listed them. */
-  private readonly etags = new Map<string, string>();
+  /** Where completedIntervals() found each unit's windows (null: not listed yet). */
+  private listed: Listed | null = null;
+  private readonly manifests: UnitManifests;
+  /** Records this instance committed, by unit, not yet folded into the unit's manifest. */
+  private readonly unfolded = new Map<string, WindowRecord[]>();
+  /** The fold of each unit under way (folds of one unit run one after the other). */
+  private readonly folding = new Map<string, Promise<void>>();
 
   constructor(
     readonly store: ObjectStore,
@@ -168,6 +201,7 @@ export class WindowState {
     this.root = `_state/${jobName}`;
     this.runId = opts.runId;
     this.guard = opts.guard ?? (() => undefined);
+    this.manifests = new UnitManifests(store, this.root, () => this.guard());
   }
 
   completedKey(unitKey: string, start: number, end: number): string {
@@ -178,39 +212,219 @@ export class WindowState {
     return `${this.root}/pending/${unitKey}/${windowKey({ start, end })}.json`;
   }
 
-  /** Every completed interval per unit key, from one listing (no object reads). */
+  /**
+   * Every completed interval per unit key: the units' manifests (one read each) and the markers not
+   * folded yet (one listing, no reads).
+   */
   async completedIntervals(): Promise<Map<string, Interval[]>> {
-    const prefix = `${this.root}/completed/`;
+    const markerWindows = await this.listMarkerWindows();
+    const manifests = new Map([...(await this.manifests.readAll())].map(([unitKey, m]) => [unitKey, m.manifest]));
     const out = new Map<string, Interval[]>();
-    for await (const obj of this.store.list(prefix)) {
-      const { unitKey, window: interval } = parseMarkerPlace(obj.key.slice(prefix.length));
-      if (!interval) continue;
-      this.etags.set(obj.key, obj.etag);
-      let list = out.get(unitKey);
-      if (!list) out.set(unitKey, (list = []));
-      list.push(interval);
+    for (const unitKey of new Set([...manifests.keys(), ...markerWindows.keys()])) {
+      const own = (markerWindows.get(unitKey) ?? []).sort(byStart);
+      const m = manifests.get(unitKey);
+      const folded = m ? manifestWindows(m).filter((w) => !own.some((o) => overlaps(o, w))) : [];
+      out.set(unitKey, [...folded, ...own].map((w) => ({ start: w.start, end: w.end })).sort(byStart));
     }
-    for (const list of out.values()) list.sort((a, b) => a.start - b.start);
-    this.known = new Map([...out].map(([k, v]) => [k, v.map((i) => ({ ...i }))]));
+    this.listed = {
+      markers: new Map([...markerWindows].map(([unitKey, list]) => [unitKey, new Map(list.map((w) => [windowKey(w), w.etag]))])),
+      manifests,
+      folded: new Set(),
+    };
+    this.known = new Map([...out].map(([k, v]) => [k, [...v]]));
     return out;
   }
 
-  /** The ETag of a window's completed marker as completedIntervals() listed it (undefined: not listed). */
-  completedEtag(unitKey: string, start: number, end: number): string | undefined {
-    return this.etags.get(this.completedKey(unitKey, start, end));
+  /** Whether the job has a completed window at the destination (a manifest or a marker). */
+  async hasCompleted(): Promise<boolean> {
+    for (const folder of ['units', 'completed'])
+      for await (const _ of this.store.list(`${this.root}/${folder}/`, { etags: false })) return true;
+    return false;
+  }
+
+  /**
+   * What names a window's current export, as completedIntervals() found it: its marker's ETag
+   * while the window is not folded, the run that committed it once it is (undefined: not listed).
+   * A window exported again has another.
+   */
+  commitOf(unitKey: string, start: number, end: number): string | undefined {
+    const etag = this.listed?.markers.get(unitKey)?.get(windowKey({ start, end }));
+    if (etag !== undefined) return etag === '' ? undefined : `marker ${etag}`;
+    const m = this.listed?.manifests.get(unitKey);
+    const run = m ? committedBy(m, { start, end }) : undefined;
+    return run === undefined ? undefined : `run ${run}`;
   }
 
   async readCompleted(unitKey: string, start: number, end: number): Promise<WindowRecord | null> {
-    return this.readJson<WindowRecord>(this.completedKey(unitKey, start, end));
+    const key = windowKey({ start, end });
+    const listed = this.listed;
+    if (!listed || listed.markers.get(unitKey)?.has(key)) {
+      const rec = await this.readJson<WindowRecord>(this.completedKey(unitKey, start, end));
+      if (rec) return rec;
+    }
+    // What completedIntervals() found in the manifest is still all it holds unless this instance folded into it since.
+    const m = listed?.manifests.get(unitKey);
+    if (listed && !listed.folded.has(unitKey) && (!m || committedBy(m, { start, end }) === undefined)) return null;
+    return (await this.manifests.records(unitKey)).get(key) ?? null;
   }
 
-  /** Every completed window record (reads each marker: for verify and compaction, not for runs). */
-  async *completedRecords(): AsyncGenerator<WindowRecord> {
-    for await (const obj of this.store.list(`${this.root}/completed/`)) {
-      if (!obj.key.endsWith('.json')) continue;
-      const rec = await this.readJson<WindowRecord>(obj.key);
-      if (rec) yield rec;
+  /** Keeps what completedIntervals() found up to date with this instance's marker writes and folds. */
+  private noteMarkers(unitKey: string, windows: readonly Interval[], present: boolean): void {
+    if (!this.listed) return;
+    let etags = this.listed.markers.get(unitKey);
+    if (!etags) this.listed.markers.set(unitKey, (etags = new Map<string, string>()));
+    // A marker written since the listing: its ETag is unknown here, so the window has no commit name.
+    for (const w of windows) {
+      if (present) etags.set(windowKey(w), '');
+      else etags.delete(windowKey(w));
     }
+    if (!present) this.listed.folded.add(unitKey);
+  }
+
+  /** Completed windows by unit from the markers' names (no reads), with the markers' ETags. */
+  private async listMarkerWindows(): Promise<Map<string, (Interval & { etag: string })[]>> {
+    const prefix = `${this.root}/completed/`;
+    const out = new Map<string, (Interval & { etag: string })[]>();
+    for await (const obj of this.store.list(prefix)) {
+      const { unitKey, window } = parseMarkerPlace(obj.key.slice(prefix.length));
+      if (!window) continue;
+      let list = out.get(unitKey);
+      if (!list) out.set(unitKey, (list = []));
+      list.push({ ...window, etag: obj.etag });
+    }
+    return out;
+  }
+
+  /**
+   * Every completed window record, unit by unit in key order (reads every manifest, segment and
+   * marker: for verify and compaction, not for runs). A marker or manifest that cannot be read is
+   * handed to `onBad` and skipped (absent: thrown).
+   */
+  async *completedRecords(onBad?: (key: string, problem: string, unitKey: string | null) => void): AsyncGenerator<WindowRecord> {
+    const prefix = `${this.root}/completed/`;
+    const markers = new Map<string, WindowRecord[]>();
+    for await (const obj of this.store.list(prefix, { etags: false })) {
+      if (!obj.key.endsWith('.json')) continue;
+      const place = parseMarkerPlace(obj.key.slice(prefix.length));
+      let rec: WindowRecord | null;
+      try {
+        rec = await this.readJson<WindowRecord>(obj.key);
+      } catch (err) {
+        if (!onBad) throw err;
+        onBad(obj.key, `completed marker is not readable: ${(err as Error).message.split('\n')[0]}`, place.unitKey);
+        continue;
+      }
+      if (!rec) continue;
+      if (!recordFitsPlace(rec, place)) {
+        const problem = 'completed marker does not match its name or lacks its file list';
+        if (!onBad) throw new StateCorruptError(obj.key, problem);
+        onBad(obj.key, problem, place.unitKey);
+        continue;
+      }
+      let list = markers.get(place.unitKey);
+      if (!list) markers.set(place.unitKey, (list = []));
+      list.push(rec);
+    }
+    const manifests = await this.manifests.readAll(
+      onBad && ((unitKey, err) => onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey)),
+    );
+    // Units' records are read a few at a time ahead of the one handed out, in unit key order.
+    const limit = pLimit(READS_AHEAD);
+    const folded = async (unitKey: string): Promise<WindowRecord[]> => {
+      const read = manifests.get(unitKey);
+      if (!read) return [];
+      try {
+        return [...(await this.manifests.records(unitKey, read)).values()];
+      } catch (err) {
+        if (!onBad || !(err instanceof StateCorruptError)) throw err;
+        onBad(this.manifests.manifestKey(unitKey), err.details ?? err.shortMessage, unitKey);
+        return [];
+      }
+    };
+    const unitKeys = [...new Set([...manifests.keys(), ...markers.keys()])].sort();
+    const ahead: Promise<WindowRecord[]>[] = [];
+    for (let i = 0; i < unitKeys.length; i++) {
+      while (ahead.length < READS_AHEAD && i + ahead.length < unitKeys.length) {
+        const next = unitKeys[i + ahead.length]!;
+        const p = limit(() => folded(next));
+        p.catch(() => undefined); // awaited in turn below; not an unhandled rejection meanwhile
+        ahead.push(p);
+      }
+      const own = markers.get(unitKeys[i]!) ?? [];
+      const records = (await ahead.shift()!).filter((r) => !own.some((o) => overlaps(o, r)));
+      yield* [...records, ...own].sort(byStart);
+    }
+  }
+
+  /**
+   * Folds the completed markers of the windows `owns` names into their units' manifests, then
+   * deletes them: what a crashed run left, and every marker of a destination written before
+   * manifests existed. Run after cleanPending (a marker of an unfinished replacement is not folded).
+   */
+  async foldMarkers(owns: OwnsWindow = () => true): Promise<number> {
+    const prefix = `${this.root}/completed/`;
+    const byUnit = new Map<string, string[]>();
+    for await (const obj of this.store.list(prefix, { etags: false })) {
+      const { unitKey, window } = parseMarkerPlace(obj.key.slice(prefix.length));
+      if (!window || !owns(unitKey, window)) continue;
+      let list = byUnit.get(unitKey);
+      if (!list) byUnit.set(unitKey, (list = []));
+      list.push(obj.key);
+    }
+    const limit = pLimit(FOLDS);
+    let folded = 0;
+    await Promise.all(
+      [...byUnit].map(([unitKey, keys]) =>
+        limit(async () => {
+          const records: WindowRecord[] = [];
+          const foldable: string[] = [];
+          for (const key of keys) {
+            const rec = await this.readJson<WindowRecord>(key);
+            // A marker that does not fit its name stays for verify to report.
+            if (rec && recordFitsPlace(rec, parseMarkerPlace(key.slice(prefix.length)))) {
+              records.push(rec);
+              foldable.push(key);
+            }
+          }
+          await this.manifests.fold(unitKey, records, this.runId ?? 'fold');
+          if (foldable.length > 0) await this.store.deleteMany(foldable);
+          folded += records.length;
+        }),
+      ),
+    );
+    this.listed = null;
+    this.known = null;
+    return folded;
+  }
+
+  /** Folds the windows this instance committed into their units' manifests (the end of a run). */
+  async foldCommitted(): Promise<void> {
+    const limit = pLimit(FOLDS);
+    await Promise.all([...this.unfolded.keys()].map((unitKey) => limit(() => this.foldUnit(unitKey))));
+  }
+
+  /** Folds the unit's windows this instance committed, after any fold of the unit under way. */
+  private foldUnit(unitKey: string): Promise<void> {
+    const next = (this.folding.get(unitKey) ?? Promise.resolve()).then(async () => {
+      const records = this.unfolded.get(unitKey) ?? [];
+      if (records.length === 0) return;
+      this.unfolded.delete(unitKey);
+      try {
+        await this.manifests.fold(unitKey, records, this.runId ?? 'fold');
+      } catch (err) {
+        // Still in their markers: the next fold (or the next run's) takes them.
+        this.unfolded.set(unitKey, [...records, ...(this.unfolded.get(unitKey) ?? [])]);
+        throw err;
+      }
+      this.noteMarkers(unitKey, records, false);
+      await this.store.deleteMany(records.map((r) => this.completedKey(unitKey, r.start, r.end)));
+    });
+    const settled = next.catch(() => undefined);
+    this.folding.set(unitKey, settled);
+    void settled.then(() => {
+      if (this.folding.get(unitKey) === settled) this.folding.delete(unitKey);
+    });
+    return next;
   }
 
   /** Completed windows of a unit that overlap [start, end), with their records. */
@@ -222,10 +436,12 @@ export class WindowState {
     } else {
       intervals = [];
       const prefix = `${this.root}/completed/${unitKey}/`;
-      for await (const obj of this.store.list(prefix)) {
+      for await (const obj of this.store.list(prefix, { etags: false })) {
         const i = parseMarkerName(obj.key.slice(prefix.length));
         if (i) intervals.push(i);
       }
+      const folded = [...(await this.manifests.records(unitKey)).values()];
+      intervals.push(...folded.filter((r) => !intervals.some((i) => overlaps(i, r))));
     }
     const out: WindowRecord[] = [];
     for (const i of intervals.filter((i) => overlaps(i, window))) {
@@ -308,13 +524,23 @@ export class WindowState {
     });
     if (marker?.replaces?.length) await this.finishReplacing(record.unit_key, record, marker.replaces);
     this.remember(record.unit_key, record, marker?.replaces ?? []);
+    this.noteMarkers(record.unit_key, [record], true);
     await this.store.delete(pendingKey);
     this.pending.delete(pendingKey);
+    const unfolded = this.unfolded.get(record.unit_key) ?? [];
+    this.unfolded.set(record.unit_key, [...unfolded.filter((r) => !overlaps(r, record)), record]);
+    // The window is committed whatever the fold does: what it could not fold, foldCommitted tries again.
+    if (unfolded.length + 1 >= FOLD_EVERY) await this.foldUnit(record.unit_key).catch(() => undefined);
   }
 
   async deleteCompleted(unitKey: string, start: number, end: number): Promise<void> {
     this.guard();
     await this.store.delete(this.completedKey(unitKey, start, end));
+    await this.manifests.drop(unitKey, [{ start, end }]);
+    this.unfolded.set(
+      unitKey,
+      (this.unfolded.get(unitKey) ?? []).filter((r) => !sameWindow(r, { start, end })),
+    );
     this.remember(unitKey, null, [{ start, end }]);
   }
 
@@ -324,20 +550,23 @@ export class WindowState {
    * the pending markers. Returns the data keys deleted. `ownsUnit` limits the cleanup to some unit
    * keys (a shard must not delete what another shard is uploading at the same time).
    */
-  async cleanPending(ownsUnit: (unitKey: string) => boolean = () => true): Promise<string[]> {
+  async cleanPending(owns: OwnsWindow = () => true): Promise<string[]> {
     const pendingPrefix = `${this.root}/pending/`;
     const deleted: string[] = [];
     const markers: string[] = [];
-    for await (const obj of this.store.list(pendingPrefix)) {
+    for await (const obj of this.store.list(pendingPrefix, { etags: false })) {
       const rest = obj.key.slice(pendingPrefix.length);
       const { unitKey, window } = parseMarkerPlace(rest);
-      if (!ownsUnit(unitKey)) continue;
+      if (!owns(unitKey, window)) continue;
       const marker = await this.readJson<PendingMarker>(obj.key);
       const keys = marker?.keys ?? [];
       if (!Array.isArray(keys)) throw new StateCorruptError(obj.key, '"keys" is not an array');
       const replaces = marker?.replaces ?? [];
       if (!Array.isArray(replaces)) throw new StateCorruptError(obj.key, '"replaces" is not an array');
-      const completed = await this.readJson<WindowRecord>(`${this.root}/completed/${rest}`);
+      // The window's completed record, in its marker or already folded into the unit's manifest.
+      const completed = window
+        ? await this.readCompleted(unitKey, window.start, window.end)
+        : await this.readJson<WindowRecord>(`${this.root}/completed/${rest}`);
       const committed = completed !== null && marker?.run_id !== undefined && completed.run_id === marker.run_id;
       if (committed && window) {
         // The crash came after the new completed marker: finish the replacement.
@@ -346,6 +575,7 @@ export class WindowState {
         // The old export of this very window may have been partly overwritten: drop it, export it again.
         deleted.push(...new Set([...keys, ...completed.files.map((f) => f.key)]));
         markers.push(obj.key.replace(`${this.root}/pending/`, `${this.root}/completed/`));
+        await this.manifests.drop(unitKey, [window]);
       } else {
         // A crash after the completed marker but before the pending one was removed: those files are live.
         const live = new Set(completed?.files.map((f) => f.key) ?? []);
@@ -356,6 +586,7 @@ export class WindowState {
     if (deleted.length > 0) await this.store.deleteMany(deleted);
     if (markers.length > 0) await this.store.deleteMany(markers);
     this.known = null;
+    this.listed = null;
     return deleted;
   }
 
@@ -367,7 +598,7 @@ export class WindowState {
   async pendingRepairs(): Promise<Map<string, Interval[]>> {
     const prefix = `${this.root}/repair/`;
     const out = new Map<string, Interval[]>();
-    for await (const obj of this.store.list(prefix)) {
+    for await (const obj of this.store.list(prefix, { etags: false })) {
       if (!obj.key.endsWith('.json')) continue;
       const body = await this.readJson<{ windows?: unknown }>(obj.key);
       const windows = body?.windows;
@@ -397,13 +628,15 @@ export class WindowState {
   async readChecked(unitKey: string): Promise<CheckedWindows | null> {
     const body = await this.readJson<CheckedWindows>(`${this.root}/checked/${unitKey}.json`);
     if (body === null) return null;
+    // Windows recorded by versions that named a window's export by its marker's ETag: checked again.
+    if (Array.isArray(body.windows)) body.windows = body.windows.filter((w) => !(w && 'etag' in w && !('commit' in w)));
     const ok =
       Array.isArray(body.windows) &&
       body.windows.every(
         (w) =>
           Number.isSafeInteger(w?.start) &&
           Number.isSafeInteger(w?.end) &&
-          typeof w.etag === 'string' &&
+          typeof w.commit === 'string' &&
           Number.isSafeInteger(w.edge?.block_number) &&
           typeof w.edge?.block_hash === 'string',
       ) &&
@@ -411,7 +644,7 @@ export class WindowState {
     if (!ok)
       throw new StateCorruptError(
         `${this.root}/checked/${unitKey}.json`,
-        '"windows" is not a list of {start, end, etag, edge}, or "floor" is malformed',
+        '"windows" is not a list of {start, end, commit, edge}, or "floor" is malformed',
       );
     return body;
   }

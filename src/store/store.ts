@@ -21,6 +21,14 @@ export interface PutOptions {
   ifMatch?: string | undefined;
 }
 
+export interface ListOptions {
+  /**
+   * false: the caller reads no ETag of the listing, so a store that has to compute them (local:
+   * the MD5 of every file) leaves them empty. Default true.
+   */
+  etags?: boolean;
+}
+
 export interface ObjectStore {
   /** Human-readable location, e.g. "s3://bucket/prefix" or "/abs/path"; never contains credentials. */
   readonly location: string;
@@ -33,7 +41,7 @@ export interface ObjectStore {
   getStream(key: string): Promise<Readable | null>;
   head(key: string): Promise<ObjectInfo | null>;
   /** Every object whose key starts with prefix (recursive), in key order. */
-  list(prefix: string): AsyncIterable<ObjectInfo>;
+  list(prefix: string, opts?: ListOptions): AsyncIterable<ObjectInfo>;
   /** Absent keys are not an error. */
   delete(key: string): Promise<void>;
   deleteMany(keys: string[]): Promise<void>;

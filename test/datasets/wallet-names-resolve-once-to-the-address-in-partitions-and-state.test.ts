@@ -37,7 +37,7 @@ describe('a wallet given by name', () => {
     expect(rows.every((r) => r.wallet_address === alice.address)).toBe(true);
 
     const state = (await listFiles(res.dir)).filter((f) => f.startsWith('_state/'));
-    const keys = [...res.files, ...state.filter((f) => f.includes('/completed/'))];
+    const keys = [...res.files, ...state.filter((f) => f.includes('/units/') || f.includes('/segments/'))];
     expect(keys.length).toBeGreaterThan(8);
     for (const key of keys) {
       expect(key).toContain(alice.address);

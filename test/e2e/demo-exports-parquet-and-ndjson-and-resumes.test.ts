@@ -38,8 +38,8 @@ it('writes Parquet and NDJSON.gz under ./out of the working directory, 18 files 
   const files = listFiles(join(tmp.dir, 'out'));
   expect(files.filter((f) => f.startsWith('parquet/') && f.endsWith('.parquet'))).toHaveLength(18);
   expect(files.filter((f) => f.startsWith('ndjson/') && f.endsWith('.ndjson.gz'))).toHaveLength(18);
-  expect(files.some((f) => f.startsWith('parquet/_state/demo/completed/'))).toBe(true);
-  expect(files.some((f) => f.startsWith('ndjson/_state/demo/completed/'))).toBe(true);
+  expect(files.some((f) => f.startsWith('parquet/_state/demo/units/'))).toBe(true);
+  expect(files.some((f) => f.startsWith('ndjson/_state/demo/units/'))).toBe(true);
 });
 
 it("the output holds exactly the sandbox's rows for the demo job, in both formats", async () => {

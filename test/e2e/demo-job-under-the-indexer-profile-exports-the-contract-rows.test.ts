@@ -41,7 +41,7 @@ describe('the demo job under --profile indexer', () => {
     expect(txs.some((r) => r.function_selector === null)).toBe(true);
     expect(txs.some((r) => r.transaction_type < 2 && r.max_fee_per_gas === null)).toBe(true);
 
-    const state = (await listFiles(real.dir)).filter((f) => f.startsWith('_state/') && f.includes('/completed/'));
+    const state = (await listFiles(real.dir)).filter((f) => f.startsWith('_state/') && f.includes('/units/'));
     for (const key of [...real.files, ...state.filter((f) => f.includes('transactions'))]) {
       expect(key).not.toContain('alice');
     }

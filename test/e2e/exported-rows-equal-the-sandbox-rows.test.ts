@@ -26,6 +26,7 @@ import {
 import { useSandbox } from '../helpers/sandbox.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { completedWindows } from '../helpers/completed-windows.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const bucket = useTestBucket('e2e-rows');
@@ -169,7 +170,7 @@ describe.each(CASES)('a run to $name', (c) => {
     } else {
       root = join(dir, 'downloaded');
       const keys = await downloadPrefix(bucket.client, bucket.bucket, prefix, root);
-      expect(keys.some((k) => k.startsWith('_state/e2e-rows/completed/'))).toBe(true);
+      expect(keys.some((k) => k.startsWith('_state/e2e-rows/units/'))).toBe(true);
     }
   });
 
@@ -195,7 +196,7 @@ describe.each(CASES)('a run to $name', (c) => {
     );
   });
 
-  it('writes one file per window and chain, and nothing but data and state', () => {
+  it('writes one file per window and chain, and nothing but data and state', async () => {
     const files = listFiles(root).filter((f) => !f.startsWith('.insight-export-tmp/'));
     const ext = c.format === 'parquet' ? '.parquet' : '.ndjson.gz';
     const data = files.filter((f) => !f.startsWith('_state/'));
@@ -203,7 +204,8 @@ describe.each(CASES)('a run to $name', (c) => {
     // 3 days x 3 chains, for each of the two tables
     expect(data.filter((f) => f.startsWith('transactions/'))).toHaveLength(9);
     expect(data.filter((f) => f.startsWith(`${EVENTS_TABLE}/`))).toHaveLength(9);
-    expect(files.filter((f) => f.startsWith('_state/e2e-rows/completed/'))).toHaveLength(18);
+    expect(await completedWindows(root, 'e2e-rows')).toHaveLength(18);
+    expect(files.filter((f) => f.startsWith('_state/e2e-rows/completed/'))).toHaveLength(0);
     expect(files.filter((f) => f.startsWith('_state/e2e-rows/pending/'))).toHaveLength(0);
   });
 });

@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { duckdb, exportJob, listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { completedWindows } from '../helpers/completed-windows.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const TMP = '.insight-export-tmp';
@@ -106,10 +107,7 @@ describe.each([
     expect(tempFolderFiles(root())).toEqual([]);
     const data = listFiles(root()).filter((f) => f.endsWith(`.${ext}`));
     const committed = new Set<string>();
-    for (const marker of listFiles(root()).filter((f) => f.startsWith('_state/readers/completed/'))) {
-      const [rec] = await duckdb(`SELECT to_json(files) AS files FROM read_json('${join(root(), marker)}')`);
-      for (const f of JSON.parse(rec!.files as string) as { key: string }[]) committed.add(f.key);
-    }
+    for (const { record } of await completedWindows(root(), 'readers')) for (const f of record.files) committed.add(f.key);
     expect(data.length).toBeGreaterThan(0);
     expect(new Set(data)).toEqual(committed);
   });

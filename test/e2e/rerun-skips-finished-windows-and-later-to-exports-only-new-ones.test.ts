@@ -24,6 +24,8 @@ import {
 import { useSandbox } from '../helpers/sandbox.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { completedWindows } from '../helpers/completed-windows.js';
+import { LocalStore } from '../../src/store/local.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 20_000 });
 const bucket = useTestBucket('e2e-rerun');
@@ -91,8 +93,11 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     destination = kind === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${prefix}`;
   });
 
-  /** Data files and completed-window markers; reports, last-run and the lease are per-run bookkeeping. */
-  const dataOnly = (s: Snapshot) => [...s.files].filter(([k]) => !k.startsWith('_state/') || k.startsWith('_state/rerun/completed/'));
+  /** Data files and the state of completed windows; reports, last-run and the lease are per-run bookkeeping. */
+  const completedState = ['_state/rerun/completed/', '_state/rerun/units/', '_state/rerun/segments/'];
+  const dataOnly = (s: Snapshot) => [...s.files].filter(([k]) => !k.startsWith('_state/') || completedState.some((p) => k.startsWith(p)));
+  const dataFiles = (s: Snapshot) => [...s.files].filter(([k]) => !k.startsWith('_state/'));
+  const store = () => (kind === 'local' ? new LocalStore(join(dir, 'out')) : bucket.store(prefix));
 
   async function snapshot(): Promise<Snapshot> {
     const files = new Map<string, string>();
@@ -133,10 +138,12 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
 
   let first: Awaited<ReturnType<typeof run>>;
   let afterFirst: Snapshot;
+  let windowsAfterFirst: Awaited<ReturnType<typeof completedWindows>>;
 
   beforeAll(async () => {
     first = await run('2024-02-03');
     afterFirst = await snapshot();
+    windowsAfterFirst = await completedWindows(store(), 'rerun');
   });
 
   it('the first run exports the two days it asks for', () => {
@@ -169,9 +176,11 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     expect(later.requests.every((r) => r.gte >= DAY3 && r.lt <= LATER)).toBe(true);
     expect(later.done.every((e) => e.kind === 'unit-done' && e.start >= DAY3)).toBe(true);
 
-    // the first run's files are untouched; the new files are all of the new days
+    // the first run's files and windows are untouched; the new files are all of the new days
     const now = await snapshot();
-    for (const [key, version] of dataOnly(afterFirst)) expect(now.files.get(key), key).toBe(version);
+    for (const [key, version] of dataFiles(afterFirst)) expect(now.files.get(key), key).toBe(version);
+    const windowsNow = new Map((await completedWindows(store(), 'rerun')).map((w) => [w.key, w.record]));
+    for (const w of windowsAfterFirst) expect(windowsNow.get(w.key), w.key).toEqual(w.record);
     const added = [...now.files.keys()].filter((k) => !afterFirst.files.has(k) && !k.startsWith('_state/'));
     expect(added.length).toBe(8);
     expect(added.every((k) => /\/date=2024-02-0[34]\//.test(k))).toBe(true);

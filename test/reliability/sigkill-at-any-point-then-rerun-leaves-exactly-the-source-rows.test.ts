@@ -1,6 +1,7 @@
 /**
  * Crash consistency: the exporter (a child process) is killed with SIGKILL while paging, encoding,
- * uploading, writing state, holding a store lock, during a --force re-export and during the
+ * uploading, writing state, folding completed windows into unit manifests (before and after every
+ * manifest and segment write), holding a store lock, during a --force re-export and during the
  * recovery of an earlier crash, and at random moments. Right after each kill a reader sees only
  * whole files; the next run finishes (exit 0) and the destination then holds exactly the source's
  * rows (every item_id once), verify finds nothing wrong, and every file is byte-identical to
@@ -9,7 +10,8 @@
  * The same on S3 (radosgw): kills mid-upload, around state writes and at random moments.
  *
  * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed). By default one trial of
- * each kind of point runs, drawn with the seed; INSIGHT_EXPORT_LONG_TESTS=1 runs all 22.
+ * each kind of point runs, drawn with the seed; INSIGHT_EXPORT_LONG_TESTS=1 runs all (22, and
+ * one per fold write of a run).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { cp, readFile } from 'node:fs/promises';
@@ -37,7 +39,7 @@ const RANGE = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2
 
 const work = useTestCli('crash-trials-');
 
-type Kind = 'page' | 'encode' | 'upload' | 'state' | 'state-after' | 'lock' | 'time' | 'recovery' | 'force';
+type Kind = 'page' | 'encode' | 'upload' | 'state' | 'state-after' | 'fold' | 'lock' | 'time' | 'recovery' | 'force';
 type Format = 'parquet' | 'ndjson';
 interface Trial {
   n: number;
@@ -66,7 +68,7 @@ function job(base: string, format: Format) {
 
 const flags = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error', '--units-in-flight', '4'];
 
-const POINTS = LONG_TESTS ? '22 points of runs' : '9 points of runs (one of each kind)';
+const POINTS = LONG_TESTS ? 'every point of runs' : '10 points of runs (one of each kind)';
 it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, { timeout: 300_000 }, async () => {
   const random = mulberry32(SEED);
   const alice = sandbox.data.wallet('alice.eth')!.address;
@@ -109,8 +111,11 @@ it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, 
   ] as const) {
     add('force', format, { crashes: [pick(format, p)], force: true });
   }
+  // Every write of the folds that end a run: before it (ndjson) and after it (parquet).
+  for (let n = 1; n <= probes.ndjson.counts.fold!; n++) add('fold', 'ndjson', { crashes: [`fold:${n}`] });
+  for (let n = 1; n <= probes.parquet.counts['fold-after']!; n++) add('fold', 'parquet', { crashes: [`fold-after:${n}`] });
   const trials = sampleEachKind(all, (t) => t.kind, random);
-  expect(new Set(trials.map((t) => t.kind)).size).toBe(9);
+  expect(new Set(trials.map((t) => t.kind)).size).toBe(10);
   console.log(
     `[crash] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} of ${all.length} trials ` +
       `(${trials.map((t) => `${t.kind} ${t.format} ${t.crashes.join('+') || `${t.delayMs} ms`}`).join(', ')}); undisturbed runs: ` +

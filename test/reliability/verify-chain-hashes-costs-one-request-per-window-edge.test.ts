@@ -6,15 +6,14 @@
  * chain, the windows whose edge changed cost ~log2 of their row blocks more (bisected), and they
  * are named with the first block whose rows are no longer the service's.
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ChainHashReport } from '../../src/state/verify-chain-hashes.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { reorganise } from '../../src/sandbox/reorg.js';
-import { listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { completedWindows } from '../helpers/completed-windows.js';
 import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
 
 const sandbox = useSandbox({ transactions: 40_000 });
@@ -62,7 +61,7 @@ it('asks one hash per window edge, bisects only the windows whose edge changed, 
   const clean = await verify();
   expect(clean.code, clean.stderr).toBe(0);
   // Windows of the eight targets share their edges: one request per distinct edge block of each chain.
-  const edges = distinctEdges(out);
+  const edges = await distinctEdges(out);
   expect(edges).toBeGreaterThan(CHAINS.length);
   expect(edges).toBeLessThan(clean.h.windows_checked);
   expect(clean.sent).toBe(edges);
@@ -95,12 +94,10 @@ it('asks one hash per window edge, bisects only the windows whose edge changed, 
 });
 
 /** Distinct (chain, edge block) pairs the completed windows of an export recorded. */
-function distinctEdges(out: string): number {
+async function distinctEdges(out: string): Promise<number> {
   const edges = new Set<string>();
-  for (const rel of listFiles(out)) {
-    if (!/^_state\/[^/]+\/completed\/.*\.json$/.test(rel)) continue;
-    const rec = JSON.parse(readFileSync(join(out, rel), 'utf8')) as { unit_key: string; edge?: { block_number: number } };
-    if (rec.edge) edges.add(`${rec.unit_key.split('/').at(-2)}:${rec.edge.block_number}`);
+  for (const { record } of await completedWindows(out, 'verify-hashes-cost')) {
+    if (record.edge) edges.add(`${record.unit_key.split('/').at(-2)}:${record.edge.block_number}`);
   }
   return edges.size;
 }

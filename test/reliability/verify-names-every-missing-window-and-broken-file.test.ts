@@ -4,16 +4,16 @@
  * missing files, files whose size or row count differs from the record, overlapping windows,
  * files no window lists, unfinished commits, and a unit that lags behind its chain on `to: latest`.
  */
-import { copyFile, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { windowKey } from '../../src/plan/index.js';
 import { formatInterval } from '../../src/plan/format-interval.js';
 import type { VerifyReport } from '../../src/state/verify.js';
-import type { WindowRecord } from '../../src/state/window-state.js';
-import { exportJob, listFiles } from '../helpers/export.js';
+import { exportJob } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
+import { completedWindows, unfoldCompletedWindows } from '../helpers/completed-windows.js';
 import { runCli, writeJob, useTestCli } from './harness.js';
 
 const sandbox = useSandbox({});
@@ -48,10 +48,8 @@ async function verify(
   return { code: json.code, report: JSON.parse(json.stdout) as VerifyReport, text: text.stdout };
 }
 
-async function markers(out: string): Promise<{ key: string; record: WindowRecord }[]> {
-  const keys = listFiles(out).filter((f) => f.startsWith('_state/proof/completed/'));
-  return Promise.all(keys.map(async (key) => ({ key, record: JSON.parse(await readFile(join(out, key), 'utf8')) as WindowRecord })));
-}
+/** The job's completed windows, one marker each (damage is planted window by window). */
+const markers = (out: string) => unfoldCompletedWindows(out, 'proof');
 
 describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', (format) => {
   it('complete: exit 0; each kind of damage: exit 1 naming it exactly', { timeout: 120_000 }, async () => {
@@ -140,7 +138,7 @@ it('S3: a complete export verifies (row counts read through the store); a delete
   expect(ok.code).toBe(0);
   expect(ok.report.rows.counted).toBe(ok.report.rows.recorded);
   const store = bucket.store('proof');
-  const victim = (await markers(await downloadState(store))).find((m) => m.record.files.length > 0)!;
+  const victim = (await completedWindows(store, 'proof')).find((m) => m.record.files.length > 0)!;
   await store.delete(victim.record.files[0]!.key);
   const bad = await verify(jobFile, env);
   expect(bad.code).toBe(1);
@@ -178,14 +176,3 @@ it('to: latest: a unit behind the other units of its chain shows its missing win
     ['missing-windows', bob.record.unit_key, [[bob.record.start, bob.record.end]]],
   ]);
 });
-
-async function downloadState(store: import('../../src/store/store.js').ObjectStore): Promise<string> {
-  const local = join(work.dir, `state-${Date.now()}`);
-  for await (const o of store.list('_state/proof/completed/')) {
-    const got = await store.get(o.key);
-    const file = join(local, o.key);
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, got!.body);
-  }
-  return local;
-}

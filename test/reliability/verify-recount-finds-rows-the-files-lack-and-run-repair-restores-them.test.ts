@@ -15,17 +15,17 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { readdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveReadInterface, type SandboxServer } from '../../src/sandbox/index.js';
 import type { SandboxData } from '../../src/sandbox/index.js';
 import type { VerifyReport } from '../../src/state/verify.js';
-import type { WindowRecord } from '../../src/state/window-state.js';
-import { exportJob, listFiles, readTable, truthWalletTransactions, unixDay, type CanonRow, type OutputFormat } from '../helpers/export.js';
+import { exportJob, readTable, truthWalletTransactions, unixDay, type CanonRow, type OutputFormat } from '../helpers/export.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { unfoldCompletedWindows } from '../helpers/completed-windows.js';
 import { writeJob } from './harness.js';
 
 const sandbox = useSandbox({});
@@ -66,10 +66,8 @@ async function verify(jobFile: string, server: { url: string }, ...flags: string
   return { code: json.code, report: JSON.parse(json.stdout) as VerifyReport, text: text.stdout };
 }
 
-async function markers(out: string, name: string): Promise<{ key: string; record: WindowRecord }[]> {
-  const keys = listFiles(out).filter((f) => f.startsWith(`_state/${name}/completed/`));
-  return Promise.all(keys.map(async (key) => ({ key, record: JSON.parse(await readFile(join(out, key), 'utf8')) as WindowRecord })));
-}
+/** The job's completed windows, one marker each (damage is planted window by window). */
+const markers = (out: string, name: string) => unfoldCompletedWindows(out, name);
 
 /** Every row of every table of an export, keyed by table, sorted by item_id. */
 async function contents(out: string, format: OutputFormat): Promise<Record<string, CanonRow[]>> {

@@ -2,13 +2,17 @@
  * The commit protocol of a window that replaces completed windows (--force, --rewind, a changed
  * chunk), crashed before or after each of its writes and deletes, then recovered by the next
  * run's cleanPending: completed windows never overlap, every listed file exists, no data file is
- * left that no window lists, and a second attempt ends with exactly the new export.
+ * left that no window lists, and a second attempt ends with exactly the new export. Twice: with the
+ * old windows in their markers (a destination of an older version), and folded into the unit's
+ * manifest with the commit folded too (every manifest and segment write a crash point), recovered
+ * as a run recovers (cleanPending, then foldMarkers).
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore, PutOptions } from '../../src/store/store.js';
-import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { WindowState } from '../../src/state/window-state.js';
+import { windowRecord } from '../helpers/completed-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const UNIT = 'transactions/0xabc/1/block';
@@ -47,17 +51,8 @@ function crashingStore(inner: ObjectStore, budget: number, after: boolean): Obje
   };
 }
 
-function rec(start: number, end: number, keys: string[], runId: string): WindowRecord {
-  return {
-    unit_key: UNIT,
-    start,
-    end,
-    rows: keys.length,
-    files: keys.map((key) => ({ key, rows: 1, bytes: 3 })),
-    run_id: runId,
-    completed_at: 'then',
-  };
-}
+const rec = (start: number, end: number, keys: string[], runId: string) =>
+  windowRecord(UNIT, { start, end }, runId, keys, { bytes: 3, completedAt: 'then' });
 
 const file = (w: [number, number], seq: number) =>
   `transactions/chain_id=1/0xabc__${String(w[0]).padStart(12, '0')}_${String(w[1]).padStart(12, '0')}__${String(seq).padStart(4, '0')}.ndjson`;
@@ -96,24 +91,35 @@ const scenarios: Scenario[] = [
   },
 ];
 
-async function setUp(root: string, s: Scenario): Promise<LocalStore> {
+type Layout = 'markers' | 'folded';
+
+async function setUp(root: string, s: Scenario, layout: Layout): Promise<LocalStore> {
   const store = new LocalStore(root);
-  const state = new WindowState(store, 'job');
+  const state = new WindowState(store, 'job', { runId: 'old-run' });
   for (const o of s.old) {
     for (const k of o.files) await store.put(k, 'old');
     await state.writeCompleted(rec(o.window[0], o.window[1], o.files, 'old-run'));
   }
+  if (layout === 'folded') await state.foldCommitted();
   return store;
 }
 
-/** What export-units does for one window: pending marker, uploads, completed marker. */
-async function commit(store: ObjectStore, s: Scenario, runId: string): Promise<void> {
+/** What export-units does for one window: pending marker, uploads, completed marker (then the run's fold). */
+async function commit(store: ObjectStore, s: Scenario, runId: string, layout: Layout): Promise<void> {
   const state = new WindowState(store, 'job', { runId });
   await state.completedIntervals();
   const [start, end] = s.next.window;
   if (s.next.files.length > 0) await state.writePending(UNIT, start, end, s.next.files);
   for (const k of s.next.files) await store.put(k, 'new');
   await state.writeCompleted(rec(start, end, s.next.files, runId));
+  if (layout === 'folded') await state.foldCommitted();
+}
+
+/** What the next run does first. */
+async function recover(store: ObjectStore, layout: Layout): Promise<void> {
+  const state = new WindowState(store, 'job', { runId: 'recovery-run' });
+  await state.cleanPending();
+  if (layout === 'folded') await state.foldMarkers();
 }
 
 async function invariants(store: ObjectStore): Promise<{ intervals: [number, number][]; files: string[] }> {
@@ -132,11 +138,12 @@ async function invariants(store: ObjectStore): Promise<{ intervals: [number, num
   return { intervals, files: files.sort() };
 }
 
-describe.each(scenarios)('$name', (s) => {
+describe.each(scenarios.flatMap((s) => (['markers', 'folded'] as const).map((layout) => ({ ...s, layout }))))('$name ($layout)', (s) => {
+  const { layout } = s;
   it('a crash before or after any write recovers to a consistent state, and a retry completes', async () => {
     // Count the writes of an undisturbed commit.
-    const probe = crashingStore(await setUp(join(tmp.dir, `${s.name.length}-probe`), s), Number.MAX_SAFE_INTEGER, false);
-    await commit(probe, s, 'new-run');
+    const probe = crashingStore(await setUp(join(tmp.dir, `${layout}-${s.name.length}-probe`), s, layout), Number.MAX_SAFE_INTEGER, false);
+    await commit(probe, s, 'new-run', layout);
     const writes = probe.ops;
     const done = await invariants(probe);
     const untouched = s.old.filter((o) => o.window[0] >= s.next.window[1]);
@@ -146,11 +153,11 @@ describe.each(scenarios)('$name', (s) => {
     for (let k = 0; k < writes; k++) {
       for (const after of [false, true]) {
         trials++;
-        const root = join(tmp.dir, `${s.name.length}-${k}-${after}`);
-        const store = await setUp(root, s);
-        await expect(commit(crashingStore(store, k, after), s, 'new-run')).rejects.toBeInstanceOf(Crash);
+        const root = join(tmp.dir, `${layout}-${s.name.length}-${k}-${after}`);
+        const store = await setUp(root, s, layout);
+        await expect(commit(crashingStore(store, k, after), s, 'new-run', layout)).rejects.toBeInstanceOf(Crash);
         // The next run: recovery first.
-        await new WindowState(store, 'job').cleanPending();
+        await recover(store, layout);
         const rec1 = await invariants(store);
         const newDone = rec1.intervals.some((i) => i[0] === s.next.window[0] && i[1] === s.next.window[1]);
         const record = newDone ? await new WindowState(store, 'job').readCompleted(UNIT, ...s.next.window) : null;
@@ -163,13 +170,15 @@ describe.each(scenarios)('$name', (s) => {
           for (const f of r.files) expect((await store.get(f.key))!.body.toString()).toBe(want);
         }
         // Retrying the export of the window (as the next run plans it) ends in the undisturbed result.
-        await commit(store, s, 'retry-run');
+        await commit(store, s, 'retry-run', layout);
         const final = await invariants(store);
         expect(final.intervals).toEqual(done.intervals);
         expect(final.files).toEqual(done.files);
       }
     }
-    console.log(`[replace-crash] ${s.name}: ${trials} crash points over ${writes} writes; recovered ${JSON.stringify(outcomes)}`);
+    console.log(
+      `[replace-crash] ${s.name} (${layout}): ${trials} crash points over ${writes} writes; recovered ${JSON.stringify(outcomes)}`,
+    );
     expect(outcomes.rolledForward + outcomes.rolledBack + outcomes.dropped).toBe(trials);
   });
 });

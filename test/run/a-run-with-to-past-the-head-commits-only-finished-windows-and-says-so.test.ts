@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportJob, listFiles } from '../helpers/export.js';
+import { exportJob } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { readFile } from 'node:fs/promises';
-import type { WindowRecord } from '../../src/state/window-state.js';
+import { completedWindows } from '../helpers/completed-windows.js';
 
 const sandbox = useSandbox({});
 const tmp = useTempDir('clamp-');
@@ -31,11 +30,7 @@ describe('a run whose fixed `to` lies past the chain head', () => {
     expect(report.service_heads).toEqual([
       { chain_id: 8453, block: chain.headBlock, time: chain.headTimestamp, exact: true, behind_clock_s: expect.any(Number) },
     ]);
-    const markers = await Promise.all(
-      listFiles(join(tmp.dir, 'out'))
-        .filter((f) => f.startsWith('_state/clamp/completed/'))
-        .map(async (f) => JSON.parse(await readFile(join(tmp.dir, 'out', f), 'utf8')) as WindowRecord),
-    );
+    const markers = (await completedWindows(join(tmp.dir, 'out'), 'clamp')).map((w) => w.record);
     expect(markers.length).toBeGreaterThan(0);
     expect(Math.max(...markers.map((m) => m.end))).toBe(end);
   });

@@ -82,6 +82,7 @@ describe('two jobs with the same target under one destination', () => {
     expect(e.hint).toMatch(/another destination prefix/);
     expect(listFiles(out).filter((f) => !f.startsWith('_state/'))).toEqual(filesBefore);
     expect(existsSync(join(out, '_state', 'second', 'completed'))).toBe(false);
+    expect(existsSync(join(out, '_state', 'second', 'units'))).toBe(false);
     expect(await rowsAndDistinct(out)).toEqual(before);
 
     // The owner keeps running there, and its proof of completeness holds.

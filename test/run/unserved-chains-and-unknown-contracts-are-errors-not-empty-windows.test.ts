@@ -36,10 +36,12 @@ async function failure(name: string, job: Record<string, unknown>): Promise<{ er
   return { err: err as InsightExportError, out };
 }
 
-/** Completed window markers under a destination. */
+/** Completed window markers and unit manifests under a destination. */
 function completedMarkers(out: string, job: string): string[] {
-  const dir = join(out, '_state', job, 'completed');
-  return existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json')) : [];
+  return ['completed', 'units'].flatMap((folder) => {
+    const dir = join(out, '_state', job, folder);
+    return existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.json')) : [];
+  });
 }
 
 describe('a chain the service does not serve', () => {

@@ -5,14 +5,14 @@
  * served head minus the safety lag is committed; once the service serves more, the next run
  * exports it, and the files hold exactly the source's rows.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exportJob, expectedTransactionRow, listFiles, readTable, truthWalletTransactions } from '../helpers/export.js';
+import { exportJob, expectedTransactionRow, readTable, truthWalletTransactions } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import type { WindowRecord } from '../../src/state/window-state.js';
 import type { RunReport } from '../../src/run/report.js';
+import { completedWindows } from '../helpers/completed-windows.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 5_000 });
 const tmp = useTempDir('served-head-');
@@ -21,11 +21,7 @@ const LAG = 900; // the time axis' default safety lag
 const from = Date.UTC(2024, 1, 1) / 1000;
 
 async function markers(dest: string, job: string): Promise<WindowRecord[]> {
-  return Promise.all(
-    listFiles(dest)
-      .filter((f) => f.startsWith(`_state/${job}/completed/`))
-      .map(async (f) => JSON.parse(await readFile(join(dest, f), 'utf8')) as WindowRecord),
-  );
+  return (await completedWindows(dest, job)).map((w) => w.record);
 }
 
 /** The files equal the source's rows of each chain up to where the run says it exported. */

@@ -11,8 +11,8 @@ import { loadJob } from '../../src/job/index.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { readItemIds } from '../../src/state/exported-files.js';
 import { LocalStore } from '../../src/store/local.js';
-import type { WindowRecord } from '../../src/state/window-state.js';
-import { exportJob, listFiles } from '../helpers/export.js';
+import { unfoldCompletedWindows } from '../helpers/completed-windows.js';
+import { exportJob } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -41,11 +41,7 @@ describe.each(['parquet', 'ndjson'] as const)('%s', (format) => {
       expect(ok.problems).toEqual([]);
       expect(ok.rows).toEqual({ recorded: report.rows, counted: report.rows, distinct: report.rows });
 
-      const markers = await Promise.all(
-        listFiles(out)
-          .filter((f) => f.startsWith('_state/dupes/completed/'))
-          .map(async (key) => ({ key, record: JSON.parse(await readFile(join(out, key), 'utf8')) as WindowRecord })),
-      );
+      const markers = await unfoldCompletedWindows(out, 'dupes');
       const [inFile, inWindow] = markers.filter((m) => m.record.files.length === 1 && m.record.rows > 1);
       expect(inWindow).toBeDefined();
 

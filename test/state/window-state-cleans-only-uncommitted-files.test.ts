@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalStore } from '../../src/store/local.js';
-import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { WindowState } from '../../src/state/window-state.js';
+import { windowRecord } from '../helpers/completed-windows.js';
 
 let dir: string;
 let store: LocalStore;
@@ -18,17 +19,8 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function record(unitKey: string, start: number, end: number, keys: string[]): WindowRecord {
-  return {
-    unit_key: unitKey,
-    start,
-    end,
-    rows: keys.length,
-    files: keys.map((key) => ({ key, rows: 1, bytes: 1 })),
-    run_id: 'r',
-    completed_at: 'now',
-  };
-}
+const record = (unitKey: string, start: number, end: number, keys: string[]) =>
+  windowRecord(unitKey, { start, end }, 'r', keys, { completedAt: 'now' });
 
 describe('WindowState', () => {
   it('lists completed intervals per unit key from marker names alone', async () => {
