@@ -3,7 +3,7 @@
  * same machine, in the same run, on the same pages. Not a test. Writes bench/RESULTS.md.
  *
  *   npm run bench                                   # everything (~15 min on 2 cores, and ~35 min more for the scale part's 1M windows)
- *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale
+ *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale | workers
  *   npm run bench -- --profile                      # also --cpu-prof every exporter child (bench/profiles/)
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
@@ -23,6 +23,7 @@
  *                      default 10000,100000,1000000: the last alone takes ~30 min on 2 cores>
  *            --scale-wallets <wallets of its job; default 100>
  *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
+ *            --workers <run --workers counts of the workers part, comma-separated; default 1,2,4>
  *            --scale-layout <manifests | markers: how its generated state is kept (markers: older versions', folded by the first run); default manifests>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
@@ -41,7 +42,8 @@
  * a 20 requests/s server limit (429 + Retry-After beyond it) with the exporter's budget set to 20;
  * a WAN link (80 ms per request, a bandwidth cap) against what the link allows; the start of the
  * built CLI (bench/startup.ts: `--version`, a run of a complete job); the re-run, plan and verify
- * of a complete job against its number of unit-windows, on generated state (bench/scale.ts). The server answers
+ * of a complete job against its number of unit-windows, on generated state (bench/scale.ts); `run --workers`
+ * 1, 2 and 4 on the throughput job with 6-hour windows (bench/workers.ts). The server answers
  * compressed when asked, as a CDN does; the parts report bytes on the wire per row. Each goal of
  * issue 17 is listed at the end with met / NOT met.
  */
@@ -64,6 +66,7 @@ import { runModel, servePageWorkIfWorker, type ModelSpec } from './page-work-mod
 import { replayRequests } from './replay-requests.js';
 import type { PageServerStats } from './page-server-stats.js';
 import { childCli, scale, type CliSpec } from './scale.js';
+import { workersBench } from './workers.js';
 
 const REPO = resolve(fileURLToPath(import.meta.url), '../..');
 const SERVER = join(REPO, 'bench/page-server.ts');
@@ -458,6 +461,8 @@ interface Options {
   scaleWindows: number[];
   scaleWallets: number;
   scaleStores: string[];
+  /** `run --workers` counts of the workers part (bench/workers.ts). */
+  workers: number[];
   scaleLayout: 'manifests' | 'markers';
 }
 
@@ -471,7 +476,7 @@ function parseOptions(argv: string[]): Options {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup', 'scale'];
+  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup', 'scale', 'workers'];
   return {
     only: new Set(get('only')?.split(',') ?? parts),
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
@@ -491,6 +496,7 @@ function parseOptions(argv: string[]): Options {
     scaleWindows: (get('scale-windows') ?? '10000,100000,1000000').split(',').map(Number),
     scaleWallets: Number(get('scale-wallets') ?? 100),
     scaleStores: (get('scale-stores') ?? 'local').split(','),
+    workers: (get('workers') ?? '1,2,4').split(',').map(Number),
     scaleLayout: scaleLayout(get('scale-layout') ?? 'manifests'),
   };
 }
@@ -994,6 +1000,27 @@ async function startup(): Promise<void> {
   );
 }
 
+/** Part 8: `run --workers N`, rows/s and CPU per row of the CLI and its workers (bench/workers.ts). */
+async function workers(opts: Options): Promise<void> {
+  const server = await startPageServer(opts.tx, 8192);
+  try {
+    await workersBench({
+      repo: REPO,
+      baseUrl: server.url,
+      wallet: server.wallet,
+      chains: CHAINS,
+      from: FROM,
+      to: server.rangeEnd,
+      counts: opts.workers,
+      repeats: opts.repeats,
+      env: CHILD_ENV,
+      emit,
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   if (servePageWorkIfWorker()) return;
@@ -1038,6 +1065,7 @@ async function main(): Promise<void> {
         },
         { inChild: (spec, p) => inChild(spec, p), emit },
       );
+    if (opts.only.has('workers')) await workers(opts);
     if (goals.length > 0) {
       emit(
         [

@@ -8,8 +8,8 @@ type SetExit = (code: number) => void;
  * Every command by its name, each loaded on demand: a command's module pulls in what it runs
  * (DuckDB, the AWS SDK, viem ...), and a process that runs one command should not pay for all.
  */
-const COMMANDS: Record<string, (setExit: SetExit) => Promise<AnyCommand>> = {
-  run: async (setExit) => (await import('./run.js')).runCommand(setExit),
+const COMMANDS: Record<string, (setExit: SetExit, argv: readonly string[]) => Promise<AnyCommand>> = {
+  run: async (setExit, argv) => (await import('./run.js')).runCommand(setExit, argv),
   plan: async () => (await import('./plan.js')).planCommand,
   validate: async (setExit) => (await import('./validate.js')).validateCommand(setExit),
   verify: async (setExit) => (await import('./verify.js')).verifyCommand(setExit),
@@ -30,5 +30,5 @@ const COMMANDS: Record<string, (setExit: SetExit) => Promise<AnyCommand>> = {
 export async function commands(setExit: SetExit, argv: readonly string[] = []): Promise<AnyCommand[]> {
   const first = argv[0];
   const names = first !== undefined && Object.hasOwn(COMMANDS, first) ? [first] : Object.keys(COMMANDS);
-  return Promise.all(names.map((name) => COMMANDS[name]!(setExit)));
+  return Promise.all(names.map((name) => COMMANDS[name]!(setExit, argv)));
 }

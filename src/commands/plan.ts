@@ -1,5 +1,19 @@
 import type { CommandModule } from 'yargs';
-import { estimateRequests, estimateRun, planJob, type Interval, type Plan, type RunEstimate } from '../plan/index.js';
+import {
+  emptySplit,
+  estimateRequests,
+  estimateRun,
+  planJob,
+  shardLoads,
+  uncoveredSpans,
+  withSpans,
+  type Interval,
+  type Plan,
+  type RunEstimate,
+  type ShardLoad,
+} from '../plan/index.js';
+import { settleShardSplit } from '../state/shard-split-record.js';
+import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { unitSpecs, type UnitTarget } from '../plan/plan.js';
 import type { Job, Target } from '../job/schema.js';
 import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
@@ -33,7 +47,8 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       .option('json', { type: 'boolean', default: false, describe: 'Print the plan as JSON (full unit keys, unix seconds or blocks)' })
       .option('shard', {
         type: 'string',
-        describe: 'Only the units of shard i of N (0-based "i/N"; also from the indexed/array job environment)',
+        describe:
+          'Only the windows of shard i of N (0-based "i/N"; also from the indexed/array job environment), with every shard\'s windows and expected rows',
       })
       .example('$0 plan jobs/demo.yaml', 'What would the demo export now?') as never,
   handler: async (args) => {
@@ -48,25 +63,35 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       // A table whose recorded columns the job would change is refused here as the run would refuse it.
       if (store) await checkTableColumns(store, job, await jobTables(job));
-      const completed = store ? await new WindowState(store, job.name).completedIntervals() : new Map<string, Interval[]>();
+      const state = store ? new WindowState(store, job.name) : null;
+      const completed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
       const chains = source ? new ChainChecks(job, source.client, known) : null;
-      const plan = planForShard(
-        await planJob(job, {
-          completed: (k) => completed.get(k) ?? [],
-          latest: chains ? headFinder(chains) : undefined,
-          serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
-        }),
-        shard,
-      );
+      const whole = await planJob(job, {
+        completed: (k) => completed.get(k) ?? [],
+        latest: chains ? headFinder(chains) : undefined,
+        serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
+      });
+      // The split the shards would use: the recorded one, with the windows it does not cover divided as a run would.
+      const expected = state && shard ? expectedRowsFrom(await unitDensities(state, completed)) : undefined;
+      const split = !shard
+        ? null
+        : store
+          ? await settleShardSplit(store, job.name, shard.count, whole, {
+              write: false,
+              expected: () => Promise.resolve(expected ?? (() => undefined)),
+            })
+          : withSpans(emptySplit(shard.count), uncoveredSpans(emptySplit(shard.count), whole));
+      const balance = split ? shardLoads(whole, split, expected) : null;
+      const plan = planForShard(whole, shard, split);
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
       const run = estimateRun(plan, source?.client.stats.requests ?? 0);
       const label = shard ? shardLabel(shard) : null;
       process.stdout.write(
         args.json
-          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run } }, null, 2)}\n`
-          : render(plan, run, label, unitLabels(job, loaded)),
+          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run }, ...(balance ? { shards: balance } : {}) }, null, 2)}\n`
+          : render(plan, run, label, unitLabels(job, loaded), balance),
       );
     } finally {
       await source?.close();
@@ -100,12 +125,16 @@ export function unitLabels(job: Job, named: Job): Map<string, string> {
   return labels;
 }
 
-function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<string, string>): string {
+function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<string, string>, balance: ShardLoad[] | null): string {
   const label = (unitKey: string) => labels.get(unitKey) ?? unitKey;
   const lines = [
     `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, about ${run.total} requests ` +
       `(${run.checks} checking the chains, ${run.edges} for window edges, ${run.pages} first pages; more pages where a window holds over 1,000 rows per chain)`,
   ];
+  for (const b of balance ?? [])
+    lines.push(
+      `  shard ${b.shard}/${balance!.length}: ${b.windows} windows, ${b.expected_rows === null ? 'rows unknown (no completed window of its units to count from)' : `about ${b.expected_rows} rows`}`,
+    );
   for (const c of plan.clamped) {
     const at = (n: number) => (plan.axis === 'block' ? `block ${n}` : isoUtc(n));
     lines.push(

@@ -11,6 +11,7 @@ import type { RangeOverride } from '../job/load.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
+import { runWorkers } from './workers.js';
 
 interface RunArgs extends ConfigArgs {
   jobs: string[];
@@ -36,7 +37,11 @@ interface JobOutcome {
 /** How long a run may take to stop cleanly after SIGINT/SIGTERM before it exits regardless. */
 export const STOP_GRACE_MS = 10_000;
 
-export function runCommand(setExit: (code: number) => void): CommandModule<object, RunArgs> {
+/** `argv`: the command line from the command on, which `--workers` gives its workers. */
+export function runCommand(
+  setExit: (code: number) => void,
+  argv: readonly string[] = process.argv.slice(2),
+): CommandModule<object, RunArgs> {
   return {
     command: 'run <jobs..>',
     describe:
@@ -90,7 +95,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
       const several = files.length > 1;
       if (!several) {
         const ctx = await loadJobContext(files[0]!, args, ['source', 'destination'], { range: rangeFlags(args) });
-        const outcome = await runOne(files[0]!, ctx, { args, rewind, shard, pushTarget });
+        const outcome = await runOne(files[0]!, ctx, { args, rewind, shard, pushTarget, argv, files });
         if (outcome.report)
           process.stdout.write(
             args.json
@@ -119,7 +124,7 @@ export function runCommand(setExit: (code: number) => void): CommandModule<objec
         const interrupted = outcomes.some((o) => o.exit_code === ExitCode.interrupted);
         const outcome = interrupted
           ? { job_file: file, exit_code: ExitCode.interrupted, error: 'not run: the batch was interrupted' }
-          : await runOne(file, ctx, { args, rewind, shard, pushTarget }).catch((err: unknown) => failedJob(file, err));
+          : await runOne(file, ctx, { args, rewind, shard, pushTarget, argv, files }).catch((err: unknown) => failedJob(file, err));
         outcomes.push(outcome);
         if (!args.json && outcome.report)
           process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report) : summary(outcome.report));
@@ -157,10 +162,23 @@ interface SharedRunOptions {
   rewind: Rewind | null;
   shard: Shard | null;
   pushTarget: PushTarget | null;
+  /** The command line and its job files, for `--workers`' workers. */
+  argv: readonly string[];
+  files: readonly string[];
 }
 
 /** Runs one loaded job with a progress line and signal handling; failed windows are in its report, not thrown. */
-async function runOne(file: string, ctx: JobContext, { args, rewind, shard, pushTarget }: SharedRunOptions): Promise<JobOutcome> {
+async function runOne(
+  file: string,
+  ctx: JobContext,
+  { args, rewind, shard, pushTarget, argv, files }: SharedRunOptions,
+): Promise<JobOutcome> {
+  if (ctx.config.concurrency.workers > 1) {
+    // Each worker pushes its own metrics (under its shard), writes its own report and stops on the signals this run passes on; this run merges them.
+    const otherFiles = files.filter((f) => f !== file);
+    const { report, exitCode } = await runWorkers({ file, ctx, argv, otherFiles, count: ctx.config.concurrency.workers, shard });
+    return { job_file: file, exit_code: exitCode, report };
+  }
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals) => {
@@ -257,6 +275,10 @@ function summary(r: RunReport): string {
   for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
   const more = r.files - shown.length;
   if (more > 0) lines.push(`    ... and ${more} more (run --json, the run report, or the window records under _state/${r.job}/segments/)`);
+  for (const w of r.workers ?? [])
+    lines.push(
+      `  worker ${w.shard}: ${w.status ?? 'no report'} (exit ${w.exit_code}), ${w.windows} windows, ${w.rows} rows${w.duration_s === null ? '' : ` in ${w.duration_s}s`}`,
+    );
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);

@@ -1,6 +1,5 @@
 export {
   planJob,
-  selectShard,
   windowKey,
   parseWindowKey,
   PlanError,
@@ -13,4 +12,32 @@ export {
 } from './plan.js';
 export { axisOfUnitKey, formatUnitKey, isSnapshotUnit, keyAcrossChains, parseUnitKey, shardOfUnitKey, type UnitKey } from './unit-key.js';
 export { estimateRequests, estimateRun, pagesFor, type EstimateOptions, type RequestEstimate, type RunEstimate } from './estimate.js';
-export { alignedPieces, contains, countAlignedPieces, gaps, intersect, merge, subtract, totalLength, type Interval } from './intervals.js';
+export {
+  alignedPieces,
+  contains,
+  countAlignedPieces,
+  gaps,
+  intersect,
+  length,
+  merge,
+  subtract,
+  totalLength,
+  type Interval,
+} from './intervals.js';
+export {
+  divideWindows,
+  emptySplit,
+  leadShardOf,
+  ownerOf,
+  selectShard,
+  shardLoads,
+  shardOwnsWindow,
+  uncoveredSpans,
+  withSpans,
+  type ExpectedRows,
+  type PlannedWindows,
+  type ShardLoad,
+  type ShardSplit,
+  type SplitPart,
+  type SplitSpan,
+} from './shard-split.js';

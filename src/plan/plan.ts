@@ -18,7 +18,7 @@ import { NFT_TYPES, type Axis, type Job, type Target } from '../job/schema.js';
 import { intersect, subtract, type Interval } from './intervals.js';
 import { coverWhole, windowsOf } from './whole-replacements.js';
 import { unitTargets } from './unit-targets.js';
-import { formatUnitKey, shardOfUnitKey } from './unit-key.js';
+import { formatUnitKey } from './unit-key.js';
 
 export type { UnitTarget } from '../datasets/index.js';
 
@@ -301,16 +301,4 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     units,
     coverage,
   };
-}
-
-/**
- * The units of one shard out of `count` (Kubernetes indexed jobs, AWS Batch array jobs).
- * A whole unitKey goes to one shard, so two shards never write the same unit's state.
- */
-export function selectShard(plan: Plan, index: number, count: number): Plan {
-  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 0 || index >= count) {
-    throw new RangeError(`shard ${index} of ${count} is not valid`);
-  }
-  const mine = (unitKey: string) => shardOfUnitKey(unitKey, count) === index;
-  return { ...plan, units: plan.units.filter((u) => mine(u.unitKey)), coverage: plan.coverage.filter((c) => mine(c.unitKey)) };
 }

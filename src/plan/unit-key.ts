@@ -66,8 +66,8 @@ export function keyAcrossChains(k: UnitKey): string {
 }
 
 /**
- * The shard (0 <= shard < count) that owns a unit key: a whole unit goes to one shard, so two
- * shards never write the same unit's files or state.
+ * A shard (0 <= shard < count) named by a unit key alone: the unit's lead when shards divide its
+ * windows (src/plan/shard-split.ts), the same whatever the unit's windows are.
  */
 export function shardOfUnitKey(key: string, count: number): number {
   return parseInt(createHash('sha256').update(key).digest('hex').slice(0, 8), 16) % count;

@@ -21,11 +21,12 @@ export interface RepairInput {
   store: ObjectStore;
   client: InsightClient;
   output: { partitioning: string; format: OutputFormat; batchWindows?: BatchWindows };
-  owns: (unitKey: string) => boolean;
+  /** Whether this run exports a completed window again when it is damaged (a shard: the windows it owns). */
+  owns: (unitKey: string, window: Interval) => boolean;
   logger: Logger;
 }
 
-/** The completed intervals without the damaged windows of the units this run owns; logs each one. */
+/** The completed intervals without the damaged windows this run owns; logs each one. */
 export async function withoutDamagedWindows(
   completed: ReadonlyMap<string, Interval[]>,
   input: RepairInput,
@@ -39,9 +40,9 @@ export async function withoutDamagedWindows(
     quick: true,
     output: input.output,
     ...(within ? { within } : {}),
-    recount: (records, files) => recountWindows({ job, records: records.filter((r) => owns(r.unit_key)), files, client, store }),
+    recount: (records, files) => recountWindows({ job, records: records.filter((r) => owns(r.unit_key, r)), files, client, store }),
   });
-  const damaged = damagedWindows(report.problems).filter((d) => owns(d.unit));
+  const damaged = damagedWindows(report.problems).filter((d) => owns(d.unit, { start: d.window[0], end: d.window[1] }));
   const c = report.recount!;
   logger.info(
     { windows: c.windows_checked, requests: c.requests, differ: c.mismatches.length, not_provable: c.not_provable.length },

@@ -1,6 +1,6 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import type { Plan } from '../plan/index.js';
+import type { Plan, ShardLoad } from '../plan/index.js';
 import { parseUnitKey } from '../plan/unit-key.js';
 import type { ClientStats, InsightClient } from '../source/client.js';
 import type { UnitOutcome } from './export-units.js';
@@ -47,6 +47,14 @@ export interface RunReport {
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */
   shard: string | null;
   /**
+   * A sharded run: what each shard exports of the job's plan as this shard saw it (windows, and
+   * expected rows when this run read its units' densities: when the split grew), from the split
+   * the shards share. `run --workers` gives the merged run's own plan per shard.
+   */
+  shards?: ShardLoad[];
+  /** `run --workers N`: each worker (a shard process of this run) and what it did; its own report is at `report_key`. */
+  workers?: WorkerLine[];
+  /**
    * Chains whose fixed range.to lies past the head minus the safety lag: this run exported up to
    * `end` (exclusive) only, like `to: latest`; later runs export the rest.
    */
@@ -88,6 +96,21 @@ export interface RunReport {
   error?: string;
   /** Why the report could not be written to the destination (it is then only printed); status is then at best "failed". */
   report_error?: string;
+}
+
+/** One worker of `run --workers N`. */
+export interface WorkerLine {
+  /** "i/N". */
+  shard: string;
+  exit_code: number;
+  /** Null when the worker printed no report (it failed before its run, or was killed). */
+  run_id: string | null;
+  status: RunReport['status'] | null;
+  /** Windows it planned, and rows it wrote. */
+  windows: number;
+  rows: number;
+  duration_s: number | null;
+  report_key: string | null;
 }
 
 /** A chain whose range this run ended before `to`: what the service serves ends at `end` (exclusive). */

@@ -24,7 +24,11 @@ import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRunStagingDir, runStagingDir } from '../sink/staging-dir.js';
 import { ChainChecks, headFinder } from './chains.js';
 import { readKnownHeads, writeKnownHeads } from '../state/chain-heads.js';
-import { planForShard, shardLabel, shardOwnsUnit, type Shard } from './shard.js';
+import { ownsMarker, ownershipOf, planForShard, shardLabel, type Ownership, type Shard } from './shard.js';
+import { readShardSplit, settleShardSplit } from '../state/shard-split-record.js';
+import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
+import { takeOutRepaired } from '../state/repair-record.js';
+import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
 import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
 import { jobTables } from './tables.js';
@@ -40,7 +44,7 @@ export interface RunJobInput {
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
   onPlan?(plan: Plan): void;
-  /** Export only this shard's units (a whole unit key per shard; see src/run/shard.ts). */
+  /** Export only this shard's windows (each unit's windows divided between the shards; see src/run/shard.ts). */
   shard?: Shard | null;
   /** Export the most recent windows of every unit again, replacing their files (reorganisations). */
   rewind?: Rewind | null;
@@ -115,7 +119,8 @@ interface OpenParts {
   committed: number;
 }
 
-function newRunId(): string {
+/** A run's id: its start time (UTC, to the second) and a random suffix. */
+export function newRunId(): string {
   const time = new Date()
     .toISOString()
     .replace(/[-:]/g, '')
@@ -123,7 +128,8 @@ function newRunId(): string {
   return `${time}-${randomUUID().slice(0, 8)}`;
 }
 
-const lastRunName = (shard: Shard | null) => (shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined);
+/** The "latest report" object of a run: one per shard when sharded. */
+export const lastRunName = (shard: Shard | null) => (shard ? `last-run-shard-${shard.index}-of-${shard.count}.json` : undefined);
 
 /**
  * Every run that fails says so: its report (status, error, figures) goes to the caller for the
@@ -193,16 +199,19 @@ async function runAgainst(
     : (open.lease = await acquireLease(store, input.job.name, { runId, name: leaseName(shard), ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const state = (open.state = new WindowState(store, job.name, { runId, guard: () => held.assertHeld() }));
-  const owns = (unitKey: string) => shardOwnsUnit(shard, unitKey);
+  // A shard's windows are those the recorded split gives it; the windows it does not cover yet are divided once planned.
+  const recorded = shard ? (await readShardSplit(store, job.name, shard.count)).split : null;
+  const known = ownershipOf(shard, recorded);
   // Refused at once when another job owns the partitions; claimed only once the run is about to write.
   await claimPartitions(store, job.name, config.output.partitioning, unitSpecs(job), { checkOnly: true });
-  const orphans = dryRun ? [] : await state.cleanPending(owns);
+  const uncovered = { markers: 0 };
+  const orphans = dryRun ? [] : await state.cleanPending(countingUncovered(ownsMarker(shard, recorded), recorded, uncovered));
   if (orphans.length > 0) logger.warn({ files: orphans.length }, 'removed files of windows a previous run did not complete');
   // Windows an earlier run committed and did not fold (a crash, or a destination of an older version).
-  const folded = dryRun ? 0 : await state.foldMarkers(owns);
+  const folded = dryRun ? 0 : await state.foldMarkers(countingUncovered(ownsMarker(shard, recorded), recorded, uncovered));
   if (folded > 0) logger.info({ windows: folded }, "completed windows folded into their units' manifests");
 
-  const done = await completedWindows(input, job, state, store, owns);
+  const done = await completedWindows(input, job, state, store, known);
   let completed = done.completed;
   const chains = new ChainChecks(job, source.client, await readKnownHeads(store, job.name), logger);
   // Before the head search of `to: latest` (whose hints resolve the targets): an unknown contract is the precise cause.
@@ -211,13 +220,64 @@ async function runAgainst(
   const blocks = new BlockLookup(source.client, heads);
   // run --repair: damaged windows (files gone or changed, rows short of the service's count) are exported again.
   if (input.repair && !input.force)
-    ({ completed } = await withoutDamagedWindows(completed, { job, store, client: source.client, output: config.output, owns, logger }));
-  // Units under repair: the windows an earlier run found reorganised and did not finish exporting again.
-  const repairs = new Map([...(await state.pendingRepairs())].filter(([unitKey]) => owns(unitKey)));
+    ({ completed } = await withoutDamagedWindows(completed, {
+      job,
+      store,
+      client: source.client,
+      output: config.output,
+      owns: known.owns,
+      logger,
+    }));
+  // Units under repair: the windows an earlier run found reorganised and not all exported again (by their owners, when sharded).
+  const repairs = await state.pendingRepairs();
   let reorgs: ReorgFound[] = [];
   if (!input.force)
-    ({ completed, reorgs } = await repairReorgs({ job, state, completed, frontier: done.frontier, owns, blocks, logger, dryRun, repairs }));
-  const { plan, units } = await planRun(input, job, { completed, exported: done.exported, heads, blocks, chains, shard });
+    ({ completed, reorgs } = await repairReorgs({
+      job,
+      state,
+      completed,
+      frontier: done.frontier,
+      owns: known.leads,
+      ownsWindow: known.owns,
+      blocks,
+      logger,
+      dryRun,
+      repairs,
+    }));
+  const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
+  const { plan, units } = await planRun(input, job, {
+    completed,
+    exported: done.listed,
+    heads,
+    blocks,
+    chains,
+    select: async (whole) => {
+      if (!shard) return whole;
+      const densities = { rows: null as ExpectedRows | null };
+      // Completed windows first, in spans of their own (a destination exported before it was sharded):
+      // every window then has an owner, and the windows to export are divided by themselves.
+      const listed = [...done.listed].flatMap(([unitKey, list]) => list.map((window) => ({ unitKey, window })));
+      await settleShardSplit(store, job.name, shard.count, { units: listed }, { write: !dryRun, guard: () => held.assertHeld() });
+      const split = await settleShardSplit(store, job.name, shard.count, whole, {
+        write: !dryRun,
+        expected: async (unitKeys) =>
+          (densities.rows = expectedRowsFrom(await unitDensities(state, new Map(unitKeys.map((k) => [k, done.listed.get(k) ?? []]))))),
+        guard: () => held.assertHeld(),
+      });
+      sharding.split = split;
+      sharding.balance = shardLoads(whole, split, densities.rows ?? undefined);
+      return planForShard(whole, shard, split);
+    },
+  });
+  const { split } = sharding;
+  const ownership = ownershipOf(shard, split);
+  // Markers of windows the recorded split did not cover are this shard's to clean up or fold once the split gives them to it.
+  if (uncovered.markers > 0 && !dryRun) {
+    const more = await state.cleanPending(ownsMarker(shard, split));
+    if (more.length > 0) logger.warn({ files: more.length }, 'removed files of windows a previous run did not complete');
+    const late = await state.foldMarkers(ownsMarker(shard, split));
+    if (late > 0) logger.info({ windows: late }, "completed windows folded into their units' manifests");
+  }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
@@ -225,7 +285,7 @@ async function runAgainst(
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
-  const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
+  const reportOfWindows = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
     buildReport({
       job,
       runId,
@@ -240,6 +300,10 @@ async function runAgainst(
       reorgs,
       serviceHeads,
     });
+  const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean): RunReport => ({
+    ...reportOfWindows(outcomes, interrupted),
+    ...(sharding.balance ? { shards: sharding.balance } : {}),
+  });
   if (dryRun) {
     logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');
     const wouldExport = plan.units.map((u) => ({ unit: u.unitKey, window: [u.window.start, u.window.end] as [number, number] }));
@@ -278,7 +342,7 @@ async function runAgainst(
     onProgress: input.onProgress,
   });
   open.committed = outcomes.filter((o) => o.status === 'done').length;
-  await afterExport({ state, held, owns, repairs, outcomes, logger });
+  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
   return finishReport(reportOf(outcomes, input.signal?.aborted === true), state, run, logger);
 }
 
@@ -289,18 +353,19 @@ interface PlanInputs {
   heads: ReturnType<typeof headFinder>;
   blocks: BlockLookup;
   chains: ChainChecks;
-  shard: Shard | null;
+  /** The windows this run exports of the whole job's plan (a shard's share). */
+  select: (whole: Plan) => Promise<Plan>;
 }
 
 /** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
-  const { completed, exported, heads, blocks, chains, shard } = p;
+  const { completed, exported, heads, blocks, chains } = p;
   const logger = input.logger;
   // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
   // service anything; a target's decoder is built with its first window.
   checkDatasetOptions(job);
   const factory = new TargetFactory(job);
-  const plan = planForShard(
+  const plan = await p.select(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
       exported: (unitKey) => exported.get(unitKey) ?? [],
@@ -311,7 +376,6 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
       },
       serves: (chainId, axis, point) => chains.serves(chainId, axis, point),
     }),
-    shard,
   );
   input.onPlan?.(plan);
   for (const c of plan.clamped)
@@ -343,8 +407,8 @@ async function completedWindows(
   job: Job,
   state: WindowState,
   store: ObjectStore,
-  owns: (unitKey: string) => boolean,
-): Promise<{ completed: Map<string, Interval[]>; exported: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
+  known: Ownership,
+): Promise<{ completed: Map<string, Interval[]>; listed: Map<string, Interval[]>; frontier: (unitKey: string) => number | undefined }> {
   const done = await state.completedIntervals();
   if (!input.force) {
     const holds = await heldFormat(state, done);
@@ -355,8 +419,8 @@ async function completedWindows(
   if (input.rewind && !input.force) {
     const r = rewindCompleted(done, input.rewind);
     completed = r.completed;
-    const mine = r.rewound.filter((x) => owns(x.unitKey));
-    const windows = mine.reduce((n, x) => n + x.windows.length, 0);
+    const mine = r.rewound.filter((x) => x.windows.some((w) => known.owns(x.unitKey, w)));
+    const windows = mine.reduce((n, x) => n + x.windows.filter((w) => known.owns(x.unitKey, w)).length, 0);
     if (windows > 0)
       input.logger.info({ rewind: input.rewind.text, units: mine.length, windows }, 'exporting the most recent windows again');
   }
@@ -364,7 +428,19 @@ async function completedWindows(
     const list = done.get(unitKey);
     return list && list.length > 0 ? Math.max(...list.map((i) => i.end)) : undefined;
   };
-  return { completed, exported: done, frontier };
+  return { completed, listed: done, frontier };
+}
+
+/** `cleans`, counting the markers it meets of windows `split` does not cover yet (cleaned once the split covers them). */
+function countingUncovered(
+  cleans: (unitKey: string, window: Interval | null) => boolean,
+  split: ShardSplit | null,
+  count: { markers: number },
+): (unitKey: string, window: Interval | null) => boolean {
+  return (unitKey, window) => {
+    if (split && window && ownerOf(split, unitKey, window.start) === null) count.markers++;
+    return cleans(unitKey, window);
+  };
 }
 
 /** Records of a reorganisation check written at once (one small object per unit). */
@@ -376,7 +452,10 @@ interface ReorgRepair {
   completed: Map<string, Interval[]>;
   /** Each unit's newest completed end before --rewind (what a rewind counts from). */
   frontier: (unitKey: string) => number | undefined;
+  /** Whether this run leads a unit: checks its edges, writes its records. */
   owns: (unitKey: string) => boolean;
+  /** Whether this run exports a window (a shard: the windows its split gives it). */
+  ownsWindow: (unitKey: string, window: Interval) => boolean;
   blocks: BlockLookup;
   logger: Logger;
   dryRun: boolean;
@@ -391,9 +470,12 @@ interface ReorgRepair {
  */
 async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, Interval[]>; reorgs: ReorgFound[] }> {
   const range = r.job.range;
+  // Windows under repair that another shard exports again are known reorganised: not checked, nor reported, again.
+  const awaiting = (unitKey: string, iv: Interval) =>
+    (r.repairs.get(unitKey) ?? []).some((w) => w.start === iv.start && w.end === iv.end && !r.ownsWindow(unitKey, w));
   const checked = await checkReorgs({
     state: r.state,
-    completed: r.completed,
+    completed: new Map([...r.completed].map(([unitKey, list]) => [unitKey, list.filter((iv) => !awaiting(unitKey, iv))])),
     frontier: r.frontier,
     owns: r.owns,
     blocks: r.blocks,
@@ -407,7 +489,8 @@ async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, In
     await Promise.all([...checked.checked].map(([unitKey, c]) => writes(() => r.state.writeChecked(unitKey, { checked_at: at, ...c }))));
   }
   for (const found of checked.reorgs) {
-    const windows = [...(r.repairs.get(found.unit_key) ?? []), ...found.windows];
+    const earlier = r.repairs.get(found.unit_key) ?? [];
+    const windows = [...earlier, ...found.windows.filter((w) => !earlier.some((e) => e.start === w.start && e.end === w.end))];
     if (!r.dryRun) await r.state.writeRepair(found.unit_key, windows);
     r.repairs.set(found.unit_key, windows);
   }
@@ -424,13 +507,19 @@ async function repairReorgs(r: ReorgRepair): Promise<{ completed: Map<string, In
 interface AfterExport {
   state: WindowState;
   held: Pick<Lease, 'lost' | 'assertHeld'>;
-  owns: (unitKey: string) => boolean;
-  repairs: Map<string, unknown>;
-  outcomes: { unitKey: string; status: string }[];
+  ownership: Ownership;
+  /** Which pending markers this run may clean (see ownsMarker). */
+  cleans: (unitKey: string, window: Interval | null) => boolean;
+  repairs: Map<string, Interval[]>;
+  outcomes: { unitKey: string; start: number; end: number; status: string }[];
   logger: Logger;
 }
 
-/** Uploads of unfinished windows removed now (not at the next run); units whose windows all committed are repaired. */
+/**
+ * Uploads of unfinished windows removed now (not at the next run); the windows under repair this
+ * run owns and exported again are taken out of their unit's repair record (the unit's lead deletes
+ * a record left empty).
+ */
 async function afterExport(a: AfterExport): Promise<void> {
   if (!a.held.lost.aborted) {
     await a.state
@@ -441,17 +530,22 @@ async function afterExport(a: AfterExport): Promise<void> {
   }
   if (!a.held.lost.aborted) {
     await a.state
-      .cleanPending(a.owns)
+      .cleanPending(a.cleans)
       .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
   }
   if (a.held.lost.aborted) throw a.held.lost.reason;
-  for (const unitKey of a.repairs.keys()) {
-    if (a.outcomes.some((o) => o.unitKey === unitKey && o.status !== 'done')) continue;
-    await a.state
-      .clearRepair(unitKey)
-      .catch((err: Error) =>
-        a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not removed; the next run exports its windows again'),
-      );
+  for (const [unitKey, windows] of a.repairs) {
+    if (!windows.some((w) => a.ownership.owns(unitKey, w)) && !a.ownership.leads(unitKey)) continue;
+    const exportedAgain = (w: Interval) =>
+      a.ownership.owns(unitKey, w) &&
+      !a.outcomes.some((o) => o.unitKey === unitKey && o.start < w.end && w.start < o.end && o.status !== 'done');
+    await takeOutRepaired(a.state, unitKey, {
+      done: exportedAgain,
+      lead: a.ownership.leads(unitKey),
+      guard: () => a.held.assertHeld(),
+    }).catch((err: Error) =>
+      a.logger.warn({ unit: unitKey, err: err.message }, 'repair record not updated; the next run exports its windows again'),
+    );
   }
 }
 

@@ -1,8 +1,9 @@
 /**
  * Shards: one worker of N exports a disjoint, stable share of a job's work units, so a backfill
  * spreads over the parallel workers of an engine that already exists (Kubernetes indexed Jobs,
- * AWS Batch array jobs) with no coordinator. A whole unit key (dataset x target x chain) belongs
- * to one shard (see shardOfUnitKey), so two shards never write the same unit's files or state.
+ * AWS Batch array jobs) with no coordinator. Each unit's windows are divided into contiguous parts,
+ * one per shard, recorded at the destination (src/plan/shard-split.ts,
+ * src/state/shard-split-record.ts), so two shards never write the same window's files or state.
  *
  * Where the shard comes from (first found wins):
  *   --shard i/N                                          (0 <= i < N)
@@ -12,7 +13,7 @@
  * An index without its count is an error: every worker would otherwise export the whole job.
  */
 import { UserInputError } from '../errors.js';
-import { selectShard, shardOfUnitKey, type Plan } from '../plan/index.js';
+import { leadShardOf, ownerOf, selectShard, shardOwnsWindow, type Interval, type Plan, type ShardSplit } from '../plan/index.js';
 
 export interface Shard {
   /** 0-based. */
@@ -99,12 +100,40 @@ export function shardLabel(shard: Shard): string {
   return `${shard.index}/${shard.count}`;
 }
 
-/** The units of the plan this shard exports (the plan itself when not sharded). */
-export function planForShard(plan: Plan, shard: Shard | null): Plan {
-  return shard ? selectShard(plan, shard.index, shard.count) : plan;
+/**
+ * What one run does of the job: everything when not sharded; for a shard, the windows its split
+ * gives it (owns) and the per-unit work of the units it leads (their reorganisation check, their
+ * `checked/` and `repair/` records; see leadShardOf). A window no span covers is its unit's
+ * lead's (a completed window exported before the job was sharded, a marker whose name is not a window's).
+ */
+export interface Ownership {
+  owns(unitKey: string, window: Interval | null): boolean;
+  leads(unitKey: string): boolean;
 }
 
-/** Whether a unit key belongs to the shard (the units selectShard gives it). */
-export function shardOwnsUnit(shard: Shard | null, unitKey: string): boolean {
-  return !shard || shardOfUnitKey(unitKey, shard.count) === shard.index;
+export const WHOLE_JOB: Ownership = { owns: () => true, leads: () => true };
+
+export function ownershipOf(shard: Shard | null, split: ShardSplit | null): Ownership {
+  if (!shard || !split) return WHOLE_JOB;
+  return {
+    owns: (unitKey, window) => shardOwnsWindow(split, shard.index, unitKey, window),
+    leads: (unitKey) => leadShardOf(unitKey, shard.count) === shard.index,
+  };
+}
+
+/** The windows of the plan this shard exports (the plan itself when not sharded). */
+export function planForShard(plan: Plan, shard: Shard | null, split: ShardSplit | null): Plan {
+  return shard && split ? selectShard(plan, split, shard.index) : plan;
+}
+
+/**
+ * Whether a shard cleans up a pending marker (WindowState.cleanPending) or folds a completed one
+ * (WindowState.foldMarkers): only one of a window its split gives it, never one the split does not
+ * cover (another shard may have added the span and be committing that window now); a marker whose
+ * name is not a window's is the unit's lead's.
+ */
+export function ownsMarker(shard: Shard | null, split: ShardSplit | null): (unitKey: string, window: Interval | null) => boolean {
+  if (!shard || !split) return () => true;
+  return (unitKey, window) =>
+    window === null ? leadShardOf(unitKey, shard.count) === shard.index : ownerOf(split, unitKey, window.start) === shard.index;
 }

@@ -105,7 +105,7 @@ function intIn(min: number, max: number) {
 }
 
 /** A budget below this paces one request per 100 s or slower: a typo (1e-9), not a plan. */
-const MIN_REQUESTS_PER_SECOND = 0.01;
+export const MIN_REQUESTS_PER_SECOND = 0.01;
 const MAX_REQUESTS_PER_SECOND = 100_000;
 export const REQUESTS_PER_SECOND_RANGE = `must be 0 (unlimited) or from ${MIN_REQUESTS_PER_SECOND} to ${MAX_REQUESTS_PER_SECOND}`;
 
@@ -257,6 +257,17 @@ export const SETTINGS = {
     default: () => 4,
     defaultText: '4',
     doc: 'Most work units (dataset x target x chain x window) paging at once; up to two more may be finishing their files (conversion, upload) beside them. Default 4.',
+    places: ALL,
+  },
+  'concurrency.workers': {
+    key: 'concurrency.workers',
+    flag: { name: 'workers', type: 'number', for: ['run'] },
+    env: ['INSIGHT_EXPORT_WORKERS'],
+    parse: intIn(1, 256),
+    file: () => z.number().int().min(1).max(256),
+    default: () => 1,
+    defaultText: '1',
+    doc: "Shard processes a run starts on this machine, each exporting its share of every unit's windows (as --shard i/N would); their reports are merged into one. requests_per_second is divided between them. Default 1.",
     places: ALL,
   },
   'concurrency.requests_per_second': {

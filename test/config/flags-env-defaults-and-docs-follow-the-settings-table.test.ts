@@ -87,6 +87,7 @@ const ENV_SAMPLES: Record<string, string> = {
   's3.retry_budget_ms': '45s',
   'concurrency.requests_in_flight': '3',
   'concurrency.units_in_flight': '3',
+  'concurrency.workers': '3',
   'concurrency.requests_per_second': '3',
   'retries.max_attempts': '3',
   'retries.timeout_ms': '3s',

@@ -1,13 +1,13 @@
 /**
  * Where a worker's shard comes from (--shard, INSIGHT_EXPORT_SHARD, Kubernetes indexed jobs, AWS
  * Batch array jobs), the typed errors for what cannot be a shard, and the partition property the
- * sharded runs rely on: for any unit keys and N, the shards are disjoint, cover every unit, and a
- * unit's shard depends only on its key and N.
+ * sharded runs rely on: for any unit keys, windows and N, the shards are disjoint, cover every
+ * window, each holds contiguous windows of a unit, and a recorded split never changes an owner.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Plan, UnitCoverage, WorkUnit } from '../../src/plan/index.js';
-import { parseShard, planForShard, resolveShard, shardOwnsUnit, ShardError } from '../../src/run/shard.js';
+import { emptySplit, ownerOf, uncoveredSpans, withSpans, type Plan, type UnitCoverage, type WorkUnit } from '../../src/plan/index.js';
+import { ownershipOf, parseShard, planForShard, resolveShard, ShardError } from '../../src/run/shard.js';
 
 describe('resolveShard', () => {
   it('takes --shard first, then INSIGHT_EXPORT_SHARD, then the Kubernetes and AWS Batch variables', () => {
@@ -61,33 +61,43 @@ describe('resolveShard', () => {
   });
 });
 
-function planOf(unitKeys: string[]): Plan {
-  const units = unitKeys.flatMap((unitKey) => [0, 1].map((w) => ({ unitKey, windowKey: String(w) }) as unknown as WorkUnit));
+/** A plan of `windows` consecutive windows of length 10 per unit, from `from`. */
+function planOf(unitKeys: string[], windows: number, from = 0): Plan {
+  const units = unitKeys.flatMap((unitKey) =>
+    Array.from({ length: windows }, (_, w) => ({ unitKey, window: { start: from + w * 10, end: from + w * 10 + 10 } }) as WorkUnit),
+  );
   const coverage = unitKeys.map((unitKey) => ({ unitKey }) as UnitCoverage);
   return { jobName: 'j', axis: 'time', heads: {}, clamped: [], units, coverage };
 }
 
+const splitOf = (plan: Plan, n: number, split = emptySplit(n)) => withSpans(split, uncoveredSpans(split, plan));
+
 describe('shards of a plan', () => {
-  it("are disjoint, cover the plan, keep a unit's windows together, and agree with shardOwnsUnit", () => {
+  it('are disjoint, cover the plan, give each shard contiguous windows of a unit, and agree with the ownership a run uses', () => {
     fc.assert(
       fc.property(
-        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 60 }),
+        fc.uniqueArray(fc.string({ minLength: 1, maxLength: 40 }), { minLength: 1, maxLength: 20 }),
+        fc.integer({ min: 1, max: 30 }),
         fc.integer({ min: 1, max: 12 }),
-        (keys, n) => {
-          const plan = planOf(keys);
+        (keys, windows, n) => {
+          const plan = planOf(keys, windows);
+          const split = splitOf(plan, n);
           const owners = new Map<string, number[]>();
           for (let i = 0; i < n; i++) {
-            const part = planForShard(plan, { index: i, count: n });
-            for (const u of part.units) {
-              if (!owners.has(u.unitKey)) owners.set(u.unitKey, []);
-              owners.get(u.unitKey)!.push(i);
-              expect(shardOwnsUnit({ index: i, count: n }, u.unitKey)).toBe(true);
+            for (const u of planForShard(plan, { index: i, count: n }, split).units) {
+              const k = `${u.unitKey}@${u.window.start}`;
+              owners.set(k, [...(owners.get(k) ?? []), i]);
+              expect(ownershipOf({ index: i, count: n }, split).owns(u.unitKey, u.window)).toBe(true);
             }
           }
+          for (const u of plan.units) expect(owners.get(`${u.unitKey}@${u.window.start}`)).toHaveLength(1);
+          // Contiguous: along a unit's windows, each shard's windows form one run.
           for (const k of keys) {
-            const o = owners.get(k) ?? [];
-            expect(o.length).toBe(2); // both windows of the unit ...
-            expect(new Set(o).size).toBe(1); // ... in exactly one shard
+            const seq = plan.units.filter((u) => u.unitKey === k).map((u) => owners.get(`${k}@${u.window.start}`)![0]!);
+            const runs = seq.filter((s, i) => i === 0 || seq[i - 1] !== s);
+            expect(new Set(runs).size).toBe(runs.length);
+            // Balanced by length: no shard holds more than one window over its share.
+            for (let i = 0; i < n; i++) expect(seq.filter((s) => s === i).length).toBeLessThanOrEqual(Math.ceil(windows / n) + 1);
           }
         },
       ),
@@ -95,13 +105,21 @@ describe('shards of a plan', () => {
     );
   });
 
-  it("a unit's shard depends only on its key and the count, not on the rest of the plan", () => {
-    const keys = Array.from({ length: 40 }, (_, i) => `transactions/0x${i.toString(16).padStart(40, '0')}/1/time`);
-    const alone = keys.map((k) => [0, 1, 2, 3].find((i) => shardOwnsUnit({ index: i, count: 4 }, k)));
-    const inPlan = keys.map((k) =>
-      [0, 1, 2, 3].find((i) => planForShard(planOf(keys), { index: i, count: 4 }).coverage.some((c) => c.unitKey === k)),
-    );
-    expect(inPlan).toEqual(alone);
-    expect(new Set(alone).size).toBe(4); // 40 units spread over all four shards
+  it("a recorded split keeps every window's owner whatever a later plan holds; new windows get new spans", () => {
+    const keys = ['transactions/0xa/1/time', 'transactions/0xa/10/time', 'transactions/0xa/8453/time'];
+    const first = splitOf(planOf(keys, 40), 4);
+    // The chains of one query are cut at the same points: a window of every chain has one owner (they share requests).
+    for (const u of planOf(keys, 40).units)
+      expect(keys.map((k) => ownerOf(first, k, u.window.start))).toEqual(keys.map(() => ownerOf(first, keys[0]!, u.window.start)));
+    // A later plan: some windows done, the range moved forward by 8 windows.
+    const later = planOf(keys, 28, 200);
+    const next = splitOf(later, 4, first);
+    for (const u of planOf(keys, 40).units)
+      expect(ownerOf(next, u.unitKey, u.window.start)).toBe(ownerOf(first, u.unitKey, u.window.start));
+    const added = later.units.filter((u) => ownerOf(first, u.unitKey, u.window.start) === null);
+    expect(added).toHaveLength(3 * 8);
+    expect(new Set(added.map((u) => ownerOf(next, u.unitKey, u.window.start))).size).toBe(4);
+    // Every unit's lead is one shard, from its key and the count alone.
+    for (const k of keys) expect([0, 1, 2, 3].filter((i) => ownershipOf({ index: i, count: 4 }, next).leads(k))).toHaveLength(1);
   });
 });

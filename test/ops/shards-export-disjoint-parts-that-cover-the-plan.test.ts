@@ -1,15 +1,16 @@
 /**
  * N worker processes of one job, started at once with --shard i/N (as the pods of a Kubernetes
  * Indexed Job or the children of an AWS Batch array job would be), against one sandbox and a real
- * S3 server (radosgw). Together they must export exactly the unsharded plan: every window once,
- * each unit by one shard only, every source row once, and state that a later run reads as complete.
+ * S3 server (radosgw). Together they must export exactly the unsharded plan: every window once, by
+ * the shard the recorded split gives it, every source row once, and state that a later run reads as complete.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadJob } from '../../src/job/index.js';
-import { planJob, selectShard, windowKey, type Plan } from '../../src/plan/index.js';
+import { ownerOf, planJob, selectShard, windowKey, type Plan } from '../../src/plan/index.js';
+import { readShardSplit } from '../../src/state/shard-split-record.js';
 import type { RunReport } from '../../src/run/report.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { createTestBucket, s3TestEnv, type TestBucket } from '../helpers/s3.js';
@@ -87,34 +88,33 @@ async function completedRecords(): Promise<WindowRecord[]> {
 }
 
 describe('sharded run: N workers at once against one sandbox and S3', () => {
-  it('every worker succeeds and exports only the units selectShard gives it', () => {
+  it('every worker succeeds and exports only the windows the recorded split gives it', async () => {
     expect(plan.units.length).toBeGreaterThan(40);
+    const { split } = await readShardSplit(bucket.store(PREFIX), 'sharded', SHARDS);
     for (const [i, r] of results.entries()) {
       expect(r.code, `shard ${i} stderr: ${r.stderr}`).toBe(0);
       const report = reportOf(r);
       expect(report.status).toBe('succeeded');
       expect(report.shard).toBe(`${i}/${SHARDS}`);
-      expect(report.windows.done).toBe(selectShard(plan, i, SHARDS).units.length);
+      expect(report.windows.done).toBe(selectShard(plan, split, i).units.length);
     }
     // The work is actually spread: more than one shard has windows.
     expect(results.filter((r) => reportOf(r).windows.done > 0).length).toBeGreaterThan(1);
   });
 
-  it("the shards' completed windows are the unsharded plan, each window once, each unit from one shard", async () => {
+  it("the shards' completed windows are the unsharded plan, each window once, by the shard the split gives it", async () => {
     const records = await completedRecords();
     const planned = plan.units.map((u) => `${u.unitKey}@${u.windowKey}`).sort();
     const written = records.map((r) => `${r.unit_key}@${windowKey(r)}`).sort();
     expect(written).toEqual(planned);
 
+    const { split } = await readShardSplit(bucket.store(PREFIX), 'sharded', SHARDS);
     const shardOfRun = new Map(results.map((r) => [reportOf(r).run_id, reportOf(r).shard]));
-    const shardsOfUnit = new Map<string, Set<string>>();
     for (const r of records) {
       const s = shardOfRun.get(r.run_id);
       expect(s, `marker of ${r.unit_key} written by an unknown run ${r.run_id}`).toBeDefined();
-      if (!shardsOfUnit.has(r.unit_key)) shardsOfUnit.set(r.unit_key, new Set());
-      shardsOfUnit.get(r.unit_key)!.add(s!);
+      expect(s, `${r.unit_key} ${windowKey(r)}`).toBe(`${ownerOf(split, r.unit_key, r.start)}/${SHARDS}`);
     }
-    for (const [unitKey, shards] of shardsOfUnit) expect([...shards], unitKey).toHaveLength(1);
     const reports = results.map(reportOf);
     expect(reports.reduce((n, r) => n + r.windows.done, 0)).toBe(plan.units.length);
   });

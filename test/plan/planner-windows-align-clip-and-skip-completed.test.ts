@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseJob } from '../../src/job/load.js';
 import { intersect, merge, totalLength, type Interval } from '../../src/plan/intervals.js';
-import { planJob, selectShard, windowKey, PlanError, type Plan } from '../../src/plan/plan.js';
+import { planJob, windowKey, PlanError, type Plan } from '../../src/plan/plan.js';
+import { emptySplit, selectShard, uncoveredSpans, withSpans } from '../../src/plan/shard-split.js';
 
 const W1 = '0x1111111111111111111111111111111111111111';
 const C1 = '0x2222222222222222222222222222222222222222';
@@ -202,16 +203,18 @@ targets: [{ wallet: "${W1}", datasets: [nft_holdings] }]
     expect(again.units).toEqual([]);
   });
 
-  it('shards split units by unitKey: every unit in exactly one shard', async () => {
+  it("shards split a unit's windows: every window in exactly one shard, every shard with windows of each unit", async () => {
     const plan = await planJob(job('{ from: 0, to: 100, chunk: 10 }'), { completed: none });
-    const shards = [0, 1, 2].map((i) => selectShard(plan, i, 3));
+    const split = withSpans(emptySplit(3), uncoveredSpans(emptySplit(3), plan));
+    const shards = [0, 1, 2].map((i) => selectShard(plan, split, i));
     expect(shards.reduce((n, s) => n + s.units.length, 0)).toBe(plan.units.length);
     const owner = new Map<string, number>();
     shards.forEach((s, i) =>
       s.units.forEach((u) => {
-        expect(owner.get(u.unitKey) ?? i).toBe(i);
-        owner.set(u.unitKey, i);
+        expect(owner.has(`${u.unitKey}@${u.windowKey}`)).toBe(false);
+        owner.set(`${u.unitKey}@${u.windowKey}`, i);
       }),
     );
+    for (const s of shards) expect(new Set(s.units.map((u) => u.unitKey)).size).toBe(new Set(plan.units.map((u) => u.unitKey)).size);
   });
 });
