@@ -61,7 +61,7 @@ const FLAGS = { requestsInFlight: '5', destination: '/data/from-flag' };
 describe('configuration precedence: defaults < config file < environment < job file < CLI flags', () => {
   it('defaults apply when nothing else is given', () => {
     const c = resolveConfig({ env: {}, configFile: null });
-    expect(c.concurrency).toEqual({ requestsInFlight: 8, unitsInFlight: 4, requestsPerSecond: 0 });
+    expect(c.concurrency).toEqual({ requestsInFlight: 8, unitsInFlight: 4, requestsPerSecond: 0, workers: 1 });
     expect(c.retries).toEqual({ maxAttempts: 6, timeoutMs: 30_000 });
     expect(c.output).toMatchObject({
       format: 'parquet',
@@ -79,7 +79,7 @@ describe('configuration precedence: defaults < config file < environment < job f
   it('the config file overrides defaults', () => {
     const c = resolveConfig({ env: {}, configFile: CONFIG });
     expect(c.source.baseUrl).toBe('http://127.0.0.1:1/from-config');
-    expect(c.concurrency).toEqual({ requestsInFlight: 2, unitsInFlight: 2, requestsPerSecond: 2 });
+    expect(c.concurrency).toEqual({ requestsInFlight: 2, unitsInFlight: 2, requestsPerSecond: 2, workers: 1 });
     expect(c.retries).toEqual({ maxAttempts: 2, timeoutMs: 2000 });
     expect(c.output.format).toBe('ndjson');
     expect(c.output.compression).toBe('gzip'); // the default follows the format
@@ -92,7 +92,7 @@ describe('configuration precedence: defaults < config file < environment < job f
   it('the environment overrides the config file', () => {
     const c = resolveConfig({ env: ENV, configFile: CONFIG });
     expect(c.source.baseUrl).toBe('http://127.0.0.1:3/from-env');
-    expect(c.concurrency).toEqual({ requestsInFlight: 3, unitsInFlight: 3, requestsPerSecond: 2 });
+    expect(c.concurrency).toEqual({ requestsInFlight: 3, unitsInFlight: 3, requestsPerSecond: 2, workers: 1 });
     expect(c.retries.maxAttempts).toBe(3);
     expect(c.output.destination?.url).toBe('/data/from-env');
     expect(c.stagingDir).toBe('/tmp/from-env');
@@ -103,7 +103,7 @@ describe('configuration precedence: defaults < config file < environment < job f
   it('the job file overrides the environment', () => {
     const c = resolveConfig({ env: ENV, configFile: CONFIG, job: JOB });
     expect(c.source.baseUrl).toBe('http://127.0.0.1:4/from-job');
-    expect(c.concurrency).toEqual({ requestsInFlight: 4, unitsInFlight: 3, requestsPerSecond: 2 });
+    expect(c.concurrency).toEqual({ requestsInFlight: 4, unitsInFlight: 3, requestsPerSecond: 2, workers: 1 });
     expect(c.retries.maxAttempts).toBe(4);
     expect(c.output.destination?.url).toBe('/data/from-job');
     expect(c.output.format).toBe('parquet');

@@ -32,11 +32,11 @@ function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writ
   const gate = () => {
     if (done >= writes) throw new Crash(`crashed after ${writes} writes`);
   };
+  // Counted when it starts: of writes made at once (the folds of several units), only `writes` begin.
   const write = async <T>(f: () => Promise<T>): Promise<T> => {
     gate();
-    const r = await f();
     done++;
-    return r;
+    return f();
   };
   return {
     location: inner.location,

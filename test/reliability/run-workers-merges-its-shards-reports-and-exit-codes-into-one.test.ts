@@ -119,8 +119,12 @@ it(
     expect(stopped.code, stopped.stderr).toBe(130);
     const report = JSON.parse(stopped.stdout) as RunReport;
     expect(report.status).toBe('interrupted');
-    expect(report.workers!.map((w) => w.exit_code)).toEqual([130, 130]);
-    expect(report.workers!.map((w) => w.status)).toEqual(['interrupted', 'interrupted']);
+    // A worker still running is stopped (130, interrupted); one that had already finished its share
+    // (a busy machine can let it) ended with 0. The run as a whole is interrupted either way.
+    const outcomes = report.workers!.map((w) => `${w.exit_code} ${w.status}`);
+    expect(outcomes).toHaveLength(2);
+    for (const o of outcomes) expect(['130 interrupted', '0 succeeded']).toContain(o);
+    expect(outcomes).toContain('130 interrupted');
 
     const again = await runCli(work.cli, ['run', jobFile, '--workers', '2', '--json', '--log-level', 'warn'], { timeoutMs: 240_000 });
     expect(again.code, again.stderr).toBe(0);
