@@ -9,6 +9,8 @@
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
  *            --repeats <interleaved repetitions of each throughput measurement; default 3>
  *            --formats <duckdb,hyparquet,ndjson,iceberg: the outputs to run; default duckdb,hyparquet,ndjson>
+ *            --chunk <range.chunk of the throughput part's job, e.g. 10m; default 1d>
+ *            --batch-windows <on | off: output.batch_windows of the throughput part's exports; default the exporter's>
  *            --units-in-flight <n: override the exporter's units_in_flight in every run>
  *            --node-flags "<flags for the exporter children, e.g. --max-semi-space-size=32>"
  *            --malloc <tuned | default: exporter children with the container image's glibc malloc
@@ -105,6 +107,7 @@ interface ExportSpec {
   from: string;
   to: string;
   chunk: string;
+  batchWindows?: 'on' | 'off';
   format: 'parquet' | 'ndjson' | 'iceberg';
   engine?: 'duckdb' | 'hyparquet';
   compression?: string;
@@ -268,6 +271,7 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
         ...(spec.requestsInFlight ? { requestsInFlight: spec.requestsInFlight } : {}),
         ...(spec.unitsInFlight ? { unitsInFlight: spec.unitsInFlight } : {}),
         ...(spec.requestsPerSecond ? { requestsPerSecond: spec.requestsPerSecond } : {}),
+        ...(spec.batchWindows ? { batchWindows: spec.batchWindows } : {}),
       },
       require: ['source', 'destination'],
     });
@@ -435,6 +439,9 @@ interface Options {
   formats: string[];
   /** Overrides units_in_flight of every export (default: the exporter's default). */
   unitsInFlight?: number;
+  /** range.chunk and output.batch_windows of the throughput part's job. */
+  chunk: string;
+  batchWindows?: 'on' | 'off';
   /** Extra node flags for the exporter children, e.g. "--max-semi-space-size=32". */
   nodeFlags: string[];
   /** Whether exporter children get MALLOC_TUNING in their environment, as the container image sets it. */
@@ -474,6 +481,8 @@ function parseOptions(argv: string[]): Options {
     only: new Set(get('only')?.split(',') ?? parts),
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
     ...(get('units-in-flight') ? { unitsInFlight: Number(get('units-in-flight')) } : {}),
+    chunk: get('chunk') ?? '1d',
+    ...(get('batch-windows') === 'on' || get('batch-windows') === 'off' ? { batchWindows: get('batch-windows') as 'on' | 'off' } : {}),
     nodeFlags: get('node-flags')?.split(' ').filter(Boolean) ?? [],
     malloc: get('malloc') === 'default' ? 'default' : 'tuned',
     tx: Number(get('tx') ?? 1_000_000),
@@ -548,7 +557,8 @@ async function throughput(opts: Options): Promise<void> {
       chains: CHAINS,
       from: FROM,
       to: server.rangeEnd,
-      chunk: '1d',
+      chunk: opts.chunk,
+      ...(opts.batchWindows ? { batchWindows: opts.batchWindows } : {}),
     };
     // Warm-up: renders every page once into the server's cache and records the requests of a run.
     await server.get('/_bench/reset');
@@ -627,7 +637,8 @@ async function throughput(opts: Options): Promise<void> {
     const lines = [
       `## 1. Throughput against the limit`,
       '',
-      `Wallet ${server.wallet} (${fmt(warm.rows)} rows) on chains ${CHAINS.join(', ')}, ${FROM} to ${server.rangeEnd}, 1-day windows, ` +
+      `Wallet ${server.wallet} (${fmt(warm.rows)} rows) on chains ${CHAINS.join(', ')}, ${FROM} to ${server.rangeEnd}, windows of ${opts.chunk}` +
+        `${opts.batchWindows ? ` (batch_windows ${opts.batchWindows})` : ''}, ` +
         `${paths.length} requests of up to 1000 rows per chain; sandbox of ${fmt(opts.tx)} transactions served from memory by a separate process ` +
         `(cache misses during measured runs: ${misses}; see "server" below). ` +
         `Exporter defaults: requests_in_flight 8, units_in_flight 4, page size 1000, pages ahead decided by the run's request pool. ` +
@@ -636,8 +647,8 @@ async function throughput(opts: Options): Promise<void> {
       `CPU per row = CPU s / rows of the run against the limit's of the same repetition (goal ≤ ${MAX_CPU_PER_ROW_RATIO}x for the default Parquet engine and NDJSON.gz; aim for rows/s ≥ ${AIM_ROWS_RATIO} of the limit). ` +
         `The server answers like a CDN (brotli when asked; the exporter's client and the limit both ask, as fetch() would).`,
       '',
-      '| run | rows/s (median) | range | ratio to limit (median) | CPU s | CPU per row vs limit (median) | goal | peak RSS MB | requests | requests per 1,000 rows | server: CPU s, cache misses |',
-      '|---|---|---|---|---|---|---|---|---|---|---|',
+      '| run | rows/s (median) | range | ratio to limit (median) | CPU s | CPU per row vs limit (median) | goal | peak RSS MB | requests | requests per 1,000 rows | data files (per 1,000,000 rows) | server: CPU s, cache misses |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ];
     for (const [label, rs] of results) {
       const rowsPerSec = rs.map((x) => x.rowsPerSec);
@@ -662,7 +673,8 @@ async function throughput(opts: Options): Promise<void> {
         `| ${label} | ${fmt(median(rowsPerSec))} | ${fmt(Math.min(...rowsPerSec))}–${fmt(Math.max(...rowsPerSec))} | ` +
           `${ratio ? `${median(ratio).toFixed(2)} (${spread(ratio, 2)})` : '1'} | ${median(rs.map((x) => x.cpuSec)).toFixed(2)} | ` +
           `${cpuRatio ? `${median(cpuRatio).toFixed(2)}x (${spread(cpuRatio, 2)})` : '1'} | ${verdict} | ` +
-          `${median(rs.map((x) => x.peakRssMB))} | ${requests} | ${((requests / rs[0]!.rows) * 1000).toFixed(2)} | ${serverCell(serverWork.get(label))} |`,
+          `${median(rs.map((x) => x.peakRssMB))} | ${requests} | ${((requests / rs[0]!.rows) * 1000).toFixed(2)} | ` +
+          `${rs[0]!.files === undefined ? '' : `${fmt(rs[0]!.files)} (${((rs[0]!.files / rs[0]!.rows) * 1e6).toFixed(0)})`} | ${serverCell(serverWork.get(label))} |`,
       );
     }
     lines.push(

@@ -86,7 +86,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const plan = planForShard(whole, shard, split);
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
-      const run = estimateRun(plan, source?.client.stats.requests ?? 0);
+      const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });
       const label = shard ? shardLabel(shard) : null;
       process.stdout.write(
         args.json

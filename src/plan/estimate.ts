@@ -12,8 +12,9 @@
 import { capabilitiesOf, type DatasetName } from '../datasets/index.js';
 import type { Axis } from '../job/schema.js';
 import { MAX_CHAIN_IDS } from '../source/query.js';
+import { batchable, joinsBatch } from './batch-cells.js';
 import { length } from './intervals.js';
-import type { Plan, WorkUnit } from './plan.js';
+import { windowKey, type Plan, type WorkUnit } from './plan.js';
 import { keyAcrossChains, parseUnitKey } from './unit-key.js';
 
 export const DEFAULT_PAGE_LIMIT = 1000;
@@ -83,11 +84,11 @@ export interface RunEstimate {
  * more pages than this (`estimateRequests` counts them from densities); a dataset whose request
  * serves one block number (`requestServes: 'block'`) costs a request per block of its window.
  */
-export function estimateRun(plan: Plan, checks: number): RunEstimate {
+export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolean } = {}): RunEstimate {
   const edges = new Map<string, Axis>();
   /** The windows that share requests (one target and window, every chain), with the requests one chain-batch of them costs. */
   const groups = new Map<string, { chains: number; each: number }>();
-  for (const u of plan.units) {
+  for (const u of opts.batched ? asBatches(plan.units) : plan.units) {
     const capabilities = capabilitiesOf(u.dataset);
     if (capabilities.extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
     const group = `${keyAcrossChains(parseUnitKey(u.unitKey)!)}|${u.windowKey}`;
@@ -98,4 +99,29 @@ export function estimateRun(plan: Plan, checks: number): RunEstimate {
   const edgeRequests = [...edges.values()].reduce((n, axis) => n + (axis === 'time' ? 2 : 1), 0);
   const pages = [...groups.values()].reduce((n, g) => n + g.each * Math.ceil(g.chains / MAX_CHAIN_IDS), 0);
   return { checks, edges: edgeRequests, pages, total: checks + edgeRequests + pages };
+}
+
+/**
+ * The plan's windows as a run with output.batch_windows "on" exports them: the consecutive windows
+ * of a unit in one cell as one window (src/run/window-batches.ts).
+ */
+function asBatches(units: readonly WorkUnit[]): WorkUnit[] {
+  const byUnit = new Map<string, WorkUnit[]>();
+  for (const u of units) {
+    let list = byUnit.get(u.unitKey);
+    if (!list) byUnit.set(u.unitKey, (list = []));
+    list.push(u);
+  }
+  const out: WorkUnit[] = [];
+  for (const list of byUnit.values()) {
+    list.sort((a, b) => a.window.start - b.window.start);
+    for (const u of list) {
+      const last = out[out.length - 1];
+      if (last?.unitKey === u.unitKey && batchable(capabilitiesOf(u.dataset)) && joinsBatch(u.axis, last.window, u.window)) {
+        last.window = { start: last.window.start, end: u.window.end };
+        last.windowKey = windowKey(last.window);
+      } else out.push({ ...u, window: { ...u.window } });
+    }
+  }
+  return out;
 }

@@ -15,7 +15,8 @@ import { createHash } from 'node:crypto';
 import { InsightExportError } from '../errors.js';
 import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
 import { NFT_TYPES, type Axis, type Job, type Target } from '../job/schema.js';
-import { alignedPieces, intersect, subtract, type Interval } from './intervals.js';
+import { intersect, subtract, type Interval } from './intervals.js';
+import { coverWhole, windowsOf } from './whole-replacements.js';
 import { unitTargets } from './unit-targets.js';
 import { formatUnitKey } from './unit-key.js';
 
@@ -65,6 +66,12 @@ export interface ChainHead {
 export interface PlanOptions {
   /** Completed intervals of a unit (from state); any order, overlaps allowed. */
   completed: (unitKey: string) => Interval[];
+  /**
+   * The completed intervals state holds, before --force, --rewind or a repair took any out of
+   * `completed` (disjoint): what the plan exports again of one it exports whole, as one window
+   * (see whole-replacements.ts). Default: `completed`.
+   */
+  exported?: (unitKey: string) => Interval[];
   /**
    * The head the service serves on a chain, asked once per chain: for `to: latest`, and for a fixed
    * `to` that `serves` does not prove served (or every fixed `to` when there is no `serves`).
@@ -257,7 +264,8 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     const axis: Axis = snapshot ? 'time' : range!.by;
     const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOfChain(spec.chainId);
     const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
-    const todo = r ? subtract([r], done) : [];
+    const exported = (opts.exported ?? opts.completed)(spec.unitKey);
+    const todo = r ? coverWhole(subtract([r], done), exported) : [];
     coverage.push({
       unitKey: spec.unitKey,
       dataset: spec.dataset,
@@ -270,7 +278,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     });
     const grid = snapshot ? DAY : range!.chunk;
     for (const piece of todo) {
-      for (const w of alignedPieces(piece, grid)) {
+      for (const w of windowsOf(piece, grid, exported)) {
         units.push({
           dataset: spec.dataset,
           target: spec.target,

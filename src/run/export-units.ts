@@ -21,8 +21,9 @@ import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/pa
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
-import { windowKey } from '../plan/index.js';
+import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
+import { windowBatches, type WindowBatch } from './window-batches.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -58,6 +59,11 @@ export interface ExportOptions {
   pageSize?: number;
   /** Cap on pages requested ahead per window (default: none; the run's RunRequestPool decides). */
   prefetch?: number;
+  /**
+   * Export consecutive windows of a target as one batch (output.batch_windows; see window-batches.ts).
+   * Default false: every window is exported and committed on its own.
+   */
+  batchWindows?: boolean;
   /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
   blocks?: BlockLookup;
   signal?: AbortSignal;
@@ -86,6 +92,11 @@ export interface UnitOutcome {
   bytes: number;
   /** The files a done window wrote: keys relative to the destination. */
   written?: { key: string; rows: number; bytes: number }[];
+  /**
+   * The interval committed with `written`, when it is wider than this window: the batch of
+   * windows exported together (its files are counted once, on the batch's last window).
+   */
+  committed?: [number, number];
   error?: string;
   /** With `error`: the exit code it means (2 when no later run can cure it, 1 when one may; see ExitCode). */
   exitCode?: number;
@@ -101,11 +112,12 @@ export class UnitAbandonedError extends InsightExportError {
 }
 
 /**
- * Exports units, several at a time. Units that differ only by chain share their requests
- * (several chain_id per request); each chain still commits on its own.
+ * Exports units, several at a time, the consecutive windows of a unit in batches (window-batches.ts).
+ * Batches that differ only by chain share their requests (several chain_id per request); each
+ * chain still commits on its own.
  */
 export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
-  const groups = groupByWindow(units);
+  const batches = windowBatches(units, opts.batchWindows === true, targetKey);
   const inFlight = Math.max(1, opts.unitsInFlight);
   // A window holds one of the paging slots while it pages; its files are finished and committed
   // outside it, so the next window's requests go out meanwhile (a DuckDB conversion queued behind
@@ -116,16 +128,20 @@ export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Pro
   const pool = new RunRequestPool(opts.client.maxInFlight);
   const densities = new Map<string, Map<number, number>>();
   await Promise.all(
-    groups.map((group) =>
+    batches.map((batch) =>
       open(async () => {
         const finishing = await paging(async (): Promise<Finishing> => {
-          if (opts.signal?.aborted)
-            return { outcomes: Promise.resolve(group.map((u) => outcome(u, 'abandoned', 0, [], 'not started: interrupted'))) };
           // Rows per axis unit of each chain, carried from window to window of the same target.
-          const key = targetKey(group[0]!);
+          const key = targetKey(batch.units[0]!);
           let density = densities.get(key);
           if (!density) densities.set(key, (density = new Map<number, number>()));
-          return exportGroup(group, opts, pool, density);
+          if (opts.signal?.aborted)
+            return {
+              outcomes: Promise.resolve(
+                batch.units.flatMap((u) => perWindow(outcome(u, 'abandoned', 0, [], 'not started: interrupted'), batch.windows)),
+              ),
+            };
+          return exportGroup(batch, opts, pool, density);
         });
         outcomes.push(...(await finishing.outcomes));
       }),
@@ -153,17 +169,6 @@ export function sliceSizes(pageSize: number | undefined): { limit: number; targe
   return { limit, target: Math.min(pageSize ?? MAX_LIMIT, Math.floor(limit * TARGET_FILL)) };
 }
 
-function groupByWindow(units: ExportUnit[]): ExportUnit[][] {
-  const groups = new Map<string, ExportUnit[]>();
-  for (const u of units) {
-    const key = [targetKey(u), u.start, u.end].join('|');
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = []));
-    g.push(u);
-  }
-  return [...groups.values()];
-}
-
 function outcome(
   u: ExportUnit,
   status: UnitOutcome['status'],
@@ -189,11 +194,16 @@ function outcome(
 /** What the steps of one window's export share: its units by chain, their writers and outcomes. */
 interface WindowExport {
   group: ExportUnit[];
+  /** The planned windows the units cover (one, or a batch of them). */
+  windows: Interval[];
+  /** Rows written per planned window, by chain (batches only). */
+  windowRows: Map<number, number[]>;
   opts: ExportOptions;
   log: Logger;
   byChain: Map<number, ExportUnit>;
   writers: Map<number, PartitionedWriter>;
-  results: Map<number, UnitOutcome>;
+  /** One outcome per planned window, by chain. */
+  results: Map<number, UnitOutcome[]>;
 }
 
 /**
@@ -201,14 +211,17 @@ interface WindowExport {
  * requests, each chain writes its own files and commits on its own.
  */
 async function exportGroup(
-  group: ExportUnit[],
+  batch: WindowBatch,
   opts: ExportOptions,
   pool: RunRequestPool,
   density: Map<number, number>,
 ): Promise<Finishing> {
+  const group = batch.units;
   const first = group[0]!;
   const w: WindowExport = {
     group,
+    windows: batch.windows,
+    windowRows: new Map(),
     opts,
     log: opts.logger.child({ unit: first.unitKey, window: windowKey({ start: first.start, end: first.end }) }),
     byChain: new Map(group.map((u) => [u.chainId, u])),
@@ -249,6 +262,7 @@ async function exportGroup(
         }
         keys.add(key);
         rows.push(ds.toRow(r, u.target));
+        if (w.windows.length > 1) countInWindow(w, u, r);
       }
       await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
@@ -270,13 +284,54 @@ async function exportGroup(
       // Every finish settles before the unfinished chains fail: a chain whose rows were all in still commits.
       const failed = (await Promise.allSettled(finishing)).find((r) => r.status === 'rejected');
       if (failure || failed) await failUnfinished(w, failure ? failure.err : failed!.reason);
-      return group.map((u) => {
+      return group.flatMap((u) => {
         const o = w.results.get(u.chainId)!;
         const rejected = stats.rejected.get(u.chainId);
-        return rejected ? { ...o, rejected } : o;
+        // On the window that carries the chain's files: the last.
+        if (rejected) o[o.length - 1] = { ...o[o.length - 1]!, rejected };
+        return o;
       });
     })(),
   };
+}
+
+/** Counts a row written by a batch under the planned window that holds it. */
+function countInWindow(w: WindowExport, u: ExportUnit, record: unknown): void {
+  const p = u.dataset.position(record);
+  const at = u.axis === 'block' ? p.block_number : p.block_timestamp;
+  let counts = w.windowRows.get(u.chainId);
+  if (!counts) w.windowRows.set(u.chainId, (counts = w.windows.map(() => 0)));
+  // The last window whose start is at or before the row's position.
+  let lo = 0;
+  let hi = w.windows.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (w.windows[mid]!.start <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  counts[lo]!++;
+}
+
+/**
+ * A batch's outcome as one outcome per planned window (the report and the progress count planned
+ * windows): each has its rows; the files, the warnings and the interval committed go on the last.
+ */
+function perWindow(o: UnitOutcome, windows: Interval[], rows?: number[]): UnitOutcome[] {
+  if (windows.length === 1) return [o];
+  const { written, warnings, ...rest } = o;
+  return windows.map((win, i) => {
+    const last = i === windows.length - 1;
+    return {
+      ...rest,
+      start: win.start,
+      end: win.end,
+      rows: rows?.[i] ?? 0,
+      files: last ? o.files : 0,
+      bytes: last ? o.bytes : 0,
+      ...(last && written ? { written, committed: [o.start, o.end] as [number, number] } : {}),
+      ...(last && warnings ? { warnings } : {}),
+    };
+  });
 }
 
 /** One warning per window for the rows the service sent that were not the request's, with the first of them. */
@@ -405,9 +460,9 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
     // the requests still commit their windows.
     if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
     const message = errorMessage(err);
-    w.results.set(u.chainId, outcome(u, 'failed', 0, [], err));
+    w.results.set(u.chainId, perWindow(outcome(u, 'failed', 0, [], err), w.windows));
     log.error({ chainId: u.chainId, err: message }, 'unit failed');
-    opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: message });
+    for (const win of w.windows) opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, ...win, error: message });
     return;
   }
   const done = outcome(u, 'done', rows, files);
@@ -415,16 +470,10 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
     done.warnings = warnings;
     for (const text of warnings) log.warn({ chainId: u.chainId }, text);
   }
-  w.results.set(u.chainId, done);
-  opts.onProgress?.({
-    kind: 'unit-done',
-    unitKey: u.unitKey,
-    start: u.start,
-    end: u.end,
-    rows,
-    files: files.length,
-    bytes: files.reduce((n, f) => n + f.bytes, 0),
-  });
+  const each = perWindow(done, w.windows, w.windowRows.get(u.chainId));
+  w.results.set(u.chainId, each);
+  for (const o of each)
+    opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: o.start, end: o.end, rows: o.rows, files: o.files, bytes: o.bytes });
 }
 
 /** The window stopped: every chain not yet finished drops its files and fails (or is abandoned, when the run stops). */
@@ -441,10 +490,10 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
     // A window's request for several chains failed on one of them: the others were not asked.
     const on = failedChainOf(err);
     const text = on === undefined || on === u.chainId ? message : `not exported: chain ${on} of the same window failed first: ${message}`;
-    w.results.set(u.chainId, outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], err, text));
+    w.results.set(u.chainId, perWindow(outcome(u, abandoned ? 'abandoned' : 'failed', 0, [], err, text), w.windows));
     if (!abandoned) {
       log.error({ chainId: u.chainId, err: text }, 'unit failed');
-      opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, start: u.start, end: u.end, error: text });
+      for (const win of w.windows) opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, ...win, error: text });
     }
   }
 }

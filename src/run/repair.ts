@@ -11,6 +11,7 @@ import type { Interval } from '../plan/index.js';
 import type { InsightClient } from '../source/client.js';
 import type { ObjectStore } from '../store/store.js';
 import type { OutputFormat } from '../sink/sink.js';
+import type { BatchWindows } from '../settings/settings.js';
 import { damagedWindows, verifyDestination } from '../state/verify.js';
 import { recountWindows } from './recount.js';
 
@@ -19,7 +20,7 @@ export interface RepairInput {
   job: Job;
   store: ObjectStore;
   client: InsightClient;
-  output: { partitioning: string; format: OutputFormat };
+  output: { partitioning: string; format: OutputFormat; batchWindows?: BatchWindows };
   /** Whether this run exports a completed window again when it is damaged (a shard: the windows it owns). */
   owns: (unitKey: string, window: Interval) => boolean;
   logger: Logger;

@@ -229,7 +229,9 @@ export function buildReport(r: ReportInput): RunReport {
 function filesWritten(outcomes: UnitOutcome[]): Pick<RunReport, 'files_written' | 'files_written_omitted'> {
   const all = [...outcomes]
     .sort((a, b) => (a.unitKey < b.unitKey ? -1 : a.unitKey > b.unitKey ? 1 : a.start - b.start))
-    .flatMap((o) => (o.written ?? []).map((f) => ({ ...f, unit: o.unitKey, window: [o.start, o.end] as [number, number] })));
+    .flatMap((o) =>
+      (o.written ?? []).map((f) => ({ ...f, unit: o.unitKey, window: o.committed ?? ([o.start, o.end] as [number, number]) })),
+    );
   return all.length > FILES_LISTED
     ? { files_written: all.slice(0, FILES_LISTED), files_written_omitted: all.length - FILES_LISTED }
     : { files_written: all };

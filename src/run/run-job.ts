@@ -255,6 +255,7 @@ async function runAgainst(
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
     completed,
+    exported: done.listed,
     heads,
     blocks,
     chains,
@@ -342,6 +343,7 @@ async function runAgainst(
     unitsInFlight: config.concurrency.unitsInFlight,
     pageSize: input.pageSize,
     prefetch: input.prefetch,
+    batchWindows: config.output.batchWindows === 'on',
     blocks,
     signal,
     logger,
@@ -356,6 +358,8 @@ async function runAgainst(
 
 interface PlanInputs {
   completed: Map<string, Interval[]>;
+  /** What state holds (see PlanOptions.exported). */
+  exported: Map<string, Interval[]>;
   heads: ReturnType<typeof headFinder>;
   blocks: BlockLookup;
   chains: ChainChecks;
@@ -365,7 +369,7 @@ interface PlanInputs {
 
 /** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
 async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ plan: Plan; units: ExportUnit[] }> {
-  const { completed, heads, blocks, chains } = p;
+  const { completed, exported, heads, blocks, chains } = p;
   const logger = input.logger;
   // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
   // service anything; a target's decoder is built with its first window.
@@ -374,6 +378,7 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   const plan = await p.select(
     await planJob(job, {
       completed: (unitKey) => completed.get(unitKey) ?? [],
+      exported: (unitKey) => exported.get(unitKey) ?? [],
       latest: async (chainId) => {
         const head = await heads(chainId);
         if (head.block !== undefined && head.time !== undefined) blocks.headFound(chainId, head.block, head.time);

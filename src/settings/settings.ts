@@ -35,6 +35,11 @@ import {
   PARQUET_ENGINES,
 } from '../sink/formats.js';
 
+export const BATCH_WINDOWS = ['on', 'off'] as const;
+export type BatchWindows = (typeof BATCH_WINDOWS)[number];
+/** Blocks a batch of block windows spans at most (src/run/window-batches.ts): the default block chunk. */
+export const BLOCK_BATCH_SPAN = 10_000;
+
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['pretty', 'json'] as const;
@@ -373,6 +378,16 @@ export const SETTINGS = {
     default: () => 512_000_000,
     defaultText: '512MB',
     doc: 'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
+    places: ['config', 'job', 'flag'],
+  },
+  'output.batch_windows': {
+    key: 'output.batch_windows',
+    flag: { name: 'batch-windows', type: 'string', for: ['job'], choices: BATCH_WINDOWS },
+    parse: oneOf(BATCH_WINDOWS),
+    file: () => z.enum(BATCH_WINDOWS),
+    default: () => 'on' as BatchWindows,
+    defaultText: 'on',
+    doc: `"on" (default): consecutive windows of a unit within one UTC day (windows by time) or one span of ${BLOCK_BATCH_SPAN.toLocaleString('en-US')} blocks (by block) are exported as one, written to one file per partition and committed together. "off": every window on its own, in files of its own.`,
     places: ['config', 'job', 'flag'],
   },
   staging_dir: {

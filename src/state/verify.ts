@@ -16,17 +16,19 @@
 import pLimit from 'p-limit';
 import { readItemIds } from './exported-files.js';
 import { errorMessage } from '../errors.js';
-import { isSnapshot } from '../datasets/index.js';
+import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
 import { alignedPieces, countAlignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
 import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
 import { partitionKeyPattern } from '../sink/partitioning.js';
 import type { OutputFormat } from '../sink/sink.js';
+import type { BatchWindows } from '../settings/settings.js';
 
 export type VerifyProblemKind =
   | 'missing-windows'
@@ -125,7 +127,7 @@ export interface VerifyReport {
   destination: string;
   ok: boolean;
   units: UnitSummary[];
-  /** completed: windows with a marker; damaged: those of them with a problem a re-export repairs (WINDOW_DAMAGE). */
+  /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
@@ -146,8 +148,11 @@ export interface VerifyOptions {
   quick?: boolean;
   concurrency?: number;
   now?: () => number;
-  /** The job's resolved output settings: files another template or job writes are not its own, another format is a problem. */
-  output?: { partitioning: string; format: OutputFormat };
+  /**
+   * The job's resolved output settings: files another template or job writes are not its own, another
+   * format is a problem; with batch_windows "on", missing windows are named as the batches a run exports.
+   */
+  output?: { partitioning: string; format: OutputFormat; batchWindows?: BatchWindows };
   /** Check the files (and recount) only of the completed windows that overlap this interval (run --repair --from/--to). */
   within?: Interval;
   /** Files no window lists that something else still names (an Iceberg table's older snapshots): not reported as unreferenced. */
@@ -162,7 +167,9 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
   const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
-  const { records, windows, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined);
+  const { records, windows, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined, (rec) =>
+    windowsIn(rec, opts.job),
+  );
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
   const format = opts.output?.format;
@@ -268,6 +275,7 @@ async function checkPlannedWindows(
   for (const c of plan.coverage) {
     jobUnits.add(c.unitKey);
     const done = completed.get(c.unitKey) ?? [];
+    const windowsCompleted = done.reduce((n, d) => n + windowsIn({ ...d, unit_key: c.unitKey }, job), 0);
     for (let i = 1; i < done.length; i++) {
       const a = done[i - 1]!;
       const b = done[i]!;
@@ -285,10 +293,11 @@ async function checkPlannedWindows(
       if (job.range?.to === 'latest') {
         problems.push({ kind: 'nothing-exported', unit: c.unitKey, message: `nothing exported yet on chain ${c.chainId}` });
       }
-      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: done.length, missing: [] });
+      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: windowsCompleted, missing: [] });
       continue;
     }
-    const missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
+    let missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
+    if (opts.output?.batchWindows === 'on' && batchable(capabilitiesOf(c.dataset))) missing = batchPieces(missing, c.axis);
     const pairs = missing.map((w): [number, number] => [w.start, w.end]);
     if (pairs.length > 0) {
       problems.push({
@@ -302,7 +311,7 @@ async function checkPlannedWindows(
       unit: c.unitKey,
       range: [c.range.start, c.range.end],
       windows_planned: countAlignedPieces(c.range, job.range!.chunk),
-      windows_completed: done.length,
+      windows_completed: windowsCompleted,
       missing: pairs,
     });
   }
@@ -311,13 +320,25 @@ async function checkPlannedWindows(
 }
 
 /**
- * Completed windows (manifests and markers), checked against their names and their own row counts.
+ * The planned windows a completed window stands for: a batch of windows (or compacted windows)
+ * the windows of the grid it covers, any other one (a snapshot's day) one.
+ */
+function windowsIn(rec: Interval & { unit_key: string }, job: Job): number {
+  const unit = parseUnitKey(rec.unit_key);
+  if (!job.range || !unit || isSnapshotUnit(unit)) return 1;
+  return Math.max(1, countAlignedPieces(rec, job.range.chunk));
+}
+
+/**
+ * Completed windows (manifests and markers), checked against their names and their own row counts,
+ * and the planned windows they stand for (`windowsOf`: a batch stands for several).
  * Windows without files are counted, not kept, unless `keepEmpty` (the recount asks about each).
  */
 async function readCompletedMarkers(
   state: WindowState,
   problems: VerifyProblem[],
   keepEmpty: boolean,
+  windowsOf: (rec: WindowRecord) => number,
 ): Promise<{ records: WindowRecord[]; windows: number; rows: number }> {
   const records: WindowRecord[] = [];
   let windows = 0;
@@ -335,7 +356,7 @@ async function readCompletedMarkers(
         message: `marker records ${rec.rows} rows but its files add up to ${fileRows}`,
       });
     }
-    windows++;
+    windows += windowsOf(rec);
     rows += rec.rows;
     if (keepEmpty || rec.files.length > 0) records.push(rec);
   }

@@ -19,7 +19,7 @@ const tmp = useTempDir('plan-estimate-');
 
 async function estimateAndRun(name: string, job: Record<string, unknown>): Promise<{ estimate: RunEstimate; sent: number; text: string }> {
   const file = join(tmp.dir, `${name}.yaml`);
-  writeFileSync(file, stringify({ name, ...job, output: { format: 'ndjson' } }));
+  writeFileSync(file, stringify({ name, ...job, output: { format: 'ndjson', ...(job.output as object | undefined) } }));
   const flags = ['--base-url', sandbox.url, '--destination', join(tmp.dir, name), '--log-level', 'silent'];
   const planned = await runCli(['plan', file, '--json', ...flags]);
   expect(planned.code, planned.stderr).toBe(0);
@@ -59,6 +59,8 @@ describe('plan estimates the requests of a run', () => {
         { contract: susd, events: ['Transfer(address indexed from, address indexed to, uint256 value)'] },
       ],
       range: { by: 'block', from: first, to: first + 20_000, chunk: 2_000 },
+      // Windows exported one by one: ten edges and first pages (batched, the 10,000-block spans take two or three).
+      output: { batch_windows: 'off' },
     });
     // One block per edge on the block axis, shared by the two targets; a first page per window and target.
     expect(estimate.edges).toBe(10);

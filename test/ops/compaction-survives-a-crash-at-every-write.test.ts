@@ -64,9 +64,10 @@ async function exportFixture(format: 'parquet' | 'ndjson'): Promise<void> {
     name: `compact-${format}`,
     source: { base_url: 'sandbox', chains: [1, 8453] },
     targets: [{ wallet: sandbox.data.wallets[0]!.address, datasets: ['transactions'] }],
-    // 6-hour windows: four small files per unit and day, as frequent incremental runs leave.
+    // 6-hour windows each committed on its own: four small files per unit and day, as frequent
+    // incremental runs leave (one run batches its windows into one file a day).
     range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
-    output: { format, destination: root },
+    output: { format, destination: root, batch_windows: 'off' },
   });
   const report = await runJobAgainst(job, sandbox.url);
   expect(report.status).toBe('succeeded');

@@ -34,7 +34,9 @@ function job(destination: string): Record<string, unknown> {
     // Up to the head with nothing held back, so a reorganisation of the newest blocks touches exported rows.
     // A horizon deep enough that the reorganisation below, reaching back across several shards' windows, is repaired by runs alone.
     range: { from: '2024-02-01', to: 'latest', safety_lag: '0s', chunk: '3h', reorg_horizon: 1_000_000 },
-    output: { format: 'ndjson', destination },
+    // Windows committed one by one: shards cut a unit's windows anywhere, and batched, each shard's part
+    // of a day would be a file of its own where one process writes one (compared file by file here).
+    output: { format: 'ndjson', destination, batch_windows: 'off' },
   };
 }
 

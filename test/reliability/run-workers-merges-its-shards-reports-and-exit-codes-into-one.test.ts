@@ -17,8 +17,11 @@ import { aliceTransactionsJob, readNdjsonExport, runCli, useTestCli, writeJob } 
 const sandbox = useSandbox();
 const work = useTestCli('run-workers-');
 
+// Windows committed one by one: shards cut a unit's windows anywhere, and batched, each shard's part
+// of a day would be a file of its own where one process writes one (compared file by file here).
 const job = (destination: string, extra: Record<string, unknown> = {}) => ({
   ...aliceTransactionsJob(sandbox, 'workers', '6h', destination),
+  output: { format: 'ndjson', destination, batch_windows: 'off' },
   ...extra,
 });
 

@@ -41,7 +41,8 @@ const job = (destination: string) => ({
   source: { base_url: sandbox.url, chains: [CHAIN] },
   targets: targets.map((wallet) => ({ wallet, datasets: ['transactions'] })),
   range: { from: '2024-02-04', to: 'latest', safety_lag: '0s', chunk: '6h', reorg_horizon: 20_000 },
-  output: { format: 'ndjson', destination },
+  // Windows committed one by one: the repair replaces several windows of every unit, newest first or not.
+  output: { format: 'ndjson', destination, batch_windows: 'off' },
 });
 const flags = ['--log-level', 'error', '--json'];
 
