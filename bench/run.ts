@@ -138,6 +138,8 @@ export interface ChildResult {
   peakRssMB: number;
   responses429?: number;
   files?: number;
+  /** Partition folders holding those files. */
+  partitions?: number;
   outputMB?: number;
   /** Requests the exporter's client had open (sent, not yet answered), mean of samples every 10 ms. */
   meanClientInFlight?: number;
@@ -189,15 +191,17 @@ function memorySampler(): () => Record<string, number> {
   };
 }
 
-function dirBytes(dir: string): { files: number; bytes: number } {
+function dirBytes(dir: string): { files: number; bytes: number; partitions: number } {
   let files = 0;
   let bytes = 0;
+  const folders = new Set<string>();
   for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (!e.isFile() || e.parentPath.includes('_state')) continue;
     files++;
+    folders.add(e.parentPath);
     bytes += statSync(join(e.parentPath, e.name)).size;
   }
-  return { files, bytes };
+  return { files, bytes, partitions: folders.size };
 }
 
 function finish(label: string, rows: number, requests: number, t0: number, cpu0: NodeJS.CpuUsage): ChildResult {
@@ -303,6 +307,7 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
       ...result,
       responses429: report.responses_429,
       files: out.files,
+      partitions: out.partitions,
       outputMB: +(out.bytes / 1e6).toFixed(1),
       memoryAtPeak: memory(),
       meanClientInFlight,
@@ -529,10 +534,12 @@ let CHILD_ENV: NodeJS.ProcessEnv = process.env;
 const CPU_GOALS = new Set(['Parquet, DuckDB engine (default)', 'NDJSON.gz']);
 const MAX_CPU_PER_ROW_RATIO = 2.5;
 const AIM_ROWS_RATIO = 0.5;
+/** Issue 33 goal 2: data files per 1,000,000 rows, where the partitioning allows so few. */
+const MAX_FILES_PER_MILLION_ROWS = 20;
 /** Bytes on the wire per row at most this share of the uncompressed JSON. */
 const MAX_WIRE_SHARE = 0.25;
 
-/** One goal of the issue with its figure, listed again at the end of the results. */
+/** One goal of an issue with its figure, listed again at the end of the results. */
 interface Goal {
   goal: string;
   measured: string;
@@ -668,6 +675,16 @@ async function throughput(opts: Options): Promise<void> {
           median(ratio) >= AIM_ROWS_RATIO,
         );
         verdict = `CPU ≤ ${MAX_CPU_PER_ROW_RATIO}x ${cpuMet}; rows/s ≥ ${AIM_ROWS_RATIO} ${rowsMet}`;
+      }
+      const files = rs[0]!.files;
+      if (files !== undefined && rs[0]!.partitions !== undefined && label === 'Parquet, DuckDB engine (default)') {
+        // One file per partition holding rows is the fewest the partitioning allows.
+        const allowed = Math.max(Math.ceil((MAX_FILES_PER_MILLION_ROWS * rs[0]!.rows) / 1e6), rs[0]!.partitions);
+        goal(
+          `issue 33 goal 2: data files ≤ ${MAX_FILES_PER_MILLION_ROWS} per 1,000,000 rows where the partitioning allows (windows of ${opts.chunk})`,
+          `${fmt(files)} files for ${fmt(rs[0]!.rows)} rows in ${rs[0]!.partitions} partitions`,
+          files <= allowed,
+        );
       }
       lines.push(
         `| ${label} | ${fmt(median(rowsPerSec))} | ${fmt(Math.min(...rowsPerSec))}–${fmt(Math.max(...rowsPerSec))} | ` +
@@ -1017,6 +1034,7 @@ async function workers(opts: Options): Promise<void> {
       repeats: opts.repeats,
       env: CHILD_ENV,
       emit,
+      goal,
     });
   } finally {
     await server.stop();
@@ -1065,13 +1083,13 @@ async function main(): Promise<void> {
           layout: opts.scaleLayout,
           profile: opts.profile,
         },
-        { inChild: (spec, p) => inChild(spec, p), emit },
+        { inChild: (spec, p) => inChild(spec, p), emit, goal },
       );
     if (opts.only.has('workers')) await workers(opts);
     if (goals.length > 0) {
       emit(
         [
-          '## Goals of issue 17 in this run',
+          '## Goals in this run (issue 17, and issue 33 where named)',
           '',
           '| goal | measured | |',
           '|---|---|---|',

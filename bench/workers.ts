@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { RunReport } from '../src/run/report.js';
@@ -25,6 +25,8 @@ export interface WorkersBenchInput {
   repeats: number;
   env: NodeJS.ProcessEnv;
   emit: (markdown: string) => void;
+  /** Records a goal's verdict for the bench's list of goals. */
+  goal: (text: string, measured: string, met: boolean) => string;
 }
 
 interface Measured {
@@ -136,10 +138,25 @@ export async function workersBench(b: WorkersBenchInput): Promise<void> {
       '| workers | rows | wall s | rows/s | × the first | CPU s | CPU µs per row | requests per 1,000 rows | rows per worker |',
       '|---|---|---|---|---|---|---|---|---|',
     ];
+    const cpuPerRow = (ms: Measured[]) => median(ms.map((m) => (m.cpuSec / m.rows) * 1e6));
+    const oneCpu = cpuPerRow(runs.get(b.counts[0]!)!);
     for (const count of b.counts) {
       const ms = runs.get(count)!;
       const rps = rowsPerSec(ms);
       const mid = ms[0]!;
+      if (count > b.counts[0]!) {
+        // Issue 33 goal 4: rows/s grows with the processes (up to the limit), CPU per row does not.
+        b.goal(
+          `issue 33 goal 4: rows/s with ${count} workers above ${b.counts[0]}'s (${cpus().length} cores)`,
+          `${(rps / one).toFixed(2)}x`,
+          rps > one * 1.05,
+        );
+        b.goal(
+          `issue 33 goal 4: CPU per row with ${count} workers no more than ${b.counts[0]}'s`,
+          `${cpuPerRow(ms).toFixed(1)} against ${oneCpu.toFixed(1)} µs`,
+          cpuPerRow(ms) <= oneCpu * 1.05,
+        );
+      }
       rows.push(
         `| ${count} | ${fmt(mid.rows)} | ${median(ms.map((m) => m.seconds)).toFixed(1)} (${ms.map((m) => m.seconds.toFixed(1)).join(', ')}) | ${fmt(rps)} | ${(rps / one).toFixed(2)} | ` +
           `${median(ms.map((m) => m.cpuSec)).toFixed(1)} | ${median(ms.map((m) => (m.cpuSec / m.rows) * 1e6)).toFixed(1)} | ` +
