@@ -480,9 +480,9 @@ describe('fuzzed service responses', () => {
             const rows = Array.isArray(json.data) ? (json.data as unknown[]) : [];
             const fields = route === 'transactions' ? TX_FIELDS : EV_FIELDS;
             const at = (n: number) => (rows.length ? n % rows.length : -1);
-            if (m.kind === 'field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object')
+            if (m.kind === 'field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object' && rows[at(m.row)] !== null)
               (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!] = m.value;
-            else if (m.kind === 'delete-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object')
+            else if (m.kind === 'delete-field' && at(m.row) >= 0 && typeof rows[at(m.row)] === 'object' && rows[at(m.row)] !== null)
               delete (rows[at(m.row)] as Record<string, unknown>)[fields[m.field % fields.length]!];
             else if (m.kind === 'row' && at(m.row) >= 0) rows[at(m.row)] = m.value;
             else if (m.kind === 'duplicate-row' && at(m.row) >= 0) rows.splice(at(m.row), 0, structuredClone(rows[at(m.row)]));
