@@ -3,7 +3,7 @@
  * same machine, in the same run, on the same pages. Not a test. Writes bench/RESULTS.md.
  *
  *   npm run bench                                   # everything (~15 min on 2 cores, and ~35 min more for the scale part's 1M windows)
- *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale | workers
+ *   npm run bench -- --only throughput --repeats 5  # one part: throughput | rss | latency | ratelimit | wan | startup | scale | workers | paging
  *   npm run bench -- --profile                      # also --cpu-prof every exporter child (bench/profiles/)
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
@@ -24,6 +24,7 @@
  *            --scale-wallets <wallets of its job; default 100>
  *            --scale-stores <local,s3: its destinations (s3: a radosgw it starts); default local>
  *            --workers <run --workers counts of the workers part, comma-separated; default 1,2,4>
+ *            --paging-tx <sandbox transactions of the paging part; default 200000>
  *            --scale-layout <manifests | markers: how its generated state is kept (markers: older versions', folded by the first run); default manifests>
  *            --server-encoding <cdn | identity: the page server compresses when asked, as a CDN
  *                      does (default), or never (as the previous sessions measured); not the WAN part>
@@ -468,6 +469,8 @@ interface Options {
   scaleStores: string[];
   /** `run --workers` counts of the workers part (bench/workers.ts). */
   workers: number[];
+  /** Sandbox transactions of the paging part (issue 33 goal 3). */
+  pagingTx: number;
   scaleLayout: 'manifests' | 'markers';
 }
 
@@ -481,7 +484,7 @@ function parseOptions(argv: string[]): Options {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup', 'scale', 'workers'];
+  const parts = ['throughput', 'rss', 'latency', 'ratelimit', 'wan', 'startup', 'scale', 'workers', 'paging'];
   return {
     only: new Set(get('only')?.split(',') ?? parts),
     formats: get('formats')?.split(',') ?? ['duckdb', 'hyparquet', 'ndjson'],
@@ -502,6 +505,7 @@ function parseOptions(argv: string[]): Options {
     scaleWallets: Number(get('scale-wallets') ?? 100),
     scaleStores: (get('scale-stores') ?? 'local').split(','),
     workers: (get('workers') ?? '1,2,4').split(',').map(Number),
+    pagingTx: Number(get('paging-tx') ?? 200_000),
     scaleLayout: scaleLayout(get('scale-layout') ?? 'manifests'),
   };
 }
@@ -1019,6 +1023,38 @@ async function startup(): Promise<void> {
   );
 }
 
+/** Issue 33 goal 3: page requests against the floor on the contract profile, exact rows on the indexer and hostile ones. */
+const MAX_FLOOR_RATIO = 1.25;
+
+/** Part 9: page requests against the floor (bench/paging-requests.ts), every row read back. */
+async function paging(opts: Options): Promise<void> {
+  // Loaded here: every child of this module runs its bundle, and none needs the sandbox.
+  const { measurePaging, pagingTable, FLOOR_DEFINITION } = await import('./paging-requests.js');
+  const { buildSandboxData } = await import('../src/sandbox/index.js');
+  const data = buildSandboxData({ seed: 42, transactions: opts.pagingTx });
+  const results = [];
+  for (const profile of ['contract', 'indexer', 'hostile'] as const) {
+    const r = await measurePaging({ profile, transactions: opts.pagingTx, data, check: true });
+    const c = r.check;
+    const exact = c !== undefined && c.missing_ids + c.duplicates + c.unknown_ids + c.fields_differing === 0;
+    if (profile === 'contract')
+      goal(`issue 33 goal 3: page requests ≤ ${MAX_FLOOR_RATIO}x the floor (contract profile)`, `${r.ratio}x`, r.ratio <= MAX_FLOOR_RATIO);
+    goal(`issue 33 goal 3: every row exact under the ${profile} profile`, exact ? 'exact' : JSON.stringify(c), exact);
+    results.push(r);
+  }
+  emit(
+    [
+      '## 9. Paging: page requests against the floor (issue 33 goal 3)',
+      '',
+      `\`bench/paging-requests.ts\`'s measurement, in this process: the bench wallet's job against a sandbox of ${fmt(opts.pagingTx)} transactions per profile, every row read back.`,
+      '',
+      pagingTable(results),
+      '',
+      FLOOR_DEFINITION,
+    ].join('\n'),
+  );
+}
+
 /** Part 8: `run --workers N`, rows/s and CPU per row of the CLI and its workers (bench/workers.ts). */
 async function workers(opts: Options): Promise<void> {
   const server = await startPageServer(opts.tx, 8192);
@@ -1086,6 +1122,7 @@ async function main(): Promise<void> {
         { inChild: (spec, p) => inChild(spec, p), emit, goal },
       );
     if (opts.only.has('workers')) await workers(opts);
+    if (opts.only.has('paging')) await paging(opts);
     if (goals.length > 0) {
       emit(
         [
