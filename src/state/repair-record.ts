@@ -23,7 +23,7 @@ export interface RepairedWindows {
 }
 
 export async function takeOutRepaired(state: WindowState, unitKey: string, r: RepairedWindows): Promise<void> {
-  const key = `${state.root}/repair/${unitKey}.json`;
+  const key = state.repairKey(unitKey);
   for (let attempt = 1; ; attempt++) {
     const obj = await state.store.get(key);
     if (!obj) return;

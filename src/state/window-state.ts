@@ -215,6 +215,11 @@ export class WindowState {
     return `${this.root}/completed/${unitKey}/${windowKey({ start, end })}.json`;
   }
 
+  /** Where a unit's repair record lives (see pendingRepairs). */
+  repairKey(unitKey: string): string {
+    return `${this.root}/repair/${unitKey}.json`;
+  }
+
   pendingKey(unitKey: string, start: number, end: number): string {
     return `${this.root}/pending/${unitKey}/${windowKey({ start, end })}.json`;
   }
@@ -627,7 +632,7 @@ export class WindowState {
   async writeRepair(unitKey: string, windows: Interval[]): Promise<void> {
     this.guard();
     await this.store.put(
-      `${this.root}/repair/${unitKey}.json`,
+      this.repairKey(unitKey),
       JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }),
       {
         contentType: 'application/json',
@@ -667,7 +672,7 @@ export class WindowState {
 
   async clearRepair(unitKey: string): Promise<void> {
     this.guard();
-    await this.store.delete(`${this.root}/repair/${unitKey}.json`);
+    await this.store.delete(this.repairKey(unitKey));
   }
 
   /** `lastRunName`: the "latest report" object beside the reports (one per shard when sharded). */
