@@ -631,13 +631,9 @@ export class WindowState {
 
   async writeRepair(unitKey: string, windows: Interval[]): Promise<void> {
     this.guard();
-    await this.store.put(
-      this.repairKey(unitKey),
-      JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }),
-      {
-        contentType: 'application/json',
-      },
-    );
+    await this.store.put(this.repairKey(unitKey), JSON.stringify({ windows: windows.map((w) => ({ start: w.start, end: w.end })) }), {
+      contentType: 'application/json',
+    });
   }
 
   /** What the last reorganisation check of a unit found still the chain's (null: none recorded). */
