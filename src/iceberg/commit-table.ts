@@ -33,6 +33,12 @@ export interface LiveFile {
   partition: PartitionValues;
 }
 
+/** The data files a commit makes the table list, and what its snapshot's summary adds (run id, windows). */
+export interface TableContents {
+  files: readonly LiveFile[];
+  summary: Record<string, string>;
+}
+
 export interface TableCommitInput {
   store: ObjectStore;
   /** The table's folder under the destination (its name). */
@@ -42,9 +48,12 @@ export interface TableCommitInput {
   columns: readonly Column[];
   partitioning: string;
   compression: string;
-  files: readonly LiveFile[];
-  /** Added to the snapshot's summary (run id, windows). */
-  summary: Record<string, string>;
+  /**
+   * What the table must list, asked at each attempt with the metadata version it read (0: none):
+   * the state as read after that version was committed, or a commit on top of another writer's
+   * (a shard's) would take its files out again.
+   */
+  contents: (version: number) => Promise<TableContents>;
   logger: Logger;
   /** Called before each write; throws to stop (a lost lease). */
   guard?: (() => void) | undefined;
@@ -171,9 +180,10 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   if (current) checkShape(table, current.meta, schema, spec);
   const meta = current?.meta ?? newTable(`${rootUri}/${table}`, schema, spec, t.compression);
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
+  const contents = await t.contents(current?.version ?? 0);
 
   const uri = (key: string) => `${rootUri}/${encodeURI(key)}`;
-  const wanted = new Map(t.files.map((f) => [uri(f.key), f]));
+  const wanted = new Map(contents.files.map((f) => [uri(f.key), f]));
   const live = new Set(
     manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
   );
@@ -238,7 +248,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     contentType: 'application/avro',
   });
 
-  const totalRecords = t.files.reduce((n, f) => n + f.rows, 0);
+  const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
   const operation = removed.size === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
   const removedEntries = manifests
     .flatMap((m) => m.entries)
@@ -255,9 +265,9 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
       'added-records': String(added.reduce((n, f) => n + f.rows, 0)),
       'deleted-data-files': String(removed.size),
       'deleted-records': String(removedEntries.reduce((n, e) => n + e.data_file.record_count, 0)),
-      'total-data-files': String(t.files.length),
+      'total-data-files': String(contents.files.length),
       'total-records': String(totalRecords),
-      ...t.summary,
+      ...contents.summary,
     },
     'schema-id': schema['schema-id'],
   };

@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from '../state/window-state.js';
-import { commitTable, type LiveFile, type TableCommitted } from './commit-table.js';
+import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted } from './commit-table.js';
 import { destinationUri } from './destination-uri.js';
 import { keyReader } from './table-schema.js';
 
@@ -72,11 +72,16 @@ async function liveFilesByTable(state: WindowState, partitioning: string, runId:
 
 /** One commit per table of the job whose snapshot differs from the state; what was committed. */
 export async function commitIcebergTables(o: IcebergCommitOptions): Promise<TableCommitted[]> {
-  const byTable = await liveFilesByTable(o.state, o.partitioning, o.runId);
+  // The state is read after the tables: a commit on top of a version holds every window committed
+  // before it, so it never takes out files another writer (a shard) committed. One read serves every
+  // table still at the version read before it; an attempt on a newer version reads the state again.
+  const before = new Map(
+    await Promise.all(o.tables.map(async (t) => [t.name, (await readCurrentVersion(o.store, t.name))?.version ?? 0] as const)),
+  );
+  const shared = liveFilesByTable(o.state, o.partitioning, o.runId);
   const rootUri = destinationUri(o.store);
   const committed: TableCommitted[] = [];
   for (const table of o.tables) {
-    const t = byTable.get(table.name) ?? { files: [], windows: 0, runWindows: 0 };
     const done = await commitTable({
       store: o.store,
       table: table.name,
@@ -84,11 +89,17 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
       columns: table.columns,
       partitioning: o.partitioning,
       compression: o.compression,
-      files: t.files,
-      summary: {
-        'insight-export.run-id': o.runId,
-        'insight-export.run-windows': String(t.runWindows),
-        'insight-export.windows': String(t.windows),
+      contents: async (version) => {
+        const byTable = await (version === before.get(table.name) ? shared : liveFilesByTable(o.state, o.partitioning, o.runId));
+        const t = byTable.get(table.name) ?? { files: [], windows: 0, runWindows: 0 };
+        return {
+          files: t.files,
+          summary: {
+            'insight-export.run-id': o.runId,
+            'insight-export.run-windows': String(t.runWindows),
+            'insight-export.windows': String(t.windows),
+          },
+        };
       },
       logger: o.logger,
       guard: o.guard,

@@ -28,7 +28,7 @@ const file = (day: number): LiveFile => ({
   partition: { chain_id: 1, block_time_day: 19753 + day },
 });
 
-function commit(store: ObjectStore, files: LiveFile[], logger = silentLogger) {
+function commit(store: ObjectStore, files: LiveFile[] | (() => LiveFile[]), logger = silentLogger) {
   return commitTable({
     store,
     table: 't',
@@ -36,8 +36,7 @@ function commit(store: ObjectStore, files: LiveFile[], logger = silentLogger) {
     columns: COLUMNS,
     partitioning: PARTITIONING,
     compression: 'zstd',
-    files,
-    summary: {},
+    contents: async () => ({ files: typeof files === 'function' ? files() : files, summary: {} }),
     logger,
   });
 }
@@ -81,6 +80,21 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     expect(mine!['parent-snapshot-id']).toBe(rival!['snapshot-id']);
     expect(mine!.summary['total-data-files']).toBe('2');
     expect(lines.join('')).toContain('another writer committed to the Iceberg table first');
+  });
+
+  it("the loser of a race commits the state as it reads it after the winner's commit: the winner's files stay", async () => {
+    const inner = store();
+    await commit(inner, [file(1)]);
+    // One state two writers commit: this one added file 3; the rival adds file 2 and commits first
+    // what it read before file 3 was added.
+    const state = [file(1), file(3)];
+    const done = await commit(
+      racedStore(inner, 1, () => (state.push(file(2)), [file(1), file(2)])),
+      () => [...state],
+    );
+    expect(done).toMatchObject({ operation: 'append', added_files: 1, deleted_files: 0 });
+    const current = (await readCurrentVersion(inner, 't'))!;
+    expect(current.meta.snapshots.at(-1)!.summary['total-data-files']).toBe('3');
   });
 
   it('a writer that loses every attempt stops with exit code 75 and the winners keep their snapshots', async () => {
