@@ -343,7 +343,11 @@ async function runAgainst(
     iceberg && input.commitTables !== false
       ? new TableCommits(icebergCommit(iceberg, { ...input, job, store, state, runId, guard: () => held.assertHeld() }), logger)
       : null;
-  tableCommits?.start(config.output.icebergCommitIntervalMs);
+  tableCommits?.start(
+    config.output.icebergCommitIntervalMs,
+    units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
+    done.listed,
+  );
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -358,7 +362,10 @@ async function runAgainst(
     blocks,
     signal,
     logger,
-    onProgress: input.onProgress,
+    onProgress: (e) => {
+      tableCommits?.onProgress(e);
+      input.onProgress?.(e);
+    },
   }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });

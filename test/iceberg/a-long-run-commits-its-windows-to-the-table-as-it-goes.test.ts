@@ -3,6 +3,8 @@
  * output.iceberg_commit_interval set, a run commits the tables while it exports, and once more at
  * its end: each snapshot holds whole windows (its rows are exactly its windows' rows, every row of
  * the one before it still there), and the last equals a fresh export. "0s" commits at the end only.
+ * A run that exports windows again (--force here; a reorganisation repair the same) commits nothing
+ * until all of them are done: readers get the replacement as one snapshot.
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -27,8 +29,9 @@ const job = {
   output: { batch_windows: 'off' },
 };
 
-const run = (name: string, interval: string, format: 'iceberg' | 'parquet' = 'iceberg') =>
+const run = (name: string, interval: string, format: 'iceberg' | 'parquet' = 'iceberg', force = false) =>
   exportJob({
+    force,
     job,
     dir: join(tmp.dir, name),
     sandbox,
@@ -60,4 +63,13 @@ it('commits during the run: every snapshot whole windows, the last equal to a fr
 it('"0s" commits at the end of the run only', { timeout: 120_000 }, async () => {
   const report = await run('end-only', '0s');
   expect(report.iceberg_commits).toHaveLength(1);
+});
+
+it('a --force run as long is one overwrite snapshot: no commit while windows it replaces are left', { timeout: 120_000 }, async () => {
+  const before = (await readCurrentVersion(new LocalStore(join(tmp.dir, 'during', 'out')), 'transactions'))!.version;
+  const report = await run('during', '300ms', 'iceberg', true);
+  expect(report.status).toBe('succeeded');
+  expect(report.duration_s).toBeGreaterThan(1);
+  expect(report.iceberg_commits).toMatchObject([{ table: 'transactions', operation: 'overwrite' }]);
+  expect((await readCurrentVersion(new LocalStore(join(tmp.dir, 'during', 'out')), 'transactions'))!.version).toBe(before + 1);
 });
