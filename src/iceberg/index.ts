@@ -5,18 +5,18 @@
  * exported; a crash between the two leaves the previous snapshot current, and the next run's
  * commit catches the table up. Files of replaced windows are kept (older snapshots name them).
  */
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from '../state/window-state.js';
 import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted } from './commit-table.js';
 import { destinationUri } from './destination-uri.js';
-import { keyReader } from './table-schema.js';
+import { keyReader, type TableColumn } from './table-schema.js';
 
 export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
+export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
 export { destinationUri } from './destination-uri.js';
 export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 
@@ -31,8 +31,8 @@ export const keepReplacedFiles = async (): Promise<void> => undefined;
 export interface IcebergCommitOptions {
   store: ObjectStore;
   state: WindowState;
-  /** The job's tables and their columns. */
-  tables: readonly { name: string; columns: readonly Column[] }[];
+  /** The job's tables and their columns, with field ids (committedColumns). */
+  tables: readonly { name: string; columns: readonly TableColumn[] }[];
   partitioning: string;
   compression: string;
   runId: string;

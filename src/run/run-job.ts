@@ -30,8 +30,8 @@ import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
 import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
-import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
-import { jobTables } from './tables.js';
+import { recordTableColumns } from '../state/table-columns.js';
+import { jobTables, settleTableColumns } from './tables.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
@@ -289,7 +289,7 @@ async function runAgainst(
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
-  const unrecorded = await checkTableColumns(store, job, tables);
+  const settled = await settleTableColumns(store, job, tables, config.output.format);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
@@ -329,8 +329,14 @@ async function runAgainst(
   await recordTableColumns(
     store,
     job,
-    unrecorded.filter((t) => written.has(t.name)),
+    settled.records.filter((r) => written.has(r.table)),
   );
+  for (const [table, change] of settled.changes)
+    if (written.has(table))
+      logger.info(
+        { table, added_columns: change.added, promoted_columns: change.promoted },
+        'Iceberg table gets new columns: field ids fixed',
+      );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
   const outcomes = await exportUnits(units, {
@@ -345,6 +351,7 @@ async function runAgainst(
     prefetch: input.prefetch,
     batchWindows: config.output.batchWindows === 'on',
     blocks,
+    fieldIds: settled.fieldIds,
     signal,
     logger,
     onProgress: input.onProgress,
@@ -577,7 +584,7 @@ async function commitTables(
   return iceberg.commitIcebergTables({
     store,
     state,
-    tables: await jobTables(job),
+    tables: await iceberg.committedColumns(store, job.name, await jobTables(job)),
     partitioning: input.config.output.partitioning,
     compression: input.config.output.compression,
     runId: run.runId,
