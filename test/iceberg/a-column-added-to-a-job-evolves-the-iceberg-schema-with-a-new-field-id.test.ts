@@ -1,11 +1,11 @@
 /**
- * Issue 34.4: a job exported to Iceberg without decoding, then with decoding turned on over more
- * days. The transactions table gains the decoded columns: its metadata gets a second schema, made
+ * Issue 34.4: a job exported to Iceberg without decoding, then with decoding turned on over one
+ * more day. The transactions table gains the decoded columns: its metadata gets a second schema, made
  * current by the run's snapshot, in which the old columns keep their field ids and the new ones
  * take the next ids; the older data files carry the old ids and the newer the new schema's (pyarrow);
  * icebird reads the older rows with nulls in the new columns and the newer rows with their values,
  * row for row what a Parquet export of each part gives; the first snapshot still reads as it was.
- * Local and S3.
+ * Local and S3; `verify` and `ddl` of the evolved table (local).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ import { destinationUri, readCurrentVersion } from '../../src/iceberg/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import type { VerifyReport } from '../../src/state/verify.js';
+import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
 import { fieldIdsWithPyarrow, icebirdRows, readWithFastavro, sortedRows } from '../helpers/iceberg.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
@@ -48,7 +50,7 @@ beforeAll(async () => {
     return readTable(join(dir, 'out'), 'transactions', 'parquet');
   };
   before = await part('before', false, '2024-02-01', '2024-02-03');
-  after = await part('after', true, '2024-02-03', '2024-02-05');
+  after = await part('after', true, '2024-02-03', '2024-02-04');
   expect(before.length).toBeGreaterThan(20);
   expect(after.length).toBeGreaterThan(20);
   expect(Object.keys(before[0]!)).not.toContain('decode_status');
@@ -87,7 +89,7 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
         flags: { format: 'iceberg' },
       });
     first = await run(false, '2024-02-03');
-    second = await run(true, '2024-02-05');
+    second = await run(true, '2024-02-04');
     expect(first.status).toBe('succeeded');
     expect(second.status).toBe('succeeded');
   });
@@ -160,5 +162,22 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
     const manifest = readWithFastavro([manifestPath!])[manifestPath!]!;
     expect(JSON.parse(manifest.metadata.schema!)).toEqual(meta.schemas[1]);
     expect(manifest.metadata['schema-id']).toBe('1');
+  });
+});
+
+describe('verify and ddl of the local table after its schema evolved', () => {
+  const cli = (...argv: string[]) =>
+    runCli([...argv, '--destination', join(tmp.dir, 'local', 'out'), '--base-url', sandbox.url, '--format', 'iceberg']);
+
+  it('verify finds the table equal to the state, every file of both schemas present', async () => {
+    const r = await cli('verify', join(tmp.dir, 'local', 'job.yaml'), '--json');
+    expect((JSON.parse(r.stdout) as VerifyReport).problems).toEqual([]);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  it('ddl opens the table by the metadata file of the evolved schema', async () => {
+    const r = await cli('ddl', join(tmp.dir, 'local', 'job.yaml'), '--dialect', 'duckdb');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`iceberg_scan('${join(tmp.dir, 'local', 'out')}/transactions/metadata/v2.metadata.json')`);
   });
 });
