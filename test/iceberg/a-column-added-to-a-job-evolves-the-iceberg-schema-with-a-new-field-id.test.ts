@@ -8,8 +8,11 @@
  * Local and S3; `verify` and `ddl` of the evolved table (local).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
+import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Logger } from '../../src/log.js';
 import { readManifests } from '../../src/iceberg/commit-table.js';
 import { destinationUri, readCurrentVersion } from '../../src/iceberg/index.js';
 import type { RunReport } from '../../src/run/report.js';
@@ -74,13 +77,15 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
   let store: ObjectStore;
   let first: RunReport;
   let second: RunReport;
+  const logLines: { msg: string; table?: string; schema_id?: number; added_columns?: unknown[] }[] = [];
 
   beforeAll(async () => {
     dir = join(tmp.dir, kind);
     const prefix = 'evolution';
     store = kind === 'local' ? new LocalStore(join(dir, 'out')) : bucket.store(prefix);
-    const run = (decode: boolean, to: string) =>
+    const run = (decode: boolean, to: string, logger?: Logger) =>
       exportJob({
+        ...(logger ? { logger } : {}),
         job: job(decode, '2024-02-01', to),
         dir,
         sandbox,
@@ -89,7 +94,11 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
         flags: { format: 'iceberg' },
       });
     first = await run(false, '2024-02-03');
-    second = await run(true, '2024-02-04');
+    second = await run(
+      true,
+      '2024-02-04',
+      pino({ level: 'info' }, new Writable({ write: (chunk: Buffer, _e, cb) => (logLines.push(JSON.parse(chunk.toString())), cb()) })),
+    );
     expect(first.status).toBe('succeeded');
     expect(second.status).toBe('succeeded');
   });
@@ -116,6 +125,16 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
       },
     ]);
     expect(first.iceberg_commits?.[0]).not.toHaveProperty('schema_evolved');
+    // The log says it twice: when the run fixes the new columns' ids (before its first file), and when its commit evolves the table.
+    expect(logLines.find((l) => l.msg.startsWith('Iceberg table gets new columns'))).toMatchObject({
+      table: 'transactions',
+      added_columns: DECODED.map((name, i) => ({ name, field_id: n + 1 + i })),
+    });
+    expect(logLines.find((l) => l.msg.startsWith('Iceberg table schema evolved'))).toMatchObject({
+      table: 'transactions',
+      schema_id: 1,
+      added_columns: DECODED,
+    });
   });
 
   it('pyarrow finds the ids of the schema they were written with in the older and the newer data files', async () => {
