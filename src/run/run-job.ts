@@ -287,7 +287,8 @@ async function runAgainst(
     if (late > 0) logger.info({ windows: late }, "completed windows folded into their units' manifests");
   }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
-  // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
+  // file (an Iceberg table may gain columns, their field ids recorded before its first file).
+  // Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
   const settled = await settleTableColumns(store, job, tables, config.output.format);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
@@ -335,7 +336,7 @@ async function runAgainst(
     if (written.has(table))
       logger.info(
         { table, added_columns: change.added, promoted_columns: change.promoted },
-        'Iceberg table gets new columns: field ids fixed',
+        'Iceberg table columns evolve: their field ids are recorded before the first file',
       );
 
   await openRunStagingDir(config.stagingDir, runId, logger);

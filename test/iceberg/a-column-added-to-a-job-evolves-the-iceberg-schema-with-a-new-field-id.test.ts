@@ -126,7 +126,7 @@ describe.each(['local', 's3'] as const)('a %s Iceberg table whose job turns deco
     ]);
     expect(first.iceberg_commits?.[0]).not.toHaveProperty('schema_evolved');
     // The log says it twice: when the run fixes the new columns' ids (before its first file), and when its commit evolves the table.
-    expect(logLines.find((l) => l.msg.startsWith('Iceberg table gets new columns'))).toMatchObject({
+    expect(logLines.find((l) => l.msg.startsWith('Iceberg table columns evolve'))).toMatchObject({
       table: 'transactions',
       added_columns: DECODED.map((name, i) => ({ name, field_id: n + 1 + i })),
     });
