@@ -7,7 +7,6 @@
  * (its files are never deleted by a run) and unreferenced manifests behind.
  */
 import { randomUUID } from 'node:crypto';
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
@@ -22,8 +21,24 @@ import {
   type ManifestFile,
 } from './avro-files.js';
 import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
-import { currentSnapshot, newSnapshotId, newTable, withSnapshot, type Snapshot, type TableMetadata } from './table-metadata.js';
-import { partitionSpec, tableSchema, type IcebergSchema, type PartitionSpec, type PartitionValues } from './table-schema.js';
+import { evolves, schemaChange, schemaRefused, withSchema } from './schema-evolution.js';
+import {
+  currentSchema,
+  currentSnapshot,
+  newSnapshotId,
+  newTable,
+  withSnapshot,
+  type Snapshot,
+  type TableMetadata,
+} from './table-metadata.js';
+import {
+  partitionSpec,
+  tableSchema,
+  type IcebergSchema,
+  type PartitionSpec,
+  type PartitionValues,
+  type TableColumn,
+} from './table-schema.js';
 
 /** A data file the table must list. */
 export interface LiveFile {
@@ -59,7 +74,8 @@ export interface TableCommitInput {
   table: string;
   /** The destination as readers address it: `s3://bucket/prefix` or `file:///abs/path`. */
   rootUri: string;
-  columns: readonly Column[];
+  /** The table's columns, each with the field id the table keeps for its name (src/iceberg/field-ids.ts). */
+  columns: readonly TableColumn[];
   partitioning: string;
   compression: string;
   /**
@@ -81,6 +97,8 @@ export interface TableCommitted {
   operation: Snapshot['summary']['operation'];
   added_files: number;
   deleted_files: number;
+  /** Present when this commit made a new schema current (columns added or promoted). */
+  schema_evolved?: SchemaEvolved;
 }
 
 /** Commits tried before the table is left to a later run (exit 75). */
@@ -162,27 +180,55 @@ export async function readManifests(store: ObjectStore, rootUri: string, snapsho
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-function checkShape(table: string, meta: TableMetadata, schema: IcebergSchema, spec: PartitionSpec): void {
-  const current = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
-  const shape = (s: IcebergSchema | undefined) => s?.fields.map((f) => [f.id, f.name, f.type]);
+/** Columns a commit added to the table's schema, or promoted (int -> long), and the schema it made current. */
+export interface SchemaEvolved {
+  schema_id: number;
+  added_columns: string[];
+  promoted_columns: string[];
+}
+
+/**
+ * The table's metadata with the job's schema (field ids from the table's record): the current one
+ * when they agree, a new current schema when the job adds columns or promotes a type; any other
+ * difference, or another partition spec, is refused.
+ */
+function withJobSchema(
+  table: string,
+  meta: TableMetadata,
+  key: string,
+  wanted: IcebergSchema,
+  spec: PartitionSpec,
+): { meta: TableMetadata; evolved: SchemaEvolved | null } {
+  const current = currentSchema(meta, key);
+  const change = schemaChange(current, meta['last-column-id'], wanted);
+  if (change.refused.length > 0) throw schemaRefused(table, change.refused.join('; '), `${key} against the job's table record`);
   const currentSpec = meta['partition-specs'].find((s) => s['spec-id'] === meta['default-spec-id']);
-  const differs = !sameJson(shape(current), shape(schema))
-    ? 'schema'
-    : !sameJson(currentSpec?.fields, spec.fields)
-      ? 'partition spec'
-      : null;
-  if (differs === null) return;
-  throw new IcebergTableRefusedError(`Iceberg table ${table} has another ${differs} than the job's`, {
-    details: `the table's current metadata and the job's columns or partitioning differ in their ${differs}`,
-    hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
-  });
+  if (!sameJson(currentSpec?.fields, spec.fields)) {
+    throw new IcebergTableRefusedError(`Iceberg table ${table} has another partition spec than the job's`, {
+      details: `the table's current metadata and the job's partitioning differ in their partition spec`,
+      hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
+    });
+  }
+  if (!evolves(change)) return { meta, evolved: null };
+  const next = withSchema(meta, current, wanted);
+  return {
+    meta: next,
+    evolved: { schema_id: next['current-schema-id'], added_columns: change.added, promoted_columns: change.promoted },
+  };
 }
 
 /** Makes the table list exactly `files`; null when it already does. */
 export async function commitTable(t: TableCommitInput): Promise<TableCommitted | null> {
   for (let attempt = 1; ; attempt++) {
     const result = await tryCommit(t);
-    if (result !== 'conflict') return result;
+    if (result !== 'conflict') {
+      if (result?.schema_evolved)
+        t.logger.info(
+          { table: t.table, ...result.schema_evolved },
+          'Iceberg table schema evolved: older rows read null in the added columns',
+        );
+      return result;
+    }
     if (attempt >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(t.table, attempt);
     t.logger.warn(
       { table: t.table, attempt, of: MAX_COMMIT_ATTEMPTS },
@@ -194,11 +240,13 @@ export async function commitTable(t: TableCommitInput): Promise<TableCommitted |
 
 async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | 'conflict'> {
   const { store, table, rootUri } = t;
-  const schema = tableSchema(t.columns);
-  const spec = partitionSpec(schema, t.partitioning);
+  const jobSchema = tableSchema(t.columns);
+  const spec = partitionSpec(jobSchema, t.partitioning);
   const current = await readCurrentVersion(store, table);
-  if (current) checkShape(table, current.meta, schema, spec);
-  const meta = current?.meta ?? newTable(`${rootUri}/${table}`, schema, spec, t.compression);
+  const { meta, evolved } = current
+    ? withJobSchema(table, current.meta, current.key, jobSchema, spec)
+    : { meta: newTable(`${rootUri}/${table}`, jobSchema, spec, t.compression), evolved: null };
+  const schema = currentSchema(meta, current?.key ?? metadataKey(table, 1));
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
   const contents = await t.contents(current?.version ?? 0);
 
@@ -313,7 +361,15 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     throw err;
   }
   await refreshHint(store, table, version);
-  return { table, snapshot_id: snapshotId, metadata_key: key, operation, added_files: added.length, deleted_files: removed.size };
+  return {
+    table,
+    snapshot_id: snapshotId,
+    metadata_key: key,
+    operation,
+    added_files: added.length,
+    deleted_files: removed.size,
+    ...(evolved ? { schema_evolved: evolved } : {}),
+  };
 }
 
 function manifestFile(

@@ -12,7 +12,7 @@ export class IcebergCommitConflictError extends InsightExportError {
   }
 }
 
-/** The job's output cannot be this Iceberg table: a layout without the table's folder, or another schema or partition spec than the table's (evolution is not done yet). */
+/** The job's output cannot be this Iceberg table: a layout without the table's folder, a column change the table cannot take (a column removed, another type), or another partition spec. */
 export class IcebergTableRefusedError extends UserInputError {
   override name = 'IcebergTableRefusedError';
 }

@@ -5,7 +5,6 @@
  * exported; a crash between the two leaves the previous snapshot current, and the next run's
  * commit catches the table up. Files of replaced windows are kept (older snapshots name them).
  */
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
@@ -20,11 +19,12 @@ import {
   WINDOWS_FILE_SUFFIX,
 } from './snapshot-windows.js';
 import { destinationUri } from './destination-uri.js';
-import { keyReader } from './table-schema.js';
+import { keyReader, type TableColumn } from './table-schema.js';
 
 export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
+export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
 export { destinationUri } from './destination-uri.js';
 export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 
@@ -39,8 +39,8 @@ export const keepReplacedFiles = async (): Promise<void> => undefined;
 export interface IcebergCommitOptions {
   store: ObjectStore;
   state: WindowState;
-  /** The job's tables, their columns, and the units whose windows each holds (windows without files included). */
-  tables: readonly { name: string; columns: readonly Column[]; units: readonly string[] }[];
+  /** The job's tables, their columns with field ids (committedColumns), and the units whose windows each holds (windows without files included). */
+  tables: readonly { name: string; columns: readonly TableColumn[]; units: readonly string[] }[];
   partitioning: string;
   compression: string;
   runId: string;

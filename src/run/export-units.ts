@@ -66,6 +66,8 @@ export interface ExportOptions {
   batchWindows?: boolean;
   /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
   blocks?: BlockLookup;
+  /** Iceberg: each table's field ids by column name, fixed before its first file (src/iceberg/field-ids.ts). */
+  fieldIds?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   signal?: AbortSignal;
   logger: Logger;
   onProgress?(event: ProgressEvent): void;
@@ -360,11 +362,13 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
   if (!writer) {
     const { opts } = w;
     const ds = u.dataset;
+    const table = u.table ?? ds.tableName(u.target);
     writer = new PartitionedWriter({
       output: opts.output,
       stagingDir: opts.stagingDir,
       columns: ds.columns(u.target),
-      fixed: { dataset: u.table ?? ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
+      fieldIds: opts.fieldIds?.get(table),
+      fixed: { dataset: table, chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
       stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}${opts.output.format === 'iceberg' ? `__${opts.runId}` : ''}`,
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,

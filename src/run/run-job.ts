@@ -30,8 +30,8 @@ import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
 import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
-import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
-import { jobTables } from './tables.js';
+import { recordTableColumns } from '../state/table-columns.js';
+import { jobTables, settleTableColumns } from './tables.js';
 import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
@@ -293,9 +293,10 @@ async function runAgainst(
     if (late > 0) logger.info({ windows: late }, "completed windows folded into their units' manifests");
   }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
-  // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
+  // file (an Iceberg table may gain columns, their field ids recorded before its first file).
+  // Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
-  const unrecorded = await checkTableColumns(store, job, tables);
+  const settled = await settleTableColumns(store, job, tables, config.output.format);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
@@ -335,8 +336,14 @@ async function runAgainst(
   await recordTableColumns(
     store,
     job,
-    unrecorded.filter((t) => written.has(t.name)),
+    settled.records.filter((r) => written.has(r.table)),
   );
+  for (const [table, change] of settled.changes)
+    if (written.has(table))
+      logger.info(
+        { table, added_columns: change.added, promoted_columns: change.promoted },
+        'Iceberg table columns evolve: their field ids are recorded before the first file',
+      );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
   const tableCommits =
@@ -360,6 +367,7 @@ async function runAgainst(
     prefetch: input.prefetch,
     batchWindows: config.output.batchWindows === 'on',
     blocks,
+    fieldIds: settled.fieldIds,
     signal,
     logger,
     onProgress: (e) => {
@@ -585,12 +593,18 @@ function icebergCommit(
   iceberg: typeof import('../iceberg/index.js'),
   c: { config: ResolvedConfig; logger: Logger; job: Job; store: ObjectStore; state: WindowState; runId: string; guard?: () => void },
 ): () => Promise<TableCommitted[]> {
-  let tables: ReturnType<typeof jobTables> | null = null;
+  // The columns with their field ids as the tables' records keep them (recorded before any file), and each table's units.
+  const tablesOf = async () => {
+    const tables = await jobTables(c.job);
+    const committed = await iceberg.committedColumns(c.store, c.job.name, tables);
+    return committed.map((t, i) => ({ ...t, units: tables[i]!.units }));
+  };
+  let tables: ReturnType<typeof tablesOf> | null = null;
   return async () =>
     iceberg.commitIcebergTables({
       store: c.store,
       state: c.state,
-      tables: await (tables ??= jobTables(c.job)),
+      tables: await (tables ??= tablesOf()),
       partitioning: c.config.output.partitioning,
       compression: c.config.output.compression,
       runId: c.runId,

@@ -3,7 +3,9 @@ import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, unitSpecs, type UnitTarget } from '../plan/plan.js';
 import { TargetFactory } from './targets.js';
-import { columnShape, columnsDiffer, type TableUse } from '../state/table-columns.js';
+import type { ObjectStore } from '../store/store.js';
+import type { OutputFormat } from '../sink/sink.js';
+import { checkTableColumns, columnShape, columnsDiffer, type SettledColumns, type TableUse } from '../state/table-columns.js';
 
 export class TableSchemaConflictError extends UserInputError {
   override name = 'TableSchemaConflictError';
@@ -62,4 +64,19 @@ export async function jobTables(job: Job): Promise<JobTable[]> {
     }
   }
   return [...byName.values()].map(({ chosen: _, ...t }) => t);
+}
+
+/**
+ * The job's tables checked against what the destination recorded of them, before a run writes
+ * anything: a Parquet or NDJSON table keeps its columns (checkTableColumns); an Iceberg table may
+ * gain columns, each with a new field id (src/iceberg/field-ids.ts).
+ */
+export async function settleTableColumns(
+  store: ObjectStore,
+  job: Job,
+  tables: readonly TableUse[],
+  format: OutputFormat,
+): Promise<SettledColumns> {
+  if (format === 'iceberg') return (await import('../iceberg/index.js')).settleIcebergColumns(store, job, tables);
+  return { records: await checkTableColumns(store, job, tables), fieldIds: new Map(), changes: new Map() };
 }

@@ -23,6 +23,8 @@ export interface PartitionedWriterOptions {
   stem: string;
   /** `YYYY-MM-DD` of a row for `{date}`; default: the UTC date of its block_timestamp. */
   dateOf?: ((row: Row) => string) | undefined;
+  /** Iceberg: the table's field id of each column, by name. */
+  fieldIds?: ReadonlyMap<string, number> | undefined;
 }
 
 /** A finished local file and the key it must have at the destination. */
@@ -107,6 +109,7 @@ export class PartitionedWriter {
             compression,
             stagingDir: this.opts.stagingDir,
             columns: this.opts.columns,
+            fieldIds: this.opts.fieldIds,
           }),
         };
       }
