@@ -6,8 +6,10 @@
  * files the trimmed metadata-log no longer names. The current snapshot and every kept one read
  * (icebird) as they did before, the state's live files are untouched, and verify passes. The
  * default retention (7d) keeps a snapshot 6 days old and expires one 8 days old; a dry run
- * changes nothing. Local and S3.
+ * changes nothing. Local and S3. And a file the state lists stays even when only an expired
+ * snapshot names it (a table behind its state): the next commit names it again.
  */
+import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/index.js';
@@ -242,5 +244,39 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     const { code, report: verified } = await verify();
     expect(verified.problems).toEqual([]);
     expect(code).toBe(0);
+  });
+});
+
+describe('a table behind its state', () => {
+  it('keeps a data file the state lists even when only expired snapshots name it, and the next commit reads whole', async () => {
+    const dir = join(tmp.dir, 'behind');
+    const out = join(dir, 'out');
+    const store = new LocalStore(out);
+    const run = (force: boolean) =>
+      exportJob({ job: job('2024-02-02'), dir, sandbox, destination: out, flags: { format: 'iceberg' }, force });
+    expect((await run(false)).status).toBe('succeeded');
+    const first = await stateFiles(store);
+    cpSync(join(out, '_state'), join(dir, 'state-of-run-1'), { recursive: true });
+    expect((await run(true)).iceberg_commits).toMatchObject([{ operation: 'overwrite' }]);
+    // The state as a backup of run 1's restores it: its files are live again, the current snapshot does not name them.
+    rmSync(join(out, '_state'), { recursive: true });
+    cpSync(join(dir, 'state-of-run-1'), join(out, '_state'), { recursive: true });
+
+    const [s1, s2] = (await readCurrentVersion(store, TABLE))!.meta.snapshots as [Snapshot, Snapshot];
+    const report = await expireSnapshots({
+      store,
+      state: new WindowState(store, 'expire'),
+      tables: [TABLE],
+      retentionMs: defaultRetention(),
+      now: () => s2['timestamp-ms'] + 8 * DAY,
+      logger: silentLogger,
+    });
+    expect(report.tables[0]!.expired_snapshots).toEqual([s1['snapshot-id']]);
+    expect(report.tables[0]!.deleted.manifest_lists).toEqual([decodeURI(s1['manifest-list'].slice(destinationUri(store).length + 1))]);
+    for (const k of first) expect(await store.head(k), k).not.toBeNull();
+
+    // The next run commits the state's files again: nothing of them was lost.
+    expect((await run(false)).iceberg_commits).toMatchObject([{ operation: 'overwrite' }]);
+    expect(sortedRows(await icebirdRows(store, TABLE))).toEqual(sortedRows(truthFirst));
   });
 });
