@@ -1,29 +1,17 @@
 import type { CommandModule } from 'yargs';
 import { withSettingFlags } from '../config/flags.js';
 import { UserInputError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { TableHistoryOptions } from '../iceberg/table-history.js';
 import { jobTables } from '../run/tables.js';
 import { acquireLease, leaseName } from '../state/lease.js';
 import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
-import type { ObjectStore } from '../store/store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface TableHistoryArgs extends ConfigArgs {
   job: string;
   'dry-run': boolean;
   json: boolean;
-}
-
-/** What a command that removes an Iceberg table's history is handed. */
-export interface TableHistoryInput {
-  store: ObjectStore;
-  state: WindowState;
-  tables: string[];
-  retentionMs: number;
-  dryRun: boolean;
-  logger: Logger;
-  guard: (() => void) | undefined;
 }
 
 /**
@@ -35,7 +23,7 @@ export function tableHistoryCommand<R>(spec: {
   name: string;
   describe: string;
   example: [string, string];
-  run: (input: TableHistoryInput) => Promise<R>;
+  run: (input: TableHistoryOptions) => Promise<R>;
   summary: (report: R, job: string) => string;
 }): CommandModule<object, TableHistoryArgs> {
   return {

@@ -16,29 +16,12 @@
  * Before 2 nothing changed; after it the current version names none of the files of 3, so a
  * crash among the deletes leaves files no one reads (remove-orphan-files takes them).
  */
-import type { Logger } from '../log.js';
-import type { WindowState } from '../state/window-state.js';
 import type { ObjectStore } from '../store/store.js';
 import { keyOf, metadataKey, readCurrentVersion, refreshHint, retryingConflicts, writeVersion } from './commit-table.js';
 import { destinationUri, keyUri } from './destination-uri.js';
 import type { Snapshot, TableMetadata } from './table-metadata.js';
+import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';
 import { SnapshotFilesReader, stateFileKeys } from './table-references.js';
-
-export interface ExpireSnapshotsOptions {
-  store: ObjectStore;
-  /** The job's state: data files it lists stay, whatever the snapshots say. */
-  state: WindowState;
-  tables: readonly string[];
-  /** Snapshots committed longer ago than this expire (output.snapshot_retention). */
-  retentionMs: number;
-  /** The clock (default Date.now). */
-  now?: (() => number) | undefined;
-  /** Writes and deletes nothing; the report says what would be. */
-  dryRun?: boolean | undefined;
-  logger: Logger;
-  /** Called before each write and before the deletes; throws to stop (a lost lease). */
-  guard?: (() => void) | undefined;
-}
 
 /** The files an expiry deletes (dry run: would delete), by kind. */
 export interface ExpiredFiles {
@@ -60,13 +43,7 @@ export interface TableExpiry {
   deleted: ExpiredFiles;
 }
 
-export interface ExpireSnapshotsReport {
-  dry_run: boolean;
-  retention_ms: number;
-  /** Snapshots and metadata files committed before this instant expire. */
-  cutoff: string;
-  tables: TableExpiry[];
-}
+export type ExpireSnapshotsReport = TableHistoryReport<TableExpiry>;
 
 /** What one attempt found to do: the next version (null: nothing expires), and what to delete once it is written. */
 interface ExpiryPlan {
@@ -77,7 +54,7 @@ interface ExpiryPlan {
   deleted: ExpiredFiles;
 }
 
-export async function expireSnapshots(o: ExpireSnapshotsOptions): Promise<ExpireSnapshotsReport> {
+export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSnapshotsReport> {
   const now = (o.now ?? Date.now)();
   const cutoff = now - o.retentionMs;
   const rootUri = destinationUri(o.store);
@@ -122,7 +99,7 @@ export async function expireSnapshots(o: ExpireSnapshotsOptions): Promise<Expire
     );
     tables.push(expiry);
   }
-  return { dry_run: o.dryRun === true, retention_ms: o.retentionMs, cutoff: new Date(cutoff).toISOString(), tables };
+  return historyReport(o, cutoff, tables);
 }
 
 const none = (): ExpiredFiles => ({ data_files: [], manifests: [], manifest_lists: [], summary_files: [], metadata_files: [] });

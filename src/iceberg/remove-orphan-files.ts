@@ -13,27 +13,11 @@
  * alone. The age rule (the store's last-modified time before now - retention) keeps a file a
  * concurrent writer has just uploaded and not yet committed.
  */
-import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
-import type { WindowState } from '../state/window-state.js';
-import type { ObjectStore } from '../store/store.js';
 import { keyOf, readCurrentVersion } from './commit-table.js';
 import { destinationUri } from './destination-uri.js';
+import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';
 import { SnapshotFilesReader, stateFileKeys } from './table-references.js';
-
-export interface RemoveOrphanFilesOptions {
-  store: ObjectStore;
-  state: WindowState;
-  tables: readonly string[];
-  /** Only files last modified longer ago than this go (output.snapshot_retention). */
-  retentionMs: number;
-  /** The clock (default Date.now). */
-  now?: (() => number) | undefined;
-  dryRun?: boolean | undefined;
-  logger: Logger;
-  /** Called before the deletes; throws to stop (a lost lease). */
-  guard?: (() => void) | undefined;
-}
 
 export interface TableOrphans {
   table: string;
@@ -47,17 +31,11 @@ export interface TableOrphans {
   foreign: number;
 }
 
-export interface RemoveOrphanFilesReport {
-  dry_run: boolean;
-  retention_ms: number;
-  /** Unnamed files last modified before this instant are removed. */
-  cutoff: string;
-  tables: TableOrphans[];
-}
+export type RemoveOrphanFilesReport = TableHistoryReport<TableOrphans>;
 
 const VERSION_FILE = /\/metadata\/v(\d+)\.metadata\.json$/;
 
-export async function removeOrphanFiles(o: RemoveOrphanFilesOptions): Promise<RemoveOrphanFilesReport> {
+export async function removeOrphanFiles(o: TableHistoryOptions): Promise<RemoveOrphanFilesReport> {
   const cutoff = (o.now ?? Date.now)() - o.retentionMs;
   const rootUri = destinationUri(o.store);
   const stateKeys = await stateFileKeys(o.state);
@@ -95,5 +73,5 @@ export async function removeOrphanFiles(o: RemoveOrphanFilesOptions): Promise<Re
     );
     tables.push(found);
   }
-  return { dry_run: o.dryRun === true, retention_ms: o.retentionMs, cutoff: new Date(cutoff).toISOString(), tables };
+  return historyReport(o, cutoff, tables);
 }

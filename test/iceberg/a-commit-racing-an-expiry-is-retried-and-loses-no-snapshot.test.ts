@@ -15,12 +15,11 @@ import { commitIcebergTables, metadataKey, readCurrentVersion } from '../../src/
 import { loadJob } from '../../src/job/index.js';
 import { silentLogger, type Logger } from '../../src/log.js';
 import { jobTables } from '../../src/run/tables.js';
-import type { VerifyReport } from '../../src/state/verify.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore, PutOptions } from '../../src/store/store.js';
-import { runCli } from '../helpers/cli-in-process.js';
-import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
+import { exportJob, type CanonRow } from '../helpers/export.js';
+import { DAY, parquetRows, TABLE, verifyIceberg, walletJob } from '../helpers/iceberg-history.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -31,22 +30,13 @@ const bucket = useTestBucket('iceberg-expire-race');
 const s3Env = useS3CredentialsInEnv();
 const tmp = useTempDir('iceberg-expire-race-');
 
-const DAY = 86_400_000;
-const TABLE = 'transactions';
 const JOB = 'exprace';
-const job = {
-  name: JOB,
-  source: { base_url: 'sandbox', chains: [1, 8453] },
-  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
-  range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
-};
+const job = walletJob(JOB);
 
 let truth: CanonRow[];
 
 beforeAll(async () => {
-  const dir = join(tmp.dir, 'truth');
-  expect((await exportJob({ job, dir, sandbox, destination: join(dir, 'out'), flags: { format: 'parquet' } })).status).toBe('succeeded');
-  truth = await readTable(join(dir, 'out'), TABLE, 'parquet');
+  truth = await parquetRows(job, join(tmp.dir, 'truth'), sandbox);
 });
 
 /** A store on which `rival` runs just before the first metadata file this one creates. */
@@ -96,21 +86,9 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
   const snapshots = async () => (await readCurrentVersion(store, TABLE))!.meta;
   const expectWholeAndVerified = async () => {
     expect(sortedRows(await icebirdRows(store, TABLE))).toEqual(sortedRows(truth));
-    const s3 = kind === 's3' ? ['--s3-endpoint', s3Env.S3_ENDPOINT!, '--region', s3Env.AWS_REGION!] : [];
-    const r = await runCli([
-      'verify',
-      join(dir, 'job.yaml'),
-      '--destination',
-      destination(),
-      '--format',
-      'iceberg',
-      '--base-url',
-      sandbox.url,
-      '--json',
-      ...s3,
-    ]);
-    expect((JSON.parse(r.stdout) as VerifyReport).problems).toEqual([]);
-    expect(r.code).toBe(0);
+    const { code, report } = await verifyIceberg({ jobFile: join(dir, 'job.yaml'), destination: destination(), sandbox, s3Env });
+    expect(report.problems).toEqual([]);
+    expect(code).toBe(0);
   };
 
   beforeAll(async () => {

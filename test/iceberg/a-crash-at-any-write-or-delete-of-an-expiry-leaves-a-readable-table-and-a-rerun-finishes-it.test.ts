@@ -14,29 +14,20 @@ import { expireSnapshots } from '../../src/iceberg/expire-snapshots.js';
 import { readCurrentVersion } from '../../src/iceberg/index.js';
 import { removeOrphanFiles } from '../../src/iceberg/remove-orphan-files.js';
 import { silentLogger } from '../../src/log.js';
-import type { VerifyReport } from '../../src/state/verify.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { runCli } from '../helpers/cli-in-process.js';
 import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { exportJob, type CanonRow } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
+import { DAY, TABLE, verifyIceberg, walletJob } from '../helpers/iceberg-history.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 43, transactions: 2_000 });
 const tmp = useTempDir('iceberg-expire-crash-');
 
-const DAY = 86_400_000;
-const TABLE = 'transactions';
-const job = {
-  name: 'expirecrash',
-  source: { base_url: 'sandbox', chains: [1] },
-  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
-  range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
-  output: { format: 'iceberg' },
-};
+const job = { ...walletJob('expirecrash', '2024-02-03', [1]), output: { format: 'iceberg' } };
 
 /** Where every trial runs (metadata addresses files by absolute path: a table is restored in place). */
 let work: string;
@@ -102,9 +93,9 @@ beforeAll(async () => {
   expect(report.tables[0]!.expired_snapshots).toEqual([snaps[0]!['snapshot-id'], snaps[1]!['snapshot-id']]);
   expect((await removeOrphans(clean)).tables[0]!.deleted).toEqual([]);
   finalKeys = await tableKeys(clean);
-  const r = await runCli(['verify', join(work, 'job.yaml'), '--destination', out(), '--base-url', sandbox.url, '--json']);
-  expect((JSON.parse(r.stdout) as VerifyReport).problems).toEqual([]);
-  expect(r.code).toBe(0);
+  const { code, report: verified } = await verifyIceberg({ jobFile: join(work, 'job.yaml'), destination: out(), sandbox });
+  expect(verified.problems).toEqual([]);
+  expect(code).toBe(0);
 
   // The expiry committed and died before its first delete: every file it was to delete is an orphan.
   const committed = restore(base);

@@ -16,19 +16,13 @@ import { acquireLease } from '../../src/state/lease.js';
 import { LocalStore } from '../../src/store/local.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob } from '../helpers/export.js';
+import { TABLE, walletJob } from '../helpers/iceberg-history.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({ seed: 45, transactions: 1_000 });
 const tmp = useTempDir('iceberg-history-cli-');
-const TABLE = 'transactions';
-const job = {
-  name: 'historycli',
-  source: { base_url: 'sandbox', chains: [1] },
-  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
-  range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
-  output: { format: 'iceberg' },
-};
+const job = { ...walletJob('historycli', '2024-02-03', [1]), output: { format: 'iceberg' } };
 const out = () => join(tmp.dir, 'out');
 const jobFile = () => join(tmp.dir, 'job.yaml');
 const cli = (...args: string[]) => runCli([...args, '--destination', out(), '--log-level', 'silent']);

@@ -12,18 +12,16 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/index.js';
 import { readManifests } from '../../src/iceberg/commit-table.js';
 import { expireSnapshots } from '../../src/iceberg/expire-snapshots.js';
 import { destinationUri, readCurrentVersion } from '../../src/iceberg/index.js';
 import type { Snapshot } from '../../src/iceberg/table-metadata.js';
 import { silentLogger } from '../../src/log.js';
 import { WindowState } from '../../src/state/window-state.js';
-import type { VerifyReport } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { runCli } from '../helpers/cli-in-process.js';
-import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
+import { exportJob, type CanonRow } from '../helpers/export.js';
+import { DAY, defaultRetentionMs, parquetRows, TABLE, verifyIceberg, walletJob } from '../helpers/iceberg-history.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -34,35 +32,15 @@ const bucket = useTestBucket('iceberg-expire');
 const s3Env = useS3CredentialsInEnv();
 const tmp = useTempDir('iceberg-expire-');
 
-const DAY = 86_400_000;
-const TABLE = 'transactions';
-const job = (to: string) => ({
-  name: 'expire',
-  source: { base_url: 'sandbox', chains: [1, 8453] },
-  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
-  range: { from: '2024-02-01', to, chunk: '1d' },
-});
-
-/** The built-in retention, as a job that sets none resolves it. */
-const defaultRetention = () => resolveConfig({ env: {}, configFile: null }).output.snapshotRetentionMs;
+const job = (to: string) => walletJob('expire', to);
 
 let truthFirst: CanonRow[];
 let truthAll: CanonRow[];
 
 beforeAll(async () => {
-  expect(defaultRetention()).toBe(7 * DAY);
-  for (const [name, to] of [
-    ['first', '2024-02-02'],
-    ['all', '2024-02-04'],
-  ] as const) {
-    const dir = join(tmp.dir, `truth-${name}`);
-    expect((await exportJob({ job: job(to), dir, sandbox, destination: join(dir, 'out'), flags: { format: 'parquet' } })).status).toBe(
-      'succeeded',
-    );
-    const rows = await readTable(join(dir, 'out'), TABLE, 'parquet');
-    if (name === 'first') truthFirst = rows;
-    else truthAll = rows;
-  }
+  expect(defaultRetentionMs()).toBe(7 * DAY);
+  truthFirst = await parquetRows(job('2024-02-02'), join(tmp.dir, 'truth-first'), sandbox);
+  truthAll = await parquetRows(job('2024-02-04'), join(tmp.dir, 'truth-all'), sandbox);
 });
 
 /** Keys a snapshot names: its manifest list, its manifests, the data files it reads. */
@@ -109,27 +87,12 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
       store,
       state: new WindowState(store, 'expire'),
       tables: [TABLE],
-      retentionMs: defaultRetention(),
+      retentionMs: defaultRetentionMs(),
       now: () => now,
       dryRun,
       logger: silentLogger,
     });
-  const verify = async () => {
-    const s3 = kind === 's3' ? ['--s3-endpoint', s3Env.S3_ENDPOINT!, '--region', s3Env.AWS_REGION!] : [];
-    const r = await runCli([
-      'verify',
-      join(dir, 'job.yaml'),
-      '--destination',
-      destination(),
-      '--format',
-      'iceberg',
-      '--base-url',
-      sandbox.url,
-      '--json',
-      ...s3,
-    ]);
-    return { code: r.code, report: JSON.parse(r.stdout) as VerifyReport };
-  };
+  const verify = () => verifyIceberg({ jobFile: join(dir, 'job.yaml'), destination: destination(), sandbox, s3Env });
 
   /** Snapshots 1-4, the rows each reads, and what each names, before any expiry. */
   let snaps: Snapshot[];
@@ -267,7 +230,7 @@ describe('a table behind its state', () => {
       store,
       state: new WindowState(store, 'expire'),
       tables: [TABLE],
-      retentionMs: defaultRetention(),
+      retentionMs: defaultRetentionMs(),
       now: () => s2['timestamp-ms'] + 8 * DAY,
       logger: silentLogger,
     });

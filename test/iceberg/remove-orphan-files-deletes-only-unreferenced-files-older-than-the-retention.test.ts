@@ -12,17 +12,15 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/index.js';
 import { destinationUri, readCurrentVersion, readSnapshotManifests } from '../../src/iceberg/index.js';
 import { removeOrphanFiles } from '../../src/iceberg/remove-orphan-files.js';
 import { currentSnapshot } from '../../src/iceberg/table-metadata.js';
 import { silentLogger } from '../../src/log.js';
-import type { VerifyReport } from '../../src/state/verify.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { runCli } from '../helpers/cli-in-process.js';
-import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
+import { exportJob, type CanonRow } from '../helpers/export.js';
+import { DAY, defaultRetentionMs, parquetRows, TABLE, verifyIceberg, walletJob } from '../helpers/iceberg-history.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -33,23 +31,13 @@ const bucket = useTestBucket('iceberg-orphans');
 const s3Env = useS3CredentialsInEnv();
 const tmp = useTempDir('iceberg-orphans-');
 
-const DAY = 86_400_000;
-const TABLE = 'transactions';
 const JOB = 'orphans';
-const job = {
-  name: JOB,
-  source: { base_url: 'sandbox', chains: [1, 8453] },
-  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
-  range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
-};
-const retention = () => resolveConfig({ env: {}, configFile: null }).output.snapshotRetentionMs;
+const job = walletJob(JOB);
 
 let truth: CanonRow[];
 
 beforeAll(async () => {
-  const dir = join(tmp.dir, 'truth');
-  expect((await exportJob({ job, dir, sandbox, destination: join(dir, 'out'), flags: { format: 'parquet' } })).status).toBe('succeeded');
-  truth = await readTable(join(dir, 'out'), TABLE, 'parquet');
+  truth = await parquetRows(job, join(tmp.dir, 'truth'), sandbox);
 });
 
 async function keys(store: ObjectStore): Promise<string[]> {
@@ -70,7 +58,7 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
       store,
       state: new WindowState(store, JOB),
       tables: [TABLE],
-      retentionMs: retention(),
+      retentionMs: defaultRetentionMs(),
       now: () => now,
       dryRun,
       logger: silentLogger,
@@ -175,21 +163,8 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     // The next run removes the unfinished commit's upload and marker, and has nothing to commit.
     expect((await run()).iceberg_commits).toEqual([]);
     expect(await store.head(uploading)).toBeNull();
-    const s3 = kind === 's3' ? ['--s3-endpoint', s3Env.S3_ENDPOINT!, '--region', s3Env.AWS_REGION!] : [];
-    const r = await runCli([
-      'verify',
-      join(dir, 'job.yaml'),
-      '--destination',
-      destination(),
-      '--format',
-      'iceberg',
-      '--base-url',
-      sandbox.url,
-      '--json',
-      ...s3,
-    ]);
-    const verified = JSON.parse(r.stdout) as VerifyReport;
-    expect(verified.problems).toEqual([]);
-    expect(r.code).toBe(0);
+    const { code, report } = await verifyIceberg({ jobFile: join(dir, 'job.yaml'), destination: destination(), sandbox, s3Env });
+    expect(report.problems).toEqual([]);
+    expect(code).toBe(0);
   });
 });
