@@ -20,6 +20,7 @@ import {
   type ManifestEntry,
   type ManifestFile,
 } from './avro-files.js';
+import { keyUri } from './destination-uri.js';
 import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
 import { evolves, schemaChange, schemaRefused, withSchema } from './schema-evolution.js';
 import {
@@ -137,12 +138,6 @@ interface ReadManifest {
   entries: ManifestEntry[];
 }
 
-/** A file's URI as the table's metadata names it, from its key under the destination. */
-export const dataFileUri =
-  (rootUri: string) =>
-  (key: string): string =>
-    `${rootUri}/${encodeURI(key)}`;
-
 export function keyOf(rootUri: string, path: string, at: string): string {
   if (!path.startsWith(`${rootUri}/`)) throw new IcebergMetadataError(at, `${path} is not under ${rootUri} (was the table moved?)`);
   return decodeURI(path.slice(rootUri.length + 1));
@@ -219,23 +214,40 @@ function withJobSchema(
 
 /** Makes the table list exactly `files`; null when it already does. */
 export async function commitTable(t: TableCommitInput): Promise<TableCommitted | null> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await tryCommit(t);
-    if (result !== 'conflict') {
-      if (result?.schema_evolved)
-        t.logger.info(
-          { table: t.table, ...result.schema_evolved },
-          'Iceberg table schema evolved: older rows read null in the added columns',
-        );
-      return result;
-    }
-    if (attempt >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(t.table, attempt);
-    t.logger.warn(
-      { table: t.table, attempt, of: MAX_COMMIT_ATTEMPTS },
-      'another writer committed to the Iceberg table first: reading it again',
-    );
-    await new Promise((r) => setTimeout(r, 50 + Math.random() * 200 * attempt));
+  const result = await retryingConflicts(t.table, t.logger, () => tryCommit(t));
+  if (result?.schema_evolved)
+    t.logger.info({ table: t.table, ...result.schema_evolved }, 'Iceberg table schema evolved: older rows read null in the added columns');
+  return result;
+}
+
+/**
+ * Runs `attempt` (read the table, write the next version) again while another writer committed
+ * first: at most MAX_COMMIT_ATTEMPTS times, each conflict logged, then IcebergCommitConflictError.
+ */
+export async function retryingConflicts<T>(table: string, logger: Logger, attempt: () => Promise<T | 'conflict'>): Promise<T> {
+  for (let n = 1; ; n++) {
+    const result = await attempt();
+    if (result !== 'conflict') return result;
+    if (n >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(table, n);
+    logger.warn({ table, attempt: n, of: MAX_COMMIT_ATTEMPTS }, 'another writer committed to the Iceberg table first: reading it again');
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 200 * n));
   }
+}
+
+/**
+ * Creates `metadata/v<version>.metadata.json` only if absent (the commit point), then refreshes
+ * the hint; its key, or null when another writer created that version first.
+ */
+export async function writeVersion(store: ObjectStore, table: string, version: number, meta: TableMetadata): Promise<string | null> {
+  const key = metadataKey(table, version);
+  try {
+    await store.put(key, JSON.stringify(meta, null, 2), { contentType: 'application/json', ifNoneMatch: '*' });
+  } catch (err) {
+    if (err instanceof PreconditionFailedError) return null;
+    throw err;
+  }
+  await refreshHint(store, table, version);
+  return key;
 }
 
 async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | 'conflict'> {
@@ -250,7 +262,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
   const contents = await t.contents(current?.version ?? 0);
 
-  const uri = dataFileUri(rootUri);
+  const uri = (key: string) => keyUri(rootUri, key);
   const wanted = new Map(contents.files.map((f) => [uri(f.key), f]));
   const live = new Set(
     manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
@@ -348,19 +360,14 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     },
     'schema-id': schema['schema-id'],
   };
-  const version = (current?.version ?? 0) + 1;
-  const key = metadataKey(table, version);
   t.guard?.();
-  try {
-    await store.put(key, JSON.stringify(withSnapshot(meta, snapshot, current ? uri(current.key) : null), null, 2), {
-      contentType: 'application/json',
-      ifNoneMatch: '*',
-    });
-  } catch (err) {
-    if (err instanceof PreconditionFailedError) return 'conflict';
-    throw err;
-  }
-  await refreshHint(store, table, version);
+  const key = await writeVersion(
+    store,
+    table,
+    (current?.version ?? 0) + 1,
+    withSnapshot(meta, snapshot, current ? uri(current.key) : null),
+  );
+  if (key === null) return 'conflict';
   return {
     table,
     snapshot_id: snapshotId,
@@ -406,7 +413,7 @@ function manifestFile(
  * `metadata/version-hint.text`: the current version for readers that open a table by its folder
  * (DuckDB's iceberg_scan, icebird). Only a hint: commits go by the metadata files themselves.
  */
-async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
+export async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
   const key = `${table}/metadata/version-hint.text`;
   const hint = await store.get(key);
   if (hint?.body.toString('utf8').trim() === String(version)) return;

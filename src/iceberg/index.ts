@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
-import { commitTable, dataFileUri, readCurrentVersion, type LiveFile, type TableCommitted, type TableContents } from './commit-table.js';
+import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted, type TableContents } from './commit-table.js';
 import {
   completeBefore,
   encodeWindows,
@@ -18,7 +18,7 @@ import {
   WINDOWS_FILE_PROPERTY,
   WINDOWS_FILE_SUFFIX,
 } from './snapshot-windows.js';
-import { destinationUri } from './destination-uri.js';
+import { destinationUri, keyUri } from './destination-uri.js';
 import { keyReader, type TableColumn } from './table-schema.js';
 
 export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
@@ -112,7 +112,7 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
   );
   const shared = stateByTable(o);
   const rootUri = destinationUri(o.store);
-  const uri = dataFileUri(rootUri);
+  const uri = (key: string) => keyUri(rootUri, key);
   const committed: TableCommitted[] = [];
   for (const table of o.tables) {
     const done = await commitTable({
