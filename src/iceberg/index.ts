@@ -9,12 +9,13 @@ import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
+import { isCompactionRunId } from '../state/run-id.js';
 import type { WindowState } from '../state/window-state.js';
 import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted } from './commit-table.js';
 import { destinationUri } from './destination-uri.js';
 import { keyReader } from './table-schema.js';
 
-export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
+export { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
 export { destinationUri } from './destination-uri.js';
@@ -36,6 +37,8 @@ export interface IcebergCommitOptions {
   partitioning: string;
   compression: string;
   runId: string;
+  /** 'replace' (compaction): see TableCommitInput.operation. */
+  operation?: 'replace' | undefined;
   logger: Logger;
   guard?: (() => void) | undefined;
 }
@@ -58,7 +61,7 @@ async function liveFilesByTable(state: WindowState, partitioning: string, runId:
       if (!place) continue;
       let t = out.get(place.table);
       if (!t) out.set(place.table, (t = { files: [], windows: 0, runWindows: 0 }));
-      t.files.push({ key: f.key, rows: f.rows, bytes: f.bytes, partition: place.values });
+      t.files.push({ key: f.key, rows: f.rows, bytes: f.bytes, partition: place.values, compacted: isCompactionRunId(rec.run_id) });
       tables.add(place.table);
     }
     for (const table of tables) {
@@ -101,6 +104,7 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
           },
         };
       },
+      operation: o.operation,
       logger: o.logger,
       guard: o.guard,
     });

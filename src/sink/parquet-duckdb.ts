@@ -94,7 +94,12 @@ export function copyStatement(
 
 /** Iceberg field ids: a column's position among the declared columns, from 1 (src/iceberg/table-schema.ts gives the same). */
 function fieldIdsOf(columns: readonly Column[]): string {
-  return columns.map((c, i) => `${sqlIdentifier(c.name)}: ${i + 1}`).join(', ');
+  return fieldIdsSql(columns.map((c, i) => ({ name: c.name, id: i + 1 })));
+}
+
+/** The value of COPY's FIELD_IDS option: each column's Iceberg field id, by name. */
+export function fieldIdsSql(fields: readonly { name: string; id: number }[]): string {
+  return fields.map((f) => `${sqlIdentifier(f.name)}: ${f.id}`).join(', ');
 }
 
 /**
