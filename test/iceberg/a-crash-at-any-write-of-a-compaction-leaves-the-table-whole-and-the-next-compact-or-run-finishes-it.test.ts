@@ -223,4 +223,21 @@ describe('an Iceberg compaction crashed at each of its writes', () => {
     expect((await readCurrentVersion(store, 'transactions'))!.version).toBe(2);
     await expectFinished(store, 'run after a crash before the table commit');
   });
+
+  it('after a run that died before its table commit, compact commits its windows first, then the merges as a replace', async () => {
+    const store = restore();
+    // The first run of the job died between its windows' commits and the table's first commit.
+    rmSync(join(out(), 'transactions', 'metadata'), { recursive: true });
+    const report = await compact(store);
+    expect(report.iceberg_commits).toMatchObject([
+      { table: 'transactions', operation: 'append', deleted_files: 0 },
+      { table: 'transactions', operation: 'replace' },
+    ]);
+    const current = (await readCurrentVersion(store, 'transactions'))!;
+    expect(current.version).toBe(2);
+    expect(current.meta.snapshots.map((s) => s.summary['total-records'])).toEqual([records, records]);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(truth);
+    expect(sortedRows(await icebirdRows(store, 'transactions', 'v1.metadata.json'))).toEqual(truth);
+    expect((await liveFiles(store)).length).toBe(filesAfter);
+  });
 });
