@@ -7,6 +7,10 @@
  * the same total records, the data files are as many as an uninterrupted compaction leaves, and
  * verify passes.
  *
+ * A run after a compaction that died before its table commit commits the merged files as one
+ * replace; a compaction after a run that died before its table commit commits the run's windows
+ * first (append), then its merges (replace).
+ *
  * By default one trial of each kind of write runs (before or after it, recovered by a compact or a
  * run, drawn with the printed seed; RELIABILITY_SEED=<n> repeats it); INSIGHT_EXPORT_LONG_TESTS=1
  * runs every write, before and after, each recovered both ways.
