@@ -25,7 +25,8 @@ import { jobTables } from '../../src/run/tables.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { compactJob, type CompactOptions } from '../../src/state/compact.js';
 import { LocalStore } from '../../src/store/local.js';
-import type { ObjectStore, PutOptions } from '../../src/store/store.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob, readTable } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
@@ -45,49 +46,6 @@ const job = (destination: string) => ({
   range: { from: '2024-02-01', to: '2024-02-03', chunk: '6h' },
   output: { format: 'iceberg', destination, batch_windows: 'off' },
 });
-
-class Crash extends Error {}
-
-/** What a write is: `put` or `delete` and the kind of object (a state folder, a table's metadata file, a data file). */
-function kindOf(op: 'put' | 'delete', key: string): string {
-  const state = /^_state\/[^/]+\/([^/]+)\//.exec(key);
-  if (state) return `${op} ${state[1]}`;
-  if (key.endsWith('/version-hint.text')) return `${op} hint`;
-  if (key.endsWith('.metadata.json')) return `${op} metadata`;
-  if (key.endsWith('.avro')) return `${op} ${/\/snap-[^/]+$/.test(key) ? 'manifest list' : 'manifest'}`;
-  return `${op} data`;
-}
-
-/** A store that performs its first `budget` writes and dies at the next one (before or after it); `kinds` records each write's. */
-function crashingStore(inner: ObjectStore, budget: number, after: boolean): ObjectStore & { readonly writes: number; kinds: string[] } {
-  let writes = 0;
-  const kinds: string[] = [];
-  const write = async <T>(kind: string, fn: () => Promise<T>): Promise<T> => {
-    if (writes > budget) throw new Crash('dead');
-    writes++;
-    kinds.push(kind);
-    if (writes === budget + 1) {
-      if (after) await fn();
-      throw new Crash('crash');
-    }
-    return fn();
-  };
-  return {
-    get writes() {
-      return writes;
-    },
-    kinds,
-    location: inner.location,
-    put: (k: string, b: Buffer | string, o?: PutOptions) => write(kindOf('put', k), () => inner.put(k, b, o)),
-    putFile: (k: string, p: string, o?: PutOptions) => write(kindOf('put', k), () => inner.putFile(k, p, o)),
-    delete: (k: string) => write(kindOf('delete', k), () => inner.delete(k)),
-    deleteMany: (ks: string[]) => write(kindOf('delete', ks[0] ?? ''), () => inner.deleteMany(ks)),
-    get: (k: string) => inner.get(k),
-    getStream: (k: string) => inner.getStream(k),
-    head: (k: string) => inner.head(k),
-    list: (p: string, o) => inner.list(p, o),
-  };
-}
 
 /** Table metadata addresses files by absolute path: every trial restores the base in place. */
 let work: string;
@@ -166,7 +124,7 @@ async function expectFinished(store: LocalStore, name: string): Promise<void> {
 }
 
 /** The writes of an uninterrupted compaction, by kind. */
-let kinds: string[];
+let kinds: readonly string[];
 
 beforeAll(async () => {
   const probe = crashingStore(restore(), Number.MAX_SAFE_INTEGER, false);

@@ -16,7 +16,8 @@ import { loadJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
-import type { ObjectStore, PutOptions } from '../../src/store/store.js';
+import type { ObjectStore } from '../../src/store/store.js';
+import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { exportJob, type CanonRow } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -31,36 +32,6 @@ const job = (to: string) => ({
   targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
   range: { from: '2024-02-01', to, chunk: '1d' },
 });
-
-class Crash extends Error {}
-
-/** A store that performs its first `budget` writes and dies at the next one (before or after it). */
-function crashingStore(inner: ObjectStore, budget: number, after: boolean): ObjectStore & { readonly writes: number } {
-  let writes = 0;
-  const write = async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (writes > budget) throw new Crash('dead');
-    writes++;
-    if (writes === budget + 1) {
-      if (after) await fn();
-      throw new Crash('crash');
-    }
-    return fn();
-  };
-  return {
-    get writes() {
-      return writes;
-    },
-    location: inner.location,
-    put: (k: string, b: Buffer | string, o?: PutOptions) => write(() => inner.put(k, b, o)),
-    putFile: (k: string, p: string, o?: PutOptions) => write(() => inner.putFile(k, p, o)),
-    delete: (k: string) => write(() => inner.delete(k)),
-    deleteMany: (ks: string[]) => write(() => inner.deleteMany(ks)),
-    get: (k: string) => inner.get(k),
-    getStream: (k: string) => inner.getStream(k),
-    head: (k: string) => inner.head(k),
-    list: (p: string, o) => inner.list(p, o),
-  };
-}
 
 /** Where every trial runs: table metadata addresses files by absolute path, so a table is restored in place, not copied elsewhere. */
 let work: string;
