@@ -39,6 +39,20 @@ export interface LiveFile {
 export interface TableContents {
   files: readonly LiveFile[];
   summary: Record<string, string>;
+  /** Files the snapshot carries beside its manifests (its windows), each named by a summary property. */
+  sidecars?: readonly Sidecar[];
+  /**
+   * A summary property and the value it takes for these contents (a digest of the windows): a
+   * commit is due when the current snapshot's differs, even with the same files (windows without rows).
+   */
+  digest?: { property: string; value: string };
+}
+
+/** A file written under the table's metadata/ as `<commit id>-<suffix>` and named by the summary's `property` (its URI). */
+export interface Sidecar {
+  property: string;
+  suffix: string;
+  body: Buffer;
 }
 
 export interface TableCommitInput {
@@ -113,6 +127,12 @@ interface ReadManifest {
   file: ManifestFile;
   entries: ManifestEntry[];
 }
+
+/** A file's URI as the table's metadata names it, from its key under the destination. */
+export const dataFileUri =
+  (rootUri: string) =>
+  (key: string): string =>
+    `${rootUri}/${encodeURI(key)}`;
 
 export function keyOf(rootUri: string, path: string, at: string): string {
   if (!path.startsWith(`${rootUri}/`)) throw new IcebergMetadataError(at, `${path} is not under ${rootUri} (was the table moved?)`);
@@ -191,14 +211,16 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
   const contents = await t.contents(current?.version ?? 0);
 
-  const uri = (key: string) => `${rootUri}/${encodeURI(key)}`;
+  const uri = dataFileUri(rootUri);
   const wanted = new Map(contents.files.map((f) => [uri(f.key), f]));
   const live = new Set(
     manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
   );
   const added = [...wanted].filter(([path]) => !live.has(path)).map(([, f]) => f);
   const removed = new Set([...live].filter((path) => !wanted.has(path)));
-  if (added.length === 0 && removed.size === 0) {
+  const parent = current ? currentSnapshot(meta) : undefined;
+  const sameDigest = !contents.digest || parent?.summary[contents.digest.property] === contents.digest.value;
+  if (added.length === 0 && removed.size === 0 && sameDigest) {
     if (current) await refreshHint(store, table, current.version);
     return null;
   }
@@ -207,7 +229,6 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
   const operation = operationOf(t, added, removed.size, totalBefore, totalRecords);
 
-  const parent = current ? currentSnapshot(meta) : undefined;
   const snapshotId = newSnapshotId();
   const sequenceNumber = meta['last-sequence-number'] + 1;
   const commitId = randomUUID();
@@ -255,6 +276,12 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     await store.put(key, body, { contentType: 'application/avro' });
     written.push(manifestFile(uri(key), body.length, m.entries, snapshotId, sequenceNumber, schema, spec));
   }
+  const sidecars: Record<string, string> = {};
+  for (const c of contents.sidecars ?? []) {
+    const key = `${table}/metadata/${commitId}-${c.suffix}`;
+    await store.put(key, c.body, { contentType: 'application/octet-stream' });
+    sidecars[c.property] = uri(key);
+  }
   const listKey = `${table}/metadata/snap-${snapshotId}-1-${commitId}.avro`;
   const list = [...written, ...carried];
   await store.put(listKey, await encodeManifestList(list, { id: snapshotId, parent: parent?.['snapshot-id'] ?? null, sequenceNumber }), {
@@ -277,6 +304,8 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
       'total-data-files': String(contents.files.length),
       'total-records': String(totalRecords),
       ...contents.summary,
+      ...(contents.digest ? { [contents.digest.property]: contents.digest.value } : {}),
+      ...sidecars,
     },
     'schema-id': schema['schema-id'],
   };

@@ -6,19 +6,17 @@
  * one `replace` snapshot per table whose files the merges changed. Readers of the table see the
  * old files or the merged ones, never both nor neither.
  */
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import type { WindowState } from '../state/window-state.js';
 import type { ObjectStore } from '../store/store.js';
 import type { TableCommitted } from './commit-table.js';
 import { IcebergMetadataError } from './errors.js';
-import { commitIcebergTables, keepReplacedFiles, readCurrentVersion } from './index.js';
+import { commitIcebergTables, keepReplacedFiles, readCurrentVersion, type IcebergCommitOptions } from './index.js';
 import { keyReader } from './table-schema.js';
 
 export interface TableCompactionOptions {
   store: ObjectStore;
-  /** The job's tables and their columns. */
-  tables: readonly { name: string; columns: readonly Column[] }[];
+  tables: IcebergCommitOptions['tables'];
   partitioning: string;
   compression: string;
   logger: Logger;

@@ -7,7 +7,7 @@ export class IcebergCommitConflictError extends InsightExportError {
   constructor(table: string, attempts: number) {
     super(`Another writer committed to Iceberg table ${table} at each of ${attempts} attempts`, {
       details: 'the windows are committed in the state; the table shows them once a commit wins',
-      hint: 'Run the job again later: its first step commits what the state holds to the table.',
+      hint: 'Run the job again later: every run commits what the state holds to the table.',
     });
   }
 }

@@ -32,6 +32,7 @@ import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit
 import { claimPartitions } from '../state/owners.js';
 import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
 import { jobTables } from './tables.js';
+import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
@@ -63,6 +64,11 @@ export interface RunJobInput {
    * file, no state. The report has `dry_run: true`, no window done, and `onPlan` has the plan.
    */
   dryRun?: boolean;
+  /**
+   * Commit the Iceberg tables during and at the end of the run (default true). False for the workers
+   * of `run --workers`: their parent commits once all of them have ended.
+   */
+  commitTables?: boolean;
 }
 
 /**
@@ -324,6 +330,15 @@ async function runAgainst(
   );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
+  const tableCommits =
+    iceberg && input.commitTables !== false
+      ? new TableCommits(icebergCommit(iceberg, { ...input, job, store, state, runId, guard: () => held.assertHeld() }), logger)
+      : null;
+  tableCommits?.start(
+    config.output.icebergCommitIntervalMs,
+    units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
+    done.listed,
+  );
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -338,12 +353,15 @@ async function runAgainst(
     blocks,
     signal,
     logger,
-    onProgress: input.onProgress,
-  });
+    onProgress: (e) => {
+      tableCommits?.onProgress(e);
+      input.onProgress?.(e);
+    },
+  }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
   const report = reportOf(outcomes, input.signal?.aborted === true);
-  if (iceberg) report.iceberg_commits = await commitTables(iceberg, { input, job, store, state, run, held });
+  if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
 }
 
@@ -551,30 +569,47 @@ async function afterExport(a: AfterExport): Promise<void> {
 }
 
 /**
- * `output.format: iceberg`: each table made to list the state's live files (src/iceberg/). A shard
- * commits too: whichever shard commits last makes the table equal the whole state.
+ * `output.format: iceberg`: what commits the tables, each time making each table list the state's
+ * live files (src/iceberg/). A shard commits too, on top of the other shards' commits.
  */
-async function commitTables(
+function icebergCommit(
   iceberg: typeof import('../iceberg/index.js'),
-  {
-    input,
-    job,
-    store,
-    state,
-    run,
-    held,
-  }: { input: RunJobInput; job: Job; store: ObjectStore; state: WindowState; run: RunIdentity; held: Pick<Lease, 'assertHeld'> },
+  c: { config: ResolvedConfig; logger: Logger; job: Job; store: ObjectStore; state: WindowState; runId: string; guard?: () => void },
+): () => Promise<TableCommitted[]> {
+  let tables: ReturnType<typeof jobTables> | null = null;
+  return async () =>
+    iceberg.commitIcebergTables({
+      store: c.store,
+      state: c.state,
+      tables: await (tables ??= jobTables(c.job)),
+      partitioning: c.config.output.partitioning,
+      compression: c.config.output.compression,
+      runId: c.runId,
+      logger: c.logger,
+      guard: c.guard,
+    });
+}
+
+/**
+ * `run --workers`: the one commit of the job's Iceberg tables once every worker has ended (the
+ * workers commit none), under the parent's run id; wallet names are resolved as a run resolves them.
+ */
+export async function commitTablesAfterWorkers(
+  input: Pick<RunJobInput, 'job' | 'config' | 'logger'>,
+  runId: string,
 ): Promise<TableCommitted[]> {
-  return iceberg.commitIcebergTables({
-    store,
-    state,
-    tables: await jobTables(job),
-    partitioning: input.config.output.partitioning,
-    compression: input.config.output.compression,
-    runId: run.runId,
-    logger: input.logger,
-    guard: () => held.assertHeld(),
-  });
+  const iceberg = await import('../iceberg/index.js');
+  const store = await openStore(input.config.output.destination!, { s3: input.config.s3, logger: input.logger });
+  let source: SourceSession | null = null;
+  try {
+    source = await openSource(input.config, input.logger);
+    const job = await resolveWalletNames(input.job, source.client);
+    const state = new WindowState(store, job.name, { runId, dropReplaced: iceberg.keepReplacedFiles });
+    return await icebergCommit(iceberg, { ...input, job, store, state, runId })();
+  } finally {
+    await source?.close();
+    await store.close?.();
+  }
 }
 
 /** The run's report, written beside the state; a run whose record could not be written did not succeed. */

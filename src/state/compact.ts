@@ -34,10 +34,10 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { DuckDBInstance } from '@duckdb/node-api';
-import type { Column } from '../columns/columns.js';
 import { InsightExportError } from '../errors.js';
 import type { TableField } from '../iceberg/compaction.js';
 import type { TableCommitted } from '../iceberg/commit-table.js';
+import type { IcebergCommitOptions } from '../iceberg/index.js';
 import type { Logger } from '../log.js';
 import { fileName, fileStem, parseFileName } from '../sink/file-names.js';
 import { fieldIdsSql, sqlIdentifier, sqlString } from '../sink/parquet-duckdb.js';
@@ -70,7 +70,7 @@ export interface CompactOptions {
   /** Called before every state write (a held lease's assertHeld). */
   guard?: () => void;
   /** An Iceberg destination: the job's tables and the output's partitioning (see the file comment). */
-  iceberg?: { tables: readonly { name: string; columns: readonly Column[] }[]; partitioning: string };
+  iceberg?: { tables: IcebergCommitOptions['tables']; partitioning: string };
   /** The compaction's run id (default: a new one). */
   runId?: string;
   logger: Logger;

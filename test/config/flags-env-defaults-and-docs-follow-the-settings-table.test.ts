@@ -85,6 +85,7 @@ const ENV_SAMPLES: Record<string, string> = {
   's3.endpoint': 'http://127.0.0.1:7480',
   's3.region': 'eu-west-1',
   's3.retry_budget_ms': '45s',
+  'output.iceberg_commit_interval_ms': '2m',
   'concurrency.requests_in_flight': '3',
   'concurrency.units_in_flight': '3',
   'concurrency.workers': '3',

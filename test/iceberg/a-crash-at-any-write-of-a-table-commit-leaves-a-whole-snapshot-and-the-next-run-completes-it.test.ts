@@ -1,6 +1,6 @@
 /**
  * Issue 34: a crash at any write of a table's commit (each manifest, the manifest list, the
- * metadata file, the version hint; before or after the write) leaves a table whose current
+ * snapshot's windows file, the metadata file, the version hint; before or after the write) leaves a table whose current
  * snapshot reads whole: the previous one or the new one, never part of a window. The next run
  * then makes the table equal the state exactly, in at most one more snapshot.
  *
@@ -89,8 +89,8 @@ async function writesOfACommit(): Promise<number> {
 describe('a table commit crashed at each of its writes', () => {
   it('leaves a whole snapshot current, and the next run makes the table equal the state', async () => {
     const writes = await writesOfACommit();
-    // A manifest of the added files, the manifest list, the metadata file, the hint.
-    expect(writes).toBe(4);
+    // A manifest of the added files, the snapshot's windows file, the manifest list, the metadata file, the hint.
+    expect(writes).toBe(5);
     for (let budget = 0; budget < writes; budget++) {
       for (const after of [false, true]) {
         const name = `crash at write ${budget + 1}, ${after ? 'after' : 'before'} it`;
