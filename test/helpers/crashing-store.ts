@@ -15,6 +15,7 @@ export function kindOf(op: 'put' | 'delete', key: string): string {
   if (key.endsWith('/version-hint.text')) return `${op} hint`;
   if (key.endsWith('.metadata.json')) return `${op} metadata`;
   if (key.endsWith('.avro')) return `${op} ${/\/snap-[^/]+$/.test(key) ? 'manifest list' : 'manifest'}`;
+  if (key.includes('/metadata/')) return `${op} ${key.endsWith('windows.ndjson.gz') ? 'windows file' : 'table file'}`;
   return `${op} data`;
 }
 
