@@ -21,7 +21,7 @@ import {
   type ManifestFile,
 } from './avro-files.js';
 import { keyUri } from './destination-uri.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
+import { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
 import { evolves, schemaChange, schemaRefused, withSchema } from './schema-evolution.js';
 import {
   currentSchema,
@@ -47,6 +47,8 @@ export interface LiveFile {
   rows: number;
   bytes: number;
   partition: PartitionValues;
+  /** A compaction's merged file: its rows are those of the files it replaced (see TableCommitInput.operation). */
+  compacted?: boolean;
 }
 
 /** The data files a commit makes the table list, and what its snapshot's summary adds (run id, windows). */
@@ -85,6 +87,13 @@ export interface TableCommitInput {
    * (a shard's) would take its files out again.
    */
   contents: (version: number) => Promise<TableContents>;
+  /**
+   * 'replace': the caller rewrites files without changing the table's rows (compaction); a commit
+   * that would change the table's record count is refused (IcebergReplaceChangesRowsError). Without
+   * it the operation follows from what changes: replace when every added file is `compacted` and
+   * the record count is kept, else append, delete or overwrite.
+   */
+  operation?: 'replace' | undefined;
   logger: Logger;
   /** Called before each write; throws to stop (a lost lease). */
   guard?: (() => void) | undefined;
@@ -275,6 +284,10 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     if (current) await refreshHint(store, table, current.version);
     return null;
   }
+  const liveEntries = manifests.flatMap((m) => m.entries).filter((e) => e.status !== ENTRY_STATUS.deleted);
+  const totalBefore = liveEntries.reduce((n, e) => n + e.data_file.record_count, 0);
+  const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
+  const operation = operationOf(t, added, removed.size, totalBefore, totalRecords);
 
   const snapshotId = newSnapshotId();
   const sequenceNumber = meta['last-sequence-number'] + 1;
@@ -335,11 +348,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     contentType: 'application/avro',
   });
 
-  const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
-  const operation = removed.size === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
-  const removedEntries = manifests
-    .flatMap((m) => m.entries)
-    .filter((e) => e.status !== ENTRY_STATUS.deleted && removed.has(e.data_file.file_path));
+  const removedEntries = liveEntries.filter((e) => removed.has(e.data_file.file_path));
   const snapshot: Snapshot = {
     'snapshot-id': snapshotId,
     ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
@@ -377,6 +386,26 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     deleted_files: removed.size,
     ...(evolved ? { schema_evolved: evolved } : {}),
   };
+}
+
+/**
+ * The snapshot's operation (apache/iceberg format/spec.md, Snapshots): `replace` when "data and
+ * delete files were added and removed without changing table data", as compaction does.
+ */
+function operationOf(
+  t: TableCommitInput,
+  added: readonly LiveFile[],
+  removed: number,
+  totalBefore: number,
+  totalAfter: number,
+): Snapshot['summary']['operation'] {
+  if (t.operation === 'replace') {
+    if (totalAfter !== totalBefore) throw new IcebergReplaceChangesRowsError(t.table, totalBefore, totalAfter);
+    return 'replace';
+  }
+  // What a compaction committed to the state and not to the table (a crash between the two).
+  if (added.length > 0 && added.every((f) => f.compacted === true) && totalAfter === totalBefore) return 'replace';
+  return removed === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
 }
 
 function manifestFile(

@@ -25,3 +25,14 @@ export class IcebergMetadataError extends InsightExportError {
     super(`Iceberg metadata ${key} cannot be read: ${problem}`, { hint });
   }
 }
+
+/** A commit asked to be a replace (compaction) would change the table's record count: refused, never labelled otherwise. */
+export class IcebergReplaceChangesRowsError extends InsightExportError {
+  override name = 'IcebergReplaceChangesRowsError';
+  constructor(table: string, before: number, after: number) {
+    super(`A replace commit of Iceberg table ${table} would change its records from ${before} to ${after}`, {
+      details: "a replace snapshot rewrites files without changing the table's rows; the table was left as it was",
+      hint: 'Run the job (its end commits the table to the state), then `insight-export verify` it and compact again.',
+    });
+  }
+}

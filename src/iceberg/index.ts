@@ -8,6 +8,7 @@
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
+import { isCompactionRunId } from '../state/run-id.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
 import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted, type TableContents } from './commit-table.js';
 import {
@@ -21,7 +22,7 @@ import {
 import { destinationUri, keyUri } from './destination-uri.js';
 import { keyReader, type TableColumn } from './table-schema.js';
 
-export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
+export { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
 export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
@@ -44,6 +45,8 @@ export interface IcebergCommitOptions {
   partitioning: string;
   compression: string;
   runId: string;
+  /** 'replace' (compaction): see TableCommitInput.operation. */
+  operation?: 'replace' | undefined;
   logger: Logger;
   guard?: (() => void) | undefined;
 }
@@ -73,7 +76,13 @@ async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableS
       if (!f.key.endsWith(ICEBERG_DATA_EXTENSION)) continue;
       const place = read(f.key);
       if (!place) continue;
-      of(place.table).files.push({ key: f.key, rows: f.rows, bytes: f.bytes, partition: place.values });
+      of(place.table).files.push({
+        key: f.key,
+        rows: f.rows,
+        bytes: f.bytes,
+        partition: place.values,
+        compacted: isCompactionRunId(rec.run_id),
+      });
       table = place.table;
     }
     if (table !== undefined) of(table).windows.push(rec);
@@ -126,6 +135,7 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
         const byTable = await (version === before.get(table.name) ? shared : stateByTable(o));
         return tableContents(byTable.get(table.name) ?? { files: [], windows: [] }, uri, o.runId);
       },
+      operation: o.operation,
       logger: o.logger,
       guard: o.guard,
     });

@@ -12,7 +12,7 @@ export interface Snapshot {
   'sequence-number': number;
   'timestamp-ms': number;
   'manifest-list': string;
-  summary: Record<string, string> & { operation: 'append' | 'overwrite' | 'delete' };
+  summary: Record<string, string> & { operation: 'append' | 'replace' | 'overwrite' | 'delete' };
   'schema-id': number;
 }
 

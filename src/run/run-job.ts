@@ -1,5 +1,4 @@
 import pLimit from 'p-limit';
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ResolvedConfig } from '../config/index.js';
 import { errorMessage, InterruptedError, UserInputError } from '../errors.js';
@@ -9,6 +8,7 @@ import { planJob, type Interval, type Plan, type WorkUnit } from '../plan/index.
 import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
 import type { ObjectStore } from '../store/store.js';
+import { newRunId } from '../state/run-id.js';
 import { WindowState } from '../state/window-state.js';
 import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
@@ -124,15 +124,6 @@ interface OpenParts {
   claims: string[];
   /** Windows this run committed. */
   committed: number;
-}
-
-/** A run's id: its start time (UTC, to the second) and a random suffix. */
-export function newRunId(): string {
-  const time = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return `${time}-${randomUUID().slice(0, 8)}`;
 }
 
 /** The "latest report" object of a run: one per shard when sharded. */

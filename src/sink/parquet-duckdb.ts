@@ -101,13 +101,14 @@ export function copyStatement(
  */
 function icebergOptions(columns: readonly Column[], fieldIds: ReadonlyMap<string, number>): string {
   // Every column has one: createFileWriter checks.
-  const id = (c: Column) => fieldIds.get(c.name)!;
-  const schema = {
-    type: 'struct',
-    fields: columns.map((c) => ({ id: id(c), name: c.name, required: false, type: icebergType(c.type) })),
-  };
+  return icebergCopyOptions(columns.map((c) => ({ name: c.name, id: fieldIds.get(c.name)!, type: icebergType(c.type) })));
+}
+
+/** COPY's FIELD_IDS and KV_METADATA options of an Iceberg data file holding `fields` (Iceberg types). */
+export function icebergCopyOptions(fields: readonly { name: string; id: number; type: string }[]): string {
+  const schema = { type: 'struct', fields: fields.map((f) => ({ id: f.id, name: f.name, required: false, type: f.type })) };
   return (
-    `, FIELD_IDS {${columns.map((c) => `${sqlIdentifier(c.name)}: ${id(c)}`).join(', ')}}` +
+    `, FIELD_IDS {${fields.map((f) => `${sqlIdentifier(f.name)}: ${f.id}`).join(', ')}}` +
     `, KV_METADATA {"iceberg.schema": ${sqlString(JSON.stringify(schema))}}`
   );
 }
