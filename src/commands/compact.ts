@@ -33,8 +33,6 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
       .example('$0 compact jobs/x.yaml --older-than 1d', 'Merge the files of every day that ended a day ago') as never,
   handler: async (args) => {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
-    const iceberg =
-      config.output.format === 'iceberg' ? { tables: await jobTables(job), partitioning: config.output.partitioning } : undefined;
     let targetBytes = config.output.maxBytesPerFile;
     if (args['target-size'] !== undefined) {
       const raw = args['target-size'];
@@ -54,18 +52,32 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
     // The job's own lease: no run of the (unsharded) job writes state meanwhile.
     const lease = args['dry-run'] ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });
     try {
+      const guard = lease ? () => lease.assertHeld() : undefined;
+      const compression = config.output.format === 'ndjson' ? undefined : config.output.compression;
+      // Loaded only for an Iceberg destination (Avro).
+      const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
+      const tables = iceberg
+        ? (await import('../iceberg/compaction.js')).tableCompaction({
+            store,
+            tables: await iceberg.committedTables(store, job.name, await jobTables(job)),
+            partitioning: config.output.partitioning,
+            compression: compression ?? 'zstd',
+            logger,
+            guard,
+          })
+        : undefined;
       const report = await compactJob({
         store,
         jobName: job.name,
         targetBytes,
         maxRows: config.output.maxRowsPerFile,
-        compression: config.output.format === 'ndjson' ? undefined : config.output.compression,
-        iceberg,
+        compression,
+        tables,
         runId,
         olderThanMs,
         stagingDir: config.stagingDir,
         dryRun: args['dry-run'],
-        guard: lease ? () => lease.assertHeld() : undefined,
+        guard,
         logger,
       });
       process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : summary(report));

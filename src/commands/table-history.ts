@@ -8,7 +8,7 @@ import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
-interface TableHistoryArgs extends ConfigArgs {
+export interface TableHistoryArgs extends ConfigArgs {
   job: string;
   'dry-run': boolean;
   json: boolean;

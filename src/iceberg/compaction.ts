@@ -7,9 +7,8 @@
  * old files or the merged ones, never both nor neither.
  */
 import type { Logger } from '../log.js';
-import type { WindowState } from '../state/window-state.js';
+import type { CompactionTables, MergedField } from '../state/compact.js';
 import type { ObjectStore } from '../store/store.js';
-import type { TableCommitted } from './commit-table.js';
 import { IcebergMetadataError } from './errors.js';
 import { commitIcebergTables, keepReplacedFiles, readCurrentVersion, type IcebergCommitOptions } from './index.js';
 import { keyReader } from './table-schema.js';
@@ -23,30 +22,11 @@ export interface TableCompactionOptions {
   guard?: (() => void) | undefined;
 }
 
-/** A column of a table's current schema: its name, Iceberg field id and type. */
-export interface TableField {
-  name: string;
-  id: number;
-  type: string;
-}
-
-export interface TableCompaction {
-  /** What becomes of the files merged windows replace: kept (WindowState's dropReplaced). */
-  dropReplaced: (keys: string[]) => Promise<void>;
-  /**
-   * Each table made to list the state's live files. Without `operation`, before merging: the
-   * operation follows from what changed. With 'replace', after merging: refused if it would change
-   * the table's rows.
-   */
-  commit(state: WindowState, runId: string, operation?: 'replace'): Promise<TableCommitted[]>;
-  /** The current schema's fields of the table a data file belongs to (read once per table). */
-  fieldsOf(key: string): Promise<TableField[]>;
-}
-
-export function tableCompaction(o: TableCompactionOptions): TableCompaction {
+/** What compaction (src/state/compact.ts) does for an Iceberg destination. */
+export function tableCompaction(o: TableCompactionOptions): CompactionTables {
   const tableOf = keyReader(o.partitioning);
-  const fields = new Map<string, Promise<TableField[]>>();
-  const readFields = async (table: string): Promise<TableField[]> => {
+  const fields = new Map<string, Promise<MergedField[]>>();
+  const readFields = async (table: string): Promise<MergedField[]> => {
     const current = await readCurrentVersion(o.store, table);
     const schema = current?.meta.schemas.find((s) => s['schema-id'] === current.meta['current-schema-id']);
     if (!schema) throw new IcebergMetadataError(`${table}/metadata/`, 'no current schema (the table was never committed)');

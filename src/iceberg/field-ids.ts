@@ -27,7 +27,8 @@ import type { ObjectStore } from '../store/store.js';
 import { readCurrentVersion } from './commit-table.js';
 import { promotes, schemaChange, schemaRefused } from './schema-evolution.js';
 import { currentSchema } from './table-metadata.js';
-import { icebergType, tableSchema, type IcebergSchema, type TableColumn } from './table-schema.js';
+import { icebergType } from '../sink/column-types.js';
+import { tableSchema, type IcebergSchema, type TableColumn } from './table-schema.js';
 
 /** The table as its current metadata has it: its schema and the highest field id it assigned. */
 interface CurrentTable {

@@ -5,6 +5,7 @@
  * exported; a crash between the two leaves the previous snapshot current, and the next run's
  * commit catches the table up. Files of replaced windows are kept (older snapshots name them).
  */
+import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
@@ -20,6 +21,7 @@ import {
   WINDOWS_FILE_SUFFIX,
 } from './snapshot-windows.js';
 import { destinationUri, keyUri } from './destination-uri.js';
+import { committedColumns } from './field-ids.js';
 import { keyReader, type TableColumn } from './table-schema.js';
 
 export { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
@@ -59,7 +61,8 @@ interface TableState {
 
 /**
  * The state's completed windows by table: a window with files belongs to the table of its files'
- * folder, a window without rows to its unit's table.
+ * folder, a window without rows to its unit's table (the job's, or where the unit's other windows
+ * are: a job whose wallet names are not resolved here, as in compaction, names its units otherwise).
  */
 async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableState>> {
   const read = keyReader(o.partitioning);
@@ -70,8 +73,17 @@ async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableS
     if (!t) out.set(table, (t = { files: [], windows: [] }));
     return t;
   };
+  // The unit's windows without rows whose table its windows with files tell (records come unit by unit).
+  const unit = { key: '', table: undefined as string | undefined, rowless: [] as WindowRecord[] };
+  const endUnit = () => {
+    if (unit.table !== undefined) of(unit.table).windows.push(...unit.rowless);
+  };
   for await (const rec of o.state.completedRecords()) {
-    let table = rec.files.length === 0 ? tableOfUnit.get(rec.unit_key) : undefined;
+    if (unit.key !== rec.unit_key) {
+      endUnit();
+      Object.assign(unit, { key: rec.unit_key, table: tableOfUnit.get(rec.unit_key), rowless: [] });
+    }
+    let table: string | undefined;
     for (const f of rec.files) {
       if (!f.key.endsWith(ICEBERG_DATA_EXTENSION)) continue;
       const place = read(f.key);
@@ -85,8 +97,12 @@ async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableS
       });
       table = place.table;
     }
-    if (table !== undefined) of(table).windows.push(rec);
+    if (table !== undefined) {
+      of(table).windows.push(rec);
+      unit.table ??= table;
+    } else if (rec.files.length === 0) unit.rowless.push(rec);
   }
+  endUnit();
   return out;
 }
 
@@ -109,6 +125,16 @@ function tableContents(t: TableState, uri: (key: string) => string, runId: strin
         }
       : {}),
   };
+}
+
+/** The job's tables as commits take them: columns with the field ids the tables' records keep, and each table's units. */
+export async function committedTables(
+  store: ObjectStore,
+  jobName: string,
+  tables: readonly { name: string; columns: readonly Column[]; units: readonly string[] }[],
+): Promise<IcebergCommitOptions['tables']> {
+  const committed = await committedColumns(store, jobName, tables);
+  return committed.map((t, i) => ({ ...t, units: tables[i]!.units }));
 }
 
 /** One commit per table of the job whose snapshot differs from the state; what was committed. */

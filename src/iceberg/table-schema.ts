@@ -4,7 +4,8 @@
  * (src/iceberg/field-ids.ts), which the DuckDB writer puts into the data files
  * (src/sink/parquet-duckdb.ts); a table's first schema numbers its columns from 1.
  */
-import type { Column, ColumnType } from '../columns/columns.js';
+import type { Column } from '../columns/columns.js';
+import { icebergType } from '../sink/column-types.js';
 import { IcebergTableRefusedError } from './errors.js';
 
 export interface IcebergField {
@@ -36,22 +37,6 @@ export interface PartitionSpec {
 /** A column of an Iceberg table: the job's column and the field id the table keeps for its name (default: its position from 1). */
 export type TableColumn = Column & { fieldId?: number | undefined };
 
-/** uint256 stays an exact decimal string, as in every other format (no Iceberg decimal holds 78 digits). */
-const ICEBERG_TYPES: Record<ColumnType, string> = {
-  int32: 'int',
-  int64: 'long',
-  uint256: 'string',
-  string: 'string',
-  bool: 'boolean',
-  timestamp: 'timestamptz',
-  date: 'date',
-  json: 'string',
-};
-
-export function icebergType(type: ColumnType): string {
-  return ICEBERG_TYPES[type];
-}
-
 /**
  * Every field is optional: the data files' Parquet columns are OPTIONAL (DuckDB's COPY writes them
  * so), and a reader may refuse a required field whose column is optional. Non-null columns are
@@ -65,7 +50,7 @@ export function tableSchema(columns: readonly TableColumn[]): IcebergSchema {
       id: c.fieldId ?? i + 1,
       name: c.name,
       required: false,
-      type: ICEBERG_TYPES[c.type],
+      type: icebergType(c.type),
       ...(c.description ? { doc: c.description } : {}),
     })),
   };

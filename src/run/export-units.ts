@@ -371,7 +371,7 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
       fieldIds: opts.fieldIds?.get(table),
       fixed: { dataset: table, chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
-      stem: fileStem(ds.targetKey(u.target), u, opts.output.format === 'iceberg' ? opts.runId : undefined),
+      stem: fileStem(ds.targetKey(u.target), windowKey(u), opts.output.format === 'iceberg' ? opts.runId : undefined),
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);

@@ -585,11 +585,7 @@ function icebergCommit(
   c: { config: ResolvedConfig; logger: Logger; job: Job; store: ObjectStore; state: WindowState; runId: string; guard?: () => void },
 ): () => Promise<TableCommitted[]> {
   // The columns with their field ids as the tables' records keep them (recorded before any file), and each table's units.
-  const tablesOf = async () => {
-    const tables = await jobTables(c.job);
-    const committed = await iceberg.committedColumns(c.store, c.job.name, tables);
-    return committed.map((t, i) => ({ ...t, units: tables[i]!.units }));
-  };
+  const tablesOf = async () => iceberg.committedTables(c.store, c.job.name, await jobTables(c.job));
   let tables: ReturnType<typeof tablesOf> | null = null;
   return async () =>
     iceberg.commitIcebergTables({

@@ -90,3 +90,19 @@ export function parquetColumnTypes(columns: readonly Column[]): ParquetColumnTyp
     nullable: col.nullable,
   }));
 }
+
+/** A column type as an Iceberg table declares it; uint256 stays an exact decimal string, as in every other format (no Iceberg decimal holds 78 digits). */
+const ICEBERG_TYPES: Record<ColumnType, string> = {
+  int32: 'int',
+  int64: 'long',
+  uint256: 'string',
+  string: 'string',
+  bool: 'boolean',
+  timestamp: 'timestamptz',
+  date: 'date',
+  json: 'string',
+};
+
+export function icebergType(type: ColumnType): string {
+  return ICEBERG_TYPES[type];
+}

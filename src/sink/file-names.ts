@@ -5,13 +5,11 @@
  * file an older snapshot names. Runs write them (src/run/export-units.ts, partitioned-writer.ts),
  * compaction writes and reads them (src/state/compact.ts).
  */
-import type { Interval } from '../plan/intervals.js';
-import { windowKey } from '../plan/plan.js';
 import { FORMAT_RULES, COMPRESSIONS } from './formats.js';
 
-/** `<target>__<start>_<end>[__<run id>]`: what every file of one window of one target starts with. */
-export function fileStem(target: string, window: Interval, runId?: string): string {
-  return `${target}__${windowKey(window)}${runId === undefined ? '' : `__${runId}`}`;
+/** `<target>__<window key>[__<run id>]` (the window key: src/plan/plan.ts windowKey): what every file of one window of one target starts with. */
+export function fileStem(target: string, windowKey: string, runId?: string): string {
+  return `${target}__${windowKey}${runId === undefined ? '' : `__${runId}`}`;
 }
 
 /** The `seq`-th file of a window. */
@@ -21,7 +19,7 @@ export function fileName(stem: string, seq: number, extension: string): string {
 
 export interface FileNameParts {
   target: string;
-  window: Interval;
+  window: { start: number; end: number };
   runId: string | null;
   seq: number;
   extension: string;

@@ -35,10 +35,8 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { InsightExportError } from '../errors.js';
-import type { TableField } from '../iceberg/compaction.js';
-import type { TableCommitted } from '../iceberg/commit-table.js';
-import type { IcebergCommitOptions } from '../iceberg/index.js';
 import type { Logger } from '../log.js';
+import { windowKey } from '../plan/index.js';
 import { fileName, fileStem, parseFileName } from '../sink/file-names.js';
 import { icebergCopyOptions, sqlIdentifier, sqlString } from '../sink/parquet-duckdb.js';
 import type { Compression } from '../sink/sink.js';
@@ -69,8 +67,8 @@ export interface CompactOptions {
   dryRun?: boolean;
   /** Called before every state write (a held lease's assertHeld). */
   guard?: () => void;
-  /** An Iceberg destination: the job's tables and the output's partitioning (see the file comment). */
-  iceberg?: { tables: IcebergCommitOptions['tables']; partitioning: string };
+  /** An Iceberg destination: what commits its tables and gives their field ids (see the file comment). */
+  tables?: CompactionTables;
   /** The compaction's run id (default: a new one). */
   runId?: string;
   logger: Logger;
@@ -105,7 +103,34 @@ export interface CompactReport {
   /** Pending commits of crashed runs finished or undone first (data files deleted). */
   recovered_files: number;
   /** An Iceberg destination: the table commits made (what was left uncommitted first, then the merges' replace snapshots). */
-  iceberg_commits?: TableCommitted[];
+  iceberg_commits?: CompactionCommit[];
+}
+
+/** A table commit, as the report names it. */
+export interface CompactionCommit {
+  table: string;
+  snapshot_id: number;
+  metadata_key: string;
+  operation: string;
+  added_files: number;
+  deleted_files: number;
+}
+
+/** What compaction does differently for an Iceberg destination (src/iceberg/compaction.ts makes it). */
+export interface CompactionTables {
+  /** What becomes of the files merged windows replace (WindowState's dropReplaced): kept. */
+  dropReplaced: (keys: string[]) => Promise<void>;
+  /** Each table made to list the state's live files; 'replace': refused if it would change the table's rows. */
+  commit(state: WindowState, runId: string, operation?: 'replace'): Promise<CompactionCommit[]>;
+  /** The current schema's fields (name, Iceberg field id and type) of the table a data file belongs to. */
+  fieldsOf(key: string): Promise<readonly MergedField[]>;
+}
+
+/** A column of a merged Iceberg data file: its name, field id and Iceberg type. */
+export interface MergedField {
+  name: string;
+  id: number;
+  type: string;
 }
 
 const DATE_RE = /(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?:\/|$)/;
@@ -235,15 +260,7 @@ function binPack(run: Candidate[], targetBytes: number, maxRows: number): Candid
 export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   const runId = opts.runId ?? newCompactionRunId();
   const log = opts.logger.child({ job: opts.jobName, run: runId });
-  const tables = opts.iceberg
-    ? (await import('../iceberg/compaction.js')).tableCompaction({
-        store: opts.store,
-        ...opts.iceberg,
-        compression: opts.compression ?? 'zstd',
-        logger: log,
-        guard: opts.guard,
-      })
-    : null;
+  const tables = opts.tables ?? null;
   const state = new WindowState(opts.store, opts.jobName, {
     runId,
     guard: opts.guard,
@@ -322,7 +339,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         const merged: StagedFile[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);
-          const name = fileName(fileStem(stem, { start, end }, tables ? runId : undefined), i, ext);
+          const name = fileName(fileStem(stem, windowKey({ start, end }), tables ? runId : undefined), i, ext);
           const key = `${partition === '' ? '' : `${partition}/`}${name}`;
           const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
           const fields = tables ? await tables.fieldsOf(key) : null;
@@ -368,7 +385,7 @@ async function mergeFiles(
   staging: string,
   duck: DuckDBInstance | null,
   compression: Compression,
-  fields: readonly TableField[] | null,
+  fields: readonly MergedField[] | null,
 ): Promise<number> {
   if (ext.endsWith('.parquet')) {
     const locals: string[] = [];

@@ -18,12 +18,19 @@
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readCurrentVersion, readSnapshotManifests, destinationUri } from '../../src/iceberg/index.js';
+import { tableCompaction } from '../../src/iceberg/compaction.js';
+import {
+  committedTables,
+  destinationUri,
+  readCurrentVersion,
+  readSnapshotManifests,
+  type IcebergCommitOptions,
+} from '../../src/iceberg/index.js';
 import { loadJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
 import { jobTables } from '../../src/run/tables.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
-import { compactJob, type CompactOptions } from '../../src/state/compact.js';
+import { compactJob } from '../../src/state/compact.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { Crash, crashingStore } from '../helpers/crashing-store.js';
@@ -51,7 +58,7 @@ const job = (destination: string) => ({
 let work: string;
 let base: string;
 let truth: string[];
-let iceberg: CompactOptions['iceberg'];
+let tables: IcebergCommitOptions['tables'];
 const out = () => join(work, 'out');
 
 function restore(): LocalStore {
@@ -67,7 +74,7 @@ const compact = (store: ObjectStore) =>
     targetBytes: 64_000_000,
     maxRows: 1_000_000,
     stagingDir: join(tmp.dir, 'staging'),
-    iceberg,
+    tables: tableCompaction({ store, tables, partitioning: DEFAULT_PARTITIONING, compression: 'zstd', logger: silentLogger }),
     logger: silentLogger,
   });
 
@@ -104,7 +111,7 @@ beforeAll(async () => {
   filesBefore = (await liveFiles(store)).length;
   records = (await readCurrentVersion(store, 'transactions'))!.meta.snapshots[0]!.summary['total-records']!;
   cpSync(work, base, { recursive: true });
-  iceberg = { tables: await jobTables(await loadJob(join(work, 'job.yaml'))), partitioning: DEFAULT_PARTITIONING };
+  tables = await committedTables(new LocalStore(out()), 'icecrash', await jobTables(await loadJob(join(work, 'job.yaml'))));
 });
 
 /** The table equals the fresh export; each snapshot after the first is a replace keeping its records; verify passes. */

@@ -9,17 +9,15 @@ import { readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { destinationUri, readCurrentVersion, readSnapshotManifests } from '../../src/iceberg/index.js';
-import { loadJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
-import { jobTables } from '../../src/run/tables.js';
 import { parseFileName } from '../../src/sink/file-names.js';
-import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { compactJob } from '../../src/state/compact.js';
 import { LocalStore } from '../../src/store/local.js';
 import { duckdb, exportJob, sqlString } from '../helpers/export.js';
 import { fieldIdsWithPyarrow, icebirdRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { compactionTables } from '../helpers/iceberg-compaction.js';
 
 const sandbox = useSandbox({ seed: 43, transactions: 3_000 });
 const tmp = useTempDir('iceberg-compact-added-column-');
@@ -77,7 +75,7 @@ it('merges files without the column with the others: null there in their rows, e
     targetBytes: 64_000_000,
     maxRows: 1_000_000,
     stagingDir: join(tmp.dir, 'staging'),
-    iceberg: { tables: await jobTables(await loadJob(join(tmp.dir, 'job.yaml'))), partitioning: DEFAULT_PARTITIONING },
+    tables: await compactionTables(store, join(tmp.dir, 'job.yaml')),
     logger: silentLogger,
   });
   expect(report.iceberg_commits).toMatchObject([{ table: 'transactions', operation: 'replace' }]);

@@ -10,10 +10,7 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { destinationUri, readCurrentVersion, readSnapshotManifests } from '../../src/iceberg/index.js';
-import { loadJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
-import { jobTables } from '../../src/run/tables.js';
-import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { parseFileName } from '../../src/sink/file-names.js';
 import { compactJob, type CompactReport } from '../../src/state/compact.js';
 import { LocalStore } from '../../src/store/local.js';
@@ -24,6 +21,9 @@ import { fieldIdsWithPyarrow, icebirdRows, sortedRows } from '../helpers/iceberg
 import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
+import { loadJob } from '../../src/job/index.js';
+import { jobTables } from '../../src/run/tables.js';
+import { compactionTables } from '../helpers/iceberg-compaction.js';
 
 const sandbox = useSandbox({ seed: 41, transactions: 4_000 });
 const bucket = useTestBucket('iceberg-compact');
@@ -186,7 +186,7 @@ describe('an S3 destination', () => {
       targetBytes: 64_000_000,
       maxRows: 1_000_000,
       stagingDir: join(dir, 'staging'),
-      iceberg: { tables: await jobTables(await loadJob(join(dir, 'job.yaml'))), partitioning: DEFAULT_PARTITIONING },
+      tables: await compactionTables(store, join(dir, 'job.yaml')),
       logger: silentLogger,
     });
     await expectOneReplaceSnapshotPerTable(store, before, report);

@@ -11,14 +11,18 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, expect, it } from 'vitest';
 import { keyOf, readCurrentVersion, readSnapshotManifests } from '../../src/iceberg/commit-table.js';
-import { destinationUri } from '../../src/iceberg/index.js';
+import { commitIcebergTables, committedTables, destinationUri } from '../../src/iceberg/index.js';
+import { loadJob } from '../../src/job/index.js';
+import { silentLogger } from '../../src/log.js';
+import { jobTables } from '../../src/run/tables.js';
+import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { decodeWindows, WINDOWS_FILE_PROPERTY, type SnapshotWindow } from '../../src/iceberg/snapshot-windows.js';
 import { currentSnapshot, type Snapshot } from '../../src/iceberg/table-metadata.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import { runCli } from '../helpers/cli-in-process.js';
-import { exportJob } from '../helpers/export.js';
+import { exportJob, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -144,4 +148,49 @@ it('a run that adds only windows without rows commits a snapshot naming them; a 
   expect((await windowsOf(before)).some((w) => w.unit.includes(QUIET))).toBe(false);
 
   expect((await run(['alice.eth', QUIET])).iceberg_commits).toEqual([]);
+});
+
+it("a commit that does not know the job's units (wallet names not resolved, as in compaction) keeps the unit's windows without rows", async () => {
+  const dir = join(tmp.dir, 'hourly');
+  // A wallet with a few transactions that day: most of its hours hold none.
+  const day = { from: unixDay('2024-02-01'), to: unixDay('2024-02-02') };
+  const sent = new Map<string, number>();
+  for (const t of sandbox.data.transactions(1))
+    if (t.block_timestamp >= day.from && t.block_timestamp < day.to) sent.set(t.from_address, (sent.get(t.from_address) ?? 0) + 1);
+  const sparse = [...sent].find(([, n]) => n >= 2 && n <= 6)![0];
+  const hourly = {
+    name: 'hourly',
+    source: { base_url: 'sandbox', chains: [1] },
+    targets: [{ wallet: sparse, datasets: ['transactions'] }],
+    range: { from: '2024-02-01', to: '2024-02-02', chunk: '1h' },
+    output: { batch_windows: 'off' },
+  };
+  const r = await exportJob({ job: hourly, dir, sandbox, destination: join(dir, 'out'), flags: { format: 'iceberg' } });
+  expect(r.status).toBe('succeeded');
+  const s = new LocalStore(join(dir, 'out'));
+  const windows = decodeWindows(
+    (await s.get(
+      keyOf(
+        destinationUri(s),
+        currentSnapshot((await readCurrentVersion(s, 'transactions'))!.meta)!.summary[WINDOWS_FILE_PROPERTY]!,
+        'test',
+      ),
+    ))!.body,
+  );
+  expect(windows.some((w) => w.rows === 0)).toBe(true);
+  const tables = await committedTables(
+    s,
+    'hourly',
+    (await jobTables(await loadJob(join(dir, 'job.yaml')))).map((t) => ({ ...t, units: [] })),
+  );
+  const commits = await commitIcebergTables({
+    store: s,
+    state: new WindowState(s, 'hourly'),
+    tables,
+    partitioning: DEFAULT_PARTITIONING,
+    compression: 'zstd',
+    runId: 'no-units',
+    logger: silentLogger,
+  });
+  expect(commits).toEqual([]);
 });
