@@ -1,6 +1,7 @@
 /**
  * Issue 34: `output.format: iceberg` writes one Iceberg v2 table per dataset table. Independent
- * readers: icebird reads the same rows as the Parquet export of the same job (every field);
+ * readers: icebird reads the same rows as the Parquet and the NDJSON exports of the same job
+ * (every field);
  * pyarrow finds the Iceberg field ids in every data file; fastavro reads every manifest and
  * manifest list with the spec's required fields, sequence numbers, snapshot ids and partition
  * summaries; the metadata file has the v2 required fields.
@@ -39,7 +40,7 @@ const root = () => join(tmp.dir, 'iceberg', 'out');
 let report: RunReport;
 
 beforeAll(async () => {
-  for (const format of ['parquet', 'iceberg'] as const) {
+  for (const format of ['parquet', 'ndjson', 'iceberg'] as const) {
     const dir = join(tmp.dir, format);
     const r = await exportJob({ job: job(), dir, sandbox, destination: join(dir, 'out'), flags: { format } });
     expect(r.status).toBe('succeeded');
@@ -48,12 +49,12 @@ beforeAll(async () => {
 });
 
 describe.each(TABLES)('table %s exported as iceberg', (table) => {
-  it('icebird reads the rows of the Parquet export of the same job, every field', async () => {
-    const parquet = await readTable(join(tmp.dir, 'parquet', 'out'), table, 'parquet');
+  it.each(['parquet', 'ndjson'] as const)('icebird reads the rows of the %s export of the same job, every field', async (format) => {
+    const other = await readTable(join(tmp.dir, format, 'out'), table, format);
     const iceberg = await icebirdRows(new LocalStore(root()), table);
-    expect(parquet.length).toBeGreaterThan(50);
-    expect(Object.keys(iceberg[0]!)).toEqual(Object.keys(parquet[0]!));
-    expect(sortedRows(iceberg)).toEqual(sortedRows(parquet));
+    expect(other.length).toBeGreaterThan(50);
+    expect(Object.keys(iceberg[0]!)).toEqual(Object.keys(other[0]!));
+    expect(sortedRows(iceberg)).toEqual(sortedRows(other));
   });
 
   it('pyarrow finds every column field id of the table schema in every data file', () => {
