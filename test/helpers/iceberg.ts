@@ -7,6 +7,7 @@
  * its metadata addresses it (file:// or s3:// URIs).
  */
 import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { icebergRead, icebergMetadata } from 'icebird';
 import { destinationUri } from '../../src/iceberg/index.js';
 import type { ObjectStore } from '../../src/store/store.js';
@@ -97,6 +98,25 @@ print(json.dumps(out))
 export function readWithFastavro(paths: readonly string[]): Record<string, AvroFile> {
   const stdout = execFileSync('python3', ['-c', FASTAVRO_SCRIPT, ...paths], { encoding: 'utf8', maxBuffer: 1 << 30 });
   return JSON.parse(stdout) as Record<string, AvroFile>;
+}
+
+export interface SpecReadAvroFile {
+  metadata: Record<string, string>;
+  /** Where the file's writer schema departs from the spec's: a required field missing, another field id, type or required-ness, a field the spec lacks. */
+  problems: string[];
+  /** The records as a reader with the spec's schema reads them (schema resolution: optional fields the file lacks are null; dates as days). */
+  records: Record<string, any>[];
+}
+
+/**
+ * Reads Avro files with fastavro against an Iceberg spec schema (test/iceberg/fixtures/*.avsc):
+ * each file's writer schema checked field by field against it, then every record read with it as
+ * the reader schema. A manifest's partition struct is the one its `partition-spec` metadata names.
+ */
+export function readWithSpecSchema(specSchemaFile: string, paths: readonly string[]): Record<string, SpecReadAvroFile> {
+  const script = fileURLToPath(new URL('read-avro-with-spec-schema.py', import.meta.url));
+  const stdout = execFileSync('python3', [script, specSchemaFile, ...paths], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  return JSON.parse(stdout) as Record<string, SpecReadAvroFile>;
 }
 
 const FIELD_IDS_SCRIPT = `

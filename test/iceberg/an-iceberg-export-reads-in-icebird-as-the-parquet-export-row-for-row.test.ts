@@ -8,12 +8,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { RunReport } from '../../src/run/report.js';
 import { exportJob, listFiles, readTable } from '../helpers/export.js';
-import { fieldIdsWithPyarrow, icebirdRows, readWithFastavro, sortedRows } from '../helpers/iceberg.js';
+import { fieldIdsWithPyarrow, icebirdRows, readWithFastavro, readWithSpecSchema, sortedRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -37,6 +38,7 @@ function job() {
 }
 
 const root = () => join(tmp.dir, 'iceberg', 'out');
+const fixture = (name: string) => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 let report: RunReport;
 
 beforeAll(async () => {
@@ -113,7 +115,15 @@ describe.each(TABLES)('table %s exported as iceberg', (table) => {
     const list = readWithFastavro([path(snapshot['manifest-list'])])[path(snapshot['manifest-list'])]!;
     expect(list.metadata).toMatchObject({ 'snapshot-id': String(snapshot['snapshot-id']), 'sequence-number': '1', 'format-version': '2' });
     expect(list.fields.map((f) => f['field-id'])).toEqual([500, 501, 502, 517, 515, 516, 503, 504, 505, 506, 512, 513, 514, 507]);
-    const manifests = readWithFastavro(list.records.map((m) => path(m.manifest_path as string)));
+    const manifestPaths = list.records.map((m) => path(m.manifest_path as string));
+    // Every field the spec's v2 schemas require, with its field id, type and required-ness (test/iceberg/fixtures).
+    expect(
+      readWithSpecSchema(fixture('iceberg-v2-manifest-list.avsc'), [path(snapshot['manifest-list'])])[path(snapshot['manifest-list'])]!
+        .problems,
+    ).toEqual([]);
+    for (const [file, read] of Object.entries(readWithSpecSchema(fixture('iceberg-v2-manifest.avsc'), manifestPaths)))
+      expect(read.problems, file).toEqual([]);
+    const manifests = readWithFastavro(manifestPaths);
     let files = 0;
     for (const m of list.records) {
       expect(m).toMatchObject({ content: 0, sequence_number: 1, min_sequence_number: 1, added_snapshot_id: snapshot['snapshot-id'] });
