@@ -7,7 +7,9 @@
  * its metadata addresses it (file:// or s3:// URIs).
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { icebergRead, icebergMetadata } from 'icebird';
 import { destinationUri } from '../../src/iceberg/index.js';
 import type { ObjectStore } from '../../src/store/store.js';
@@ -52,8 +54,48 @@ function canon(value: unknown, type: string): string | boolean | null {
   return JSON.stringify(value);
 }
 
-/** Every row of the table's current snapshot (or of `metadataFileName`, e.g. "v1.metadata.json"), read by icebird. */
+let tableMetadataSchema: ValidateFunction | undefined;
+
+/**
+ * Where a table metadata file departs from the spec's v2 table metadata (test/iceberg/fixtures:
+ * the REST catalog OpenAPI's TableMetadata, with the fields format/spec.md requires in v2), as
+ * `<JSON pointer> <message>` lines; empty when it validates.
+ */
+export function tableMetadataProblems(metadata: unknown): string[] {
+  if (!tableMetadataSchema) {
+    const schema = (name: string) =>
+      JSON.parse(readFileSync(fileURLToPath(new URL(`../iceberg/fixtures/${name}`, import.meta.url)), 'utf8')) as object;
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    // int64 is checked (an integer a JSON reader keeps exact); the other formats appear only in the schemas of default values.
+    ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+    for (const name of ['float', 'double', 'uuid', 'date', 'byte']) ajv.addFormat(name, true);
+    ajv.addSchema(schema('rest-catalog-table-metadata.schema.json'));
+    tableMetadataSchema = ajv.compile(schema('iceberg-v2-table-metadata.schema.json'));
+  }
+  if (tableMetadataSchema(metadata)) return [];
+  return (tableMetadataSchema.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? e.keyword}`);
+}
+
+const METADATA_FILE = /\/v\d+\.metadata\.json$/;
+
+/** Throws naming each metadata file of the table that does not validate (tableMetadataProblems). */
+async function expectValidMetadataFiles(store: ObjectStore, table: string): Promise<void> {
+  const invalid: string[] = [];
+  for await (const o of store.list(`${table}/metadata/`, { etags: false })) {
+    if (!METADATA_FILE.test(o.key)) continue;
+    const problems = tableMetadataProblems(JSON.parse((await store.get(o.key))!.body.toString('utf8')));
+    if (problems.length > 0) invalid.push(`${o.key}: ${problems.join('; ')}`);
+  }
+  if (invalid.length > 0) throw new Error(`Iceberg table metadata departs from the v2 spec:\n${invalid.join('\n')}`);
+}
+
+/**
+ * Every row of the table's current snapshot (or of `metadataFileName`, e.g. "v1.metadata.json"), read by icebird.
+ * Every metadata file of the table is validated first (tableMetadataProblems), so each test that
+ * reads a table checks every metadata file its runs wrote.
+ */
 export async function icebirdRows(store: ObjectStore, table: string, metadataFileName?: string): Promise<CanonRow[]> {
+  await expectValidMetadataFiles(store, table);
   return withStoreFetch(store, async (root) => {
     const tableUrl = `${root}/${table}`;
     const metadata = await icebergMetadata({ tableUrl, ...(metadataFileName ? { metadataFileName } : {}) });
