@@ -8,12 +8,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { icebergRead, icebergMetadata } from 'icebird';
 import { destinationUri } from '../../src/iceberg/index.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import type { CanonRow } from './export.js';
+import { exportJob, readTable, type CanonRow, type ExportJobInput } from './export.js';
 
 /** icebird's address of a destination root: s3:// becomes the AWS virtual-host URL it fetches. */
 function fetchedRoot(store: ObjectStore): string {
@@ -22,26 +23,42 @@ function fetchedRoot(store: ObjectStore): string {
   return s3 ? `https://${s3[1]}.s3.amazonaws.com${s3[2] ?? ''}` : uri;
 }
 
-/** Runs `fn` with a fetch that reads `root/...` URLs from the store (Range requests answered with 206). */
+/** The stores whose `root/...` URLs the patched fetch serves, by root (reads of several tables may overlap). */
+const served = new Map<string, ObjectStore[]>();
+let unpatchedFetch: typeof fetch | undefined;
+
+async function storeFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+  const root = [...served.keys()].filter((r) => url.startsWith(`${r}/`)).sort((x, y) => y.length - x.length)[0];
+  if (root === undefined) return unpatchedFetch!(input, init);
+  const obj = await served.get(root)![0]!.get(decodeURI(url.slice(root.length + 1)));
+  if (!obj) return new Response('not found', { status: 404, statusText: 'Not Found' });
+  const range = /bytes=(\d+)-(\d*)/.exec(new Headers(init?.headers).get('range') ?? '');
+  if (init?.method === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(obj.body.length) } });
+  if (!range) return new Response(obj.body, { status: 200 });
+  const start = Number(range[1]);
+  const end = range[2] === '' ? obj.body.length : Number(range[2]) + 1;
+  return new Response(obj.body.subarray(start, end), { status: 206 });
+}
+
+/**
+ * Runs `fn` with a fetch that reads `root/...` URLs from the store (Range requests answered with
+ * 206). Calls may overlap (trials run side by side): fetch stays patched until the last one ends.
+ */
 async function withStoreFetch<T>(store: ObjectStore, fn: (root: string) => Promise<T>): Promise<T> {
   const root = fetchedRoot(store);
-  const original = globalThis.fetch;
-  globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (!url.startsWith(`${root}/`)) return original(input, init);
-    const obj = await store.get(decodeURI(url.slice(root.length + 1)));
-    if (!obj) return new Response('not found', { status: 404, statusText: 'Not Found' });
-    const range = /bytes=(\d+)-(\d*)/.exec(new Headers(init?.headers).get('range') ?? '');
-    if (init?.method === 'HEAD') return new Response(null, { status: 200, headers: { 'content-length': String(obj.body.length) } });
-    if (!range) return new Response(obj.body, { status: 200 });
-    const start = Number(range[1]);
-    const end = range[2] === '' ? obj.body.length : Number(range[2]) + 1;
-    return new Response(obj.body.subarray(start, end), { status: 206 });
-  }) as typeof fetch;
+  if (served.size === 0) {
+    unpatchedFetch = globalThis.fetch;
+    globalThis.fetch = storeFetch as typeof fetch;
+  }
+  served.set(root, [...(served.get(root) ?? []), store]);
   try {
     return await fn(root);
   } finally {
-    globalThis.fetch = original;
+    const stores = served.get(root)!;
+    stores.splice(stores.indexOf(store), 1);
+    if (stores.length === 0) served.delete(root);
+    if (served.size === 0) globalThis.fetch = unpatchedFetch!;
   }
 }
 
@@ -108,6 +125,20 @@ export async function icebirdRows(store: ObjectStore, table: string, metadataFil
 /** Rows in a stable order, to compare two reads as multisets. */
 export function sortedRows(rows: readonly CanonRow[]): string[] {
   return rows.map((r) => JSON.stringify(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)))).sort();
+}
+
+/**
+ * Each table's rows (as sortedRows) of a fresh export of the job with the Parquet engine into
+ * `<dir>/out`: what an Iceberg table of the same job must read as.
+ */
+export async function freshExportRows(
+  input: Omit<ExportJobInput, 'destination' | 'flags'>,
+  tables: readonly string[],
+): Promise<Record<string, string[]>> {
+  const out = join(input.dir, 'out');
+  const r = await exportJob({ ...input, destination: out, flags: { format: 'parquet' } });
+  if (r.status !== 'succeeded') throw new Error(`the fresh export in ${input.dir} ended ${r.status}`);
+  return Object.fromEntries(await Promise.all(tables.map(async (t) => [t, sortedRows(await readTable(out, t, 'parquet'))] as const)));
 }
 
 export interface AvroFile {

@@ -19,8 +19,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { readCurrentVersion, type TableCommitted } from '../../src/iceberg/index.js';
 import { LocalStore } from '../../src/store/local.js';
-import { exportJob, readTable } from '../helpers/export.js';
-import { icebirdRows, readWithSpecSchema, sortedRows } from '../helpers/iceberg.js';
+import { exportJob } from '../helpers/export.js';
+import { freshExportRows, icebirdRows, readWithSpecSchema, sortedRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -68,19 +68,8 @@ beforeAll(async () => {
     expect(r.status).toBe('succeeded');
     commits.push(r.iceberg_commits!);
   }
-  const fresh = join(tmp.dir, 'fresh');
-  const r = await exportJob({
-    job: job('2024-02-01', '2024-02-05'),
-    dir: fresh,
-    sandbox,
-    destination: join(fresh, 'out'),
-    flags: { format: 'parquet' },
-  });
-  expect(r.status).toBe('succeeded');
-  for (const table of TABLES)
-    expect(sortedRows(await icebirdRows(new LocalStore(out()), table)), table).toEqual(
-      sortedRows(await readTable(join(fresh, 'out'), table, 'parquet')),
-    );
+  const fresh = await freshExportRows({ job: job('2024-02-01', '2024-02-05'), dir: join(tmp.dir, 'fresh'), sandbox }, TABLES);
+  for (const table of TABLES) expect(sortedRows(await icebirdRows(new LocalStore(out()), table)), table).toEqual(fresh[table]);
 });
 
 const path = (uri: string) => decodeURI(uri.replace(/^file:\/\//, ''));

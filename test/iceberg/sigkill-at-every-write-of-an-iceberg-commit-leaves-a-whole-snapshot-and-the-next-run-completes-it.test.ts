@@ -16,41 +16,34 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pLimit from 'p-limit';
 import { beforeAll, expect, it } from 'vitest';
-import { eventTableForSignature } from '../../src/datasets/events.js';
 import { readCurrentVersion } from '../../src/iceberg/index.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
-import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
-import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
+import type { CanonRow } from '../helpers/export.js';
+import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { LONG_TESTS, RELIABILITY_SEED as SEED, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { duplicates, runCli, useTestCli, writeJob } from '../reliability/harness.js';
+import {
+  ALICE_AND_TRANSFERS_TABLES,
+  aliceAndTransfersIcebergJob,
+  duplicates,
+  runCli,
+  useTestCli,
+  writeJob,
+} from '../reliability/harness.js';
 
 const sandbox = useSandbox({ seed: 39, transactions: 4_000 });
 const work = useTestCli('iceberg-sigkill-');
 const bucket = useTestBucket('iceberg-sigkill');
-const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-const TABLES = ['transactions', eventTableForSignature(TRANSFER)];
+const TABLES = ALICE_AND_TRANSFERS_TABLES;
 /** The first run's range ends here; the killed run's (and the fresh export's) at END. */
 const FIRST_END = '2024-02-02';
 const END = '2024-02-04';
 
-function job(to: string, destination: string) {
-  const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
-  return {
-    name: 'icekill',
-    source: { base_url: sandbox.url, chains: [1, 8453] },
-    targets: [
-      { wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] },
-      { contract: susd, chains: [1], events: [TRANSFER] },
-    ],
-    range: { from: '2024-02-01', to, chunk: '1d' },
-    output: { format: 'iceberg', destination },
-  };
-}
+const job = (to: string, destination: string) => aliceAndTransfersIcebergJob(sandbox, 'icekill', to, '1d', destination);
 
 type Mode = 'append' | 'force';
 interface Trial {
@@ -67,10 +60,7 @@ const truth: Record<string, Record<string, string[]>> = {};
 beforeAll(async () => {
   for (const to of [FIRST_END, END]) {
     const dir = join(work.dir, `truth-${to}`);
-    const r = await exportJob({ job: job(to, join(dir, 'out')), dir, destination: join(dir, 'out'), flags: { format: 'parquet' } });
-    expect(r.status).toBe('succeeded');
-    truth[to] = {};
-    for (const table of TABLES) truth[to][table] = sortedRows(await readTable(join(dir, 'out'), table, 'parquet'));
+    truth[to] = await freshExportRows({ job: job(to, join(dir, 'out')), dir }, TABLES);
   }
   for (const table of TABLES) expect(truth[END]![table]!.length).toBeGreaterThan(truth[FIRST_END]![table]!.length);
 });

@@ -17,37 +17,29 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
-import { eventTableForSignature } from '../../src/datasets/events.js';
 import { readCurrentVersion } from '../../src/iceberg/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
-import { exportJob, readTable } from '../helpers/export.js';
-import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
+import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { runCli, useTestCli, writeJob, type CliResult } from '../reliability/harness.js';
+import {
+  ALICE_AND_TRANSFERS_TABLES,
+  aliceAndTransfersIcebergJob,
+  runCli,
+  useTestCli,
+  writeJob,
+  type CliResult,
+} from '../reliability/harness.js';
 
 const sandbox = useSandbox({ seed: 40, transactions: 4_000 });
 const work = useTestCli('iceberg-shards-');
-const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
-const TABLES = ['transactions', eventTableForSignature(TRANSFER)];
+const TABLES = ALICE_AND_TRANSFERS_TABLES;
 const ROUNDS = ['2024-02-03', '2024-02-04'];
 const RETRIED = 'another writer committed to the Iceberg table first';
 
-function job(to: string, destination: string) {
-  const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
-  return {
-    name: 'iceshards',
-    source: { base_url: sandbox.url, chains: [1, 8453] },
-    targets: [
-      { wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] },
-      { contract: susd, chains: [1], events: [TRANSFER] },
-    ],
-    // Windows of 6 hours: each round's new span of each unit is split between the two shards.
-    range: { from: '2024-02-01', to, chunk: '6h' },
-    output: { format: 'iceberg', destination },
-  };
-}
+// Windows of 6 hours: each round's new span of each unit is split between the two shards.
+const job = (to: string, destination: string) => aliceAndTransfersIcebergJob(sandbox, 'iceshards', to, '6h', destination);
 
 /** Each round's fresh single-process export, per table. */
 const fresh: Record<string, Record<string, string[]>> = {};
@@ -55,11 +47,7 @@ const fresh: Record<string, Record<string, string[]>> = {};
 beforeAll(async () => {
   for (const to of ROUNDS) {
     const dir = join(work.dir, `fresh-${to}`);
-    const r = await exportJob({ job: job(to, join(dir, 'out')), dir, destination: join(dir, 'out'), flags: { format: 'parquet' } });
-    expect(r.status).toBe('succeeded');
-    fresh[to] = Object.fromEntries(
-      await Promise.all(TABLES.map(async (t) => [t, sortedRows(await readTable(join(dir, 'out'), t, 'parquet'))] as const)),
-    );
+    fresh[to] = await freshExportRows({ job: job(to, join(dir, 'out')), dir }, TABLES);
   }
 });
 
@@ -72,6 +60,7 @@ function shard(jobFile: string, index: number, holdDir: string, holds: string[])
     timeoutMs: 300_000,
   }).finally(() => (ended = true));
   const name = (hold: string) => join(holdDir, hold.replace(':', '-'));
+  const release = (hold: string) => writeFileSync(`${name(hold)}.go`, '');
   return {
     done,
     /** Resolves once the shard waits at `hold`; fails if it ended without reaching it. */
@@ -84,7 +73,14 @@ function shard(jobFile: string, index: number, holdDir: string, holds: string[])
         await new Promise((r) => setTimeout(r, 20));
       }
     },
-    release: (hold: string) => writeFileSync(`${name(hold)}.go`, ''),
+    release,
+    /** Lets the shard go at `hold` and waits for its end (exit 0). */
+    async finish(hold: string): Promise<CliResult> {
+      release(hold);
+      const r = await done;
+      expect(r.code, `shard ${index}: ${r.stderr}`).toBe(0);
+      return r;
+    },
   };
 }
 
@@ -109,12 +105,8 @@ it(
     const stale = shard(first, 0, join(base, 'holds-1-0'), ['table:1']);
     const whole = shard(first, 1, join(base, 'holds-1-1'), ['state:1']);
     await stale.reached('table:1');
-    whole.release('state:1');
-    const winner = await whole.done;
-    expect(winner.code, winner.stderr).toBe(0);
-    stale.release('table:1');
-    const loser = await stale.done;
-    expect(loser.code, loser.stderr).toBe(0);
+    const winner = await whole.finish('state:1');
+    const loser = await stale.finish('table:1');
     expect(loser.stderr).toContain(RETRIED);
     expect(report(winner).iceberg_commits).toHaveLength(TABLES.length);
     await expectTablesEqualAFreshExport(ROUNDS[0]!);
@@ -130,12 +122,8 @@ it(
     await partial.reached('table:1');
     full.release('state:1');
     await full.reached('table:1');
-    partial.release('table:1');
-    const first2 = await partial.done;
-    expect(first2.code, first2.stderr).toBe(0);
-    full.release('table:1');
-    const second2 = await full.done;
-    expect(second2.code, second2.stderr).toBe(0);
+    const first2 = await partial.finish('table:1');
+    const second2 = await full.finish('table:1');
     expect(second2.stderr).toContain(RETRIED);
     // The loser commits its windows on top of the winner's snapshot (of every table it has new windows of).
     expect(report(first2).iceberg_commits!.length, first2.stderr).toBeGreaterThan(0);
