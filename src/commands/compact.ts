@@ -2,7 +2,9 @@ import type { CommandModule } from 'yargs';
 import { UserInputError } from '../errors.js';
 import { parseByteSize, parseDurationMs } from '../settings/values.js';
 import { compactJob, type CompactReport } from '../state/compact.js';
+import { jobTables } from '../run/tables.js';
 import { acquireLease, leaseName } from '../state/lease.js';
+import { newCompactionRunId } from '../state/run-id.js';
 import { openStore } from '../store/open-store.js';
 import { withSettingFlags } from '../config/flags.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
@@ -15,7 +17,7 @@ interface CompactArgs extends ConfigArgs {
   json: boolean;
 }
 
-/** Merges the small files of closed partitions (see src/state/compact.ts). */
+/** Merges the small files of closed partitions; an Iceberg table's as one replace snapshot per table (see src/state/compact.ts). */
 export const compactCommand: CommandModule<object, CompactArgs> = {
   command: 'compact <job>',
   describe: 'Merge the small files of closed partitions into files of a target size (state stays exact; crash-safe)',
@@ -31,13 +33,8 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
       .example('$0 compact jobs/x.yaml --older-than 1d', 'Merge the files of every day that ended a day ago') as never,
   handler: async (args) => {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
-    if (config.output.format === 'iceberg') {
-      // Compaction deletes the files it merges at once: readers of an Iceberg table's snapshot would meet missing files.
-      throw new UserInputError('compact does not rewrite Iceberg tables yet', {
-        details: `job ${job.name} writes output.format iceberg`,
-        hint: 'An Iceberg table is read through its snapshot, so small files cost no listing; leave it as it is.',
-      });
-    }
+    const iceberg =
+      config.output.format === 'iceberg' ? { tables: await jobTables(job), partitioning: config.output.partitioning } : undefined;
     let targetBytes = config.output.maxBytesPerFile;
     if (args['target-size'] !== undefined) {
       const raw = args['target-size'];
@@ -53,7 +50,7 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
       olderThanMs = r.value;
     }
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
-    const runId = `compact-${process.pid}-${Date.now()}`;
+    const runId = newCompactionRunId();
     // The job's own lease: no run of the (unsharded) job writes state meanwhile.
     const lease = args['dry-run'] ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });
     try {
@@ -62,7 +59,9 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
         jobName: job.name,
         targetBytes,
         maxRows: config.output.maxRowsPerFile,
-        compression: config.output.format === 'parquet' ? config.output.compression : undefined,
+        compression: config.output.format === 'ndjson' ? undefined : config.output.compression,
+        iceberg,
+        runId,
         olderThanMs,
         stagingDir: config.stagingDir,
         dryRun: args['dry-run'],
@@ -87,5 +86,9 @@ function summary(r: CompactReport): string {
       `  ${g.unitKey} [${g.start}, ${g.end}): ${g.replaces.length} windows, ${g.sourceFiles} -> ${g.mergedFiles} files, ${g.rows} rows`,
     );
   if (r.recovered_files > 0) lines.push(`  removed ${r.recovered_files} file(s) of commits a crashed run left`);
+  for (const c of r.iceberg_commits ?? [])
+    lines.push(
+      `  table ${c.table}: ${c.operation} snapshot ${c.snapshot_id}, files +${c.added_files} -${c.deleted_files}, metadata ${c.metadata_key}`,
+    );
   return `${lines.join('\n')}\n`;
 }

@@ -19,6 +19,8 @@ const COMMANDS: Record<string, (setExit: SetExit, argv: readonly string[]) => Pr
   sandbox: async () => (await import('../sandbox/command.js')).sandboxCommand,
   ddl: async () => (await import('./ddl.js')).ddlCommand,
   compact: async () => (await import('./compact.js')).compactCommand,
+  'expire-snapshots': async () => (await import('./expire-snapshots.js')).expireSnapshotsCommand,
+  'remove-orphan-files': async () => (await import('./remove-orphan-files.js')).removeOrphanFilesCommand,
   release: async () => (await import('./release.js')).releaseCommand,
   config: async () => (await import('./config.js')).configCommand,
 };

@@ -20,8 +20,7 @@ import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
 import { parseUnitKey } from '../plan/unit-key.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
-import { checkTableColumns } from '../state/table-columns.js';
-import { jobTables } from '../run/tables.js';
+import { jobTables, settleTableColumns } from '../run/tables.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
 import { ChainChecks, headFinder } from '../run/chains.js';
@@ -62,7 +61,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       // A table whose recorded columns the job would change is refused here as the run would refuse it.
-      if (store) await checkTableColumns(store, job, await jobTables(job));
+      if (store) await settleTableColumns(store, job, await jobTables(job), config.output.format);
       const state = store ? new WindowState(store, job.name) : null;
       const completed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};

@@ -24,6 +24,7 @@ interface RunArgs extends ConfigArgs {
   json: boolean;
   shard?: string | undefined;
   pushgateway?: string | undefined;
+  'worker-of'?: string | undefined;
 }
 
 /** What became of one job file of a `run`: its report, or the error that stopped it, and its exit code. */
@@ -70,6 +71,11 @@ export function runCommand(
           type: 'string',
           describe:
             'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
+        })
+        .option('worker-of', {
+          type: 'string',
+          hidden: true,
+          describe: 'A worker of `run --workers`: the run id of its parent, which commits the Iceberg tables once every worker has ended',
         })
         .option('pushgateway', {
           type: 'string',
@@ -217,6 +223,7 @@ async function runOne(
         rewind,
         repair: args.repair,
         shard,
+        commitTables: args['worker-of'] === undefined,
         signal: controller.signal,
         onPlan: (plan) => progress.setTotal(plan.units.length),
         onProgress: (e) => progress.on(e),

@@ -6,20 +6,21 @@
  * pod uses its cores. The request budget (requests_per_second) is divided between the workers.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ExitCode } from '../errors.js';
+import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { mergeWorkerReports, type WorkerOutcome } from '../run/merge-reports.js';
 import type { RunReport } from '../run/report.js';
-import { lastRunName, newRunId } from '../run/run-job.js';
+import { commitTablesAfterWorkers, lastRunName } from '../run/run-job.js';
 import { shardLabel, type Shard } from '../run/shard.js';
 import { MIN_REQUESTS_PER_SECOND } from '../settings/settings.js';
+import { newRunId } from '../state/run-id.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
 import type { JobContext } from './options.js';
 import { unitSpecs } from '../plan/plan.js';
 
 /** Flags of the parent's command line that each worker is given its own value of. */
-const OWN_FLAGS = ['--workers', '--shard', '--requests-per-second'];
+const OWN_FLAGS = ['--workers', '--shard', '--requests-per-second', '--worker-of'];
 const OWN_SWITCHES = ['--json', '--no-json'];
 
 /** The shards of N workers of a run that is itself `shard` (null: the whole job). */
@@ -30,8 +31,8 @@ export function workerShards(count: number, shard: Shard | null): Shard[] {
 
 /**
  * A worker's command line: the parent's (`argv`, from the command on) without the other job files
- * and the flags each worker gets its own value of, then `--shard`, `--workers 1`, `--json` and its
- * share of the request budget.
+ * and the flags each worker gets its own value of, then `--shard`, `--workers 1`, `--json`, its
+ * share of the request budget, and `--worker-of` the parent's run (which commits the job's tables).
  */
 export function workerArgv(
   argv: readonly string[],
@@ -39,6 +40,7 @@ export function workerArgv(
   otherFiles: readonly string[],
   shard: Shard,
   requestsPerSecond: number | null,
+  parentRunId: string,
 ): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -52,6 +54,7 @@ export function workerArgv(
   }
   out.push('--shard', shardLabel(shard), '--workers', '1', '--json');
   if (requestsPerSecond !== null) out.push('--requests-per-second', String(requestsPerSecond));
+  out.push('--worker-of', parentRunId);
   return out;
 }
 
@@ -84,7 +87,9 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
   process.on('SIGTERM', forward);
   let workers: WorkerOutcome[];
   try {
-    workers = await Promise.all(shards.map((s) => runWorker(s, workerArgv(w.argv, w.file, w.otherFiles, s, share), children, ctx.logger)));
+    workers = await Promise.all(
+      shards.map((s) => runWorker(s, workerArgv(w.argv, w.file, w.otherFiles, s, share, runId), children, ctx.logger)),
+    );
   } finally {
     process.off('SIGINT', forward);
     process.off('SIGTERM', forward);
@@ -99,6 +104,7 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
     shard: w.shard ? shardLabel(w.shard) : null,
     workers,
   });
+  if (ctx.config.output.format === 'iceberg' && !merged.report.dry_run) await commitTables(ctx, runId, merged);
   if (destination && !merged.report.dry_run) {
     const store = await openStore(destination, { s3: ctx.config.s3, logger: ctx.logger });
     try {
@@ -112,6 +118,23 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
     }
   }
   return merged;
+}
+
+/**
+ * An Iceberg destination: the job's tables committed once, now that every worker has ended (even
+ * those that failed: what they committed to the state is whole). A commit that fails makes the run
+ * fail with its exit code (75: another writer won every attempt).
+ */
+async function commitTables(ctx: JobContext, runId: string, merged: { report: RunReport; exitCode: number }): Promise<void> {
+  try {
+    merged.report.iceberg_commits = await commitTablesAfterWorkers(ctx, runId);
+  } catch (err) {
+    const { text, exitCode } = describeError(err);
+    ctx.logger.error({ err: text }, 'Iceberg tables not committed after the workers; the next run commits them');
+    merged.report.error = text.replace(/^error: /, '');
+    merged.exitCode = worstExitCode([merged.exitCode, exitCode]);
+    if (merged.report.status === 'succeeded') merged.report.status = 'failed';
+  }
 }
 
 /** How much of a worker's log output is kept to say why it printed no report. */

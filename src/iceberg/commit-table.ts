@@ -7,7 +7,6 @@
  * (its files are never deleted by a run) and unreferenced manifests behind.
  */
 import { randomUUID } from 'node:crypto';
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
@@ -21,9 +20,26 @@ import {
   type ManifestEntry,
   type ManifestFile,
 } from './avro-files.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
-import { currentSnapshot, newSnapshotId, newTable, withSnapshot, type Snapshot, type TableMetadata } from './table-metadata.js';
-import { partitionSpec, tableSchema, type IcebergSchema, type PartitionSpec, type PartitionValues } from './table-schema.js';
+import { keyUri } from './destination-uri.js';
+import { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
+import { evolves, schemaChange, schemaRefused, withSchema } from './schema-evolution.js';
+import {
+  currentSchema,
+  currentSnapshot,
+  newSnapshotId,
+  newTable,
+  withSnapshot,
+  type Snapshot,
+  type TableMetadata,
+} from './table-metadata.js';
+import {
+  partitionSpec,
+  tableSchema,
+  type IcebergSchema,
+  type PartitionSpec,
+  type PartitionValues,
+  type TableColumn,
+} from './table-schema.js';
 
 /** A data file the table must list. */
 export interface LiveFile {
@@ -31,12 +47,28 @@ export interface LiveFile {
   rows: number;
   bytes: number;
   partition: PartitionValues;
+  /** A compaction's merged file: its rows are those of the files it replaced (see TableCommitInput.operation). */
+  compacted?: boolean;
 }
 
 /** The data files a commit makes the table list, and what its snapshot's summary adds (run id, windows). */
 export interface TableContents {
   files: readonly LiveFile[];
   summary: Record<string, string>;
+  /** Files the snapshot carries beside its manifests (its windows), each named by a summary property. */
+  sidecars?: readonly Sidecar[];
+  /**
+   * A summary property and the value it takes for these contents (a digest of the windows): a
+   * commit is due when the current snapshot's differs, even with the same files (windows without rows).
+   */
+  digest?: { property: string; value: string };
+}
+
+/** A file written under the table's metadata/ as `<commit id>-<suffix>` and named by the summary's `property` (its URI). */
+export interface Sidecar {
+  property: string;
+  suffix: string;
+  body: Buffer;
 }
 
 export interface TableCommitInput {
@@ -45,7 +77,8 @@ export interface TableCommitInput {
   table: string;
   /** The destination as readers address it: `s3://bucket/prefix` or `file:///abs/path`. */
   rootUri: string;
-  columns: readonly Column[];
+  /** The table's columns, each with the field id the table keeps for its name (src/iceberg/field-ids.ts). */
+  columns: readonly TableColumn[];
   partitioning: string;
   compression: string;
   /**
@@ -54,6 +87,13 @@ export interface TableCommitInput {
    * (a shard's) would take its files out again.
    */
   contents: (version: number) => Promise<TableContents>;
+  /**
+   * 'replace': the caller rewrites files without changing the table's rows (compaction); a commit
+   * that would change the table's record count is refused (IcebergReplaceChangesRowsError). Without
+   * it the operation follows from what changes: replace when every added file is `compacted` and
+   * the record count is kept, else append, delete or overwrite.
+   */
+  operation?: 'replace' | undefined;
   logger: Logger;
   /** Called before each write; throws to stop (a lost lease). */
   guard?: (() => void) | undefined;
@@ -67,6 +107,8 @@ export interface TableCommitted {
   operation: Snapshot['summary']['operation'];
   added_files: number;
   deleted_files: number;
+  /** Present when this commit made a new schema current (columns added or promoted). */
+  schema_evolved?: SchemaEvolved;
 }
 
 /** Commits tried before the table is left to a later run (exit 75). */
@@ -142,59 +184,111 @@ export async function readManifests(store: ObjectStore, rootUri: string, snapsho
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-function checkShape(table: string, meta: TableMetadata, schema: IcebergSchema, spec: PartitionSpec): void {
-  const current = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
-  const shape = (s: IcebergSchema | undefined) => s?.fields.map((f) => [f.id, f.name, f.type]);
+/** Columns a commit added to the table's schema, or promoted (int -> long), and the schema it made current. */
+export interface SchemaEvolved {
+  schema_id: number;
+  added_columns: string[];
+  promoted_columns: string[];
+}
+
+/**
+ * The table's metadata with the job's schema (field ids from the table's record): the current one
+ * when they agree, a new current schema when the job adds columns or promotes a type; any other
+ * difference, or another partition spec, is refused.
+ */
+function withJobSchema(
+  table: string,
+  meta: TableMetadata,
+  key: string,
+  wanted: IcebergSchema,
+  spec: PartitionSpec,
+): { meta: TableMetadata; evolved: SchemaEvolved | null } {
+  const current = currentSchema(meta, key);
+  const change = schemaChange(current, meta['last-column-id'], wanted);
+  if (change.refused.length > 0) throw schemaRefused(table, change.refused.join('; '), `${key} against the job's table record`);
   const currentSpec = meta['partition-specs'].find((s) => s['spec-id'] === meta['default-spec-id']);
-  const differs = !sameJson(shape(current), shape(schema))
-    ? 'schema'
-    : !sameJson(currentSpec?.fields, spec.fields)
-      ? 'partition spec'
-      : null;
-  if (differs === null) return;
-  throw new IcebergTableRefusedError(`Iceberg table ${table} has another ${differs} than the job's`, {
-    details: `the table's current metadata and the job's columns or partitioning differ in their ${differs}`,
-    hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
-  });
+  if (!sameJson(currentSpec?.fields, spec.fields)) {
+    throw new IcebergTableRefusedError(`Iceberg table ${table} has another partition spec than the job's`, {
+      details: `the table's current metadata and the job's partitioning differ in their partition spec`,
+      hint: 'Write the job to a new destination prefix (or a new table name), or restore the job as it was.',
+    });
+  }
+  if (!evolves(change)) return { meta, evolved: null };
+  const next = withSchema(meta, current, wanted);
+  return {
+    meta: next,
+    evolved: { schema_id: next['current-schema-id'], added_columns: change.added, promoted_columns: change.promoted },
+  };
 }
 
 /** Makes the table list exactly `files`; null when it already does. */
 export async function commitTable(t: TableCommitInput): Promise<TableCommitted | null> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await tryCommit(t);
+  const result = await retryingConflicts(t.table, t.logger, () => tryCommit(t));
+  if (result?.schema_evolved)
+    t.logger.info({ table: t.table, ...result.schema_evolved }, 'Iceberg table schema evolved: older rows read null in the added columns');
+  return result;
+}
+
+/**
+ * Runs `attempt` (read the table, write the next version) again while another writer committed
+ * first: at most MAX_COMMIT_ATTEMPTS times, each conflict logged, then IcebergCommitConflictError.
+ */
+export async function retryingConflicts<T>(table: string, logger: Logger, attempt: () => Promise<T | 'conflict'>): Promise<T> {
+  for (let n = 1; ; n++) {
+    const result = await attempt();
     if (result !== 'conflict') return result;
-    if (attempt >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(t.table, attempt);
-    t.logger.warn(
-      { table: t.table, attempt, of: MAX_COMMIT_ATTEMPTS },
-      'another writer committed to the Iceberg table first: reading it again',
-    );
-    await new Promise((r) => setTimeout(r, 50 + Math.random() * 200 * attempt));
+    if (n >= MAX_COMMIT_ATTEMPTS) throw new IcebergCommitConflictError(table, n);
+    logger.warn({ table, attempt: n, of: MAX_COMMIT_ATTEMPTS }, 'another writer committed to the Iceberg table first: reading it again');
+    await new Promise((r) => setTimeout(r, 50 + Math.random() * 200 * n));
   }
+}
+
+/**
+ * Creates `metadata/v<version>.metadata.json` only if absent (the commit point), then refreshes
+ * the hint; its key, or null when another writer created that version first.
+ */
+export async function writeVersion(store: ObjectStore, table: string, version: number, meta: TableMetadata): Promise<string | null> {
+  const key = metadataKey(table, version);
+  try {
+    await store.put(key, JSON.stringify(meta, null, 2), { contentType: 'application/json', ifNoneMatch: '*' });
+  } catch (err) {
+    if (err instanceof PreconditionFailedError) return null;
+    throw err;
+  }
+  await refreshHint(store, table, version);
+  return key;
 }
 
 async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | 'conflict'> {
   const { store, table, rootUri } = t;
-  const schema = tableSchema(t.columns);
-  const spec = partitionSpec(schema, t.partitioning);
+  const jobSchema = tableSchema(t.columns);
+  const spec = partitionSpec(jobSchema, t.partitioning);
   const current = await readCurrentVersion(store, table);
-  if (current) checkShape(table, current.meta, schema, spec);
-  const meta = current?.meta ?? newTable(`${rootUri}/${table}`, schema, spec, t.compression);
+  const { meta, evolved } = current
+    ? withJobSchema(table, current.meta, current.key, jobSchema, spec)
+    : { meta: newTable(`${rootUri}/${table}`, jobSchema, spec, t.compression), evolved: null };
+  const schema = currentSchema(meta, current?.key ?? metadataKey(table, 1));
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
   const contents = await t.contents(current?.version ?? 0);
 
-  const uri = (key: string) => `${rootUri}/${encodeURI(key)}`;
+  const uri = (key: string) => keyUri(rootUri, key);
   const wanted = new Map(contents.files.map((f) => [uri(f.key), f]));
   const live = new Set(
     manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
   );
   const added = [...wanted].filter(([path]) => !live.has(path)).map(([, f]) => f);
   const removed = new Set([...live].filter((path) => !wanted.has(path)));
-  if (added.length === 0 && removed.size === 0) {
+  const parent = current ? currentSnapshot(meta) : undefined;
+  const sameDigest = !contents.digest || parent?.summary[contents.digest.property] === contents.digest.value;
+  if (added.length === 0 && removed.size === 0 && sameDigest) {
     if (current) await refreshHint(store, table, current.version);
     return null;
   }
+  const liveEntries = manifests.flatMap((m) => m.entries).filter((e) => e.status !== ENTRY_STATUS.deleted);
+  const totalBefore = liveEntries.reduce((n, e) => n + e.data_file.record_count, 0);
+  const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
+  const operation = operationOf(t, added, removed.size, totalBefore, totalRecords);
 
-  const parent = current ? currentSnapshot(meta) : undefined;
   const snapshotId = newSnapshotId();
   const sequenceNumber = meta['last-sequence-number'] + 1;
   const commitId = randomUUID();
@@ -242,17 +336,19 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     await store.put(key, body, { contentType: 'application/avro' });
     written.push(manifestFile(uri(key), body.length, m.entries, snapshotId, sequenceNumber, schema, spec));
   }
+  const sidecars: Record<string, string> = {};
+  for (const c of contents.sidecars ?? []) {
+    const key = `${table}/metadata/${commitId}-${c.suffix}`;
+    await store.put(key, c.body, { contentType: 'application/octet-stream' });
+    sidecars[c.property] = uri(key);
+  }
   const listKey = `${table}/metadata/snap-${snapshotId}-1-${commitId}.avro`;
   const list = [...written, ...carried];
   await store.put(listKey, await encodeManifestList(list, { id: snapshotId, parent: parent?.['snapshot-id'] ?? null, sequenceNumber }), {
     contentType: 'application/avro',
   });
 
-  const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
-  const operation = removed.size === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
-  const removedEntries = manifests
-    .flatMap((m) => m.entries)
-    .filter((e) => e.status !== ENTRY_STATUS.deleted && removed.has(e.data_file.file_path));
+  const removedEntries = liveEntries.filter((e) => removed.has(e.data_file.file_path));
   const snapshot: Snapshot = {
     'snapshot-id': snapshotId,
     ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
@@ -268,23 +364,48 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
       'total-data-files': String(contents.files.length),
       'total-records': String(totalRecords),
       ...contents.summary,
+      ...(contents.digest ? { [contents.digest.property]: contents.digest.value } : {}),
+      ...sidecars,
     },
     'schema-id': schema['schema-id'],
   };
-  const version = (current?.version ?? 0) + 1;
-  const key = metadataKey(table, version);
   t.guard?.();
-  try {
-    await store.put(key, JSON.stringify(withSnapshot(meta, snapshot, current ? uri(current.key) : null), null, 2), {
-      contentType: 'application/json',
-      ifNoneMatch: '*',
-    });
-  } catch (err) {
-    if (err instanceof PreconditionFailedError) return 'conflict';
-    throw err;
+  const key = await writeVersion(
+    store,
+    table,
+    (current?.version ?? 0) + 1,
+    withSnapshot(meta, snapshot, current ? uri(current.key) : null),
+  );
+  if (key === null) return 'conflict';
+  return {
+    table,
+    snapshot_id: snapshotId,
+    metadata_key: key,
+    operation,
+    added_files: added.length,
+    deleted_files: removed.size,
+    ...(evolved ? { schema_evolved: evolved } : {}),
+  };
+}
+
+/**
+ * The snapshot's operation (apache/iceberg format/spec.md, Snapshots): `replace` when "data and
+ * delete files were added and removed without changing table data", as compaction does.
+ */
+function operationOf(
+  t: TableCommitInput,
+  added: readonly LiveFile[],
+  removed: number,
+  totalBefore: number,
+  totalAfter: number,
+): Snapshot['summary']['operation'] {
+  if (t.operation === 'replace') {
+    if (totalAfter !== totalBefore) throw new IcebergReplaceChangesRowsError(t.table, totalBefore, totalAfter);
+    return 'replace';
   }
-  await refreshHint(store, table, version);
-  return { table, snapshot_id: snapshotId, metadata_key: key, operation, added_files: added.length, deleted_files: removed.size };
+  // What a compaction committed to the state and not to the table (a crash between the two).
+  if (added.length > 0 && added.every((f) => f.compacted === true) && totalAfter === totalBefore) return 'replace';
+  return removed === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
 }
 
 function manifestFile(
@@ -321,7 +442,7 @@ function manifestFile(
  * `metadata/version-hint.text`: the current version for readers that open a table by its folder
  * (DuckDB's iceberg_scan, icebird). Only a hint: commits go by the metadata files themselves.
  */
-async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
+export async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
   const key = `${table}/metadata/version-hint.text`;
   const hint = await store.get(key);
   if (hint?.body.toString('utf8').trim() === String(version)) return;

@@ -7,12 +7,12 @@ export class IcebergCommitConflictError extends InsightExportError {
   constructor(table: string, attempts: number) {
     super(`Another writer committed to Iceberg table ${table} at each of ${attempts} attempts`, {
       details: 'the windows are committed in the state; the table shows them once a commit wins',
-      hint: 'Run the job again later: its first step commits what the state holds to the table.',
+      hint: 'Run the job again later: every run commits what the state holds to the table.',
     });
   }
 }
 
-/** The job's output cannot be this Iceberg table: a layout without the table's folder, or another schema or partition spec than the table's (evolution is not done yet). */
+/** The job's output cannot be this Iceberg table: a layout without the table's folder, a column change the table cannot take (a column removed, another type), or another partition spec. */
 export class IcebergTableRefusedError extends UserInputError {
   override name = 'IcebergTableRefusedError';
 }
@@ -23,5 +23,16 @@ export class IcebergMetadataError extends InsightExportError {
   constructor(key: string, problem: string) {
     const hint = 'Inspect the object; deleting the newest metadata/v<N>.metadata.json makes the previous snapshot current again.';
     super(`Iceberg metadata ${key} cannot be read: ${problem}`, { hint });
+  }
+}
+
+/** A commit asked to be a replace (compaction) would change the table's record count: refused, never labelled otherwise. */
+export class IcebergReplaceChangesRowsError extends InsightExportError {
+  override name = 'IcebergReplaceChangesRowsError';
+  constructor(table: string, before: number, after: number) {
+    super(`A replace commit of Iceberg table ${table} would change its records from ${before} to ${after}`, {
+      details: "a replace snapshot rewrites files without changing the table's rows; the table was left as it was",
+      hint: 'Run the job (its end commits the table to the state), then `insight-export verify` it and compact again.',
+    });
   }
 }

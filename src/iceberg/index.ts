@@ -5,18 +5,27 @@
  * exported; a crash between the two leaves the previous snapshot current, and the next run's
  * commit catches the table up. Files of replaced windows are kept (older snapshots name them).
  */
-import type { Column } from '../columns/columns.js';
 import type { Logger } from '../log.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
-import type { WindowState } from '../state/window-state.js';
-import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted } from './commit-table.js';
-import { destinationUri } from './destination-uri.js';
-import { keyReader } from './table-schema.js';
+import { isCompactionRunId } from '../state/run-id.js';
+import type { WindowRecord, WindowState } from '../state/window-state.js';
+import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted, type TableContents } from './commit-table.js';
+import {
+  completeBefore,
+  encodeWindows,
+  snapshotWindow,
+  WINDOWS_DIGEST_PROPERTY,
+  WINDOWS_FILE_PROPERTY,
+  WINDOWS_FILE_SUFFIX,
+} from './snapshot-windows.js';
+import { destinationUri, keyUri } from './destination-uri.js';
+import { keyReader, type TableColumn } from './table-schema.js';
 
-export { IcebergCommitConflictError, IcebergMetadataError, IcebergTableRefusedError } from './errors.js';
+export { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
 export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManifests, type TableCommitted } from './commit-table.js';
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
+export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
 export { destinationUri } from './destination-uri.js';
 export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 
@@ -31,43 +40,75 @@ export const keepReplacedFiles = async (): Promise<void> => undefined;
 export interface IcebergCommitOptions {
   store: ObjectStore;
   state: WindowState;
-  /** The job's tables and their columns. */
-  tables: readonly { name: string; columns: readonly Column[] }[];
+  /** The job's tables, their columns with field ids (committedColumns), and the units whose windows each holds (windows without files included). */
+  tables: readonly { name: string; columns: readonly TableColumn[]; units: readonly string[] }[];
   partitioning: string;
   compression: string;
   runId: string;
+  /** 'replace' (compaction): see TableCommitInput.operation. */
+  operation?: 'replace' | undefined;
   logger: Logger;
   guard?: (() => void) | undefined;
 }
 
-/** Per table: its live files, its windows, and the windows the run committed. */
-interface TableFiles {
+/** Per table: its live files and the completed windows they belong to. */
+interface TableState {
   files: LiveFile[];
-  windows: number;
-  runWindows: number;
+  windows: WindowRecord[];
 }
 
-async function liveFilesByTable(state: WindowState, partitioning: string, runId: string): Promise<Map<string, TableFiles>> {
-  const read = keyReader(partitioning);
-  const out = new Map<string, TableFiles>();
-  for await (const rec of state.completedRecords()) {
-    const tables = new Set<string>();
+/**
+ * The state's completed windows by table: a window with files belongs to the table of its files'
+ * folder, a window without rows to its unit's table.
+ */
+async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableState>> {
+  const read = keyReader(o.partitioning);
+  const tableOfUnit = new Map(o.tables.flatMap((t) => t.units.map((u) => [u, t.name] as const)));
+  const out = new Map<string, TableState>();
+  const of = (table: string) => {
+    let t = out.get(table);
+    if (!t) out.set(table, (t = { files: [], windows: [] }));
+    return t;
+  };
+  for await (const rec of o.state.completedRecords()) {
+    let table = rec.files.length === 0 ? tableOfUnit.get(rec.unit_key) : undefined;
     for (const f of rec.files) {
       if (!f.key.endsWith(ICEBERG_DATA_EXTENSION)) continue;
       const place = read(f.key);
       if (!place) continue;
-      let t = out.get(place.table);
-      if (!t) out.set(place.table, (t = { files: [], windows: 0, runWindows: 0 }));
-      t.files.push({ key: f.key, rows: f.rows, bytes: f.bytes, partition: place.values });
-      tables.add(place.table);
+      of(place.table).files.push({
+        key: f.key,
+        rows: f.rows,
+        bytes: f.bytes,
+        partition: place.values,
+        compacted: isCompactionRunId(rec.run_id),
+      });
+      table = place.table;
     }
-    for (const table of tables) {
-      const t = out.get(table)!;
-      t.windows++;
-      if (rec.run_id === runId) t.runWindows++;
-    }
+    if (table !== undefined) of(table).windows.push(rec);
   }
   return out;
+}
+
+/** What a table's snapshot holds of the state: its files, and its windows in a file the snapshot names. */
+function tableContents(t: TableState, uri: (key: string) => string, runId: string): TableContents {
+  const windows = t.windows.map((w) => snapshotWindow(w, uri)).sort((a, b) => a.unit.localeCompare(b.unit) || a.start - b.start);
+  const encoded = encodeWindows(windows);
+  return {
+    files: t.files,
+    summary: {
+      'insight-export.run-id': runId,
+      'insight-export.run-windows': String(t.windows.filter((w) => w.run_id === runId).length),
+      'insight-export.windows': String(windows.length),
+      ...completeBefore(windows),
+    },
+    ...(windows.length > 0
+      ? {
+          sidecars: [{ property: WINDOWS_FILE_PROPERTY, suffix: WINDOWS_FILE_SUFFIX, body: encoded.body }],
+          digest: { property: WINDOWS_DIGEST_PROPERTY, value: encoded.sha256 },
+        }
+      : {}),
+  };
 }
 
 /** One commit per table of the job whose snapshot differs from the state; what was committed. */
@@ -78,8 +119,9 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
   const before = new Map(
     await Promise.all(o.tables.map(async (t) => [t.name, (await readCurrentVersion(o.store, t.name))?.version ?? 0] as const)),
   );
-  const shared = liveFilesByTable(o.state, o.partitioning, o.runId);
+  const shared = stateByTable(o);
   const rootUri = destinationUri(o.store);
+  const uri = (key: string) => keyUri(rootUri, key);
   const committed: TableCommitted[] = [];
   for (const table of o.tables) {
     const done = await commitTable({
@@ -90,17 +132,10 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
       partitioning: o.partitioning,
       compression: o.compression,
       contents: async (version) => {
-        const byTable = await (version === before.get(table.name) ? shared : liveFilesByTable(o.state, o.partitioning, o.runId));
-        const t = byTable.get(table.name) ?? { files: [], windows: 0, runWindows: 0 };
-        return {
-          files: t.files,
-          summary: {
-            'insight-export.run-id': o.runId,
-            'insight-export.run-windows': String(t.runWindows),
-            'insight-export.windows': String(t.windows),
-          },
-        };
+        const byTable = await (version === before.get(table.name) ? shared : stateByTable(o));
+        return tableContents(byTable.get(table.name) ?? { files: [], windows: [] }, uri, o.runId);
       },
+      operation: o.operation,
       logger: o.logger,
       guard: o.guard,
     });

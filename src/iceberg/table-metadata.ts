@@ -3,6 +3,7 @@
  * spec requires of v2, and the next version with one more snapshot.
  */
 import { randomUUID } from 'node:crypto';
+import { IcebergMetadataError } from './errors.js';
 import type { IcebergSchema, PartitionSpec } from './table-schema.js';
 
 export interface Snapshot {
@@ -11,7 +12,7 @@ export interface Snapshot {
   'sequence-number': number;
   'timestamp-ms': number;
   'manifest-list': string;
-  summary: Record<string, string> & { operation: 'append' | 'overwrite' | 'delete' };
+  summary: Record<string, string> & { operation: 'append' | 'replace' | 'overwrite' | 'delete' };
   'schema-id': number;
 }
 
@@ -60,6 +61,13 @@ export function newTable(location: string, schema: IcebergSchema, spec: Partitio
     'metadata-log': [],
     refs: {},
   };
+}
+
+/** The schema the metadata (at `key`) names current. */
+export function currentSchema(meta: TableMetadata, key: string): IcebergSchema {
+  const schema = meta.schemas.find((s) => s['schema-id'] === meta['current-schema-id']);
+  if (!schema) throw new IcebergMetadataError(key, `current-schema-id ${meta['current-schema-id']} is none of its schemas`);
+  return schema;
 }
 
 export function currentSnapshot(meta: TableMetadata): Snapshot | undefined {

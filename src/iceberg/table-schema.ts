@@ -1,7 +1,8 @@
 /**
- * An Iceberg table's schema and partition spec from the dataset's columns and the output's
- * partitioning template. Field ids are the columns' positions from 1, as the DuckDB writer puts
- * them into the data files (src/sink/parquet-duckdb.ts).
+ * An Iceberg table's schema and partition spec from the table's columns and the output's
+ * partitioning template. A column's field id is the one the table keeps for its name
+ * (src/iceberg/field-ids.ts), which the DuckDB writer puts into the data files
+ * (src/sink/parquet-duckdb.ts); a table's first schema numbers its columns from 1.
  */
 import type { Column, ColumnType } from '../columns/columns.js';
 import { IcebergTableRefusedError } from './errors.js';
@@ -32,6 +33,9 @@ export interface PartitionSpec {
   fields: PartitionField[];
 }
 
+/** A column of an Iceberg table: the job's column and the field id the table keeps for its name (default: its position from 1). */
+export type TableColumn = Column & { fieldId?: number | undefined };
+
 /** uint256 stays an exact decimal string, as in every other format (no Iceberg decimal holds 78 digits). */
 const ICEBERG_TYPES: Record<ColumnType, string> = {
   int32: 'int',
@@ -44,16 +48,26 @@ const ICEBERG_TYPES: Record<ColumnType, string> = {
   json: 'string',
 };
 
+export function icebergType(type: ColumnType): string {
+  return ICEBERG_TYPES[type];
+}
+
 /**
  * Every field is optional: the data files' Parquet columns are OPTIONAL (DuckDB's COPY writes them
  * so), and a reader may refuse a required field whose column is optional. Non-null columns are
  * enforced when rows are written.
  */
-export function tableSchema(columns: readonly Column[]): IcebergSchema {
+export function tableSchema(columns: readonly TableColumn[]): IcebergSchema {
   return {
     type: 'struct',
     'schema-id': 0,
-    fields: columns.map((c, i) => ({ id: i + 1, name: c.name, required: false, type: ICEBERG_TYPES[c.type], doc: c.description })),
+    fields: columns.map((c, i) => ({
+      id: c.fieldId ?? i + 1,
+      name: c.name,
+      required: false,
+      type: ICEBERG_TYPES[c.type],
+      ...(c.description ? { doc: c.description } : {}),
+    })),
   };
 }
 

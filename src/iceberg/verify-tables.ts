@@ -4,12 +4,13 @@
  * name are the table's history, not leftovers.
  */
 import type { ObjectStore } from '../store/store.js';
-import type { WindowState } from '../state/window-state.js';
+import type { WindowRecord, WindowState } from '../state/window-state.js';
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import { ENTRY_STATUS } from './avro-files.js';
 import { keyOf, readCurrentVersion, readManifests } from './commit-table.js';
 import { destinationUri } from './destination-uri.js';
-import { currentSnapshot } from './table-metadata.js';
+import { decodeWindows, WINDOWS_FILE_PROPERTY } from './snapshot-windows.js';
+import { currentSnapshot, type Snapshot } from './table-metadata.js';
 
 export interface IcebergTableProblem {
   table: string;
@@ -31,8 +32,11 @@ export async function verifyIcebergTables(o: {
   const { store } = o;
   const rootUri = destinationUri(store);
   const live = new Map<string, number>();
-  for await (const rec of o.state.completedRecords(() => undefined))
+  const windows = new Map<string, WindowRecord>();
+  for await (const rec of o.state.completedRecords(() => undefined)) {
+    windows.set(windowId(rec.unit_key, rec.start, rec.end), rec);
     for (const f of rec.files) if (f.key.endsWith(ICEBERG_DATA_EXTENSION)) live.set(f.key, f.rows);
+  }
   const report: IcebergVerifyReport = { retained: new Set(), problems: [] };
   for (const table of o.tables) {
     const ofTable = [...live].filter(([k]) => k.startsWith(`${table}/`));
@@ -75,6 +79,7 @@ export async function verifyIcebergTables(o: {
       if (!(await store.head(key)))
         report.problems.push({ table, key, message: 'listed by the current snapshot but missing: readers of the table fail' });
     }
+    if (head) report.problems.push(...(await checkWindows(store, table, head, listed, windows, rootUri)));
     for (const [key] of ofTable)
       if (!listed.has(key))
         report.problems.push({
@@ -84,4 +89,48 @@ export async function verifyIcebergTables(o: {
         });
   }
   return report;
+}
+
+const windowId = (unit: string, start: number, end: number) => `${unit} ${start}_${end}`;
+
+/**
+ * The snapshot's own windows (the file its summary names) against its data files and the state:
+ * the windows name exactly the files the snapshot lists, and each window's rows are the state's.
+ * A window the state has and the snapshot lacks is the table behind the state (the file checks say so).
+ */
+async function checkWindows(
+  store: ObjectStore,
+  table: string,
+  head: Snapshot,
+  listed: ReadonlyMap<string, number>,
+  state: ReadonlyMap<string, WindowRecord>,
+  rootUri: string,
+): Promise<IcebergTableProblem[]> {
+  const uri = head.summary[WINDOWS_FILE_PROPERTY];
+  // Snapshots of versions before the windows file name none.
+  if (uri === undefined) return [];
+  const key = keyOf(rootUri, uri, `snapshot ${head['snapshot-id']}`);
+  const body = await store.get(key);
+  if (!body) return [{ table, key, message: "the current snapshot's windows file is missing: its windows cannot be proven" }];
+  const problems: IcebergTableProblem[] = [];
+  const named = new Map<string, number>();
+  for (const w of decodeWindows(body.body)) {
+    const window = `window ${w.start}_${w.end} of ${w.unit}`;
+    for (const f of w.files) named.set(keyOf(rootUri, f.path, key), f.rows);
+    const rec = state.get(windowId(w.unit, w.start, w.end));
+    if (!rec)
+      problems.push({
+        table,
+        message: `the current snapshot holds ${window}, which no completed window is: the next run commits the table again`,
+      });
+    else if (rec.rows !== w.rows)
+      problems.push({ table, message: `${window}: the current snapshot counts ${w.rows} rows, the state ${rec.rows}` });
+  }
+  for (const [file, rows] of listed)
+    if (named.get(file) !== rows)
+      problems.push({ table, key: file, message: "listed by the current snapshot's manifests, not with these rows by its windows" });
+  for (const [file] of named)
+    if (!listed.has(file))
+      problems.push({ table, key: file, message: "named by the current snapshot's windows, not listed by its manifests" });
+  return problems;
 }

@@ -18,6 +18,7 @@ import {
   type RejectReason,
 } from '../source/paginator.js';
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
+import { fileStem } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
@@ -66,6 +67,8 @@ export interface ExportOptions {
   batchWindows?: boolean;
   /** Blocks at the windows' upper edges, recorded with each completed block window (reorganisations). */
   blocks?: BlockLookup;
+  /** Iceberg: each table's field ids by column name, fixed before its first file (src/iceberg/field-ids.ts). */
+  fieldIds?: ReadonlyMap<string, ReadonlyMap<string, number>>;
   signal?: AbortSignal;
   logger: Logger;
   onProgress?(event: ProgressEvent): void;
@@ -360,13 +363,15 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
   if (!writer) {
     const { opts } = w;
     const ds = u.dataset;
+    const table = u.table ?? ds.tableName(u.target);
     writer = new PartitionedWriter({
       output: opts.output,
       stagingDir: opts.stagingDir,
       columns: ds.columns(u.target),
-      fixed: { dataset: u.table ?? ds.tableName(u.target), chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
+      fieldIds: opts.fieldIds?.get(table),
+      fixed: { dataset: table, chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
-      stem: `${ds.targetKey(u.target)}__${windowKey({ start: u.start, end: u.end })}${opts.output.format === 'iceberg' ? `__${opts.runId}` : ''}`,
+      stem: fileStem(ds.targetKey(u.target), u, opts.output.format === 'iceberg' ? opts.runId : undefined),
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);

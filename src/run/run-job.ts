@@ -1,5 +1,4 @@
 import pLimit from 'p-limit';
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ResolvedConfig } from '../config/index.js';
 import { errorMessage, InterruptedError, UserInputError } from '../errors.js';
@@ -9,6 +8,7 @@ import { planJob, type Interval, type Plan, type WorkUnit } from '../plan/index.
 import { unitSpecs } from '../plan/plan.js';
 import { openStore } from '../store/open-store.js';
 import type { ObjectStore } from '../store/store.js';
+import { newRunId } from '../state/run-id.js';
 import { WindowState } from '../state/window-state.js';
 import { acquireLease, LeaseHeldError, leaseName, type Lease } from '../state/lease.js';
 import { checkRewindAxis, rewindCompleted, type Rewind } from '../state/rewind.js';
@@ -30,8 +30,9 @@ import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
 import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
-import { checkTableColumns, recordTableColumns } from '../state/table-columns.js';
-import { jobTables } from './tables.js';
+import { recordTableColumns } from '../state/table-columns.js';
+import { jobTables, settleTableColumns } from './tables.js';
+import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
@@ -63,6 +64,11 @@ export interface RunJobInput {
    * file, no state. The report has `dry_run: true`, no window done, and `onPlan` has the plan.
    */
   dryRun?: boolean;
+  /**
+   * Commit the Iceberg tables during and at the end of the run (default true). False for the workers
+   * of `run --workers`: their parent commits once all of them have ended.
+   */
+  commitTables?: boolean;
 }
 
 /**
@@ -118,15 +124,6 @@ interface OpenParts {
   claims: string[];
   /** Windows this run committed. */
   committed: number;
-}
-
-/** A run's id: its start time (UTC, to the second) and a random suffix. */
-export function newRunId(): string {
-  const time = new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
-  return `${time}-${randomUUID().slice(0, 8)}`;
 }
 
 /** The "latest report" object of a run: one per shard when sharded. */
@@ -287,9 +284,10 @@ async function runAgainst(
     if (late > 0) logger.info({ windows: late }, "completed windows folded into their units' manifests");
   }
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
-  // file. Checked only with windows to export: a run with nothing to do builds no decoder (viem).
+  // file (an Iceberg table may gain columns, their field ids recorded before its first file).
+  // Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
-  const unrecorded = await checkTableColumns(store, job, tables);
+  const settled = await settleTableColumns(store, job, tables, config.output.format);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
@@ -329,10 +327,25 @@ async function runAgainst(
   await recordTableColumns(
     store,
     job,
-    unrecorded.filter((t) => written.has(t.name)),
+    settled.records.filter((r) => written.has(r.table)),
   );
+  for (const [table, change] of settled.changes)
+    if (written.has(table))
+      logger.info(
+        { table, added_columns: change.added, promoted_columns: change.promoted },
+        'Iceberg table columns evolve: their field ids are recorded before the first file',
+      );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
+  const tableCommits =
+    iceberg && input.commitTables !== false
+      ? new TableCommits(icebergCommit(iceberg, { ...input, job, store, state, runId, guard: () => held.assertHeld() }), logger)
+      : null;
+  tableCommits?.start(
+    config.output.icebergCommitIntervalMs,
+    units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
+    done.listed,
+  );
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -345,14 +358,18 @@ async function runAgainst(
     prefetch: input.prefetch,
     batchWindows: config.output.batchWindows === 'on',
     blocks,
+    fieldIds: settled.fieldIds,
     signal,
     logger,
-    onProgress: input.onProgress,
-  });
+    onProgress: (e) => {
+      tableCommits?.onProgress(e);
+      input.onProgress?.(e);
+    },
+  }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
   const report = reportOf(outcomes, input.signal?.aborted === true);
-  if (iceberg) report.iceberg_commits = await commitTables(iceberg, { input, job, store, state, run, held });
+  if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
 }
 
@@ -560,30 +577,53 @@ async function afterExport(a: AfterExport): Promise<void> {
 }
 
 /**
- * `output.format: iceberg`: each table made to list the state's live files (src/iceberg/). A shard
- * commits too: whichever shard commits last makes the table equal the whole state.
+ * `output.format: iceberg`: what commits the tables, each time making each table list the state's
+ * live files (src/iceberg/). A shard commits too, on top of the other shards' commits.
  */
-async function commitTables(
+function icebergCommit(
   iceberg: typeof import('../iceberg/index.js'),
-  {
-    input,
-    job,
-    store,
-    state,
-    run,
-    held,
-  }: { input: RunJobInput; job: Job; store: ObjectStore; state: WindowState; run: RunIdentity; held: Pick<Lease, 'assertHeld'> },
+  c: { config: ResolvedConfig; logger: Logger; job: Job; store: ObjectStore; state: WindowState; runId: string; guard?: () => void },
+): () => Promise<TableCommitted[]> {
+  // The columns with their field ids as the tables' records keep them (recorded before any file), and each table's units.
+  const tablesOf = async () => {
+    const tables = await jobTables(c.job);
+    const committed = await iceberg.committedColumns(c.store, c.job.name, tables);
+    return committed.map((t, i) => ({ ...t, units: tables[i]!.units }));
+  };
+  let tables: ReturnType<typeof tablesOf> | null = null;
+  return async () =>
+    iceberg.commitIcebergTables({
+      store: c.store,
+      state: c.state,
+      tables: await (tables ??= tablesOf()),
+      partitioning: c.config.output.partitioning,
+      compression: c.config.output.compression,
+      runId: c.runId,
+      logger: c.logger,
+      guard: c.guard,
+    });
+}
+
+/**
+ * `run --workers`: the one commit of the job's Iceberg tables once every worker has ended (the
+ * workers commit none), under the parent's run id; wallet names are resolved as a run resolves them.
+ */
+export async function commitTablesAfterWorkers(
+  input: Pick<RunJobInput, 'job' | 'config' | 'logger'>,
+  runId: string,
 ): Promise<TableCommitted[]> {
-  return iceberg.commitIcebergTables({
-    store,
-    state,
-    tables: await jobTables(job),
-    partitioning: input.config.output.partitioning,
-    compression: input.config.output.compression,
-    runId: run.runId,
-    logger: input.logger,
-    guard: () => held.assertHeld(),
-  });
+  const iceberg = await import('../iceberg/index.js');
+  const store = await openStore(input.config.output.destination!, { s3: input.config.s3, logger: input.logger });
+  let source: SourceSession | null = null;
+  try {
+    source = await openSource(input.config, input.logger);
+    const job = await resolveWalletNames(input.job, source.client);
+    const state = new WindowState(store, job.name, { runId, dropReplaced: iceberg.keepReplacedFiles });
+    return await icebergCommit(iceberg, { ...input, job, store, state, runId })();
+  } finally {
+    await source?.close();
+    await store.close?.();
+  }
 }
 
 /** The run's report, written beside the state; a run whose record could not be written did not succeed. */

@@ -3,7 +3,9 @@ import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, unitSpecs, type UnitTarget } from '../plan/plan.js';
 import { TargetFactory } from './targets.js';
-import { columnShape, columnsDiffer, type TableUse } from '../state/table-columns.js';
+import type { ObjectStore } from '../store/store.js';
+import type { OutputFormat } from '../sink/sink.js';
+import { checkTableColumns, columnShape, columnsDiffer, type SettledColumns, type TableUse } from '../state/table-columns.js';
 
 export class TableSchemaConflictError extends UserInputError {
   override name = 'TableSchemaConflictError';
@@ -14,15 +16,20 @@ function tableField(dataset: DatasetName, t: UnitTarget): { field: string; chose
   return chosenTable(dataset, t) ? { field: `${t.at}.tables.${dataset}`, chosen: true } : { field: t.defaultTableAt, chosen: false };
 }
 
+/** A table the job writes, and the units whose windows it holds. */
+export interface JobTable extends TableUse {
+  units: string[];
+}
+
 /**
  * The tables a job writes, with the columns the dataset modules declare for its targets (the same
  * objects the writers get). Targets that share a default table (wallets -> transactions) are
  * merged by column name, a column with two types being an error; targets the job file sends to
  * one named table must have the same columns.
  */
-export async function jobTables(job: Job): Promise<TableUse[]> {
+export async function jobTables(job: Job): Promise<JobTable[]> {
   const factory = new TargetFactory(job);
-  const byName = new Map<string, TableUse & { chosen: boolean }>();
+  const byName = new Map<string, JobTable & { chosen: boolean }>();
   for (const spec of unitSpecs(job)) {
     const ds = DATASETS[spec.dataset];
     const target = await factory.forDataset(spec);
@@ -31,9 +38,10 @@ export async function jobTables(job: Job): Promise<TableUse[]> {
     const { field, chosen } = tableField(spec.dataset, spec.target);
     const known = byName.get(name);
     if (!known) {
-      byName.set(name, { name, dataset: spec.dataset, columns: [...columns], field, chosen });
+      byName.set(name, { name, dataset: spec.dataset, columns: [...columns], field, chosen, units: [spec.unitKey] });
       continue;
     }
+    known.units.push(spec.unitKey);
     if (chosen || known.chosen) {
       const diff =
         known.dataset === spec.dataset ? columnsDiffer(columnShape(known.columns), columnShape(columns)) : `it holds ${known.dataset}`;
@@ -56,4 +64,19 @@ export async function jobTables(job: Job): Promise<TableUse[]> {
     }
   }
   return [...byName.values()].map(({ chosen: _, ...t }) => t);
+}
+
+/**
+ * The job's tables checked against what the destination recorded of them, before a run writes
+ * anything: a Parquet or NDJSON table keeps its columns (checkTableColumns); an Iceberg table may
+ * gain columns, each with a new field id (src/iceberg/field-ids.ts).
+ */
+export async function settleTableColumns(
+  store: ObjectStore,
+  job: Job,
+  tables: readonly TableUse[],
+  format: OutputFormat,
+): Promise<SettledColumns> {
+  if (format === 'iceberg') return (await import('../iceberg/index.js')).settleIcebergColumns(store, job, tables);
+  return { records: await checkTableColumns(store, job, tables), fieldIds: new Map(), changes: new Map() };
 }

@@ -47,8 +47,12 @@ export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** Where a setting may be given. */
 export type SettingPlace = 'config' | 'env' | 'job' | 'flag';
-/** Which commands take a setting's flag: every job command, the read commands (resolve, decode, nfts), run alone, or the commands that write (run, compact). */
-export type FlagGroup = 'job' | 'source' | 'run' | 'write';
+/**
+ * Which commands take a setting's flag: every job command, the read commands (resolve, decode,
+ * nfts), run alone, the commands that write (run, compact, expire-snapshots, remove-orphan-files),
+ * or the commands that remove an Iceberg table's history (expire-snapshots, remove-orphan-files).
+ */
+export type FlagGroup = 'job' | 'source' | 'run' | 'write' | 'history';
 
 export interface Setting {
   /** Dotted key of the resolved setting, as `insight-export config` and `origins` name it. */
@@ -389,6 +393,32 @@ export const SETTINGS = {
     defaultText: 'on',
     doc: `"on" (default): consecutive windows of a unit within one UTC day (windows by time) or one span of ${BLOCK_BATCH_SPAN.toLocaleString('en-US')} blocks (by block) are exported as one, written to one file per partition and committed together. "off": every window on its own, in files of its own.`,
     places: ['config', 'job', 'flag'],
+  },
+  'output.iceberg_commit_interval_ms': {
+    key: 'output.iceberg_commit_interval_ms',
+    fileKey: 'output.iceberg_commit_interval',
+    flag: { name: 'iceberg-commit-interval', type: 'string', for: ['run'] },
+    env: ['INSIGHT_EXPORT_ICEBERG_COMMIT_INTERVAL'],
+    parse: parseDurationMs,
+    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), parseDurationMs),
+    default: () => 600_000,
+    defaultText: '10m',
+    show: milliseconds,
+    doc: 'output.format iceberg: while a run exports, commit the windows done so far to the tables this often (readers see them as a new snapshot), e.g. 10m (default); "0s": only at the end of the run.',
+    places: ALL,
+  },
+  'output.snapshot_retention_ms': {
+    key: 'output.snapshot_retention_ms',
+    fileKey: 'output.snapshot_retention',
+    flag: { name: 'snapshot-retention', type: 'string', for: ['history'] },
+    env: ['INSIGHT_EXPORT_SNAPSHOT_RETENTION'],
+    parse: positiveDurationMs,
+    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), positiveDurationMs),
+    default: () => 7 * 86_400_000,
+    defaultText: '7d',
+    show: milliseconds,
+    doc: 'Iceberg tables: how long a snapshot stays readable for time travel after it was committed, e.g. "7d" (default). expire-snapshots removes older snapshots (never the current one) and the files only they name; remove-orphan-files removes only unreferenced files older than this.',
+    places: ALL,
   },
   staging_dir: {
     key: 'staging_dir',

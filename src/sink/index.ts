@@ -102,6 +102,13 @@ function validateOptions(opts: FileWriterOptions): void {
     seen.add(col.name);
     if (!COLUMN_TYPES.includes(col.type)) throw unsupported(`type of column "${col.name}"`, col.type, COLUMN_TYPES);
   }
+  if (resolveFormat(opts.format) === 'iceberg') {
+    const missing = opts.columns.filter((c) => opts.fieldIds?.get(c.name) === undefined).map((c) => c.name);
+    if (missing.length > 0)
+      throw new UnsupportedOutputError('An Iceberg data file needs the field id of each column in its table', {
+        details: `no field id for ${missing.join(', ')}`,
+      });
+  }
 }
 
 function resolveLevel(compression: Compression, level: unknown, engine: ParquetEngine | undefined): number | undefined {
@@ -176,7 +183,7 @@ function resolveWriter(opts: FileWriterOptions): () => Promise<FileWriter> {
         compression,
         rowGroupSize,
         compressionLevel: level,
-        fieldIds: format === 'iceberg',
+        fieldIds: format === 'iceberg' ? opts.fieldIds : undefined,
       });
   }
   return async () =>

@@ -6,6 +6,7 @@ import { duckdbType } from './column-types.js';
 import { DuckDBThread, type DuckDBStatement } from './duckdb-thread.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';
 import { ICEBERG_DATA_EXTENSION } from './formats.js';
+import { icebergType } from '../iceberg/table-schema.js';
 import { createNdjsonEncoder } from './row-values.js';
 import type { Compression } from './sink.js';
 import { newStagingBase, TextFileStream } from './staging.js';
@@ -80,7 +81,7 @@ export function copyStatement(
   compression: Compression,
   rowGroupSize: number,
   zstdLevel?: number,
-  fieldIds = false,
+  fieldIds?: ReadonlyMap<string, number>,
 ): string {
   const declared = columns.map((c) => `${sqlString(c.name)}: ${sqlString(duckdbType(c))}`).join(', ');
   const select = columns.map((c) => `CAST(${sqlIdentifier(c.name)} AS ${duckdbType(c)}) AS ${sqlIdentifier(c.name)}`).join(', ');
@@ -88,13 +89,28 @@ export function copyStatement(
     `COPY (SELECT ${select} FROM read_json(${sqlString(stagedPath)}, format = 'newline_delimited', ` +
     `columns = {${declared}}, maximum_object_size = ${MAX_OBJECT_BYTES})) ` +
     `TO ${sqlString(outPath)} (FORMAT parquet, COMPRESSION ${DUCKDB_CODEC[compression]}, ROW_GROUP_SIZE ${rowGroupSize}` +
-    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`}${fieldIds ? `, FIELD_IDS {${fieldIdsOf(columns)}}` : ''})`
+    `${zstdLevel === undefined ? '' : `, COMPRESSION_LEVEL ${zstdLevel}`}${fieldIds ? icebergOptions(columns, fieldIds) : ''})`
   );
 }
 
-/** Iceberg field ids: a column's position among the declared columns, from 1 (src/iceberg/table-schema.ts gives the same). */
-function fieldIdsOf(columns: readonly Column[]): string {
-  return columns.map((c, i) => `${sqlIdentifier(c.name)}: ${i + 1}`).join(', ');
+/**
+ * An Iceberg data file's columns carry the table's field id of their name (FIELD_IDS, which
+ * pyarrow, Spark, Trino read) and the footer the file's Iceberg schema (`iceberg.schema`, as
+ * Iceberg's own Parquet writer puts it, by which icebird maps columns): a reader of a table whose
+ * schema evolved finds each column by id, and none in an older file that lacks it.
+ */
+function icebergOptions(columns: readonly Column[], fieldIds: ReadonlyMap<string, number>): string {
+  // Every column has one: createFileWriter checks.
+  return icebergCopyOptions(columns.map((c) => ({ name: c.name, id: fieldIds.get(c.name)!, type: icebergType(c.type) })));
+}
+
+/** COPY's FIELD_IDS and KV_METADATA options of an Iceberg data file holding `fields` (Iceberg types). */
+export function icebergCopyOptions(fields: readonly { name: string; id: number; type: string }[]): string {
+  const schema = { type: 'struct', fields: fields.map((f) => ({ id: f.id, name: f.name, required: false, type: f.type })) };
+  return (
+    `, FIELD_IDS {${fields.map((f) => `${sqlIdentifier(f.name)}: ${f.id}`).join(', ')}}` +
+    `, KV_METADATA {"iceberg.schema": ${sqlString(JSON.stringify(schema))}}`
+  );
 }
 
 /**
@@ -144,8 +160,8 @@ export interface DuckDBParquetWriterOptions {
   rowGroupSize: number;
   /** zstd level (DuckDB's default is 3). */
   compressionLevel?: number | undefined;
-  /** Write Iceberg field ids (the column's position, from 1) into the Parquet schema. */
-  fieldIds?: boolean | undefined;
+  /** An Iceberg data file: the table's field id of each column, by name (src/iceberg/field-ids.ts). */
+  fieldIds?: ReadonlyMap<string, number> | undefined;
 }
 
 export class DuckDBParquetWriter extends BaseFileWriter {

@@ -1,5 +1,6 @@
 import type { Column, Row } from '../columns/columns.js';
 import { isoDate } from '../columns/columns.js';
+import { fileName } from './file-names.js';
 import { renderPartition, type PartitionValues } from './partitioning.js';
 import type { FileWriter, FileWriterOptions, FinishedFile } from './sink.js';
 import { createFileWriter } from './index.js';
@@ -19,10 +20,12 @@ export interface PartitionedWriterOptions {
   columns: Column[];
   /** Values fixed for the whole unit (dataset, chain_id, target, job). */
   fixed: PartitionValues;
-  /** File name stem, unique per unit window: "<target>__<start>_<end>". */
+  /** File name stem, unique per unit window (fileStem). */
   stem: string;
   /** `YYYY-MM-DD` of a row for `{date}`; default: the UTC date of its block_timestamp. */
   dateOf?: ((row: Row) => string) | undefined;
+  /** Iceberg: the table's field id of each column, by name. */
+  fieldIds?: ReadonlyMap<string, number> | undefined;
 }
 
 /** A finished local file and the key it must have at the destination. */
@@ -107,6 +110,7 @@ export class PartitionedWriter {
             compression,
             stagingDir: this.opts.stagingDir,
             columns: this.opts.columns,
+            fieldIds: this.opts.fieldIds,
           }),
         };
       }
@@ -126,7 +130,7 @@ export class PartitionedWriter {
     if (!current) return;
     this.current = null;
     const finished = await current.writer.finish();
-    const name = `${this.opts.stem}__${String(this.seq++).padStart(4, '0')}${finished.extension}`;
+    const name = fileName(this.opts.stem, this.seq++, finished.extension);
     const key = current.partition === '' ? name : `${current.partition}/${name}`;
     this.files.push({ ...finished, key, partition: current.partition });
   }

@@ -18,6 +18,8 @@ export interface FileWriterOptions {
   compressionLevel?: number;
   /** Parquet rows per row group (default 50000 for DuckDB, 25000 for hyparquet). */
   rowGroupSize?: number;
+  /** Iceberg only, and required there: the field id the table keeps for each column, by name. */
+  fieldIds?: ReadonlyMap<string, number> | undefined;
 }
 
 export interface FinishedFile {

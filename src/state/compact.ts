@@ -21,21 +21,31 @@
  * Closed partitions: dates strictly before the newest date the job has files for, or (with
  * `olderThanMs`) dates that ended more than that long ago. Files outside a `date=` folder are
  * never merged.
+ *
+ * An Iceberg destination (`iceberg`, src/iceberg/compaction.ts): readers go by the table's
+ * snapshot, not the folders. The merged files are named with the compaction's run id and carry the
+ * table's field ids; the files they replace are kept (older snapshots name them). Each table is
+ * caught up with the state first, then gets one `replace` snapshot for the merges; a crash before
+ * it leaves the previous snapshot current and whole, and the next compact or run commits it.
  */
 import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { randomUUID } from 'node:crypto';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { InsightExportError } from '../errors.js';
+import type { TableField } from '../iceberg/compaction.js';
+import type { TableCommitted } from '../iceberg/commit-table.js';
+import type { IcebergCommitOptions } from '../iceberg/index.js';
 import type { Logger } from '../log.js';
-import { windowKey } from '../plan/index.js';
+import { fileName, fileStem, parseFileName } from '../sink/file-names.js';
+import { icebergCopyOptions, sqlIdentifier, sqlString } from '../sink/parquet-duckdb.js';
 import type { Compression } from '../sink/sink.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
 import { contentTypeOfExtension } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
+import { newCompactionRunId } from './run-id.js';
 import { WindowState, type FileRecord, type StagedFile, type WindowRecord } from './window-state.js';
 
 export class CompactionError extends InsightExportError {
@@ -59,6 +69,10 @@ export interface CompactOptions {
   dryRun?: boolean;
   /** Called before every state write (a held lease's assertHeld). */
   guard?: () => void;
+  /** An Iceberg destination: the job's tables and the output's partitioning (see the file comment). */
+  iceberg?: { tables: IcebergCommitOptions['tables']; partitioning: string };
+  /** The compaction's run id (default: a new one). */
+  runId?: string;
   logger: Logger;
   now?: () => number;
 }
@@ -90,6 +104,8 @@ export interface CompactReport {
   groups: MergeGroup[];
   /** Pending commits of crashed runs finished or undone first (data files deleted). */
   recovered_files: number;
+  /** An Iceberg destination: the table commits made (what was left uncommitted first, then the merges' replace snapshots). */
+  iceberg_commits?: TableCommitted[];
 }
 
 const DATE_RE = /(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?:\/|$)/;
@@ -103,11 +119,10 @@ function dateOf(key: string): string | null {
   return DATE_RE.exec(key)?.[1] ?? null;
 }
 
-/** `<target>__<start>_<end>__<seq><ext>` -> target and extension. */
+/** A data file's target and extension (src/sink/file-names.ts). */
 function nameParts(key: string): { stem: string; ext: string } | null {
-  const name = key.slice(key.lastIndexOf('/') + 1);
-  const m = /^(.+?)__\d+_\d+__\d+(\.parquet|\.ndjson\.gz|\.ndjson)$/.exec(name);
-  return m ? { stem: m[1]!, ext: m[2]! } : null;
+  const parts = parseFileName(key);
+  return parts ? { stem: parts.target, ext: parts.extension } : null;
 }
 
 function utcDay(ms: number): string {
@@ -218,16 +233,28 @@ function binPack(run: Candidate[], targetBytes: number, maxRows: number): Candid
  * (the same recovery as a run's). The caller holds the job's lease.
  */
 export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
-  const runId = `compact-${new Date()
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z')}-${randomUUID().slice(0, 8)}`;
-  const state = new WindowState(opts.store, opts.jobName, { runId, guard: opts.guard });
+  const runId = opts.runId ?? newCompactionRunId();
   const log = opts.logger.child({ job: opts.jobName, run: runId });
+  const tables = opts.iceberg
+    ? (await import('../iceberg/compaction.js')).tableCompaction({
+        store: opts.store,
+        ...opts.iceberg,
+        compression: opts.compression ?? 'zstd',
+        logger: log,
+        guard: opts.guard,
+      })
+    : null;
+  const state = new WindowState(opts.store, opts.jobName, {
+    runId,
+    guard: opts.guard,
+    ...(tables ? { dropReplaced: tables.dropReplaced } : {}),
+  });
   const recovered = opts.dryRun ? [] : await state.cleanPending();
   if (recovered.length > 0) log.warn({ files: recovered.length }, 'removed files of commits a crashed run did not finish');
 
   if (!opts.dryRun) await state.foldMarkers();
+  // The merges' replace commit must change files only: what the state holds beyond the table goes in first.
+  const commits = tables && !opts.dryRun ? await tables.commit(state, runId) : [];
   const byUnit = await readWindows(state);
   const all = [...byUnit.values()].flat();
   const dates = all.flatMap((r) => r.files.map((f) => dateOf(f.key))).filter((d): d is string => d !== null);
@@ -258,6 +285,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
     bytes_after: 0,
     groups: [],
     recovered_files: recovered.length,
+    ...(tables ? { iceberg_commits: commits } : {}),
   };
   let bytesDelta = 0;
   let filesDelta = 0;
@@ -287,16 +315,18 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
         const ext = runExt(group)!;
         const stem = runStem(group)!;
         // Spills (large merges) go to the staging directory, never to the working directory.
-        if (ext === '.parquet')
+        if (ext.endsWith('.parquet'))
           duck ??= await (
             await import('@duckdb/node-api')
           ).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
         const merged: StagedFile[] = [];
         for (const [i, partition] of partitions.entries()) {
           const inPart = sources.filter((f) => partitionOf(f.key) === partition);
-          const key = `${partition === '' ? '' : `${partition}/`}${stem}__${windowKey({ start, end })}__${String(i).padStart(4, '0')}${ext}`;
+          const name = fileName(fileStem(stem, { start, end }, tables ? runId : undefined), i, ext);
+          const key = `${partition === '' ? '' : `${partition}/`}${name}`;
           const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
-          const rows = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd');
+          const fields = tables ? await tables.fieldsOf(key) : null;
+          const rows = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd', fields);
           const want = inPart.reduce((n, f) => n + f.rows, 0);
           if (rows !== want) {
             throw new CompactionError(`Merged file of ${unitKey} holds ${rows} rows, its windows record ${want}`, {
@@ -315,6 +345,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
       }
     }
     await state.foldCommitted();
+    if (tables && !opts.dryRun) commits.push(...(await tables.commit(state, runId, 'replace')));
   } finally {
     duck?.closeSync();
     await rm(staging, { recursive: true, force: true });
@@ -324,7 +355,11 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   return report;
 }
 
-/** Writes the concatenation of the sources (in window order) to `out`; returns its rows. */
+/**
+ * Writes the concatenation of the sources (in window order) to `out`; returns its rows. With
+ * `fields` (an Iceberg table's): the columns by name, with their field ids, null in the rows of
+ * sources written before a column was added.
+ */
 async function mergeFiles(
   store: ObjectStore,
   sources: FileRecord[],
@@ -333,8 +368,9 @@ async function mergeFiles(
   staging: string,
   duck: DuckDBInstance | null,
   compression: Compression,
+  fields: readonly TableField[] | null,
 ): Promise<number> {
-  if (ext === '.parquet') {
+  if (ext.endsWith('.parquet')) {
     const locals: string[] = [];
     try {
       for (const [i, f] of sources.entries()) {
@@ -348,8 +384,20 @@ async function mergeFiles(
         const codec = compression === 'none' ? 'uncompressed' : compression;
         // Rows keep the order of the files (window order), as the exporter wrote them.
         await conn.run('SET preserve_insertion_order = true');
+        const source = `read_parquet([${list}]${fields ? ', union_by_name = true' : ''})`;
+        let select = '*';
+        let fieldIds = '';
+        if (fields) {
+          // A column no source has stays out: a reader finds its field id in no file and reads null, as in the sources.
+          const present = new Set(
+            (await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRowObjectsJS().map((r) => String(r.column_name)),
+          );
+          const kept = fields.filter((f) => present.has(f.name));
+          select = kept.map((f) => sqlIdentifier(f.name)).join(', ');
+          fieldIds = icebergCopyOptions(kept);
+        }
         await conn.run(
-          `COPY (SELECT * FROM read_parquet([${list}])) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000)`,
+          `COPY (SELECT ${select} FROM ${source}) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000${fieldIds})`,
         );
         const r = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(out)})`);
         return Number(r.getRowObjectsJS()[0]!.n);
@@ -388,10 +436,6 @@ async function mergeFiles(
       );
   }
   return lines;
-}
-
-function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`;
 }
 
 async function openSource(store: ObjectStore, key: string) {

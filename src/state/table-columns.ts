@@ -7,7 +7,8 @@
  *
  * Conservative on purpose: any difference (a column added, removed, renamed, retyped, made
  * nullable or moved) is refused, even one a Parquet reader could union by name, because an
- * external table declared over the folder has one column list.
+ * external table declared over the folder has one column list. An Iceberg table's record also
+ * keeps each column's field id, and the table may gain columns (src/iceberg/field-ids.ts).
  */
 import type { Column } from '../columns/columns.js';
 import { UserInputError } from '../errors.js';
@@ -22,10 +23,28 @@ export interface TableUse {
   field: string;
 }
 
-interface TableRecord {
+export interface RecordedColumn {
+  name: string;
+  type: string;
+  nullable: boolean;
+  /** Iceberg tables: the field id the table keeps for the column (absent in older records: its position from 1). */
+  field_id?: number;
+}
+
+export interface TableRecord {
   table: string;
   dataset: string;
-  columns: { name: string; type: string; nullable: boolean }[];
+  columns: RecordedColumn[];
+}
+
+/** What a run settled of its tables' columns before writing: the records to write first, and (Iceberg) each table's field ids. */
+export interface SettledColumns {
+  /** Records of tables not yet recorded, or (Iceberg) whose columns evolve: written before the table's first file. */
+  records: TableRecord[];
+  /** Iceberg: each table's field id by column name. */
+  fieldIds: Map<string, ReadonlyMap<string, number>>;
+  /** Iceberg: tables whose record gains columns (with their field ids) or promotes a column's type. */
+  changes: Map<string, { added: { name: string; field_id: number }[]; promoted: string[] }>;
 }
 
 export class TableColumnsChangedError extends UserInputError {
@@ -35,10 +54,19 @@ export class TableColumnsChangedError extends UserInputError {
 export const tableRecordKey = (jobName: string, table: string): string => `_state/${jobName}/tables/${table}.json`;
 
 /** What a table record keeps of a column list (no descriptions). */
-export const columnShape = (columns: readonly Column[]): TableRecord['columns'] =>
+export const columnShape = (columns: readonly Column[]): RecordedColumn[] =>
   columns.map((c) => ({ name: c.name, type: c.type, nullable: c.nullable !== false }));
 
-const label = (c: TableRecord['columns'][number]) => `${c.name} ${c.type}${c.nullable ? '' : ' not null'}`;
+const label = (c: RecordedColumn) => `${c.name} ${c.type}${c.nullable ? '' : ' not null'}`;
+
+/** The table's record, null when none was written. */
+export async function readTableRecord(store: ObjectStore, jobName: string, table: string): Promise<TableRecord | null> {
+  const got = await store.get(tableRecordKey(jobName, table));
+  return got ? (JSON.parse(got.body.toString('utf8')) as TableRecord) : null;
+}
+
+/** The record of a table as the job declares it. */
+const recordOf = (t: TableUse): TableRecord => ({ table: t.name, dataset: t.dataset, columns: columnShape(t.columns) });
 
 /** What differs between the recorded columns and the job's, or null when they are the same. */
 export function columnsDiffer(recorded: TableRecord['columns'], now: TableRecord['columns']): string | null {
@@ -63,22 +91,21 @@ export function columnsDiffer(recorded: TableRecord['columns'], now: TableRecord
 
 /**
  * Refuses (TableColumnsChangedError, exit 2) a table whose recorded columns differ from the job's,
- * and returns the tables not yet recorded (see recordTableColumns). Reads one object per table.
+ * and returns the records of the tables not yet recorded (see recordTableColumns). Reads one object per table.
  */
 export async function checkTableColumns(
   store: ObjectStore,
   job: { name: string; jobFile: string },
   tables: readonly TableUse[],
-): Promise<TableUse[]> {
-  const found = await Promise.all(tables.map(async (t) => ({ t, got: await store.get(tableRecordKey(job.name, t.name)) })));
-  const missing: TableUse[] = [];
+): Promise<TableRecord[]> {
+  const found = await Promise.all(tables.map(async (t) => ({ t, got: await readTableRecord(store, job.name, t.name) })));
+  const missing: TableRecord[] = [];
   for (const { t, got } of found) {
     if (!got) {
-      missing.push(t);
+      missing.push(recordOf(t));
       continue;
     }
-    const recorded = (JSON.parse(got.body.toString('utf8')) as TableRecord).columns;
-    const diff = columnsDiffer(recorded, columnShape(t.columns));
+    const diff = columnsDiffer(got.columns, columnShape(t.columns));
     if (diff) {
       throw new TableColumnsChangedError(`Table "${t.name}" would get other columns than it was first written with`, {
         details: `${job.jobFile} ${t.field}: ${diff} (recorded at ${store.location} ${tableRecordKey(job.name, t.name)})`,
@@ -89,15 +116,11 @@ export async function checkTableColumns(
   return missing;
 }
 
-/** Records the columns of tables checkTableColumns found unrecorded, before the run writes them. */
-export async function recordTableColumns(store: ObjectStore, job: { name: string }, tables: readonly TableUse[]): Promise<void> {
+/** Writes the records a run settled (new tables; evolved Iceberg tables), before the run writes their files. */
+export async function recordTableColumns(store: ObjectStore, job: { name: string }, records: readonly TableRecord[]): Promise<void> {
   await Promise.all(
-    tables.map((t) =>
-      store.put(
-        tableRecordKey(job.name, t.name),
-        `${JSON.stringify({ table: t.name, dataset: t.dataset, columns: columnShape(t.columns) } satisfies TableRecord, null, 2)}\n`,
-        { contentType: 'application/json' },
-      ),
+    records.map((r) =>
+      store.put(tableRecordKey(job.name, r.table), `${JSON.stringify(r, null, 2)}\n`, { contentType: 'application/json' }),
     ),
   );
 }

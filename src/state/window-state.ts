@@ -607,6 +607,21 @@ export class WindowState {
   }
 
   /**
+   * Every key the pending markers name: files of commits under way or left by a crash (what
+   * cleanPending removes) and the files of the windows they replace.
+   */
+  async pendingFileKeys(): Promise<Set<string>> {
+    const out = new Set<string>();
+    for await (const obj of this.store.list(`${this.root}/pending/`, { etags: false })) {
+      const marker = await this.readJson<PendingMarker>(obj.key);
+      if (marker && (!Array.isArray(marker.keys) || !(marker.replaces ?? []).every((r) => Array.isArray(r?.keys))))
+        throw new StateCorruptError(obj.key, '"keys" or a "replaces" entry\'s "keys" is not an array');
+      for (const k of [...(marker?.keys ?? []), ...(marker?.replaces ?? []).flatMap((r) => r.keys)]) out.add(k);
+    }
+    return out;
+  }
+
+  /**
    * Windows of each unit found reorganised and not yet all exported again (src/state/reorg-check.ts).
    * Kept until every one is replaced: the newest edges of a repair that crashed half-way may already
    * match while older windows still hold rows of the old branch.

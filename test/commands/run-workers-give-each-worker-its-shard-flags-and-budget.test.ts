@@ -1,7 +1,7 @@
 /**
  * `run --workers N`: each worker gets the parent's command line for its own job file, its own
  * shard (k*N+i of K*N inside a pod that is shard k of K), one worker of its own, a JSON report,
- * and its share of the request budget; the merged exit code and status are the most severe of
+ * its share of the request budget and its parent's run id (the parent commits the Iceberg tables); the merged exit code and status are the most severe of
  * the workers'.
  */
 import { describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ describe('the workers of a run', () => {
 
   it("get the parent's flags for their own job file, with their shard, one worker, JSON and their budget", () => {
     const argv = ['run', 'a.yaml', 'b.yaml', '--workers', '3', '--json', '--requests-per-second=9', '--shard', '1/2', '--force'];
-    expect(workerArgv(argv, 'a.yaml', ['b.yaml'], { index: 2, count: 4 }, 3)).toEqual([
+    expect(workerArgv(argv, 'a.yaml', ['b.yaml'], { index: 2, count: 4 }, 3, 'parent-run')).toEqual([
       'run',
       'a.yaml',
       '--force',
@@ -30,16 +30,12 @@ describe('the workers of a run', () => {
       '--json',
       '--requests-per-second',
       '3',
+      '--worker-of',
+      'parent-run',
     ]);
-    expect(workerArgv(['run', 'b.yaml', '--workers=2'], 'b.yaml', ['a.yaml'], { index: 0, count: 2 }, null)).toEqual([
-      'run',
-      'b.yaml',
-      '--shard',
-      '0/2',
-      '--workers',
-      '1',
-      '--json',
-    ]);
+    expect(
+      workerArgv(['run', 'b.yaml', '--workers=2', '--worker-of', 'older'], 'b.yaml', ['a.yaml'], { index: 0, count: 2 }, null, 'p'),
+    ).toEqual(['run', 'b.yaml', '--shard', '0/2', '--workers', '1', '--json', '--worker-of', 'p']);
   });
 
   it("merge into one exit code and status: the most severe of the workers'", () => {

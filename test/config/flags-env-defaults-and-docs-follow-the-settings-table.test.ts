@@ -24,7 +24,8 @@ const GROUPS: Record<FlagGroup, string[]> = {
   job: ['run', 'plan', 'validate', 'verify', 'ddl', 'compact', 'config'],
   source: ['resolve', 'decode', 'nfts'],
   run: ['run'],
-  write: ['run', 'compact'],
+  write: ['run', 'compact', 'expire-snapshots', 'remove-orphan-files'],
+  history: ['expire-snapshots', 'remove-orphan-files'],
 };
 
 interface YargsOptions {
@@ -85,6 +86,7 @@ const ENV_SAMPLES: Record<string, string> = {
   's3.endpoint': 'http://127.0.0.1:7480',
   's3.region': 'eu-west-1',
   's3.retry_budget_ms': '45s',
+  'output.iceberg_commit_interval_ms': '2m',
   'concurrency.requests_in_flight': '3',
   'concurrency.units_in_flight': '3',
   'concurrency.workers': '3',
@@ -92,6 +94,7 @@ const ENV_SAMPLES: Record<string, string> = {
   'retries.max_attempts': '3',
   'retries.timeout_ms': '3s',
   'output.destination': '/data/env',
+  'output.snapshot_retention_ms': '3d',
   staging_dir: '/tmp/env',
   log_level: 'warn',
   log_format: 'json',

@@ -107,15 +107,17 @@ async function expectValidMetadataFiles(store: ObjectStore, table: string): Prom
 }
 
 /**
- * Every row of the table's current snapshot (or of `metadataFileName`, e.g. "v1.metadata.json"), read by icebird.
- * Every metadata file of the table is validated first (tableMetadataProblems), so each test that
- * reads a table checks every metadata file its runs wrote.
+ * Every row of the table's current snapshot (or of `metadataFileName`, e.g. "v1.metadata.json"),
+ * read by icebird; with `snapshotId`, of that snapshot of the metadata read (time travel). Every
+ * metadata file of the table is validated first (tableMetadataProblems), so each test that reads a
+ * table checks every metadata file its runs wrote.
  */
-export async function icebirdRows(store: ObjectStore, table: string, metadataFileName?: string): Promise<CanonRow[]> {
+export async function icebirdRows(store: ObjectStore, table: string, metadataFileName?: string, snapshotId?: number): Promise<CanonRow[]> {
   await expectValidMetadataFiles(store, table);
   return withStoreFetch(store, async (root) => {
     const tableUrl = `${root}/${table}`;
-    const metadata = await icebergMetadata({ tableUrl, ...(metadataFileName ? { metadataFileName } : {}) });
+    const read = await icebergMetadata({ tableUrl, ...(metadataFileName ? { metadataFileName } : {}) });
+    const metadata = snapshotId === undefined ? read : { ...read, 'current-snapshot-id': snapshotId };
     const schema = metadata.schemas.find((s) => s['schema-id'] === metadata['current-schema-id'])!;
     const rows = (await icebergRead({ tableUrl, metadata })) as Record<string, unknown>[];
     return rows.map((r) => Object.fromEntries(schema.fields.map((f) => [f.name, canon(r[f.name], String(f.type))])));

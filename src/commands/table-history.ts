@@ -1,0 +1,67 @@
+import type { CommandModule } from 'yargs';
+import { withSettingFlags } from '../config/flags.js';
+import { UserInputError } from '../errors.js';
+import type { TableHistoryOptions } from '../iceberg/table-history.js';
+import { jobTables } from '../run/tables.js';
+import { acquireLease, leaseName } from '../state/lease.js';
+import { WindowState } from '../state/window-state.js';
+import { openStore } from '../store/open-store.js';
+import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+
+interface TableHistoryArgs extends ConfigArgs {
+  job: string;
+  'dry-run': boolean;
+  json: boolean;
+}
+
+/**
+ * expire-snapshots and remove-orphan-files: refused (exit 2) unless the job writes Iceberg tables;
+ * the job's lease held (no run of the job commits meanwhile; a dry run takes none), the retention
+ * from output.snapshot_retention, the report as JSON or a summary.
+ */
+export function tableHistoryCommand<R>(spec: {
+  name: string;
+  describe: string;
+  example: [string, string];
+  run: (input: TableHistoryOptions) => Promise<R>;
+  summary: (report: R, job: string) => string;
+}): CommandModule<object, TableHistoryArgs> {
+  return {
+    command: `${spec.name} <job>`,
+    describe: spec.describe,
+    builder: (y) =>
+      withSettingFlags(withSettingFlags(withConfigFlags(y), 'write'), 'history')
+        .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
+        .option('json', { type: 'boolean', default: false, describe: 'Print the report as JSON' })
+        .example(...spec.example) as never,
+    handler: async (args) => {
+      const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
+      if (config.output.format !== 'iceberg') {
+        throw new UserInputError(`${spec.name} works on Iceberg tables only`, {
+          details: `job ${job.name} writes output.format ${config.output.format}`,
+          hint: 'Only output.format: iceberg keeps snapshots; other formats delete replaced files when they are replaced.',
+        });
+      }
+      const tables = (await jobTables(job)).map((t) => t.name);
+      const store = await openStore(config.output.destination!, { s3: config.s3, logger });
+      const runId = `${spec.name}-${process.pid}-${Date.now()}`;
+      const dryRun = args['dry-run'];
+      const lease = dryRun ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });
+      try {
+        const report = await spec.run({
+          store,
+          state: new WindowState(store, job.name),
+          tables,
+          retentionMs: config.output.snapshotRetentionMs,
+          dryRun,
+          logger,
+          guard: lease ? () => lease.assertHeld() : undefined,
+        });
+        process.stdout.write(args.json ? `${JSON.stringify({ job: job.name, ...report }, null, 2)}\n` : spec.summary(report, job.name));
+      } finally {
+        await lease?.release();
+        await store.close?.();
+      }
+    },
+  };
+}

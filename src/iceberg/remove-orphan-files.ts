@@ -1,0 +1,77 @@
+/**
+ * Orphan-file removal (Iceberg's remove_orphan_files): the files in a table's folder that nothing
+ * names and that are older than the retention. Orphans are what crashes leave: manifests and
+ * manifest lists of a commit that never wrote its metadata file, files an expiry was deleting,
+ * data files of a window whose commit never finished and that no pending marker names any more.
+ *
+ * Named, and so kept: every file a snapshot of the current version names (its manifest list,
+ * manifests, the data files they hold as ADDED or EXISTING, the files its summary names under
+ * `insight-export.*-file`), the current metadata file, the files of its metadata-log, any newer
+ * `v<N>.metadata.json` (a commit since the read), `version-hint.text`, and every key the job's
+ * state names (completed windows' files, pending markers' keys). Only the writer's own files are
+ * candidates: `metadata/` and `.iceberg.parquet` data files; anything else in the folder is left
+ * alone. The age rule (the store's last-modified time before now - retention) keeps a file a
+ * concurrent writer has just uploaded and not yet committed.
+ */
+import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
+import { keyOf, readCurrentVersion } from './commit-table.js';
+import { destinationUri } from './destination-uri.js';
+import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';
+import { SnapshotFilesReader, stateFileKeys } from './table-references.js';
+
+export interface TableOrphans {
+  table: string;
+  /** Files in the table's folder. */
+  listed: number;
+  /** Orphans deleted (dry run: that would be). */
+  deleted: string[];
+  /** Orphans last modified within the retention: kept (a writer may be about to commit them). */
+  too_young: number;
+  /** Files in the folder the writer does not make (neither metadata/ nor .iceberg.parquet): never deleted. */
+  foreign: number;
+}
+
+export type RemoveOrphanFilesReport = TableHistoryReport<TableOrphans>;
+
+const VERSION_FILE = /\/metadata\/v(\d+)\.metadata\.json$/;
+
+export async function removeOrphanFiles(o: TableHistoryOptions): Promise<RemoveOrphanFilesReport> {
+  const cutoff = (o.now ?? Date.now)() - o.retentionMs;
+  const rootUri = destinationUri(o.store);
+  const stateKeys = await stateFileKeys(o.state);
+  const tables: TableOrphans[] = [];
+  for (const table of o.tables) {
+    const named = new Set([`${table}/metadata/version-hint.text`]);
+    const current = await readCurrentVersion(o.store, table);
+    if (current) {
+      named.add(current.key);
+      for (const m of current.meta['metadata-log']) named.add(keyOf(rootUri, m['metadata-file'], current.key));
+      const reader = new SnapshotFilesReader(o.store, rootUri);
+      for (const s of current.meta.snapshots) {
+        // A snapshot that cannot be read stops the removal: what it names is unknown.
+        const f = (await reader.files(s))!;
+        for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) named.add(k);
+      }
+    }
+    const found: TableOrphans = { table, listed: 0, deleted: [], too_young: 0, foreign: 0 };
+    for await (const obj of o.store.list(`${table}/`, { etags: false })) {
+      found.listed++;
+      if (named.has(obj.key) || stateKeys.has(obj.key)) continue;
+      const version = VERSION_FILE.exec(obj.key);
+      if (version && Number(version[1]) > (current?.version ?? 0)) continue;
+      if (!obj.key.startsWith(`${table}/metadata/`) && !obj.key.endsWith(ICEBERG_DATA_EXTENSION)) found.foreign++;
+      else if (obj.lastModified === undefined || obj.lastModified.getTime() >= cutoff) found.too_young++;
+      else found.deleted.push(obj.key);
+    }
+    if (found.deleted.length > 0 && !o.dryRun) {
+      o.guard?.();
+      await o.store.deleteMany(found.deleted);
+    }
+    o.logger.info(
+      { table, listed: found.listed, orphans: found.deleted.length, too_young: found.too_young, foreign: found.foreign },
+      o.dryRun ? 'Iceberg orphan files that would be removed' : 'Iceberg orphan files removed',
+    );
+    tables.push(found);
+  }
+  return historyReport(o, cutoff, tables);
+}
