@@ -1,18 +1,20 @@
 /**
  * Issue 34: `output.format: iceberg` writes one Iceberg v2 table per dataset table. Independent
- * readers: icebird reads the same rows as the Parquet export of the same job (every field);
+ * readers: icebird reads the same rows as the Parquet and the NDJSON exports of the same job
+ * (every field);
  * pyarrow finds the Iceberg field ids in every data file; fastavro reads every manifest and
  * manifest list with the spec's required fields, sequence numbers, snapshot ids and partition
  * summaries; the metadata file has the v2 required fields.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { RunReport } from '../../src/run/report.js';
 import { exportJob, listFiles, readTable } from '../helpers/export.js';
-import { fieldIdsWithPyarrow, icebirdRows, readWithFastavro, sortedRows } from '../helpers/iceberg.js';
+import { fieldIdsWithPyarrow, icebirdRows, readWithFastavro, readWithSpecSchema, sortedRows } from '../helpers/iceberg.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -36,10 +38,11 @@ function job() {
 }
 
 const root = () => join(tmp.dir, 'iceberg', 'out');
+const fixture = (name: string) => fileURLToPath(new URL(`fixtures/${name}`, import.meta.url));
 let report: RunReport;
 
 beforeAll(async () => {
-  for (const format of ['parquet', 'iceberg'] as const) {
+  for (const format of ['parquet', 'ndjson', 'iceberg'] as const) {
     const dir = join(tmp.dir, format);
     const r = await exportJob({ job: job(), dir, sandbox, destination: join(dir, 'out'), flags: { format } });
     expect(r.status).toBe('succeeded');
@@ -48,12 +51,12 @@ beforeAll(async () => {
 });
 
 describe.each(TABLES)('table %s exported as iceberg', (table) => {
-  it('icebird reads the rows of the Parquet export of the same job, every field', async () => {
-    const parquet = await readTable(join(tmp.dir, 'parquet', 'out'), table, 'parquet');
+  it.each(['parquet', 'ndjson'] as const)('icebird reads the rows of the %s export of the same job, every field', async (format) => {
+    const other = await readTable(join(tmp.dir, format, 'out'), table, format);
     const iceberg = await icebirdRows(new LocalStore(root()), table);
-    expect(parquet.length).toBeGreaterThan(50);
-    expect(Object.keys(iceberg[0]!)).toEqual(Object.keys(parquet[0]!));
-    expect(sortedRows(iceberg)).toEqual(sortedRows(parquet));
+    expect(other.length).toBeGreaterThan(50);
+    expect(Object.keys(iceberg[0]!)).toEqual(Object.keys(other[0]!));
+    expect(sortedRows(iceberg)).toEqual(sortedRows(other));
   });
 
   it('pyarrow finds every column field id of the table schema in every data file', () => {
@@ -112,7 +115,15 @@ describe.each(TABLES)('table %s exported as iceberg', (table) => {
     const list = readWithFastavro([path(snapshot['manifest-list'])])[path(snapshot['manifest-list'])]!;
     expect(list.metadata).toMatchObject({ 'snapshot-id': String(snapshot['snapshot-id']), 'sequence-number': '1', 'format-version': '2' });
     expect(list.fields.map((f) => f['field-id'])).toEqual([500, 501, 502, 517, 515, 516, 503, 504, 505, 506, 512, 513, 514, 507]);
-    const manifests = readWithFastavro(list.records.map((m) => path(m.manifest_path as string)));
+    const manifestPaths = list.records.map((m) => path(m.manifest_path as string));
+    // Every field the spec's v2 schemas require, with its field id, type and required-ness (test/iceberg/fixtures).
+    expect(
+      readWithSpecSchema(fixture('iceberg-v2-manifest-list.avsc'), [path(snapshot['manifest-list'])])[path(snapshot['manifest-list'])]!
+        .problems,
+    ).toEqual([]);
+    for (const [file, read] of Object.entries(readWithSpecSchema(fixture('iceberg-v2-manifest.avsc'), manifestPaths)))
+      expect(read.problems, file).toEqual([]);
+    const manifests = readWithFastavro(manifestPaths);
     let files = 0;
     for (const m of list.records) {
       expect(m).toMatchObject({ content: 0, sequence_number: 1, min_sequence_number: 1, added_snapshot_id: snapshot['snapshot-id'] });

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { stringify } from 'yaml';
+import { eventTableForSignature } from '../../src/datasets/events.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { oncePerRun } from '../helpers/once-per-run.js';
@@ -76,6 +77,28 @@ export function aliceTransactionsJob(sandbox: Sandbox, name: string, chunk: stri
     targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
     range: { from: '2024-02-01', to: '2024-02-04', chunk },
     output: { format: 'ndjson', destination },
+  };
+}
+
+const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
+/** The tables of aliceAndTransfersIcebergJob. */
+export const ALICE_AND_TRANSFERS_TABLES = ['transactions', eventTableForSignature(TRANSFER)];
+
+/**
+ * A job of two Iceberg tables: alice.eth's transactions on chains 1 and 8453, and the SUSD token's
+ * Transfer events on chain 1, from 2024-02-01 to `to`.
+ */
+export function aliceAndTransfersIcebergJob(sandbox: Sandbox, name: string, to: string, chunk: string, destination: string) {
+  const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
+  return {
+    name,
+    source: { base_url: sandbox.url, chains: [1, 8453] },
+    targets: [
+      { wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] },
+      { contract: susd, chains: [1], events: [TRANSFER] },
+    ],
+    range: { from: '2024-02-01', to, chunk },
+    output: { format: 'iceberg', destination },
   };
 }
 
