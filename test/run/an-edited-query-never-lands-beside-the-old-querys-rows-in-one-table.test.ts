@@ -200,6 +200,30 @@ describe('an aggregates job whose expression changes under the same alias (max -
   });
 });
 
+describe("a wallet's NFT holdings in Iceberg whose nft_types change on the day of a snapshot", () => {
+  it('are refused, naming nft_types: the day keeps each token once', async () => {
+    const dir = join(tmp.dir, 'nfts');
+    const out = join(dir, 'out');
+    const holdings = (nft_types: string[]) => ({
+      name: 'nfts',
+      source: { base_url: 'sandbox', chains: [1] },
+      targets: [{ wallet: 'alice.eth', datasets: ['nft_holdings'], nft_types }],
+    });
+    const run = (job: Record<string, unknown>) => exportJob({ job, dir, sandbox, destination: out, flags: { format: 'iceberg' } });
+    expect((await run(holdings(['ERC-721']))).status).toBe('succeeded');
+    const first = await icebirdRows(new LocalStore(out), 'nft_holdings');
+    expect(first.length).toBeGreaterThan(0);
+    const before = snapshotOf(out);
+    const got = await outcome(run(holdings(['ERC-721', 'ERC-1155', 'ERC-404'])));
+    const rows = await icebirdRows(new LocalStore(out), 'nft_holdings');
+    expect(twice(rows.map((r) => `${r.token_address} ${r.token_id}`)), 'tokens twice').toEqual([]);
+    const e = expectRefused(got);
+    expect(e.details).toContain(`${join(dir, 'job.yaml')} targets[0].nft_types: the target's query changed`);
+    expect(e.hint).not.toContain('range.from');
+    expect(snapshotOf(out)).toEqual(before);
+  });
+});
+
 describe('a wallet whose range.by changes from time to block', () => {
   it('is refused: its block windows cannot be told apart from the time windows already in the table', async () => {
     const dir = join(tmp.dir, 'axis');
