@@ -20,7 +20,7 @@ import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
 import { parseUnitKey } from '../plan/unit-key.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
-import { jobTables, settleTableColumns } from '../run/tables.js';
+import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tables.js';
 import { WindowState } from '../state/window-state.js';
 import { openSource } from '../run/source-session.js';
 import { ChainChecks, headFinder } from '../run/chains.js';
@@ -61,7 +61,8 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
       const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
       // A table whose recorded columns the job would change is refused here as the run would refuse it.
-      if (store) await settleTableColumns(store, job, await jobTables(job), config.output.format);
+      const tables = store ? await jobTables(job) : [];
+      if (store) await settleTableColumns(store, job, tables, config.output.format);
       const state = store ? new WindowState(store, job.name) : null;
       const completed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
       const known = store ? await readKnownHeads(store, job.name) : {};
@@ -83,6 +84,15 @@ export const planCommand: CommandModule<object, PlanArgs> = {
           : withSpans(emptySplit(shard.count), uncoveredSpans(emptySplit(shard.count), whole));
       const balance = split ? shardLoads(whole, split, expected) : null;
       const plan = planForShard(whole, shard, split);
+      // So is a window that would put a target's new query beside its old one in a table.
+      if (state)
+        await checkJobTableQueries(
+          state,
+          job,
+          tables,
+          { completed, planned: plan.units.map((u) => ({ unitKey: u.unitKey, ...u.window })) },
+          config.output.partitioning,
+        );
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
       const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });

@@ -7,6 +7,7 @@
 import type { Column } from '../columns/columns.js';
 import { icebergType } from '../sink/column-types.js';
 import { IcebergTableRefusedError } from './errors.js';
+import { partitionKeyPattern } from '../sink/partitioning.js';
 
 export interface IcebergField {
   id: number;
@@ -98,22 +99,7 @@ export function keyReader(template: string): (key: string) => { table: string; v
       hint: 'Each table is the folder of its dataset: keep the default "{dataset}/chain_id={chain_id}/date={date}".',
     });
   }
-  const groups: string[] = [];
-  const source = folders
-    .map((seg) =>
-      seg
-        .split(/(\{[a-z_]+\})/)
-        .map((piece) => {
-          const m = /^\{([a-z_]+)\}$/.exec(piece);
-          if (!m) return piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-          if (groups.includes(m[1]!)) return `[^/]+`;
-          groups.push(m[1]!);
-          return `(?<${m[1]}>[^/]+)`;
-        })
-        .join(''),
-    )
-    .join('/');
-  const pattern = new RegExp(`^${source}/[^/]+$`);
+  const pattern = partitionKeyPattern(template);
   return (key) => {
     const g = pattern.exec(key)?.groups;
     if (!g?.dataset) return null;

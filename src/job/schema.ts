@@ -169,7 +169,7 @@ function tablesSchema(kind: TargetKind) {
   return z
     .partialRecord(z.enum(datasetsFor(kind)), tableNameSchema)
     .describe(
-      'Table names by dataset, e.g. {events: transfers, aggregates: transfers_daily}: the folder the rows go to and the warehouse table. Without a name a dataset gets its default table (which for events and aggregates changes with their columns). A name keeps the columns it was first written with: a run that would change them is refused (an Iceberg table may gain columns, or an int32 column become int64).',
+      'Table names by dataset, e.g. {events: transfers, aggregates: transfers_daily}: the folder the rows go to and the warehouse table. Without a name a dataset gets its default table (which for events and aggregates changes with their columns). A name keeps the columns it was first written with: a run that would change them is refused (an Iceberg table may gain columns, or an int32 column become int64); and, for each window of a target, the query it was first exported with: a run that would put the rows of a changed query beside the old ones is refused.',
     );
 }
 

@@ -138,18 +138,37 @@ function sortedRecord(r: Record<string, string>): [string, string][] {
   return Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** A part of a unit's query that the job file sets, and the field that sets it. */
+export interface QueryPart {
+  field: string;
+  /** What the part adds to the unit's variant; absent at the part's default. */
+  shape?: unknown;
+}
+
+/**
+ * What a unit's query is made of besides its target, chain and windows: the target's filters, the
+ * job's aggregate expressions, a wallet's NFT types (those its dataset reads). A part at its default
+ * (no filters, every NFT type) adds nothing to the variant, so the keys already written stay.
+ */
+export function queryParts(job: Pick<Job, 'aggregates'>, t: Target, dataset: DatasetName): QueryPart[] {
+  const can = capabilitiesOf(dataset);
+  const at = `targets[${t.index}]`;
+  const parts: QueryPart[] = [];
+  if (can.filters !== 'none')
+    parts.push({ field: `${at}.filters`, ...(Object.keys(t.filters).length ? { shape: sortedRecord(t.filters) } : {}) });
+  if (can.readsJobAggregates) parts.push({ field: 'aggregates', shape: job.aggregates });
+  if (can.targetOption === 'nft_types' && t.kind === 'wallet')
+    parts.push({ field: `${at}.nft_types`, ...(t.nft_types.length !== NFT_TYPES.length ? { shape: [...t.nft_types].sort() } : {}) });
+  return parts;
+}
+
 /** Every dataset x target x chain of the job, with its keys, in a deterministic order. */
 export function unitSpecs(job: Job): UnitSpec[] {
   const axis = job.range?.by ?? 'time';
   const specs: UnitSpec[] = [];
   const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
-    const can = capabilitiesOf(dataset);
-    const filters = can.filters === 'none' ? {} : t.filters;
-    const shape: unknown[] = [];
-    if (Object.keys(filters).length) shape.push(sortedRecord(filters));
-    if (can.readsJobAggregates) shape.push(job.aggregates);
-    if (can.targetOption === 'nft_types' && t.kind === 'wallet' && t.nft_types.length !== NFT_TYPES.length)
-      shape.push([...t.nft_types].sort());
+    const filters = capabilitiesOf(dataset).filters === 'none' ? {} : t.filters;
+    const shape = queryParts(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
     const variant = shape.length ? shortHash(shape) : null;
     const unitAxis = isSnapshot(dataset) ? 'time' : axis;
     for (const chainId of t.chains) {

@@ -6,7 +6,8 @@
  *
  * - target: the target's key (a lowercase address, a name, `<address>_<topic0>` for an event, `chain`);
  * - variant: a hash of the query shape (filters, aggregates, NFT types) when the unit has one, so
- *   a changed query never reuses another query's completed windows;
+ *   a changed query never reuses another query's completed windows (nor lands beside their rows
+ *   in one table: src/state/table-queries.ts);
  * - axis: `block` or `time`, what the unit's windows count.
  *
  * Keys already written at destinations name their state: the format never changes.

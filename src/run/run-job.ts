@@ -31,7 +31,7 @@ import { takeOutRepaired } from '../state/repair-record.js';
 import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
 import { recordTableColumns } from '../state/table-columns.js';
-import { jobTables, settleTableColumns } from './tables.js';
+import { checkJobTableQueries, jobTables, settleTableColumns } from './tables.js';
 import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
@@ -288,6 +288,8 @@ async function runAgainst(
   // Checked only with windows to export: a run with nothing to do builds no decoder (viem).
   const tables = units.length > 0 ? await jobTables(job) : [];
   const settled = await settleTableColumns(store, job, tables, config.output.format);
+  // ... and, for each window of a target, the query it was first exported with.
+  await checkJobTableQueries(state, job, tables, { completed: done.listed, planned: units }, config.output.partitioning);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
     logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');

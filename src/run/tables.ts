@@ -1,11 +1,14 @@
 import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import { chosenTable, unitSpecs, type UnitTarget } from '../plan/plan.js';
+import { chosenTable, queryParts, unitSpecs, type UnitTarget } from '../plan/plan.js';
+import type { Interval } from '../plan/intervals.js';
 import { TargetFactory } from './targets.js';
 import type { ObjectStore } from '../store/store.js';
 import type { OutputFormat } from '../sink/sink.js';
 import { checkTableColumns, columnShape, columnsDiffer, type SettledColumns, type TableUse } from '../state/table-columns.js';
+import { checkTableQueries, fileInTable } from '../state/table-queries.js';
+import type { WindowState } from '../state/window-state.js';
 
 export class TableSchemaConflictError extends UserInputError {
   override name = 'TableSchemaConflictError';
@@ -79,4 +82,41 @@ export async function settleTableColumns(
 ): Promise<SettledColumns> {
   if (format === 'iceberg') return (await import('../iceberg/index.js')).settleIcebergColumns(store, job, tables);
   return { records: await checkTableColumns(store, job, tables), fieldIds: new Map(), changes: new Map() };
+}
+
+/**
+ * The job's units checked against the other queries of their targets the state holds, before a run
+ * writes anything: a table never gets rows of two queries of one target for one window
+ * (src/state/table-queries.ts). `planned`: the windows this run exports.
+ */
+export async function checkJobTableQueries(
+  state: WindowState,
+  job: Job,
+  tables: readonly JobTable[],
+  windows: { completed: ReadonlyMap<string, readonly Interval[]>; planned: readonly { unitKey: string; start: number; end: number }[] },
+  partitioning: string,
+): Promise<void> {
+  const tableOf = new Map(tables.flatMap((t) => t.units.map((u) => [u, t.name] as const)));
+  const planned = new Map<string, Interval[]>();
+  for (const w of windows.planned) {
+    let list = planned.get(w.unitKey);
+    if (!list) planned.set(w.unitKey, (list = []));
+    list.push({ start: w.start, end: w.end });
+  }
+  const writes = unitSpecs(job).flatMap((spec) => {
+    const table = tableOf.get(spec.unitKey);
+    if (table === undefined) return [];
+    return [
+      {
+        unitKey: spec.unitKey,
+        table,
+        at: spec.target.at,
+        queryFields: queryParts(job, job.targets[spec.target.targetIndex]!, spec.dataset).map((p) => p.field),
+        tableField: `${spec.target.at}.tables.${spec.dataset}`,
+        completed: windows.completed.get(spec.unitKey) ?? [],
+        planned: planned.get(spec.unitKey) ?? [],
+      },
+    ];
+  });
+  await checkTableQueries(state, job, writes, windows.completed, fileInTable(partitioning, job.name));
 }

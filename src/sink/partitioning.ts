@@ -31,17 +31,28 @@ export function renderPartition(template: string, values: PartitionValues): stri
 }
 
 /**
- * The keys a template can give a data file of one job: `{job}` is that job's name, every other
- * placeholder one folder name, then the file name. Tells a job's files from another job's that
- * partitions by `{job}` or by another template under the same destination.
+ * The keys a template can give a data file: every placeholder one folder name (captured as a named
+ * group, the first time it appears), then the file name. With `jobName`, `{job}` is that job's
+ * name: tells a job's files from another job's that partitions by `{job}` or by another template
+ * under the same destination.
  */
-export function partitionKeyPattern(template: string, jobName: string): RegExp {
+export function partitionKeyPattern(template: string, jobName?: string): RegExp {
   const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const captured = new Set<string>();
+  const placeholder = (name: string) => {
+    if (name === 'job' && jobName !== undefined) return escape(jobName);
+    if (captured.has(name)) return '[^/]+';
+    captured.add(name);
+    return `(?<${name}>[^/]+)`;
+  };
   const folders = template === '' ? [] : template.split('/');
   const parts = folders.map((seg) =>
     seg
       .split(/(\{[a-z_]+\})/)
-      .map((piece) => (piece === '{job}' ? escape(jobName) : /^\{[a-z_]+\}$/.test(piece) ? '[^/]+' : escape(piece)))
+      .map((piece) => {
+        const m = /^\{([a-z_]+)\}$/.exec(piece);
+        return m ? placeholder(m[1]!) : escape(piece);
+      })
       .join(''),
   );
   return new RegExp(`^${[...parts, '[^/]+'].join('/')}$`);

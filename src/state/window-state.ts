@@ -280,6 +280,20 @@ export class WindowState {
     return (await this.manifests.records(unitKey)).get(key) ?? null;
   }
 
+  /** Every completed window record of one unit: its manifest's, and its markers not folded yet (which replace what they overlap). */
+  async unitRecords(unitKey: string): Promise<WindowRecord[]> {
+    const prefix = `${this.root}/completed/`;
+    const own: WindowRecord[] = [];
+    for await (const obj of this.store.list(`${prefix}${unitKey}/`, { etags: false })) {
+      const place = parseMarkerPlace(obj.key.slice(prefix.length));
+      if (place.unitKey !== unitKey || !place.window) continue;
+      const rec = await this.readJson<WindowRecord>(obj.key);
+      if (rec && recordFitsPlace(rec, place)) own.push(rec);
+    }
+    const folded = [...(await this.manifests.records(unitKey)).values()].filter((r) => !own.some((o) => overlaps(o, r)));
+    return [...folded, ...own].sort(byStart);
+  }
+
   /** Keeps what completedIntervals() found up to date with this instance's marker writes and folds. */
   private noteMarkers(unitKey: string, windows: readonly Interval[], present: boolean): void {
     if (!this.listed) return;
