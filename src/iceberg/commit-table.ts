@@ -111,6 +111,11 @@ export interface TableCommitted {
   schema_evolved?: SchemaEvolved;
 }
 
+/** Manifests a snapshot lists at most before they are merged (Iceberg's commit.manifest.min-count-to-merge is 100). */
+export const MAX_MANIFESTS = 100;
+/** Data files a merged manifest lists at most (about 20 MB of Avro). */
+const ENTRIES_PER_MERGED_MANIFEST = 100_000;
+
 /** Commits tried before the table is left to a later run (exit 75). */
 export const MAX_COMMIT_ATTEMPTS = 5;
 
@@ -292,8 +297,8 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   const snapshotId = newSnapshotId();
   const sequenceNumber = meta['last-sequence-number'] + 1;
   const commitId = randomUUID();
-  const newManifests: { entries: ManifestEntry[] }[] = [];
-  const carried: ManifestFile[] = [];
+  let newManifests: { entries: ManifestEntry[] }[] = [];
+  let carried: ReadManifest[] = [];
   if (added.length > 0) {
     newManifests.push({
       entries: added.map((f) => ({
@@ -316,7 +321,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     const liveEntries = m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted);
     if (liveEntries.length === 0) continue;
     if (!liveEntries.some((e) => removed.has(e.data_file.file_path))) {
-      carried.push(m.file);
+      carried.push(m);
       continue;
     }
     newManifests.push({
@@ -326,6 +331,22 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
           : { ...e, status: ENTRY_STATUS.existing },
       ),
     });
+  }
+
+  if (newManifests.length + carried.length > MAX_MANIFESTS) {
+    // Every commit adds a manifest: past the bound the snapshot's entries are merged into as few
+    // manifests as they fill (live ones EXISTING, sequence numbers kept), as Iceberg's merge-append
+    // does, so that readers plan a table from a bounded number of files.
+    const entries = [
+      ...newManifests.flatMap((m) => m.entries),
+      ...carried.flatMap((m) =>
+        m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => ({ ...e, status: ENTRY_STATUS.existing })),
+      ),
+    ];
+    newManifests = [];
+    for (let i = 0; i < entries.length; i += ENTRIES_PER_MERGED_MANIFEST)
+      newManifests.push({ entries: entries.slice(i, i + ENTRIES_PER_MERGED_MANIFEST) });
+    carried = [];
   }
 
   t.guard?.();
@@ -343,7 +364,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     sidecars[c.property] = uri(key);
   }
   const listKey = `${table}/metadata/snap-${snapshotId}-1-${commitId}.avro`;
-  const list = [...written, ...carried];
+  const list = [...written, ...carried.map((m) => m.file)];
   await store.put(listKey, await encodeManifestList(list, { id: snapshotId, parent: parent?.['snapshot-id'] ?? null, sequenceNumber }), {
     contentType: 'application/avro',
   });
