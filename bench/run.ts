@@ -51,7 +51,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpus, freemem, loadavg, tmpdir, totalmem } from 'node:os';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -197,7 +197,8 @@ function dirBytes(dir: string): { files: number; bytes: number; partitions: numb
   let bytes = 0;
   const folders = new Set<string>();
   for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!e.isFile() || e.parentPath.includes('_state')) continue;
+    // Data files only: not the state, not an Iceberg table's metadata (JSON, Avro, windows file).
+    if (!e.isFile() || e.parentPath.includes('_state') || e.parentPath.split(sep).includes('metadata')) continue;
     files++;
     folders.add(e.parentPath);
     bytes += statSync(join(e.parentPath, e.name)).size;

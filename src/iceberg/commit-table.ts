@@ -97,6 +97,8 @@ export interface TableCommitInput {
   logger: Logger;
   /** Called before each write; throws to stop (a lost lease). */
   guard?: (() => void) | undefined;
+  /** Manifests a snapshot lists at most before they are merged (default MAX_MANIFESTS). */
+  maxManifests?: number | undefined;
 }
 
 export interface TableCommitted {
@@ -333,7 +335,7 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
     });
   }
 
-  if (newManifests.length + carried.length > MAX_MANIFESTS) {
+  if (newManifests.length + carried.length > (t.maxManifests ?? MAX_MANIFESTS)) {
     // Every commit adds a manifest: past the bound the snapshot's entries are merged into as few
     // manifests as they fill (live ones EXISTING, sequence numbers kept), as Iceberg's merge-append
     // does, so that readers plan a table from a bounded number of files.

@@ -3,6 +3,8 @@
  * any point leaves nothing missing: the store is made to fail (as a killed process would stop) after
  * its 1st, 2nd, ... write, then the next run's recovery and a second compaction must give exactly
  * the source's rows, files that the state lists one to one, and a destination `verify` accepts.
+ * By default a seeded sample of the writes (one of each kind, the first and the last; the seed is
+ * printed, RELIABILITY_SEED=<n> replays it); INSIGHT_EXPORT_LONG_TESTS=1 crashes at every write.
  */
 import { cp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,6 +17,8 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { listKeys, runJobAgainst, writeAndLoadJob } from './helpers.js';
@@ -26,16 +30,24 @@ const pristine: Record<'parquet' | 'ndjson', { root: string; job: Job; ids: stri
 
 class Crash extends Error {}
 
-/** A store that stops working after `writes` writes, like a process killed at that point. */
-function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writes: number } {
+/** What a write is, for sampling: the call and the part of the destination (data, or the state's folder). */
+const kindOfWrite = (op: string, key: string) => `${op} ${key.startsWith('_state/') ? key.split('/')[2] : 'data'}`;
+
+/**
+ * A store that stops working after `writes` writes, like a process killed at that point; `kinds`
+ * lists each write's kind in order.
+ */
+function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writes: number; kinds: string[] } {
   let done = 0;
+  const kinds: string[] = [];
   const gate = () => {
     if (done >= writes) throw new Crash(`crashed after ${writes} writes`);
   };
   // Counted when it starts: of writes made at once (the folds of several units), only `writes` begin.
-  const write = async <T>(f: () => Promise<T>): Promise<T> => {
+  const write = async <T>(kind: string, f: () => Promise<T>): Promise<T> => {
     gate();
     done++;
+    kinds.push(kind);
     return f();
   };
   return {
@@ -43,10 +55,11 @@ function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writ
     get writes() {
       return done;
     },
-    putFile: (k, p, o) => write(() => inner.putFile(k, p, o)),
-    put: (k, b, o) => write(() => inner.put(k, b, o)),
-    delete: (k) => write(() => inner.delete(k)),
-    deleteMany: (ks) => write(() => inner.deleteMany(ks)),
+    kinds,
+    putFile: (k, p, o) => write(kindOfWrite('put', k), () => inner.putFile(k, p, o)),
+    put: (k, b, o) => write(kindOfWrite('put', k), () => inner.put(k, b, o)),
+    delete: (k) => write(kindOfWrite('delete', k), () => inner.delete(k)),
+    deleteMany: (ks) => write(kindOfWrite('delete', ks[0] ?? ''), () => inner.deleteMany(ks)),
     get: async (k) => (gate(), inner.get(k)),
     getStream: async (k) => (gate(), inner.getStream(k)),
     head: async (k) => (gate(), inner.head(k)),
@@ -179,8 +192,18 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     const total = probe.writes;
     expect(total).toBeGreaterThan(8);
     const finalFiles = (await listKeys(new LocalStore(probeRoot))).filter((k) => !k.startsWith('_state/')).sort();
+    // A crash before write n: by default one of each kind of write, and the very first and last.
+    const points = sampleEachKind(
+      probe.kinds.map((kind, n) => ({ kind, n })),
+      (p) => p.kind,
+      mulberry32(RELIABILITY_SEED),
+    ).map((p) => p.n);
+    const crashes = [...new Set([0, ...points, total - 1])].sort((a, b) => a - b);
+    console.log(
+      `[compact-crash ${format}] seed ${RELIABILITY_SEED}: crashes before writes ${crashes.join(', ')} of ${total} (${[...new Set(probe.kinds)].join(', ')})`,
+    );
 
-    for (let writes = 0; writes < total; writes++) {
+    for (const writes of crashes) {
       const root = join(tmp.dir, `crash-${format}-${writes}`);
       await cp(pristine[format].root, root, { recursive: true });
       const local = new LocalStore(root);
