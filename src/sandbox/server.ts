@@ -25,6 +25,8 @@ export interface FaultOptions {
   retryAfterSeconds?: number;
   /** Fault decisions come from a PRNG seeded with this (default 1). */
   seed?: number;
+  /** The first requests that get faults get these, in order; the rates apply after them. */
+  first?: FaultKind[];
   /** Routes that get faults (default: all). */
   routes?: SandboxRoute[];
   /** Injected 502/503 answered with an HTML error page, as a load balancer or CDN in front of the service sends. */
@@ -188,6 +190,9 @@ function validateOptions(opts: SandboxOptions): void {
         throw new SandboxOptionsError(`invalid fault rate ${k}=${v}`, { hint: 'each rate is a number in 0..1' });
       }
     }
+    const unknown = (opts.faults.first ?? []).find((k) => !FAULT_ORDER.includes(k));
+    if (unknown !== undefined)
+      throw new SandboxOptionsError(`invalid first fault ${unknown}`, { hint: `one of ${FAULT_ORDER.join(', ')}` });
   }
   if (opts.rateLimit && !(opts.rateLimit.requestsPerSecond > 0)) {
     throw new SandboxOptionsError(`invalid rate limit ${opts.rateLimit.requestsPerSecond}`, { hint: 'requestsPerSecond must be > 0' });

@@ -11,6 +11,7 @@ export const FAULT_ORDER: FaultKind[] = ['http500', 'http502', 'http503', 'http4
 export class ServiceConditions {
   private faultOptions: FaultOptions | null = null;
   private faultRng = new Rng(1, 0xfa);
+  private firstFaults: FaultKind[] = [];
   private latency: SandboxOptions['latency'] | null;
   private readonly latencyRng: Rng;
   private limit: SandboxOptions['rateLimit'] | null = null;
@@ -27,6 +28,7 @@ export class ServiceConditions {
   setFaults(f: FaultOptions | null): void {
     this.faultOptions = f;
     this.faultRng = new Rng(f?.seed ?? 1, 0xfa);
+    this.firstFaults = [...(f?.first ?? [])];
   }
 
   setLatency(l: SandboxOptions['latency'] | null): void {
@@ -76,6 +78,8 @@ export class ServiceConditions {
     const f = this.faultOptions;
     if (!f) return null;
     if (f.routes && !f.routes.includes(route)) return null;
+    const scripted = this.firstFaults.shift();
+    if (scripted) return scripted;
     const u = this.faultRng.float();
     let acc = 0;
     for (const kind of FAULT_ORDER) {

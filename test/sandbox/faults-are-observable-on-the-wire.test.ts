@@ -133,4 +133,19 @@ describe('injected faults', () => {
     for (let i = 0; i < 20; i++) expect((await fetch(`${sandbox.url}/resolve/1`)).status).toBe(200);
     sandbox.setFaults(null);
   });
+
+  it('the first faults given come in order before the rates apply', async () => {
+    sandbox.setFaults({ rates: {}, first: ['http503', 'http429', 'http500'] });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await fetch(path());
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([503, 429, 500, 200, 200]);
+    } finally {
+      sandbox.setFaults(null);
+    }
+  });
 });
