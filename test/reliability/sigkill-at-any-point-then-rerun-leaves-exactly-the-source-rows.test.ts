@@ -7,7 +7,8 @@
  * rows (every item_id once), verify finds nothing wrong, and every file is byte-identical to
  * the file an undisturbed run wrote.
  *
- * The same on S3 (radosgw): kills mid-upload, around state writes and at random moments.
+ * The same on S3 (radosgw): kills mid-upload, around state writes and at random moments (by
+ * default mid-upload and one of the others).
  *
  * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed). By default one trial of
  * each kind of point runs, drawn with the seed; INSIGHT_EXPORT_LONG_TESTS=1 runs all (22, and
@@ -240,7 +241,9 @@ it(
     const counts = JSON.parse(await readFile(countsFile, 'utf8')) as Record<string, number>;
     const reference = await objectDigests(bucket.store('probe'));
     const pick = (p: string) => `${p}:${1 + Math.floor(random() * counts[p]!)}`;
-    const crashes = [pick('upload'), pick('state'), pick('state-after'), ''];
+    // Mid-upload always (what S3 alone can leave: a multipart upload); by default one of the others.
+    const others = [pick('state'), pick('state-after'), ''];
+    const crashes = LONG_TESTS ? [pick('upload'), ...others] : [pick('upload'), others[Math.floor(random() * others.length)]!];
     let killed = 0;
     let checkedWhole = 0;
     for (const [i, crash] of crashes.entries()) {
@@ -275,7 +278,7 @@ it(
     console.log(
       `[crash] S3: ${crashes.length} trials, ${killed} SIGKILLs (${crashes.map((c) => c || 'timed').join(', ')}); ${checkedWhole} objects whole right after kills; each next run exact (${expected.length} rows, ${reference.size} objects equal to an undisturbed run)`,
     );
-    expect(killed).toBeGreaterThanOrEqual(3);
+    expect(killed).toBeGreaterThanOrEqual(crashes.length - 1);
   },
 );
 
