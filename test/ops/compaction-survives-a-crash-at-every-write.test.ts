@@ -17,6 +17,7 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -27,48 +28,6 @@ const sandbox = useSandbox();
 const tmp = useTempDir('ops-compact-');
 let db: DuckDBInstance;
 const pristine: Record<'parquet' | 'ndjson', { root: string; job: Job; ids: string[] }> = {} as never;
-
-class Crash extends Error {}
-
-/** What a write is, for sampling: the call and the part of the destination (data, or the state's folder). */
-const kindOfWrite = (op: string, key: string) => `${op} ${key.startsWith('_state/') ? key.split('/')[2] : 'data'}`;
-
-/**
- * A store that stops working after `writes` writes, like a process killed at that point; `kinds`
- * lists each write's kind in order.
- */
-function crashingStore(inner: ObjectStore, writes: number): ObjectStore & { writes: number; kinds: string[] } {
-  let done = 0;
-  const kinds: string[] = [];
-  const gate = () => {
-    if (done >= writes) throw new Crash(`crashed after ${writes} writes`);
-  };
-  // Counted when it starts: of writes made at once (the folds of several units), only `writes` begin.
-  const write = async <T>(kind: string, f: () => Promise<T>): Promise<T> => {
-    gate();
-    done++;
-    kinds.push(kind);
-    return f();
-  };
-  return {
-    location: inner.location,
-    get writes() {
-      return done;
-    },
-    kinds,
-    putFile: (k, p, o) => write(kindOfWrite('put', k), () => inner.putFile(k, p, o)),
-    put: (k, b, o) => write(kindOfWrite('put', k), () => inner.put(k, b, o)),
-    delete: (k) => write(kindOfWrite('delete', k), () => inner.delete(k)),
-    deleteMany: (ks) => write(kindOfWrite('delete', ks[0] ?? ''), () => inner.deleteMany(ks)),
-    get: async (k) => (gate(), inner.get(k)),
-    getStream: async (k) => (gate(), inner.getStream(k)),
-    head: async (k) => (gate(), inner.head(k)),
-    list: (p) => {
-      gate();
-      return inner.list(p);
-    },
-  };
-}
 
 async function exportFixture(format: 'parquet' | 'ndjson'): Promise<void> {
   const root = join(tmp.dir, `pristine-${format}`);
@@ -187,7 +146,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     // How many writes an uninterrupted compaction makes.
     const probeRoot = join(tmp.dir, `probe-${format}`);
     await cp(pristine[format].root, probeRoot, { recursive: true });
-    const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER);
+    const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER, false);
     await compactJob(options(probe, pristine[format].job.name));
     const total = probe.writes;
     expect(total).toBeGreaterThan(8);
@@ -207,7 +166,7 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
       const root = join(tmp.dir, `crash-${format}-${writes}`);
       await cp(pristine[format].root, root, { recursive: true });
       const local = new LocalStore(root);
-      await expect(compactJob(options(crashingStore(local, writes), pristine[format].job.name))).rejects.toThrow(Crash);
+      await expect(compactJob(options(crashingStore(local, writes, false), pristine[format].job.name))).rejects.toThrow(Crash);
 
       // A reader listing the folders misses no row; it sees some twice only while a commit is pending.
       const seen = await itemIds(root, format);
