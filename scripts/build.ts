@@ -11,12 +11,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 const REPO = path.resolve(import.meta.dirname, '..');
 const { values } = parseArgs({ options: { outDir: { type: 'string' } } });
 const outDir = path.resolve(REPO, values.outDir ?? 'dist');
+
+// Chunk names carry a content hash: without this, every build would leave the last one's beside its own.
+rmSync(path.join(outDir, 'bin'), { recursive: true, force: true });
 
 execFileSync(
   process.execPath,
