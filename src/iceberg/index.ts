@@ -146,6 +146,9 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
     await Promise.all(o.tables.map(async (t) => [t.name, (await readCurrentVersion(o.store, t.name))?.version ?? 0] as const)),
   );
   const shared = stateByTable(o);
+  // Awaited by the first attempt at the version read above; when every table moved on first (or
+  // there is none), nobody awaits it, and its failure must not end the process as unhandled.
+  shared.catch(() => undefined);
   const rootUri = destinationUri(o.store);
   const uri = (key: string) => keyUri(rootUri, key);
   const committed: TableCommitted[] = [];
