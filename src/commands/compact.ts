@@ -3,7 +3,7 @@ import { UserInputError } from '../errors.js';
 import { parseByteSize, parseDurationMs } from '../settings/values.js';
 import { compactJob, type CompactReport } from '../state/compact.js';
 import { jobTables } from '../run/tables.js';
-import { acquireLease, leaseName } from '../state/lease.js';
+import { acquireJobLease } from '../state/job-lease.js';
 import { newCompactionRunId } from '../state/run-id.js';
 import { openStore } from '../store/open-store.js';
 import { withSettingFlags } from '../config/flags.js';
@@ -49,8 +49,8 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
     }
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = newCompactionRunId();
-    // The job's own lease: no run of the (unsharded) job writes state meanwhile.
-    const lease = args['dry-run'] ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });
+    // The job's exclusive lease: no run, shard or worker of the job writes meanwhile (src/state/job-lease.ts).
+    const lease = args['dry-run'] ? null : await acquireJobLease(store, job.name, { runId, shard: null, command: 'compact', logger });
     try {
       const guard = lease ? () => lease.assertHeld() : undefined;
       const compression = config.output.format === 'ndjson' ? undefined : config.output.compression;

@@ -1,5 +1,5 @@
 import type { CommandModule } from 'yargs';
-import { acquireLease, leaseName } from '../state/lease.js';
+import { acquireJobLease } from '../state/job-lease.js';
 import { releaseClaims } from '../state/owners.js';
 import { openStore } from '../store/open-store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
@@ -37,8 +37,13 @@ export const releaseCommand: CommandModule<object, ReleaseArgs> = {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
     const name = args.name ?? job.name;
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
-    // That job's lease: no run of it claims or writes meanwhile.
-    const lease = await acquireLease(store, name, { runId: `release-${process.pid}-${Date.now()}`, name: leaseName(null), logger });
+    // That job's exclusive lease: no run, shard or worker of it claims or writes meanwhile (src/state/job-lease.ts).
+    const lease = await acquireJobLease(store, name, {
+      runId: `release-${process.pid}-${Date.now()}`,
+      shard: null,
+      command: 'release',
+      logger,
+    });
     try {
       const keys = await releaseClaims(store, name, { force: args.force });
       process.stdout.write(

@@ -12,6 +12,7 @@ import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } fro
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 import { runWorkers } from './workers.js';
+import { endWithParent } from './end-with-parent.js';
 
 interface RunArgs extends ConfigArgs {
   jobs: string[];
@@ -90,6 +91,7 @@ export function runCommand(
         .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
         .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
     handler: async (args) => {
+      if (args['worker-of'] !== undefined) endWithParent();
       // Flags shared by every job are checked once, before anything runs.
       const rewind = args.rewind === undefined ? null : parseRewind(args.rewind);
       const shard = resolveShard(args.shard);
@@ -182,7 +184,8 @@ async function runOne(
   if (ctx.config.concurrency.workers > 1) {
     // Each worker pushes its own metrics (under its shard), writes its own report and stops on the signals this run passes on; this run merges them.
     const otherFiles = files.filter((f) => f !== file);
-    const { report, exitCode } = await runWorkers({ file, ctx, argv, otherFiles, count: ctx.config.concurrency.workers, shard });
+    const count = ctx.config.concurrency.workers;
+    const { report, exitCode } = await runWorkers({ file, ctx, argv, otherFiles, count, shard, dryRun: args['dry-run'] });
     return { job_file: file, exit_code: exitCode, report };
   }
   const controller = new AbortController();

@@ -3,7 +3,7 @@ import { withSettingFlags } from '../config/flags.js';
 import { UserInputError } from '../errors.js';
 import type { TableHistoryOptions } from '../iceberg/table-history.js';
 import { jobTables } from '../run/tables.js';
-import { acquireLease, leaseName } from '../state/lease.js';
+import { acquireJobLease } from '../state/job-lease.js';
 import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
@@ -16,7 +16,7 @@ export interface TableHistoryArgs extends ConfigArgs {
 
 /**
  * expire-snapshots and remove-orphan-files: refused (exit 2) unless the job writes Iceberg tables;
- * the job's lease held (no run of the job commits meanwhile; a dry run takes none), the retention
+ * the job's exclusive lease held (no run, shard or worker of the job commits meanwhile; a dry run takes none), the retention
  * from output.snapshot_retention, the report as JSON or a summary.
  */
 export function tableHistoryCommand<R>(spec: {
@@ -46,7 +46,8 @@ export function tableHistoryCommand<R>(spec: {
       const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       const runId = `${spec.name}-${process.pid}-${Date.now()}`;
       const dryRun = args['dry-run'];
-      const lease = dryRun ? null : await acquireLease(store, job.name, { runId, name: leaseName(null), logger });
+      // The job's exclusive lease: no run, shard or worker of the job commits meanwhile (src/state/job-lease.ts).
+      const lease = dryRun ? null : await acquireJobLease(store, job.name, { runId, shard: null, command: spec.name, logger });
       try {
         const report = await spec.run({
           store,

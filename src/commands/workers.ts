@@ -4,6 +4,10 @@
  * their reports into one (src/run/merge-reports.ts): one summary, one report file, one exit code.
  * A run that is itself shard k of K (a pod of an indexed job) starts shards k*N+i of K*N, so every
  * pod uses its cores. The request budget (requests_per_second) is divided between the workers.
+ * The run holds its own shard's shared lease entry (the whole job's, 0/1, when not sharded) from
+ * before the first worker starts until its report is written, so maintenance and a run of the whole
+ * job wait for it (src/state/job-lease.ts). Each worker ends with this process: it watches its IPC
+ * channel, which closes however this process ends (src/commands/end-with-parent.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { describeError, ExitCode, worstExitCode } from '../errors.js';
@@ -16,6 +20,9 @@ import { MIN_REQUESTS_PER_SECOND } from '../settings/settings.js';
 import { newRunId } from '../state/run-id.js';
 import { openStore } from '../store/open-store.js';
 import { WindowState } from '../state/window-state.js';
+import { acquireJobLease, WHOLE_JOB_SHARD } from '../state/job-lease.js';
+import type { Lease } from '../state/lease.js';
+import type { ObjectStore } from '../store/store.js';
 import type { JobContext } from './options.js';
 import { unitSpecs } from '../plan/plan.js';
 
@@ -66,6 +73,8 @@ export interface WorkersInput {
   otherFiles: readonly string[];
   count: number;
   shard: Shard | null;
+  /** --dry-run: the workers write nothing, and this run takes no lease. */
+  dryRun: boolean;
 }
 
 /** Runs the workers, and returns the merged report (written beside the state as the run's report) and exit code. */
@@ -73,6 +82,37 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
   const { ctx } = w;
   const started = Date.now();
   const runId = newRunId();
+  const held = w.dryRun ? null : await holdParentLease(ctx, runId, w);
+  try {
+    return await superviseWorkers(w, runId, started, held?.lease ?? null);
+  } finally {
+    await held?.lease.release();
+    await held?.store.close?.();
+  }
+}
+
+/** This run's shared lease entry: its own shard's, or the whole job's (0/1) for the workers to be shards of. */
+async function holdParentLease(ctx: JobContext, runId: string, w: WorkersInput): Promise<{ lease: Lease; store: ObjectStore } | null> {
+  const destination = ctx.config.output.destination;
+  if (!destination) return null; // each worker says what is missing
+  const store = await openStore(destination, { s3: ctx.config.s3, logger: ctx.logger });
+  try {
+    const shard = w.shard ?? WHOLE_JOB_SHARD;
+    const lease = await acquireJobLease(store, ctx.job.name, { runId, shard, command: `run --workers ${w.count}`, logger: ctx.logger });
+    return { lease, store };
+  } catch (err) {
+    await store.close?.();
+    throw err;
+  }
+}
+
+async function superviseWorkers(
+  w: WorkersInput,
+  runId: string,
+  started: number,
+  lease: Lease | null,
+): Promise<{ report: RunReport; exitCode: number }> {
+  const { ctx } = w;
   const rps = ctx.config.concurrency.requestsPerSecond;
   const share = rps > 0 ? Math.max(MIN_REQUESTS_PER_SECOND, rps / w.count) : null;
   const shards = workerShards(w.count, w.shard);
@@ -104,7 +144,7 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
     shard: w.shard ? shardLabel(w.shard) : null,
     workers,
   });
-  if (ctx.config.output.format === 'iceberg' && !merged.report.dry_run) await commitTables(ctx, runId, merged);
+  if (ctx.config.output.format === 'iceberg' && !merged.report.dry_run) await commitTables(ctx, runId, merged, lease);
   if (destination && !merged.report.dry_run) {
     const store = await openStore(destination, { s3: ctx.config.s3, logger: ctx.logger });
     try {
@@ -125,8 +165,14 @@ export async function runWorkers(w: WorkersInput): Promise<{ report: RunReport; 
  * those that failed: what they committed to the state is whole). A commit that fails makes the run
  * fail with its exit code (75: another writer won every attempt).
  */
-async function commitTables(ctx: JobContext, runId: string, merged: { report: RunReport; exitCode: number }): Promise<void> {
+async function commitTables(
+  ctx: JobContext,
+  runId: string,
+  merged: { report: RunReport; exitCode: number },
+  lease: Lease | null,
+): Promise<void> {
   try {
+    lease?.assertHeld();
     merged.report.iceberg_commits = await commitTablesAfterWorkers(ctx, runId);
   } catch (err) {
     const { text, exitCode } = describeError(err);
@@ -143,17 +189,18 @@ const STDERR_KEPT = 4000;
 function runWorker(shard: Shard, args: string[], children: Set<ChildProcess>, logger: Logger): Promise<WorkerOutcome> {
   return new Promise((resolve) => {
     // Its own process group: a terminal's Ctrl-C reaches it once, through this run, not twice.
+    // The IPC channel carries no message: the worker watches it to end with this process.
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,
     });
     children.add(child);
     let stdout = '';
     let tail = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
     // Its log lines go to this process's standard error as they come, whole lines at a time.
     let partial = '';
-    child.stderr.on('data', (d: Buffer) => {
+    child.stderr!.on('data', (d: Buffer) => {
       const text = partial + d.toString('utf8');
       const end = text.lastIndexOf('\n') + 1;
       if (end > 0) process.stderr.write(text.slice(0, end));

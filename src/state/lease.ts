@@ -3,8 +3,11 @@
  * conditional writes only, so it works the same on S3 (If-None-Match / If-Match) and on a local
  * directory (LocalStore's link/lock compare-and-swap).
  *
- *   _state/<job>/lease.json                  { holder, run_id, host, pid, boot_id, acquired_at, renewed_at, expires_at }
+ *   _state/<job>/lease.json                  { holder, run_id, command, host, pid, boot_id, acquired_at, renewed_at, expires_at }
  *   _state/<job>/lease-shard-<i>-of-<n>.json the same for one shard of a sharded run
+ *
+ * This file keeps one such object; which objects a command takes, so that runs, shards and
+ * maintenance exclude each other where they conflict, is src/state/job-lease.ts.
  *
  * - acquire: create with If-None-Match: *. When the object exists and its holder's lease has
  *   expired, was released, or names a process of this machine that is gone (same host and boot,
@@ -19,7 +22,7 @@
  * Expiry compares the writer's clock with the reader's: keep clocks in sync (NTP) and the TTL
  * well above the skew. A crashed holder on another machine blocks the job for at most the TTL.
  */
-import { ExitCode, InsightExportError, errorMessage } from '../errors.js';
+import { ExitCode, InsightExportError, UserInputError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
@@ -29,6 +32,8 @@ export interface LeaseRecord {
   /** `host:pid` of the holder, for people reading the object. */
   holder: string;
   run_id: string;
+  /** What holds it: `run`, `run --shard 1/4`, `compact`... (absent in leases of older versions). */
+  command?: string;
   host: string;
   pid: number;
   /** Linux boot id and pid namespace: a pid is only compared with processes of the same boot and namespace. */
@@ -41,7 +46,9 @@ export interface LeaseRecord {
 
 export interface LeaseOptions {
   runId: string;
-  /** How long a lease stays valid without renewal (default 120 s). */
+  /** What takes it, for the holder details others are shown (see LeaseRecord.command). */
+  command?: string;
+  /** How long a lease stays valid without renewal (default 120 s, at most MAX_LEASE_TTL_MS). */
   ttlMs?: number;
   /** Renewal period (default ttl / 4). */
   renewEveryMs?: number;
@@ -56,6 +63,8 @@ export interface LeaseOptions {
 }
 
 export const DEFAULT_LEASE_TTL_MS = 120_000;
+/** The longest TTL a lease may have: a lease object not rewritten for longer has expired (src/state/job-lease.ts relies on it). */
+export const MAX_LEASE_TTL_MS = 3_600_000;
 
 /** Another run of the same job holds the lease. Exit code 75 (EX_TEMPFAIL: try again later). */
 export class LeaseHeldError extends InsightExportError {
@@ -63,9 +72,12 @@ export class LeaseHeldError extends InsightExportError {
   override readonly exitCode = ExitCode.busy;
   readonly holder: LeaseRecord;
   constructor(key: string, holder: LeaseRecord, location: string) {
-    super(`Another run of this job is in progress (run ${holder.run_id} on ${holder.holder}); nothing was written`, {
-      details: `${location} ${key}: held until ${holder.expires_at}, renewed at ${holder.renewed_at}`,
-      hint: 'Wait for that run to finish. If it crashed on another machine, its lease expires at the time above and the next run takes over.',
+    const who = holder.command === undefined || holder.command.startsWith('run') ? 'Another run' : `\`${holder.command}\``;
+    super(`${who} of this job is in progress (run ${holder.run_id} on ${holder.holder}); nothing was written`, {
+      details:
+        `${location} ${key}: ${holder.command ? `${holder.command}, ` : ''}held until ${holder.expires_at} ` +
+        `(since ${holder.acquired_at}, renewed at ${holder.renewed_at})`,
+      hint: 'Wait for it to finish. If it crashed on another machine, its lease expires at the time above and the next run takes over.',
     });
     this.holder = holder;
   }
@@ -197,6 +209,10 @@ export class Lease {
  */
 export async function acquireLease(store: ObjectStore, jobName: string, opts: LeaseOptions): Promise<Lease> {
   const ttlMs = opts.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  if (!(ttlMs > 0 && ttlMs <= MAX_LEASE_TTL_MS))
+    throw new UserInputError(`A lease TTL of ${ttlMs} ms is out of range`, {
+      hint: `Give a TTL above 0 and at most ${MAX_LEASE_TTL_MS} ms (1 h).`,
+    });
   const now = opts.now ?? Date.now;
   const me = opts.identity ?? thisProcess();
   const isAlive = opts.isAlive ?? pidAlive;
@@ -206,6 +222,7 @@ export async function acquireLease(store: ObjectStore, jobName: string, opts: Le
     return {
       holder: `${me.host}:${me.pid}`,
       run_id: opts.runId,
+      ...(opts.command === undefined ? {} : { command: opts.command }),
       host: me.host,
       pid: me.pid,
       boot_id: me.bootId,
@@ -277,6 +294,7 @@ export function parseLease(body: Buffer): LeaseRecord | null {
     return {
       holder: String(r.holder ?? `${r.host ?? '?'}:${r.pid ?? '?'}`),
       run_id: r.run_id,
+      ...(typeof r.command === 'string' ? { command: r.command } : {}),
       host: String(r.host ?? ''),
       pid: Number(r.pid),
       boot_id: typeof r.boot_id === 'string' ? r.boot_id : null,

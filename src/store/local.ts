@@ -164,7 +164,7 @@ export class LocalStore implements ObjectStore {
     const slash = prefix.lastIndexOf('/');
     const dirKey = slash < 0 ? '' : prefix.slice(0, slash);
     const keys: string[] = [];
-    await this.walk(dirKey, keys);
+    await this.walk(dirKey, keys, prefix);
     const matching = keys.filter((k) => k.startsWith(prefix)).sort(compareKeys);
     for (const key of matching) {
       const info = opts.etags === false ? await this.statOf(key) : await this.head(key);
@@ -406,7 +406,8 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  private async walk(dirKey: string, out: string[]): Promise<void> {
+  /** Every file under `dirKey`, skipping folders whose keys cannot start with `prefix` (default: none skipped). */
+  private async walk(dirKey: string, out: string[], prefix = ''): Promise<void> {
     const dir = dirKey === '' ? this.rootDir : this.fileOf(dirKey);
     let entries;
     try {
@@ -418,8 +419,9 @@ export class LocalStore implements ObjectStore {
     for (const e of entries) {
       if (dirKey === '' && e.name === LOCAL_INTERNAL_DIR) continue;
       const key = dirKey === '' ? e.name : `${dirKey}/${e.name}`;
-      if (e.isDirectory()) await this.walk(key, out);
-      else if (e.isFile()) out.push(key);
+      if (e.isDirectory()) {
+        if (`${key}/`.startsWith(prefix) || prefix.startsWith(`${key}/`)) await this.walk(key, out, prefix);
+      } else if (e.isFile()) out.push(key);
     }
   }
 
