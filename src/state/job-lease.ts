@@ -20,8 +20,10 @@
  * Both orders are safe: each side writes its entry before it reads the other side's, and the store
  * returns what was written before the read began (S3's GET and LIST are strongly consistent, and so
  * is a local folder). Of an exclusive and a shared acquirer that overlap, whichever reads last sees
- * the other's entry, so they never both go on; two that start at the same moment may both give up
- * (exit 75 each; a later try goes on). Shared entries never look at each other: the shards and
+ * the other's entry, so they never both go on. So that two starting at the same moment do not both
+ * give up, a shared acquirer that finds an exclusive entry taken moments ago reads it again a few
+ * times (for up to about 3 s): an exclusive acquirer that saw the shared entry has given its own
+ * back by then. Each read comes after the shared entry was written, so the rule holds. Shared entries never look at each other: the shards and
  * workers of a job run side by side (shards of one count never write the same window, see
  * src/run/shard.ts; shards of different counts are not excluded, run one count at a time).
  *
@@ -29,6 +31,7 @@
  * shared entries and reads those the listing shows written within MAX_LEASE_TTL_MS (and a margin
  * for clocks): a live entry is rewritten every quarter of its TTL, so an older one has expired.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { pidAlive, thisProcess } from '../process-identity.js';
 import type { ObjectStore } from '../store/store.js';
@@ -59,6 +62,9 @@ export const WHOLE_JOB_SHARD = { index: 0, count: 1 } as const;
 const CLOCK_MARGIN_MS = 600_000;
 const SHARED_PREFIX = 'lease-shard-';
 const READS_AT_ONCE = 16;
+/** Waits before each new read of an exclusive entry taken within JUST_TAKEN_MS. */
+const RECHECK_EXCLUSIVE_MS = [100, 200, 400, 800, 1600];
+const JUST_TAKEN_MS = 10_000;
 
 interface Entry {
   key: string;
@@ -86,8 +92,17 @@ export async function acquireJobLease(store: ObjectStore, jobName: string, opts:
 }
 
 async function liveExclusive(store: ObjectStore, jobName: string, opts: JobLeaseOptions): Promise<Entry | null> {
-  return liveEntry(store, leaseKey(jobName), opts);
+  let entry = await liveEntry(store, leaseKey(jobName), opts);
+  for (const waitMs of RECHECK_EXCLUSIVE_MS) {
+    if (!entry || !justTaken(entry.record, (opts.now ?? Date.now)())) return entry;
+    await sleep(waitMs);
+    entry = await liveEntry(store, leaseKey(jobName), opts);
+  }
+  return entry;
 }
+
+/** Taken so recently that its holder may still be checking the shared entries (and give it back). */
+const justTaken = (record: LeaseRecord, now: number) => now - Date.parse(record.acquired_at) < JUST_TAKEN_MS;
 
 async function liveShared(store: ObjectStore, jobName: string, opts: JobLeaseOptions): Promise<Entry | null> {
   const staleBefore = (opts.now ?? Date.now)() - MAX_LEASE_TTL_MS - CLOCK_MARGIN_MS;
