@@ -191,17 +191,11 @@ async function runAgainst(
   const onProgress = input.onProgress;
   if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
   const job = await resolveWalletNames(input.job, source.client);
-  // One run of a job (or of a shard) at a time, and none beside maintenance (src/state/job-lease.ts): nothing is written before the lease is held.
+  // One run of a job (or of a shard) at a time, none beside maintenance (src/state/job-lease.ts): nothing is written before the lease is held.
   if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
     ? noLease()
-    : (open.lease = await acquireJobLease(store, input.job.name, {
-        runId,
-        shard,
-        command: shard ? `run --shard ${shardLabel(shard)}` : 'run',
-        ttlMs: input.leaseTtlMs,
-        logger,
-      }));
+    : (open.lease = await acquireJobLease(store, input.job.name, { runId, shard, ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   // Loaded only for an Iceberg destination (Avro).
   const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;

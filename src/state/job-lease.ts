@@ -51,8 +51,8 @@ import {
 export interface JobLeaseOptions extends Omit<LeaseOptions, 'name' | 'command'> {
   /** null: the exclusive entry (the whole job); a shard: its shared entry. */
   shard: { index: number; count: number } | null;
-  /** What takes it (`run`, `run --shard 1/4`, `compact`...), shown to those it keeps out. */
-  command: string;
+  /** What takes it, shown to those it keeps out: `compact`...; default `run`, or `run --shard i/n`. */
+  command?: string;
 }
 
 /** The shard a `run --workers` parent of the whole job holds: its workers are shards of it. */
@@ -77,7 +77,8 @@ interface Entry {
  * until `release()`.
  */
 export async function acquireJobLease(store: ObjectStore, jobName: string, opts: JobLeaseOptions): Promise<Lease> {
-  const lease = await acquireLease(store, jobName, { ...opts, name: leaseName(opts.shard) });
+  const command = opts.command ?? (opts.shard ? `run --shard ${opts.shard.index}/${opts.shard.count}` : 'run');
+  const lease = await acquireLease(store, jobName, { ...opts, command, name: leaseName(opts.shard) });
   try {
     const blocker = opts.shard ? await liveExclusive(store, jobName, opts) : await liveShared(store, jobName, opts);
     if (blocker) {

@@ -22,7 +22,7 @@ export type { Interval };
  *   checked/<unitKey>.json                   windows whose edges the last reorganisation check found
  *                                            still the chain's (src/state/reorg-check.ts)
  *   reports/<runId>.json, last-run.json     run reports
- *   lease.json                               the run holding the job (src/state/lease.ts)
+ *   lease.json, lease-shard-<i>-of-<n>.json  who holds the job: its exclusive and shared entries (src/state/job-lease.ts)
  *
  * Commit protocol for one window (WindowState.commit): stage files locally -> write pending marker ->
  * upload files -> write completed marker -> delete pending marker. A crash at any point leaves either
