@@ -64,6 +64,23 @@ interface Group {
 const COUNT_EXPRESSION = `count() AS ${ROW_COUNT_KEY}`;
 
 export async function recountWindows(input: RecountInput): Promise<RecountReport> {
+  const { results, skipped, requests } = await recountEach(input);
+  const checked = results.length;
+  return {
+    windows_checked: checked,
+    windows_ok: results.filter((r) => r.status === 'ok').length,
+    mismatches: results.filter((r) => r.status === 'short' || r.status === 'extra'),
+    not_provable: results.filter((r) => r.status === 'not-provable'),
+    skipped,
+    requests,
+    requests_per_1000_windows: checked === 0 ? null : Math.round((requests * 1000) / checked),
+  };
+}
+
+/** Each window against the service's count (see the file comment): every window of `records` the job has, in unit and start order. */
+export async function recountEach(
+  input: RecountInput,
+): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
   const specs = new Map(unitSpecs(input.job).map((s) => [s.unitKey, s]));
   const factory = new TargetFactory(input.job);
   const skipped = new Map<string, string>();
@@ -209,15 +226,10 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
 
   const order = (a: RecountedWindow, b: RecountedWindow) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0];
   results.sort(order);
-  const checked = results.length;
   return {
-    windows_checked: checked,
-    windows_ok: results.filter((r) => r.status === 'ok').length,
-    mismatches: results.filter((r) => r.status === 'short' || r.status === 'extra'),
-    not_provable: results.filter((r) => r.status === 'not-provable'),
+    results,
     skipped: [...skipped].map(([unit, reason]) => ({ unit, reason })).sort((a, b) => a.unit.localeCompare(b.unit)),
     requests,
-    requests_per_1000_windows: checked === 0 ? null : Math.round((requests * 1000) / checked),
   };
 }
 

@@ -35,6 +35,7 @@ import { checkJobTableQueries, jobTables, settleTableColumns } from './tables.js
 import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
+import { emptySettleReport, settleWindows } from './settle.js';
 import type { TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
@@ -249,6 +250,24 @@ async function runAgainst(
       dryRun,
       repairs,
     }));
+  // Windows of earlier runs not settled yet are recounted; those whose count differs are exported again.
+  let settle = emptySettleReport(config.source.settleHorizonMs / 1000);
+  if (!input.force)
+    ({ completed, report: settle } = await settleWindows({
+      job,
+      state,
+      client: source.client,
+      completed,
+      owns: known.owns,
+      horizonS: config.source.settleHorizonMs / 1000,
+      now: run.started / 1000,
+      head: job.range?.to === 'latest' ? heads : undefined,
+      blocks,
+      dryRun,
+      signal,
+      logger,
+      guard: () => held.assertHeld(),
+    }));
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
     completed,
@@ -307,6 +326,7 @@ async function runAgainst(
       shard: shard ? shardLabel(shard) : null,
       reorgs,
       serviceHeads,
+      settle,
     });
   const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean): RunReport => ({
     ...reportOfWindows(outcomes, interrupted),
