@@ -27,7 +27,7 @@ import pLimit from 'p-limit';
 import { errorMessage, exitCodeOf, InterruptedError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { parseUnitKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
+import { countAlignedPieces, parseUnitKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { InsightClient } from '../source/client.js';
 import type { RecountedWindow } from '../state/verify.js';
@@ -38,7 +38,9 @@ import { SettleAge } from './settle-age.js';
 import { countRequests, pendingSettle, type PendingSettle, type PendingWindow } from './settle-pending.js';
 
 /**
- * What settling did in a run (RunReport.settle). The windows not settled that this run owns are
+ * What settling did in a run (RunReport.settle), in windows of the job's chunk as the rest of the
+ * report counts them (a batch committed as one stands for each window it covers; `differed` and
+ * `would_recount` list the batches as recorded). The windows not settled that this run owns are
  * either recounted now or waiting; they end settled, exported again, pending or not provable:
  * recounted + waiting = settled + reexported + pending + not_provable.
  */
@@ -112,8 +114,13 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
   if (pending.windows.length === 0) return { completed: input.completed, report };
   const before = input.client.stats.requests;
   const candidates = await withAge(input, await pendingRecords(state, pending));
-  const ask = candidates.filter((c) => !c.recounted || c.old);
-  const waiting = candidates.length - ask.length;
+  const asked = (c: Candidate) => !c.recounted || c.old;
+  const ask = candidates.filter(asked);
+  const count = windowsOf(job);
+  const waiting = sum(
+    candidates.filter((c) => !ask.includes(c)).map((c) => c.rec),
+    count,
+  );
   if (input.dryRun) {
     const would_recount = ask.map((c) => ({ unit: c.rec.unit_key, window: [c.rec.start, c.rec.end] as [number, number] }));
     const would_request = countRequests(ask.map((c) => c.rec));
@@ -145,12 +152,19 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
   await recordOutcome(input, pending, outcome);
   const out: SettleReport = {
     ...report,
-    recounted: results.length,
+    recounted: sum(results.map(intervalOf), count),
     waiting,
-    settled: outcome.settled.length,
-    reexported: outcome.differed.length,
-    pending: outcome.recounted.length + waiting,
-    not_provable: outcome.notProvable.length,
+    settled: sum(
+      outcome.settled.map((c) => c.rec),
+      count,
+    ),
+    reexported: sum(outcome.differed.map(intervalOf), count),
+    pending:
+      sum(
+        outcome.recounted.map((c) => c.rec),
+        count,
+      ) + waiting,
+    not_provable: sum(outcome.notProvable.map(intervalOf), count),
     requests: input.client.stats.requests - before,
     differed: outcome.differed
       .slice(0, DIFFERED_LISTED)
@@ -159,6 +173,14 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
   logSettle(logger, out, outcome);
   return { completed: withoutDiffered(input.completed, outcome.differed), report: out };
 }
+
+/** The windows of the job's grid a record stands for, as the run report counts windows (a batch: each window it covers). */
+const windowsOf =
+  (job: Job) =>
+  (w: Interval): number =>
+    job.range ? Math.max(1, countAlignedPieces(w, job.range.chunk)) : 1;
+const sum = (list: Interval[], count: (w: Interval) => number) => list.reduce((n, w) => n + count(w), 0);
+const intervalOf = (r: RecountedWindow): Interval => ({ start: r.window[0], end: r.window[1] });
 
 export function emptySettleReport(horizonS: number): SettleReport {
   return {
@@ -197,7 +219,9 @@ async function withAge(input: SettleInput, windows: Omit<Candidate, 'old'>[]): P
   for (const c of windows) {
     const unit = parseUnitKey(c.rec.unit_key)!;
     const key = `${unit.chainId}/${unit.axis}`;
-    byChainAxis.set(key, [...(byChainAxis.get(key) ?? []), { ...c, start: c.rec.start, end: c.rec.end }]);
+    let list = byChainAxis.get(key);
+    if (!list) byChainAxis.set(key, (list = []));
+    list.push({ ...c, start: c.rec.start, end: c.rec.end });
   }
   const old = new Set<WindowRecord>();
   for (const [key, list] of byChainAxis) {

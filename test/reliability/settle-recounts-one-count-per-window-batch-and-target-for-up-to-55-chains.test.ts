@@ -39,9 +39,9 @@ describe('settling 60 chains', () => {
       expect(r.code, r.stderr).toBe(0);
       const report = JSON.parse(r.stdout) as RunReport;
       const counts = proxy.requests.filter((u) => u.searchParams.has('aggregate'));
-      // Each unit's two batches (a day each) are its completed windows: 2 wallets x 60 chains x 2.
-      expect(report.settle!.recounted).toBe(240);
-      expect(report.settle!.settled).toBe(240);
+      // 2 wallets x 60 chains x 4 windows, recorded as two batches (a day each) per unit.
+      expect(report.settle!.recounted).toBe(480);
+      expect(report.settle!.settled).toBe(480);
       expect(report.settle!.requests).toBe(counts.length);
       expect(counts.length).toBe(1 + 2 * 2 * 2);
       for (const u of counts) {

@@ -95,6 +95,8 @@ it('SIGKILL at any point of a settling run: the next run leaves exactly a fresh 
     `[settle-crash] settling run re-exporting ${report.settle!.reexported} windows (${Object.entries(counts)
       .filter(([, v]) => v > 0)
       .map(([k, v]) => `${k} ${v}`)
-      .join(', ')}): ${trials.length} SIGKILL trials (${trials.map(([p, n]) => `${p}:${n}`).join(' ')}), each followed by a run that left exactly the fresh export`,
+      .join(
+        ', ',
+      )}): ${trials.length} SIGKILL trials (${trials.map(([p, n]) => `${p}:${n}`).join(' ')}), each followed by a run that left exactly the fresh export`,
   );
 });
