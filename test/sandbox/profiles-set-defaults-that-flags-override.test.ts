@@ -37,6 +37,18 @@ describe('sandbox profiles', () => {
     expect(withProfile({ seed: 3 })).toEqual({ seed: 3 });
   });
 
+  it('hostile also turns on every inconsistency at a low rate; indexer and contract none', () => {
+    const hostile = withProfile({ profile: 'hostile' });
+    for (const key of INCONSISTENCY_RATES) {
+      expect(hostile[key], key).toBeGreaterThan(0);
+      expect(hostile[key], key).toBeLessThanOrEqual(0.05);
+      expect(withProfile({ profile: 'indexer' })[key], key).toBeUndefined();
+      expect(withProfile({})[key], key).toBeUndefined();
+    }
+    expect(hostile.replicaLagBehindSeconds).toBeGreaterThan(0);
+    expect(hostile.consistentAfterRequests).toBeUndefined();
+  });
+
   it('the CLI: a flag per inconsistency, unset unless given; a bad rate or time is a typed bad-input error', async () => {
     expect(
       cliOptions([
@@ -57,6 +69,7 @@ describe('sandbox profiles', () => {
     });
     const plain = cliOptions([]);
     for (const key of INCONSISTENCY_RATES) expect(plain[key], key).toBeUndefined();
+    expect(cliOptions(['--profile', 'hostile', '--replica-lag', '0'])).toMatchObject({ replicaLag: 0, staleCache: 0.05 });
     expect(() => cliOptions(['--replica-lag-until', 'soon'])).toThrow(SandboxOptionsError);
     await expect(startSandbox({ transactions: 500, staleCache: -0.1 })).rejects.toThrow(SandboxOptionsError);
     await expect(startSandbox({ transactions: 500, consistentAfterRequests: 1.5 })).rejects.toThrow(SandboxOptionsError);
