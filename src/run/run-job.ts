@@ -28,14 +28,14 @@ import { ownsMarker, ownershipOf, planForShard, shardLabel, type Ownership, type
 import { readShardSplit, settleShardSplit } from '../state/shard-split-record.js';
 import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
-import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
+import { ownerOf, shardLoads, type ChainHead, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
 import { recordTableColumns } from '../state/table-columns.js';
 import { checkJobTableQueries, jobTables, settleTableColumns } from './tables.js';
 import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
-import { emptySettleReport, settleWindows } from './settle.js';
+import { emptySettleReport, settleWindows, type SettleInput, type SettleReport } from './settle.js';
 import type { TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
@@ -251,23 +251,9 @@ async function runAgainst(
       repairs,
     }));
   // Windows of earlier runs not settled yet are recounted; those whose count differs are exported again.
-  let settle = emptySettleReport(config.source.settleHorizonMs / 1000);
-  if (!input.force)
-    ({ completed, report: settle } = await settleWindows({
-      job,
-      state,
-      client: source.client,
-      completed,
-      owns: known.owns,
-      horizonS: config.source.settleHorizonMs / 1000,
-      now: run.started / 1000,
-      head: job.range?.to === 'latest' ? heads : undefined,
-      blocks,
-      dryRun,
-      signal,
-      logger,
-      guard: () => held.assertHeld(),
-    }));
+  const recount = await settleRun(input, { job, state, completed, source, known, heads, blocks, run, signal, held });
+  completed = recount.completed;
+  const settle = recount.report;
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
     completed,
@@ -393,6 +379,32 @@ async function runAgainst(
   const report = reportOf(outcomes, input.signal?.aborted === true);
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
+}
+
+/** Settling (src/run/settle.ts) of the completed windows this run owns; nothing to settle with --force. */
+function settleRun(
+  input: RunJobInput,
+  c: Pick<SettleInput, 'job' | 'state' | 'completed' | 'blocks' | 'signal'> & {
+    source: SourceSession;
+    known: Ownership;
+    heads: (chainId: number) => Promise<ChainHead>;
+    run: RunIdentity;
+    held: Pick<Lease, 'assertHeld'>;
+  },
+): Promise<{ completed: Map<string, Interval[]>; report: SettleReport }> {
+  const horizonS = input.config.source.settleHorizonMs / 1000;
+  if (input.force) return Promise.resolve({ completed: c.completed, report: emptySettleReport(horizonS) });
+  return settleWindows({
+    ...c,
+    client: c.source.client,
+    owns: c.known.owns,
+    horizonS,
+    now: c.run.started / 1000,
+    head: c.job.range?.to === 'latest' ? c.heads : undefined,
+    dryRun: input.dryRun === true,
+    logger: input.logger,
+    guard: () => c.held.assertHeld(),
+  });
 }
 
 interface PlanInputs {
