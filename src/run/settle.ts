@@ -31,7 +31,9 @@ import { countAlignedPieces, parseUnitKey, windowKey, type ChainHead, type Inter
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { InsightClient } from '../source/client.js';
 import type { RecountedWindow } from '../state/verify.js';
+import type { SettledUpdate } from '../state/settled-windows.js';
 import type { ManifestWindow } from '../state/unit-manifest.js';
+import { PreconditionFailedError } from '../store/errors.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
 import { recountEach } from './recount.js';
 import { SettleAge } from './settle-age.js';
@@ -265,7 +267,16 @@ async function recordOutcome(input: SettleInput, pending: PendingSettle, outcome
   const keep = (unitKey: string) => (w: ManifestWindow) =>
     !owns(unitKey, w) || state.commitOf(unitKey, w.start, w.end) === `run ${w.run_id}`;
   const limit = pLimit(STATE_AT_ONCE);
-  await Promise.all([...byUnit].map(([unitKey, update]) => limit(() => pending.records.update(unitKey, update, keep(unitKey)))));
+  const write = async (unitKey: string, update: SettledUpdate) => {
+    try {
+      await pending.records.update(unitKey, update, keep(unitKey));
+    } catch (err) {
+      // Other writers of the unit (shards) kept winning: its windows are recounted again, nothing is lost.
+      if (!(err instanceof PreconditionFailedError)) throw err;
+      input.logger.warn({ unit: unitKey, err: errorMessage(err) }, 'settled record not written: its windows are recounted by the next run');
+    }
+  };
+  await Promise.all([...byUnit].map(([unitKey, update]) => limit(() => write(unitKey, update))));
 }
 
 function withoutDiffered(completed: Map<string, Interval[]>, differed: RecountedWindow[]): Map<string, Interval[]> {

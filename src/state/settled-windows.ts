@@ -51,7 +51,7 @@ export interface SettledUpdate {
 }
 
 /** Attempts of a record write that lost a race with another writer of the unit (a shard). */
-const WRITE_ATTEMPTS = 8;
+const WRITE_ATTEMPTS = 16;
 
 export class SettledWindows {
   constructor(
