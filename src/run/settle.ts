@@ -7,9 +7,10 @@
  * one `count()` per window batch and target for up to 55 chains, the request of `verify
  * --recount` (src/run/recount.ts), against the rows its record lists.
  *
- * - A window whose count differs is exported again by this run through the replacement protocol
- *   (taken out of the completed windows, as `run --repair` does: its files are replaced whole, an
- *   Iceberg table's in one snapshot); being a new commit, the next run recounts it.
+ * - A window whose count differs, asked twice with the same answer, is exported again by this run
+ *   through the replacement protocol (taken out of the completed windows, as `run --repair` does:
+ *   its files are replaced whole, an Iceberg table's in one snapshot); being a new commit, the
+ *   next run recounts it. Two answers that disagree prove nothing: asked again by the next run.
  * - One whose count is equal and whose block time is older than the horizon is settled
  *   (src/state/settled-windows.ts) and never recounted again.
  * - One whose count is equal within the horizon is recorded as recounted, and waits for the run
@@ -59,7 +60,7 @@ export interface SettleReport {
   reexported: number;
   /** Counts equal within the horizon (now or by an earlier run): recounted again by the first run after it is older. */
   pending: number;
-  /** The service's count answer could not be compared with the files (see the log): recounted by the next run. */
+  /** The service's count answer could not be compared with the files, or two counts disagreed (see the log): recounted by the next run. */
   not_provable: number;
   /** Count requests sent (retries not included), and the block lookups that told how old block windows are. */
   requests: number;
@@ -130,19 +131,10 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
   }
   let results: RecountedWindow[];
   try {
-    const files = {
-      rows: (r: WindowRecord) => r.files.reduce((n, f) => n + f.rows, 0),
-      present: (r: WindowRecord) => r.files.map((f) => f.key),
-    };
-    const records = ask.map((c) => c.rec);
-    ({ results } = await recountEach({
-      job,
-      records,
-      files,
-      client: input.client,
-      store: state.store,
-      concurrency: input.client.maxInFlight,
-    }));
+    results = await countConfirmed(
+      input,
+      ask.map((c) => c.rec),
+    );
   } catch (err) {
     if (err instanceof InterruptedError || input.signal?.aborted) throw err;
     const error = errorMessage(err).split('\n')[0]!;
@@ -196,6 +188,39 @@ export function emptySettleReport(horizonS: number): SettleReport {
     requests: 0,
     differed: [],
   };
+}
+
+/**
+ * The windows against the service's count (src/run/recount.ts). A count that differs from the
+ * files is asked again and stands only when the second answer is the same: one answer may come
+ * from a lagging replica, and acting on it would replace a window's good files with the
+ * answers of a service still inconsistent. Counts that disagree prove nothing (not provable).
+ */
+async function countConfirmed(input: SettleInput, records: WindowRecord[]): Promise<RecountedWindow[]> {
+  const files = {
+    rows: (r: WindowRecord) => r.files.reduce((n, f) => n + f.rows, 0),
+    present: (r: WindowRecord) => r.files.map((f) => f.key),
+  };
+  const { job, client } = input;
+  const ask = async (list: WindowRecord[]) =>
+    (await recountEach({ job, records: list, files, client, store: input.state.store, concurrency: client.maxInFlight })).results;
+  const keyOf = (unit: string, start: number, end: number) => `${unit}|${start}|${end}`;
+  const differs = (r: RecountedWindow) => r.status === 'short' || r.status === 'extra';
+  const first = await ask(records);
+  const doubtful = new Set(first.filter(differs).map((r) => keyOf(r.unit, r.window[0], r.window[1])));
+  if (doubtful.size === 0) return first;
+  const again = new Map(
+    (await ask(records.filter((r) => doubtful.has(keyOf(r.unit_key, r.start, r.end))))).map((r) => [
+      keyOf(r.unit, r.window[0], r.window[1]),
+      r,
+    ]),
+  );
+  return first.map((r) => {
+    if (!differs(r)) return r;
+    const second = again.get(keyOf(r.unit, r.window[0], r.window[1]));
+    if (second && differs(second) && second.service_rows === r.service_rows) return r;
+    return { ...r, status: 'not-provable', reason: `two counts disagree: ${r.service_rows}, then ${second?.service_rows ?? 'none'}` };
+  });
 }
 
 /** The records of the windows not settled (a marker's window is judged by its record's run). */
