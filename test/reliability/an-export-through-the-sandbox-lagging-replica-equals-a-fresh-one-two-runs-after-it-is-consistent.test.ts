@@ -53,7 +53,15 @@ function rows(root: string): string[] {
     for (const line of (rel.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8').split('\n')) {
       if (line === '') continue;
       const row = JSON.parse(line) as Record<string, unknown>;
-      out.push(JSON.stringify(Object.fromEntries(Object.keys(row).sort().map((k) => [k, row[k]]))));
+      out.push(
+        JSON.stringify(
+          Object.fromEntries(
+            Object.keys(row)
+              .sort()
+              .map((k) => [k, row[k]]),
+          ),
+        ),
+      );
     }
   }
   return out.sort();
