@@ -31,7 +31,6 @@ import type { InsightClient } from '../source/client.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import type { ObjectStore } from '../store/store.js';
-import { TargetFactory } from './targets.js';
 import { readColumns } from '../state/exported-files.js';
 import type { WindowRecord } from '../state/window-state.js';
 import type { RecountedWindow, RecountReport, WindowFiles } from '../state/verify.js';
@@ -50,8 +49,8 @@ export interface RecountInput {
 /** A window of one target the chains of which share their count requests. */
 interface Group {
   dataset: DatasetName;
-  recount: Recount<unknown>;
-  target: unknown;
+  recount: Recount<object>;
+  target: object;
   filters: Record<string, string>;
   axis: 'block' | 'time';
   /** The filters bounding the window on its axis. */
@@ -82,7 +81,6 @@ export async function recountEach(
   input: RecountInput,
 ): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
   const specs = new Map(unitSpecs(input.job).map((s) => [s.unitKey, s]));
-  const factory = new TargetFactory(input.job);
   const skipped = new Map<string, string>();
   const groups = new Map<string, Group>();
   for (const rec of input.records) {
@@ -99,10 +97,10 @@ export async function recountEach(
     const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
     let group = groups.get(sharedKey);
     if (!group) {
-      const target = await factory.forDataset(spec);
+      const target = collection.recount.target(spec.target);
       group = {
         dataset,
-        recount: collection.recount as Recount<unknown>,
+        recount: collection.recount,
         target,
         filters: spec.filters,
         axis,
