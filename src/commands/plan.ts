@@ -27,7 +27,8 @@ import { ChainChecks, headFinder } from '../run/chains.js';
 import { readKnownHeads } from '../state/chain-heads.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
-import { planForShard, resolveShard, shardLabel } from '../run/shard.js';
+import { ownershipOf, planForShard, resolveShard, shardLabel } from '../run/shard.js';
+import { countRequests, pendingSettle, type PendingSettle } from '../run/settle-pending.js';
 
 interface PlanArgs extends ConfigArgs {
   job: string;
@@ -93,14 +94,17 @@ export const planCommand: CommandModule<object, PlanArgs> = {
           { completed, planned: plan.units.map((u) => ({ unitKey: u.unitKey, ...u.window })) },
           config.output.partitioning,
         );
+      // The windows of earlier runs not settled: the next run recounts those never recounted (src/run/settle.ts).
+      const owns = ownershipOf(shard, split).owns;
+      const settle = state ? settleSummary(await pendingSettle(job, state, completed, owns)) : null;
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
       const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });
       const label = shard ? shardLabel(shard) : null;
       process.stdout.write(
         args.json
-          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run }, ...(balance ? { shards: balance } : {}) }, null, 2)}\n`
-          : render(plan, run, label, unitLabels(job, loaded), balance),
+          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run }, ...(balance ? { shards: balance } : {}), ...(settle ? { settle } : {}) }, null, 2)}\n`
+          : render(plan, run, label, unitLabels(job, loaded), balance) + (settle ? renderSettle(settle, unitLabels(job, loaded)) : ''),
       );
     } finally {
       await source?.close();
@@ -155,5 +159,37 @@ function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<
     lines.push(`  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)`);
   }
   for (const u of plan.units) lines.push(`    ${label(u.unitKey)} ${formatInterval(u.axis, u.window)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** What the next run recounts of the windows of earlier runs not settled (`plan --json`: `settle`). */
+interface SettleSummary {
+  /** Never recounted since their commit: the next run recounts them. */
+  recount: { unit: string; window: [number, number] }[];
+  /** Count requests that takes (one per window batch and target for up to 55 chains). */
+  requests: number;
+  /** Recounted equal once within the settle horizon: recounted again by the first run after they are older. */
+  recounted_once: number;
+}
+
+function settleSummary(p: PendingSettle): SettleSummary {
+  const next = p.windows.filter((w) => !w.recounted);
+  return {
+    recount: next.map((w) => ({ unit: w.unit_key, window: [w.start, w.end] })),
+    requests: countRequests(next),
+    recounted_once: p.windows.length - next.length,
+  };
+}
+
+function renderSettle(s: SettleSummary, labels: Map<string, string>): string {
+  if (s.recount.length + s.recounted_once === 0) return '';
+  const lines = [
+    `settle: the next run recounts ${s.recount.length} windows of earlier runs (about ${s.requests} count requests); ` +
+      `${s.recounted_once} recounted once are recounted again after their block time passes the settle horizon`,
+  ];
+  for (const w of s.recount) {
+    const axis = parseUnitKey(w.unit)!.axis;
+    lines.push(`    recount ${labels.get(w.unit) ?? w.unit} ${formatInterval(axis, { start: w.window[0], end: w.window[1] })}`);
+  }
   return `${lines.join('\n')}\n`;
 }

@@ -7,6 +7,7 @@ import { resolveShard, type Shard } from '../run/shard.js';
 import { parseRewind, type Rewind } from '../state/rewind.js';
 import { withSettingFlags } from '../config/flags.js';
 import { SETTINGS } from '../settings/settings.js';
+import { formatDuration } from '../settings/values.js';
 import type { RangeOverride } from '../job/load.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
@@ -162,6 +163,12 @@ function dryRunSummary(r: RunReport): string {
     `  would export ${todo.length} windows; ${r.units_skipped}/${r.units_total} units already complete`,
     ...todo.map((w) => `  ${w.unit} [${w.window[0]}, ${w.window[1]})`),
   ];
+  const recount = r.settle?.would_recount ?? [];
+  if (recount.length > 0 || (r.settle?.waiting ?? 0) > 0)
+    lines.push(
+      `  would recount ${recount.length} windows of earlier runs not settled (about ${r.settle!.would_request ?? 0} count requests); ${r.settle!.waiting} recounted before wait until older than the settle horizon`,
+      ...recount.map((w) => `  recount ${w.unit} [${w.window[0]}, ${w.window[1]})`),
+    );
   return `${lines.join('\n')}\n`;
 }
 
@@ -275,6 +282,7 @@ function summary(r: RunReport): string {
   const lines = [
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
     `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete`,
+    ...settleLine(r.settle),
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
     r.report_error === undefined
       ? `  report: ${r.report_key ?? '-'}`
@@ -293,4 +301,13 @@ function summary(r: RunReport): string {
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** The settle line of a run's summary (src/run/settle.ts); none when nothing was left to settle. */
+function settleLine(s: RunReport['settle']): string[] {
+  if (!s || s.recounted + s.waiting === 0) return [];
+  const line =
+    `  settle: ${s.recounted} windows of earlier runs recounted in ${s.requests} requests (${s.waiting} waiting): ` +
+    `${s.settled} settled, ${s.reexported} re-exported (count differed), ${s.pending} pending (within the ${formatDuration(s.horizon_s)} settle horizon), ${s.not_provable} not provable`;
+  return s.error === undefined ? [line] : [line, `  settle: RECOUNT FAILED (${s.error}); the next run recounts those windows`];
 }

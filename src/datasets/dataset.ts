@@ -89,8 +89,8 @@ export interface PagedCollection<Target, Rec> {
   readonly kind: 'paged';
   /** Filter names bounding a window on each axis. */
   readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
-  /** The service's count of a window's rows (verify --recount). */
-  readonly recount: Recount<Target>;
+  /** The service's count of a window's rows (verify --recount, settling), with the target it needs. */
+  readonly recount: Recount<object>;
   /**
    * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
    * row, down to one that holds at most two rows (see blockSliceAxes).

@@ -97,7 +97,12 @@ export const eventsDataset: Dataset<EventTarget, EventRecord, 'events', 'contrac
     kind: 'paged',
     windowFilters: BLOCK_WINDOW_FILTERS,
     recount: {
-      aggregate: async (client, target, q) => (await client.contractEvents(target.address, target.signature.human, q)).aggregations ?? [],
+      target: (unit) => {
+        if (unit.kind !== 'contract') throw new TypeError(`events count a contract's events, not a ${unit.kind} target`);
+        return { address: unit.contract.toLowerCase(), human: parseEventSignature(unit.event.signature).human };
+      },
+      aggregate: async (client, target: { address: string; human: string }, q) =>
+        (await client.contractEvents(target.address, target.human, q)).aggregations ?? [],
     },
     sliceAxes: (axis) => blockSliceAxes(axis, { field: 'log_index', value: (r: EventRecord) => r.log_index }),
     async fetchPage(client, target, req) {

@@ -1,9 +1,18 @@
 import type { InsightClient } from '../source/client.js';
 import type { ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
+import type { UnitTarget } from './target-kinds.js';
 
-/** How `verify --recount` asks the service how many rows a window of a paged dataset holds (src/run/recount.ts). */
+/**
+ * How `verify --recount`, `run --repair` and settling ask the service how many rows a window of a
+ * paged dataset holds (src/run/recount.ts). `Target` is what a count needs of the unit's target.
+ */
 export interface Recount<Target> {
+  /**
+   * The target as a count needs it, from the unit's target (its address, its event): built without
+   * decoders, since a count decodes nothing, so a run that only recounts loads none (viem).
+   */
+  target(unit: UnitTarget): Target;
   /** The aggregate answer of the dataset's route to `q` (a count, grouped by chain_id or not). */
   aggregate(client: InsightClient, target: Target, q: ListQuery): Promise<AggregationRow[]>;
   /**

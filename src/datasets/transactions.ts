@@ -60,11 +60,15 @@ export const transactionsDataset: Dataset<WalletTransactionsTarget, TransactionR
     kind: 'paged',
     windowFilters: BLOCK_WINDOW_FILTERS,
     recount: {
-      aggregate: async (client, target, q) => (await client.walletTransactions(target.address, q)).aggregations ?? [],
+      target: (unit) => {
+        if (unit.kind !== 'wallet') throw new TypeError(`transactions count a wallet's transactions, not a ${unit.kind} target`);
+        return { address: unit.wallet };
+      },
+      aggregate: async (client, target: { address: string }, q) => (await client.walletTransactions(target.address, q)).aggregations ?? [],
       // A self-transfer: one row here, in both halves of the indexer's from/to UNION ALL.
       countedTwice: {
         columns: ['from_address', 'to_address'],
-        test: (row, target) =>
+        test: (row, target: { address: string }) =>
           typeof row.from_address === 'string' &&
           typeof row.to_address === 'string' &&
           sameHex(row.from_address, target.address) &&

@@ -6,6 +6,7 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import { REJECT_REASONS } from '../source/paginator.js';
 import { FILES_LISTED, type ChainFigures, type RunFigures, type RunReport, type WorkerLine } from './report.js';
+import type { SettleReport } from './settle.js';
 
 /** What became of one worker: its exit code and, when it printed one, its report. */
 export interface WorkerOutcome {
@@ -83,6 +84,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     ).sort((a, b) => a.chain_id - b.chain_id),
     reorgs: reports.flatMap((r) => r.reorgs ?? []),
     windows_reexported: sum((r) => r.windows_reexported ?? 0),
+    ...mergeSettle(reports),
     by_dataset: addFigures(reports.map((r) => r.by_dataset)),
     by_chain: addFigures(reports.map((r) => r.by_chain)) as Record<string, ChainFigures>,
     empty_units: emptyUnits(reports),
@@ -153,4 +155,29 @@ function emptyUnits(reports: RunReport[]): string[] {
   if (reports.some((r) => (r.files_written_omitted ?? 0) > 0)) return [];
   const written = new Set(reports.flatMap((r) => (r.files_written ?? []).filter((f) => f.rows > 0).map((f) => f.unit)));
   return [...new Set(reports.flatMap((r) => r.empty_units ?? []))].filter((u) => !written.has(u)).sort();
+}
+
+/** The workers' settle figures added up (each recounted the windows it owns); the first error, the worst exit code. */
+function mergeSettle(reports: RunReport[]): Pick<RunReport, 'settle'> {
+  const all = reports.flatMap((r) => (r.settle ? [r.settle] : []));
+  if (all.length === 0) return {};
+  const add = (k: 'recounted' | 'waiting' | 'settled' | 'reexported' | 'pending' | 'not_provable' | 'requests') =>
+    all.reduce((n, s) => n + s[k], 0);
+  const failed = all.filter((s) => s.error !== undefined);
+  const settle: SettleReport = {
+    horizon_s: all[0]!.horizon_s,
+    recounted: add('recounted'),
+    waiting: add('waiting'),
+    settled: add('settled'),
+    reexported: add('reexported'),
+    pending: add('pending'),
+    not_provable: add('not_provable'),
+    requests: add('requests'),
+    differed: all.flatMap((s) => s.differed),
+    ...(failed.length > 0 ? { error: failed[0]!.error!, exit_code: Math.max(...failed.map((s) => s.exit_code ?? 1)) } : {}),
+    ...(all.some((s) => s.would_recount)
+      ? { would_recount: all.flatMap((s) => s.would_recount ?? []), would_request: all.reduce((n, s) => n + (s.would_request ?? 0), 0) }
+      : {}),
+  };
+  return { settle };
 }

@@ -102,6 +102,31 @@ function reorgFamilies(report: RunReport): Family[] {
   ];
 }
 
+const SETTLE_STATES = ['recounted', 'waiting', 'settled', 'reexported', 'pending', 'not_provable'] as const;
+
+/** Windows of earlier runs the last run recounted and what became of them (src/run/settle.ts); none with --force. */
+function settleFamilies(report: RunReport): Family[] {
+  const s = report.settle;
+  if (!s) return [];
+  return [
+    {
+      name: 'insight_export_settle_windows',
+      help: 'Windows of earlier runs not settled, by what the last run did: recounted, waiting (recounted before, within the horizon); and what they became: settled, reexported (count differed), pending (equal within the horizon), not_provable. recounted + waiting = settled + reexported + pending + not_provable',
+      samples: SETTLE_STATES.map((state) => ({ labels: { state }, value: s[state] })),
+    },
+    {
+      name: 'insight_export_settle_requests',
+      help: 'Requests the last run sent to recount windows of earlier runs (counts, and block lookups of block windows)',
+      samples: [{ labels: {}, value: s.requests }],
+    },
+    {
+      name: 'insight_export_settle_failed',
+      help: 'Whether the recount of the last run failed (1; its windows are recounted by the next run) or not (0)',
+      samples: [{ labels: {}, value: s.error === undefined ? 0 : 1 }],
+    },
+  ];
+}
+
 /** The run's metrics as Prometheus text (no timestamps: the Pushgateway refuses them). */
 export function renderMetrics(report: RunReport): string {
   const seconds = (iso: string) => Date.parse(iso) / 1000;
@@ -177,6 +202,7 @@ export function renderMetrics(report: RunReport): string {
       samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
     },
     ...reorgFamilies(report),
+    ...settleFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),
   ];

@@ -31,7 +31,6 @@ import type { InsightClient } from '../source/client.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import type { ObjectStore } from '../store/store.js';
-import { TargetFactory } from './targets.js';
 import { readColumns } from '../state/exported-files.js';
 import type { WindowRecord } from '../state/window-state.js';
 import type { RecountedWindow, RecountReport, WindowFiles } from '../state/verify.js';
@@ -50,8 +49,8 @@ export interface RecountInput {
 /** A window of one target the chains of which share their count requests. */
 interface Group {
   dataset: DatasetName;
-  recount: Recount<unknown>;
-  target: unknown;
+  recount: Recount<object>;
+  target: object;
   filters: Record<string, string>;
   axis: 'block' | 'time';
   /** The filters bounding the window on its axis. */
@@ -64,8 +63,24 @@ interface Group {
 const COUNT_EXPRESSION = `count() AS ${ROW_COUNT_KEY}`;
 
 export async function recountWindows(input: RecountInput): Promise<RecountReport> {
+  const { results, skipped, requests } = await recountEach(input);
+  const checked = results.length;
+  return {
+    windows_checked: checked,
+    windows_ok: results.filter((r) => r.status === 'ok').length,
+    mismatches: results.filter((r) => r.status === 'short' || r.status === 'extra'),
+    not_provable: results.filter((r) => r.status === 'not-provable'),
+    skipped,
+    requests,
+    requests_per_1000_windows: checked === 0 ? null : Math.round((requests * 1000) / checked),
+  };
+}
+
+/** Each window against the service's count (see the file comment): every window of `records` the job has, in unit and start order. */
+export async function recountEach(
+  input: RecountInput,
+): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
   const specs = new Map(unitSpecs(input.job).map((s) => [s.unitKey, s]));
-  const factory = new TargetFactory(input.job);
   const skipped = new Map<string, string>();
   const groups = new Map<string, Group>();
   for (const rec of input.records) {
@@ -82,10 +97,10 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
     const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
     let group = groups.get(sharedKey);
     if (!group) {
-      const target = await factory.forDataset(spec);
+      const target = collection.recount.target(spec.target);
       group = {
         dataset,
-        recount: collection.recount as Recount<unknown>,
+        recount: collection.recount,
         target,
         filters: spec.filters,
         axis,
@@ -209,15 +224,10 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
 
   const order = (a: RecountedWindow, b: RecountedWindow) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0];
   results.sort(order);
-  const checked = results.length;
   return {
-    windows_checked: checked,
-    windows_ok: results.filter((r) => r.status === 'ok').length,
-    mismatches: results.filter((r) => r.status === 'short' || r.status === 'extra'),
-    not_provable: results.filter((r) => r.status === 'not-provable'),
+    results,
     skipped: [...skipped].map(([unit, reason]) => ({ unit, reason })).sort((a, b) => a.unit.localeCompare(b.unit)),
     requests,
-    requests_per_1000_windows: checked === 0 ? null : Math.round((requests * 1000) / checked),
   };
 }
 

@@ -8,6 +8,7 @@ import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
 import type { TableCommitted } from '../iceberg/index.js';
+import type { SettleReport } from './settle.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -70,6 +71,8 @@ export interface RunReport {
   /** Reorganisations this run found under completed windows (one per unit), and the windows it exported again for them. */
   reorgs?: ReorgFound[];
   windows_reexported?: number;
+  /** Windows of earlier runs recounted to settle them (src/run/settle.ts); absent with --force. */
+  settle?: SettleReport;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /**
@@ -169,6 +172,7 @@ export interface ReportInput {
   shard?: string | null;
   reorgs?: ReorgFound[];
   serviceHeads?: ServiceHead[];
+  settle?: SettleReport;
 }
 
 export function buildReport(r: ReportInput): RunReport {
@@ -177,10 +181,12 @@ export function buildReport(r: ReportInput): RunReport {
   const abandoned = count('abandoned');
   const finished = Date.now();
   const stats = r.client.stats;
+  // A recount that failed leaves windows unproven: the run did not succeed (its exit code is the error's).
+  const settleFailed = r.settle?.error !== undefined;
   return {
     job: r.job.name,
     run_id: r.runId,
-    status: r.interrupted || abandoned > 0 ? 'interrupted' : failed.length > 0 ? 'failed' : 'succeeded',
+    status: r.interrupted || abandoned > 0 ? 'interrupted' : failed.length > 0 || settleFailed ? 'failed' : 'succeeded',
     started_at: new Date(r.started).toISOString(),
     finished_at: new Date(finished).toISOString(),
     duration_s: Math.round((finished - r.started) / 10) / 100,
@@ -216,6 +222,7 @@ export function buildReport(r: ReportInput): RunReport {
     service_heads: r.serviceHeads ?? [],
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
+    ...(r.settle ? { settle: r.settle } : {}),
     by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => parseUnitKey(unitKey)!.dataset),
     by_chain: withChainRequests(
       figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
@@ -291,7 +298,10 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
 export function reportExitCode(report: RunReport): number {
   if (report.status === 'succeeded') return ExitCode.ok;
   if (report.status === 'interrupted') return ExitCode.interrupted;
-  return Math.max(ExitCode.failed, worstExitCode(report.failed.map((f) => f.exit_code)));
+  return Math.max(
+    ExitCode.failed,
+    worstExitCode([...report.failed.map((f) => f.exit_code), ...(report.settle?.exit_code === undefined ? [] : [report.settle.exit_code])]),
+  );
 }
 
 const FAILURE_REPORT = Symbol('insight-export failure report');

@@ -29,13 +29,14 @@ import { ownsMarker, ownershipOf, planForShard, shardLabel, type Ownership, type
 import { readShardSplit, settleShardSplit } from '../state/shard-split-record.js';
 import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
 import { takeOutRepaired } from '../state/repair-record.js';
-import { ownerOf, shardLoads, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
+import { ownerOf, shardLoads, type ChainHead, type ExpectedRows, type ShardLoad, type ShardSplit } from '../plan/index.js';
 import { claimPartitions } from '../state/owners.js';
 import { recordTableColumns } from '../state/table-columns.js';
 import { checkJobTableQueries, jobTables, settleTableColumns } from './tables.js';
 import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
+import { emptySettleReport, settleWindows, type SettleInput, type SettleReport } from './settle.js';
 import type { TableCommitted } from '../iceberg/index.js';
 
 export interface RunJobInput {
@@ -250,6 +251,10 @@ async function runAgainst(
       dryRun,
       repairs,
     }));
+  // Windows of earlier runs not settled yet are recounted; those whose count differs are exported again.
+  const recount = await settleRun(input, { job, state, completed, source, known, heads, blocks, run, signal, held });
+  completed = recount.completed;
+  const settle = recount.report;
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
     completed,
@@ -308,6 +313,7 @@ async function runAgainst(
       shard: shard ? shardLabel(shard) : null,
       reorgs,
       serviceHeads,
+      settle,
     });
   const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean): RunReport => ({
     ...reportOfWindows(outcomes, interrupted),
@@ -374,6 +380,32 @@ async function runAgainst(
   const report = reportOf(outcomes, input.signal?.aborted === true);
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
+}
+
+/** Settling (src/run/settle.ts) of the completed windows this run owns; nothing to settle with --force. */
+function settleRun(
+  input: RunJobInput,
+  c: Pick<SettleInput, 'job' | 'state' | 'completed' | 'blocks' | 'signal'> & {
+    source: SourceSession;
+    known: Ownership;
+    heads: (chainId: number) => Promise<ChainHead>;
+    run: RunIdentity;
+    held: Pick<Lease, 'assertHeld'>;
+  },
+): Promise<{ completed: Map<string, Interval[]>; report: SettleReport }> {
+  const horizonS = input.config.source.settleHorizonMs / 1000;
+  if (input.force) return Promise.resolve({ completed: c.completed, report: emptySettleReport(horizonS) });
+  return settleWindows({
+    ...c,
+    client: c.source.client,
+    owns: c.known.owns,
+    horizonS,
+    now: c.run.started / 1000,
+    head: c.job.range?.to === 'latest' ? c.heads : undefined,
+    dryRun: input.dryRun === true,
+    logger: input.logger,
+    guard: () => c.held.assertHeld(),
+  });
 }
 
 interface PlanInputs {

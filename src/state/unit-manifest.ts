@@ -48,7 +48,7 @@ export interface Segment {
 export const emptyManifest = (unitKey: string): UnitManifest => ({ format: 1, unit_key: unitKey, runs: [], windows: [], segments: [] });
 
 /** The manifest's windows, in start order. */
-export function manifestWindows(m: UnitManifest): ManifestWindow[] {
+export function manifestWindows(m: Pick<UnitManifest, 'runs' | 'windows'>): ManifestWindow[] {
   const out: ManifestWindow[] = [];
   for (const [start, width, count, run] of m.windows) {
     const run_id = m.runs[run]!;

@@ -21,6 +21,8 @@ export type { Interval };
  *   repair/<unitKey>.json                    windows found reorganised, until all are exported again
  *   checked/<unitKey>.json                   windows whose edges the last reorganisation check found
  *                                            still the chain's (src/state/reorg-check.ts)
+ *   settled/<unitKey>.json                   windows a later run recounted: settled, or equal within
+ *                                            the settle horizon (src/state/settled-windows.ts)
  *   reports/<runId>.json, last-run.json     run reports
  *   lease.json, lease-shard-<i>-of-<n>.json  who holds the job: its exclusive and shared entries (src/state/job-lease.ts)
  *

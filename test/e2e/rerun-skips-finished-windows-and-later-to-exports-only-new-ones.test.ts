@@ -1,7 +1,8 @@
 /**
- * Issue 3: re-running a finished job sends no data requests and touches no file; moving `to`
- * forward requests and writes only the new windows, and the whole output is still exactly the
- * sandbox's rows. Local directory and S3 (state lives at the destination in both).
+ * Issue 3: re-running a finished job sends no data requests and touches no file (the run after
+ * the first recounts its windows, one count each, and settles them; the run after that asks
+ * nothing); moving `to` forward requests and writes only the new windows, and the whole output is
+ * still exactly the sandbox's rows. Local directory and S3 (state lives at the destination in both).
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,9 +68,19 @@ function job(to: string) {
   };
 }
 
-/** Data requests (list routes) the proxy saw since `from`, with their lower time bound. */
+/** Data requests (list routes asking for rows) the proxy saw since `from`, with their lower time bound. */
 function dataRequests(from: number): { route: string; gte: number; lt: number }[] {
+  return listRequests(from, false);
+}
+
+/** Count requests (list routes with `aggregate`: settling, src/run/settle.ts) the proxy saw since `from`. */
+function countRequests(from: number): { route: string; gte: number; lt: number }[] {
+  return listRequests(from, true);
+}
+
+function listRequests(from: number, counts: boolean): { route: string; gte: number; lt: number }[] {
   return proxy.requests.slice(from).flatMap((u) => {
+    if (u.searchParams.has('aggregate') !== counts) return [];
     const route = /\/wallets\/[^/]+\/transactions$/.test(u.pathname) ? 'transactions' : /\/events\//.test(u.pathname) ? 'events' : null;
     if (!route) return [];
     return [
@@ -133,7 +144,7 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
       onPlan: (p) => (plan = p),
       onProgress: (e) => e.kind === 'unit-done' && done.push(e),
     });
-    return { report, plan: plan!, done, requests: dataRequests(before) };
+    return { report, plan: plan!, done, requests: dataRequests(before), counts: countRequests(before) };
   }
 
   let first: Awaited<ReturnType<typeof run>>;
@@ -161,6 +172,13 @@ describe.each(['local', 's3'] as const)('a %s destination', (kind) => {
     expect(again.report.rows).toBe(0);
     expect(again.report.units_skipped).toBe(again.report.units_total);
     expect(again.requests).toEqual([]);
+    // It recounted the first run's windows (within their bounds), found them equal and settled them.
+    expect(again.counts.length).toBeGreaterThan(0);
+    expect(again.counts.every((r) => r.gte >= DAY1 && r.lt <= DAY3)).toBe(true);
+    expect(again.report.settle).toMatchObject({ reexported: 0, settled: first.report.windows.done });
+    const third = await run('2024-02-03');
+    expect(third.requests).toEqual([]);
+    expect(third.counts).toEqual([]);
     const now = await snapshot();
     expect(dataOnly(afterFirst).length).toBeGreaterThan(8);
     expect(dataOnly(now)).toEqual(dataOnly(afterFirst));
