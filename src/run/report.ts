@@ -8,6 +8,7 @@ import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
 import type { TableCommitted } from '../iceberg/index.js';
+import type { StopSummary } from './graceful-stop.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -92,6 +93,8 @@ export interface RunReport {
   files_written?: WrittenFile[];
   files_written_omitted?: number;
   report_key?: string;
+  /** A stopped run (SIGINT, SIGTERM): what it committed during the stop and what it abandoned (src/run/graceful-stop.ts). */
+  stop?: StopSummary;
   /**
    * Why the run ended before its windows' outcomes (a failure before or around its plan: the service
    * down during the head search, a refused destination ...); the run's exit code is that error's.

@@ -36,6 +36,7 @@ import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
+import { GracefulStop } from './graceful-stop.js';
 
 export interface RunJobInput {
   job: Job;
@@ -43,6 +44,10 @@ export interface RunJobInput {
   logger: Logger;
   /** Re-export every window of the range, replacing files, even those state marks done. */
   force?: boolean;
+  /**
+   * Stops the run (SIGINT, SIGTERM): no new request; what is wholly received is committed within
+   * config.stopGraceMs, the rest abandoned (src/run/graceful-stop.ts). The report says "interrupted".
+   */
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
   onPlan?(plan: Plan): void;
@@ -83,7 +88,14 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const run: RunIdentity = { runId: newRunId(), started: Date.now(), shard: input.shard ?? null };
   const store = await openDestination(input, run);
   const stagingDir = runStagingDir(config.stagingDir, run.runId);
-  const open: OpenParts = { lease: null, source: null, state: null, claims: [], committed: 0 };
+  const open: OpenParts = {
+    lease: null,
+    source: null,
+    state: null,
+    claims: [],
+    committed: 0,
+    stop: new GracefulStop(input.signal, config.stopGraceMs, logger),
+  };
   try {
     const report = await runAgainst(input, run, store, stagingDir, open);
     if (report.status !== 'succeeded') await withdrawClaims(store, input.job.name, open, input.logger);
@@ -106,6 +118,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     await open.source?.close();
     await open.lease?.release();
     await store.close?.();
+    open.stop.dispose();
   }
 }
 
@@ -124,6 +137,7 @@ interface OpenParts {
   claims: string[];
   /** Windows this run committed. */
   committed: number;
+  stop: GracefulStop;
 }
 
 /** The "latest report" object of a run: one per shard when sharded. */
@@ -339,6 +353,7 @@ async function runAgainst(
       );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
+  const abandon = open.stop.abandonOn(held.lost);
   const tableCommits =
     iceberg && input.commitTables !== false
       ? new TableCommits(icebergCommit(iceberg, { ...input, job, store, state, runId, guard: () => held.assertHeld() }), logger)
@@ -361,7 +376,9 @@ async function runAgainst(
     batchWindows: config.output.batchWindows === 'on',
     blocks,
     fieldIds: settled.fieldIds,
-    signal,
+    signal: AbortSignal.any([signal, abandon]),
+    abandon,
+    exported: (unitKey) => done.listed.get(unitKey) ?? [],
     logger,
     onProgress: (e) => {
       tableCommits?.onProgress(e);
@@ -371,6 +388,8 @@ async function runAgainst(
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
   const report = reportOf(outcomes, input.signal?.aborted === true);
+  const stopped = open.stop.summary(outcomes);
+  if (stopped) report.stop = stopped;
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
 }
