@@ -288,6 +288,8 @@ function summary(r: RunReport): string {
   for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
   const more = r.files - shown.length;
   if (more > 0) lines.push(`    ... and ${more} more (run --json, the run report, or the window records under _state/${r.job}/segments/)`);
+  if (r.windows_resumed)
+    lines.push(`  finished an interrupted replacement: ${r.windows_resumed} completed windows it had not replaced yet exported again`);
   if (r.stop) lines.push(stopLine(r.stop));
   for (const w of r.workers ?? [])
     lines.push(

@@ -71,6 +71,8 @@ export interface RunReport {
   /** Reorganisations this run found under completed windows (one per unit), and the windows it exported again for them. */
   reorgs?: ReorgFound[];
   windows_reexported?: number;
+  /** Completed windows of replacements an earlier run began and did not finish (stopped, killed), exported again by this run. */
+  windows_resumed?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /**

@@ -37,6 +37,7 @@ import { DestinationFormatError, heldFormat } from '../state/destination-format.
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
 import { GracefulStop } from './graceful-stop.js';
+import { Replacements } from '../state/replacement-record.js';
 
 export interface RunJobInput {
   job: Job;
@@ -263,6 +264,9 @@ async function runAgainst(
       dryRun,
       repairs,
     }));
+  // Replacements a run began and did not finish (stopped, killed) are finished now, whatever the flags.
+  const replacements = new Replacements(state, { logger, guard: () => held.assertHeld(), write: !dryRun });
+  completed = await replacements.resume(completed, done.listed);
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
     completed,
@@ -363,6 +367,11 @@ async function runAgainst(
     units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
     done.listed,
   );
+  await replacements.record(
+    { runId, reason: replacementReason(input, repairs), shard: shard ? shardLabel(shard) : null },
+    units,
+    done.listed,
+  );
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -387,7 +396,11 @@ async function runAgainst(
   }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
   await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
+  await replacements
+    .settle(outcomes.filter((o) => o.status === 'done'))
+    .catch((err: Error) => logger.warn({ err: err.message }, 'replacement record not removed; the next run finds it done and removes it'));
   const report = reportOf(outcomes, input.signal?.aborted === true);
+  if (replacements.resumed > 0) report.windows_resumed = replacements.resumed;
   const stopped = open.stop.summary(outcomes);
   if (stopped) report.stop = stopped;
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
@@ -441,6 +454,12 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   for (const [chainId, b] of Object.entries(chains.found)) blocks.hint(Number(chainId), b.block, b.time);
   for (const [chainId, seen] of chains.seen) for (const b of seen) blocks.hint(chainId, b.block_number, b.block_timestamp);
   return { plan, units };
+}
+
+/** Why a run exports completed windows again (src/state/replacement-record.ts). */
+function replacementReason(input: RunJobInput, repairs: ReadonlyMap<string, unknown>): string {
+  const reasons = [input.force && 'force', input.rewind && 'rewind', input.repair && 'repair', repairs.size > 0 && 'reorganisation'];
+  return reasons.filter((r): r is string => typeof r === 'string').join('+') || 'replacement';
 }
 
 const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
