@@ -64,7 +64,7 @@ it.each(cases)('$name: exit 130, consistent state, the next run completes exactl
   if (graceful || stopped.signal === null) expect(stopped.code, stopped.stderr).toBe(ExitCode.interrupted);
   // A second signal after the run already ended its work meets the default handler: killed by it (the shell's 130 too).
   else expect(stopped.signal).toBe(signals[1]);
-  expect(stopped.stderr).toMatch(/stopping: windows in progress are abandoned/);
+  expect(stopped.stderr).toMatch(/stopping: no new requests/);
   expect(stopped.stderr).not.toMatch(/internal error|\n\s+at /);
 
   const store = new LocalStore(out);
