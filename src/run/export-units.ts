@@ -18,14 +18,14 @@ import {
   type RejectReason,
 } from '../source/paginator.js';
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
-import { fileStem } from '../sink/file-names.js';
+import { fileStem, runIdInNames } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
-import { cutOutcomes, stopCut } from './stop-cut.js';
+import { commitReceived } from './stop-commit.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -404,7 +404,7 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
       fieldIds: opts.fieldIds?.get(table),
       fixed: { dataset: table, chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
-      stem: fileStem(ds.targetKey(u.target), windowKey(u), stemRunId(opts)),
+      stem: fileStem(ds.targetKey(u.target), windowKey(u), runIdInNames(opts.output.format, opts.runId)),
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);
@@ -524,7 +524,18 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
   const message = errorMessage(err);
   for (const u of w.group) {
     if (w.results.has(u.chainId)) continue;
-    if (opts.signal?.aborted && !w.finishing.has(u.chainId) && (await commitReceived(w, u))) continue;
+    if (opts.signal?.aborted && !w.finishing.has(u.chainId)) {
+      const kept = await commitReceived({
+        ...{ unit: u, windows: w.windows, writer: writerFor(w, u), edge: w.edges.get(u.chainId), opts, log },
+        ...{ provenTo: w.provenTo.get(u.chainId), lastWritten: w.lastWritten.get(u.chainId), windowRows: w.windowRows.get(u.chainId) },
+        outcome: (status, rows, files) =>
+          outcome(u, status, rows, files, status === 'done' ? undefined : new UnitAbandonedError('interrupted')),
+      });
+      if (kept) {
+        w.results.set(u.chainId, kept);
+        continue;
+      }
+    }
     await w.writers
       .get(u.chainId)
       ?.abort()
@@ -539,67 +550,3 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
     }
   }
 }
-
-/**
- * A stopping run commits the part of a chain's batch it has wholly received (src/run/stop-cut.ts),
- * within the grace period: false when there is none, or its commit did not happen.
- */
-async function commitReceived(w: WindowExport, u: ExportUnit): Promise<boolean> {
-  const { opts } = w;
-  const abandon = opts.abandon ?? opts.signal;
-  const cut = stopCut({
-    start: u.start,
-    end: u.end,
-    provenTo: w.provenTo.get(u.chainId),
-    lastWritten: w.lastWritten.get(u.chainId),
-    exported: opts.exported?.(u.unitKey) ?? [],
-  });
-  if (cut === null || abandon?.aborted) return false;
-  const part = { start: u.start, end: cut };
-  try {
-    const files = await writerFor(w, u).finishAs(fileStem(u.dataset.targetKey(u.target), windowKey(part), stemRunId(opts)));
-    const type = contentType(opts.output.format, opts.output.compression);
-    await opts.state.commit(
-      {
-        unit_key: u.unitKey,
-        ...part,
-        run_id: opts.runId,
-        files: files.map((f) => ({ ...f, contentType: type })),
-        edge: w.edges.get(u.chainId),
-      },
-      { signal: abandon },
-    );
-    const rows = files.reduce((n, f) => n + f.rows, 0);
-    const counts = w.windowRows.get(u.chainId);
-    const abandonedWindow = (win: Interval) => ({ ...outcome(u, 'abandoned', 0, [], new UnitAbandonedError('interrupted')), ...win });
-    const each = cutOutcomes(
-      { ...outcome(u, 'done', rows, files), duringStop: true },
-      w.windows,
-      cut,
-      (_, i) => counts?.[i] ?? rows,
-      abandonedWindow,
-    );
-    w.results.set(u.chainId, each);
-    w.log.warn(
-      { chainId: u.chainId, committed: [u.start, cut], abandoned: [cut, u.end], rows },
-      'stopping: committed the part wholly received',
-    );
-    for (const o of each.filter((x) => x.status === 'done'))
-      opts.onProgress?.({
-        kind: 'unit-done',
-        unitKey: u.unitKey,
-        start: o.start,
-        end: o.end,
-        rows: o.rows,
-        files: o.files,
-        bytes: o.bytes,
-      });
-    return true;
-  } catch (err) {
-    w.log.warn({ chainId: u.chainId, err: errorMessage(err) }, 'stopping: the part wholly received was not committed');
-    return false;
-  }
-}
-
-/** The run id in file names: Iceberg tables' (src/sink/file-names.ts). */
-const stemRunId = (opts: ExportOptions) => (opts.output.format === 'iceberg' ? opts.runId : undefined);

@@ -93,6 +93,12 @@ export class GracefulStop {
     return summary;
   }
 
+  /** The run report's `stop`, when the run was stopped. */
+  reported(outcomes: readonly UnitOutcome[]): { stop?: StopSummary } {
+    const stop = this.summary(outcomes);
+    return stop ? { stop } : {};
+  }
+
   dispose(): void {
     if (this.timer) clearTimeout(this.timer);
     this.stop?.removeEventListener('abort', this.onStop);

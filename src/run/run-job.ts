@@ -37,7 +37,7 @@ import { DestinationFormatError, heldFormat } from '../state/destination-format.
 import { withoutDamagedWindows } from './repair.js';
 import type { TableCommitted } from '../iceberg/index.js';
 import { GracefulStop } from './graceful-stop.js';
-import { Replacements } from '../state/replacement-record.js';
+import { replacementReason, Replacements } from '../state/replacement-record.js';
 
 export interface RunJobInput {
   job: Job;
@@ -265,7 +265,7 @@ async function runAgainst(
       repairs,
     }));
   // Replacements a run began and did not finish (stopped, killed) are finished now, whatever the flags.
-  const replacements = new Replacements(state, { logger, guard: () => held.assertHeld(), write: !dryRun });
+  const replacements = new Replacements(state, { logger, guard: () => held.assertHeld(), write: !dryRun, runId, shard });
   completed = await replacements.resume(completed, done.listed);
   const sharding: { split: ShardSplit | null; balance: ShardLoad[] | null } = { split: null, balance: null };
   const { plan, units } = await planRun(input, job, {
@@ -357,7 +357,6 @@ async function runAgainst(
       );
 
   await openRunStagingDir(config.stagingDir, runId, logger);
-  const abandon = open.stop.abandonOn(held.lost);
   const tableCommits =
     iceberg && input.commitTables !== false
       ? new TableCommits(icebergCommit(iceberg, { ...input, job, store, state, runId, guard: () => held.assertHeld() }), logger)
@@ -367,11 +366,7 @@ async function runAgainst(
     units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
     done.listed,
   );
-  await replacements.record(
-    { runId, reason: replacementReason(input, repairs), shard: shard ? shardLabel(shard) : null },
-    units,
-    done.listed,
-  );
+  await replacements.record(replacementReason(input, repairs.size > 0), units, done.listed);
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -385,8 +380,8 @@ async function runAgainst(
     batchWindows: config.output.batchWindows === 'on',
     blocks,
     fieldIds: settled.fieldIds,
-    signal: AbortSignal.any([signal, abandon]),
-    abandon,
+    signal,
+    abandon: open.stop.abandonOn(held.lost),
     exported: (unitKey) => done.listed.get(unitKey) ?? [],
     logger,
     onProgress: (e) => {
@@ -395,14 +390,8 @@ async function runAgainst(
     },
   }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
-  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
-  await replacements
-    .settle(outcomes.filter((o) => o.status === 'done'))
-    .catch((err: Error) => logger.warn({ err: err.message }, 'replacement record not removed; the next run finds it done and removes it'));
-  const report = reportOf(outcomes, input.signal?.aborted === true);
-  if (replacements.resumed > 0) report.windows_resumed = replacements.resumed;
-  const stopped = open.stop.summary(outcomes);
-  if (stopped) report.stop = stopped;
+  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, replacements, outcomes, logger });
+  const report = Object.assign(reportOf(outcomes, input.signal?.aborted === true), replacements.reported(), open.stop.reported(outcomes));
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
 }
@@ -454,12 +443,6 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
   for (const [chainId, b] of Object.entries(chains.found)) blocks.hint(Number(chainId), b.block, b.time);
   for (const [chainId, seen] of chains.seen) for (const b of seen) blocks.hint(chainId, b.block_number, b.block_timestamp);
   return { plan, units };
-}
-
-/** Why a run exports completed windows again (src/state/replacement-record.ts). */
-function replacementReason(input: RunJobInput, repairs: ReadonlyMap<string, unknown>): string {
-  const reasons = [input.force && 'force', input.rewind && 'rewind', input.repair && 'repair', repairs.size > 0 && 'reorganisation'];
-  return reasons.filter((r): r is string => typeof r === 'string').join('+') || 'replacement';
 }
 
 const contractsOn = (units: { target: WorkUnit['target']; chainId: number }[]) =>
@@ -578,6 +561,7 @@ interface AfterExport {
   /** Which pending markers this run may clean (see ownsMarker). */
   cleans: (unitKey: string, window: Interval | null) => boolean;
   repairs: Map<string, Interval[]>;
+  replacements: Replacements;
   outcomes: { unitKey: string; start: number; end: number; status: string }[];
   logger: Logger;
 }
@@ -601,6 +585,11 @@ async function afterExport(a: AfterExport): Promise<void> {
       .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
   }
   if (a.held.lost.aborted) throw a.held.lost.reason;
+  await a.replacements
+    .settle(a.outcomes.filter((o) => o.status === 'done'))
+    .catch((err: Error) =>
+      a.logger.warn({ err: err.message }, 'replacement record not removed; the next run finds it done and removes it'),
+    );
   for (const [unitKey, windows] of a.repairs) {
     if (!windows.some((w) => a.ownership.owns(unitKey, w)) && !a.ownership.leads(unitKey)) continue;
     const exportedAgain = (w: Interval) =>

@@ -43,6 +43,12 @@ export interface ReplacementRecord {
   windows: ReplacedWindow[];
 }
 
+/** Why a run exports completed windows again: its flags, and reorganisations under repair. */
+export function replacementReason(flags: { force?: boolean; rewind?: unknown; repair?: boolean }, reorganised: boolean): string {
+  const reasons = [flags.force && 'force', flags.rewind && 'rewind', flags.repair && 'repair', reorganised && 'reorganisation'];
+  return reasons.filter((r): r is string => typeof r === 'string').join('+') || 'replacement';
+}
+
 /** Window lookups at once (a record of many units reads their manifests once each, cached). */
 const LOOKUPS = 16;
 
@@ -76,6 +82,9 @@ export interface ReplacementsOptions {
   guard: () => void;
   /** False for a dry run: records are read, never written nor deleted. */
   write: boolean;
+  /** The run, and its shard (null: the whole job). */
+  runId: string;
+  shard: { index: number; count: number } | null;
 }
 
 /** The records of one run: those it resumes, and its own. */
@@ -164,7 +173,7 @@ export class Replacements {
    * record). `listed`: every completed interval of the state when the run planned.
    */
   async record(
-    run: { runId: string; reason: string; shard: string | null },
+    reason: string,
     planned: readonly ({ unitKey: string } & Interval)[],
     listed: ReadonlyMap<string, Interval[]>,
   ): Promise<void> {
@@ -185,18 +194,24 @@ export class Replacements {
       )
     ).flat();
     if (windows.length === 0) return;
+    const { runId, shard } = this.opts;
     const record: ReplacementRecord = {
-      run_id: run.runId,
-      reason: run.reason,
+      run_id: runId,
+      reason,
       recorded_at: new Date().toISOString(),
-      shard: run.shard,
+      shard: shard ? `${shard.index}/${shard.count}` : null,
       windows: windows.sort((a, b) => (a.unit_key < b.unit_key ? -1 : a.unit_key > b.unit_key ? 1 : a.start - b.start)),
     };
-    const key = `${this.prefix}${run.runId}.json`;
+    const key = `${this.prefix}${runId}.json`;
     this.opts.guard();
     await this.state.store.put(key, JSON.stringify(record), { contentType: 'application/json' });
     this.open.push({ key, pending: windows });
-    this.opts.logger.info({ reason: run.reason, windows: windows.length }, 'replacement recorded before it starts');
+    this.opts.logger.info({ reason, windows: windows.length }, 'replacement recorded before it starts');
+  }
+
+  /** The run report's figure: completed windows of interrupted replacements taken out to be exported again. */
+  reported(): { windows_resumed?: number } {
+    return this.resumed > 0 ? { windows_resumed: this.resumed } : {};
   }
 
   /** At the end of the run: records whose pending windows this run all exported again (`done`) are deleted. */
