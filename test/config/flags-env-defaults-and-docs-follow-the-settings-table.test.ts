@@ -95,6 +95,7 @@ const ENV_SAMPLES: Record<string, string> = {
   'retries.timeout_ms': '3s',
   'output.destination': '/data/env',
   'output.snapshot_retention_ms': '3d',
+  stop_grace_ms: '10s',
   staging_dir: '/tmp/env',
   log_level: 'warn',
   log_format: 'json',
