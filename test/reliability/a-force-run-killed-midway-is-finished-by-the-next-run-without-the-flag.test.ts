@@ -72,6 +72,10 @@ it(
     expect(notReplaced.length).toBeLessThan(batches);
     const recordsMidway = await readdir(join(t.out, '_state/force-resumed/replacing')).catch(() => []);
 
+    // `plan` shows what the next run will export: the windows not replaced yet.
+    const planned = await runCli(work.cli, ['plan', t.file, '--json']);
+    expect(planned.code, planned.stderr).toBe(0);
+    expect((JSON.parse(planned.stdout) as { plan: { units: unknown[] } }).plan.units).toHaveLength(notReplaced.length);
     const next = await runCli(work.cli, ['run', t.file, ...flags]);
     expect(next.code, next.stderr).toBe(0);
     expect(readNdjsonExport(t.out).files).toEqual(want);
