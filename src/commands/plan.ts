@@ -22,6 +22,7 @@ import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tables.js';
 import { WindowState } from '../state/window-state.js';
+import { Replacements } from '../state/replacement-record.js';
 import { openSource } from '../run/source-session.js';
 import { ChainChecks, headFinder } from '../run/chains.js';
 import { readKnownHeads } from '../state/chain-heads.js';
@@ -65,16 +66,22 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const tables = store ? await jobTables(job) : [];
       if (store) await settleTableColumns(store, job, tables, config.output.format);
       const state = store ? new WindowState(store, job.name) : null;
-      const completed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
+      const listed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
+      // Windows of a replacement a run began and did not finish are exported again by the next run (src/state/replacement-record.ts).
+      const replacements = state
+        ? new Replacements(state, { logger, guard: () => undefined, write: false, runId: 'plan', shard: null })
+        : null;
+      const completed = replacements ? await replacements.resume(listed, listed) : listed;
       const known = store ? await readKnownHeads(store, job.name) : {};
       const chains = source ? new ChainChecks(job, source.client, known) : null;
       const whole = await planJob(job, {
         completed: (k) => completed.get(k) ?? [],
+        exported: (k) => listed.get(k) ?? [],
         latest: chains ? headFinder(chains) : undefined,
         serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
       });
       // The split the shards would use: the recorded one, with the windows it does not cover divided as a run would.
-      const expected = state && shard ? expectedRowsFrom(await unitDensities(state, completed)) : undefined;
+      const expected = state && shard ? expectedRowsFrom(await unitDensities(state, listed)) : undefined;
       const split = !shard
         ? null
         : store
@@ -91,7 +98,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
           state,
           job,
           tables,
-          { completed, planned: plan.units.map((u) => ({ unitKey: u.unitKey, ...u.window })) },
+          { completed: listed, planned: plan.units.map((u) => ({ unitKey: u.unitKey, ...u.window })) },
           config.output.partitioning,
         );
       // The windows of earlier runs not settled: the next run recounts those never recounted (src/run/settle.ts).

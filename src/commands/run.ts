@@ -37,8 +37,12 @@ interface JobOutcome {
   error?: string;
 }
 
-/** How long a run may take to stop cleanly after SIGINT/SIGTERM before it exits regardless. */
-export const STOP_GRACE_MS = 10_000;
+/**
+ * How long after its grace period (the stop_grace setting) a stopped run may take to abandon what
+ * it did not commit and write its report before it exits regardless: 25 s + 4 s stays within
+ * Kubernetes' default 30 s before its SIGKILL.
+ */
+export const STOP_EXIT_MARGIN_MS = 4_000;
 
 /** `argv`: the command line from the command on, which `--workers` gives its workers. */
 export function runCommand(
@@ -200,16 +204,18 @@ async function runOne(
   const onSignal = (signal: NodeJS.Signals) => {
     signals++;
     if (signals === 1) {
-      ctx.logger.warn({ signal }, 'stopping: windows in progress are abandoned (nothing half-written stays); run again to resume');
+      // The run stops paging and commits what it has wholly received within the grace period (src/run/graceful-stop.ts).
       controller.abort(signal);
       // A step that does not stop (a store still retrying, a file system that does not answer)
       // must not keep the process: after the grace period it ends as a crash would, which the
       // commit protocol makes safe (the next run removes what is unfinished and takes the lease over).
+      const exitMs = ctx.config.stopGraceMs + STOP_EXIT_MARGIN_MS;
       setTimeout(() => {
-        ctx.logger.error({ signal, graceMs: STOP_GRACE_MS }, 'did not stop within the grace period: exiting; run again to resume');
+        ctx.logger.error({ signal, exit_after_s: exitMs / 1000 }, 'did not stop within the grace period: exiting; run again to resume');
         process.exit(ExitCode.interrupted);
-      }, STOP_GRACE_MS).unref();
+      }, exitMs).unref();
     } else {
+      ctx.logger.warn({ signal }, 'second signal: stopping at once; the next run removes what is unfinished');
       process.exit(ExitCode.interrupted);
     }
   };
@@ -293,6 +299,9 @@ function summary(r: RunReport): string {
   for (const f of shown) lines.push(`    ${f.key}  ${f.rows}  ${f.bytes}`);
   const more = r.files - shown.length;
   if (more > 0) lines.push(`    ... and ${more} more (run --json, the run report, or the window records under _state/${r.job}/segments/)`);
+  if (r.windows_resumed)
+    lines.push(`  finished an interrupted replacement: ${r.windows_resumed} completed windows it had not replaced yet exported again`);
+  if (r.stop) lines.push(stopLine(r.stop));
   for (const w of r.workers ?? [])
     lines.push(
       `  worker ${w.shard}: ${w.status ?? 'no report'} (exit ${w.exit_code}), ${w.windows} windows, ${w.rows} rows${w.duration_s === null ? '' : ` in ${w.duration_s}s`}`,
@@ -310,4 +319,13 @@ function settleLine(s: RunReport['settle']): string[] {
     `  settle: ${s.recounted} windows of earlier runs recounted in ${s.requests} requests (${s.waiting} waiting): ` +
     `${s.settled} settled, ${s.reexported} re-exported (count differed), ${s.pending} pending (within the ${formatDuration(s.horizon_s)} settle horizon), ${s.not_provable} not provable`;
   return s.error === undefined ? [line] : [line, `  settle: RECOUNT FAILED (${s.error}); the next run recounts those windows`];
+}
+
+/** What a stopped run kept and abandoned (RunReport.stop). */
+function stopLine(s: NonNullable<RunReport['stop']>): string {
+  const grace = `${s.grace_s}s grace period, until ${s.deadline}${s.grace_expired ? ', ran out' : ''}`;
+  return (
+    `  stopped by ${s.signal}: committed ${s.windows_committed} windows whole and ${s.windows_cut} in part (${s.rows_committed} rows) during the stop (${grace}); ` +
+    `${s.windows_abandoned} windows abandoned (in part or whole): the next run exports them`
+  );
 }

@@ -18,13 +18,14 @@ import {
   type RejectReason,
 } from '../source/paginator.js';
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
-import { fileStem } from '../sink/file-names.js';
+import { fileStem, runIdInNames } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
 import type { BlockEdge, WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
+import { commitReceived } from './stop-commit.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -69,7 +70,16 @@ export interface ExportOptions {
   blocks?: BlockLookup;
   /** Iceberg: each table's field ids by column name, fixed before its first file (src/iceberg/field-ids.ts). */
   fieldIds?: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** The run stops: no batch starts, no request is sent (a signal, a lost lease, the end of the grace period). */
   signal?: AbortSignal;
+  /**
+   * Commits stop too: a window not committed yet is abandoned (a lost lease, the end of a stop's
+   * grace period). Until then a stopped run commits what it has wholly received (src/run/stop-cut.ts).
+   * Default: `signal` (a stop abandons every window in flight).
+   */
+  abandon?: AbortSignal;
+  /** The unit's completed intervals before the run: a stop never cuts one this run replaces. */
+  exported?: (unitKey: string) => readonly Interval[];
   logger: Logger;
   onProgress?(event: ProgressEvent): void;
 }
@@ -107,6 +117,8 @@ export interface UnitOutcome {
   warnings?: string[];
   /** Rows the service sent for this chain's window that were not written, by reason (see PagingStats.rejected). */
   rejected?: Partial<Record<RejectReason, number>>;
+  /** Committed after the run was told to stop (its rows were all in). */
+  duringStop?: boolean;
 }
 
 /** A window stopped because the run is stopping (a signal, a lost lease): abandoned, not failed. */
@@ -207,6 +219,12 @@ interface WindowExport {
   writers: Map<number, PartitionedWriter>;
   /** One outcome per planned window, by chain. */
   results: Map<number, UnitOutcome[]>;
+  edges: Map<number, BlockEdge | undefined>;
+  /** By chain: where its rows are proven to, and the axis position of the last row written (src/run/stop-cut.ts). */
+  provenTo: Map<number, number>;
+  lastWritten: Map<number, number>;
+  /** Chains whose files are finishing: all their rows were in. */
+  finishing: Set<number>;
 }
 
 /**
@@ -230,6 +248,10 @@ async function exportGroup(
     byChain: new Map(group.map((u) => [u.chainId, u])),
     writers: new Map(),
     results: new Map(),
+    edges: new Map(),
+    provenTo: new Map(),
+    lastWritten: new Map(),
+    finishing: new Set(),
   };
   pool.windows++;
   // Chains whose rows are all in finish while the others page, and after the window's last page.
@@ -237,15 +259,18 @@ async function exportGroup(
   let failure: { err: unknown } | undefined;
   const stats = newPagingStats();
   try {
-    const edges = await windowEdges(group, opts);
+    const edges = (w.edges = await windowEdges(group, opts));
     // Whatever the source streams, a window never writes an item_id twice (rowKey, by chain).
     const written = new Map<number, Set<string>>();
     let repeated = 0;
+    // A stopping run still takes what is in hand (no request is sent once it stops), until its grace period ends.
+    const abandon = opts.abandon ?? opts.signal;
     for await (const batch of windowPages(w, pool, density, stats)) {
-      if (opts.signal?.aborted) throw new UnitAbandonedError('interrupted');
+      if (abandon?.aborted) throw new UnitAbandonedError('interrupted');
       const u = w.byChain.get(batch.chainId)!;
       if ('done' in batch) {
         written.delete(u.chainId);
+        w.finishing.add(u.chainId);
         const finished = finishChain(w, u, edges.get(u.chainId), batch.warnings);
         // Awaited below; until then a failure must not count as unhandled.
         finished.catch(() => undefined);
@@ -267,6 +292,9 @@ async function exportGroup(
         rows.push(ds.toRow(r, u.target));
         if (w.windows.length > 1) countInWindow(w, u, r);
       }
+      if (batch.provenTo !== undefined) w.provenTo.set(u.chainId, batch.provenTo);
+      if (rows.length === 0) continue;
+      w.lastWritten.set(u.chainId, axisPosition(u, batch.records[batch.records.length - 1]));
       await writerFor(w, u).write(rows);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
       // Let I/O callbacks run between pages: the windows' page work otherwise chains in
@@ -298,10 +326,15 @@ async function exportGroup(
   };
 }
 
+/** Where a record lies on its window's axis. */
+function axisPosition(u: ExportUnit, record: unknown): number {
+  const p = u.dataset.position(record);
+  return u.axis === 'block' ? p.block_number : p.block_timestamp;
+}
+
 /** Counts a row written by a batch under the planned window that holds it. */
 function countInWindow(w: WindowExport, u: ExportUnit, record: unknown): void {
-  const p = u.dataset.position(record);
-  const at = u.axis === 'block' ? p.block_number : p.block_timestamp;
+  const at = axisPosition(u, record);
   let counts = w.windowRows.get(u.chainId);
   if (!counts) w.windowRows.set(u.chainId, (counts = w.windows.map(() => 0)));
   // The last window whose start is at or before the row's position.
@@ -371,7 +404,7 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
       fieldIds: opts.fieldIds?.get(table),
       fixed: { dataset: table, chain_id: u.chainId, target: ds.targetKey(u.target), job: opts.jobName },
       // An Iceberg snapshot names its files: a window exported again must not overwrite them (src/iceberg/).
-      stem: fileStem(ds.targetKey(u.target), windowKey(u), opts.output.format === 'iceberg' ? opts.runId : undefined),
+      stem: fileStem(ds.targetKey(u.target), windowKey(u), runIdInNames(opts.output.format, opts.runId)),
       dateOf: ds.partitionDate ? (row) => ds.partitionDate!(row) : undefined,
     });
     w.writers.set(u.chainId, writer);
@@ -458,19 +491,19 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
     const type = contentType(opts.output.format, opts.output.compression);
     await opts.state.commit(
       { unit_key: u.unitKey, start: u.start, end: u.end, run_id: opts.runId, files: files.map((f) => ({ ...f, contentType: type })), edge },
-      { signal: opts.signal },
+      { signal: opts.abandon ?? opts.signal },
     );
   } catch (err) {
     // This chain's commit failed (the store, after its retries): the other chains sharing
     // the requests still commit their windows.
-    if (err instanceof UnitAbandonedError || opts.signal?.aborted) throw err;
+    if (err instanceof UnitAbandonedError || (opts.abandon ?? opts.signal)?.aborted) throw err;
     const message = errorMessage(err);
     w.results.set(u.chainId, perWindow(outcome(u, 'failed', 0, [], err), w.windows));
     log.error({ chainId: u.chainId, err: message }, 'unit failed');
     for (const win of w.windows) opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, ...win, error: message });
     return;
   }
-  const done = outcome(u, 'done', rows, files);
+  const done = { ...outcome(u, 'done', rows, files), ...(opts.signal?.aborted ? { duringStop: true } : {}) };
   if (warnings?.length) {
     done.warnings = warnings;
     for (const text of warnings) log.warn({ chainId: u.chainId }, text);
@@ -481,13 +514,28 @@ async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | und
     opts.onProgress?.({ kind: 'unit-done', unitKey: u.unitKey, start: o.start, end: o.end, rows: o.rows, files: o.files, bytes: o.bytes });
 }
 
-/** The window stopped: every chain not yet finished drops its files and fails (or is abandoned, when the run stops). */
+/**
+ * The window stopped: every chain not yet finished drops its files and fails (or is abandoned, when
+ * the run stops; a stopping run first commits what the chain has wholly received).
+ */
 async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
   const { opts, log } = w;
   const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
   const message = errorMessage(err);
   for (const u of w.group) {
     if (w.results.has(u.chainId)) continue;
+    if (opts.signal?.aborted && !w.finishing.has(u.chainId)) {
+      const kept = await commitReceived({
+        ...{ unit: u, windows: w.windows, writer: writerFor(w, u), edge: w.edges.get(u.chainId), opts, log },
+        ...{ provenTo: w.provenTo.get(u.chainId), lastWritten: w.lastWritten.get(u.chainId), windowRows: w.windowRows.get(u.chainId) },
+        outcome: (status, rows, files) =>
+          outcome(u, status, rows, files, status === 'done' ? undefined : new UnitAbandonedError('interrupted')),
+      });
+      if (kept) {
+        w.results.set(u.chainId, kept);
+        continue;
+      }
+    }
     await w.writers
       .get(u.chainId)
       ?.abort()

@@ -7,6 +7,7 @@ import { ExitCode, worstExitCode } from '../errors.js';
 import { REJECT_REASONS } from '../source/paginator.js';
 import { FILES_LISTED, type ChainFigures, type RunFigures, type RunReport, type WorkerLine } from './report.js';
 import type { SettleReport } from './settle.js';
+import type { StopSummary } from './graceful-stop.js';
 
 /** What became of one worker: its exit code and, when it printed one, its report. */
 export interface WorkerOutcome {
@@ -85,6 +86,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     reorgs: reports.flatMap((r) => r.reorgs ?? []),
     windows_reexported: sum((r) => r.windows_reexported ?? 0),
     ...mergeSettle(reports),
+    ...(sum((r) => r.windows_resumed ?? 0) > 0 ? { windows_resumed: sum((r) => r.windows_resumed ?? 0) } : {}),
     by_dataset: addFigures(reports.map((r) => r.by_dataset)),
     by_chain: addFigures(reports.map((r) => r.by_chain)) as Record<string, ChainFigures>,
     empty_units: emptyUnits(reports),
@@ -96,6 +98,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
       expected_rows: w.report?.shards?.find((s) => s.shard === w.index)?.expected_rows ?? null,
     })),
     workers: m.workers.map(workerLine),
+    ...mergedStop(reports),
     ...(errors.length > 0 ? { error: errors.join('\n') } : {}),
   };
   return { report, exitCode };
@@ -180,4 +183,27 @@ function mergeSettle(reports: RunReport[]): Pick<RunReport, 'settle'> {
       : {}),
   };
   return { settle };
+}
+
+/** The workers' stops as one: what they kept and abandoned added up, the latest deadline. */
+function mergedStop(reports: RunReport[]): Pick<RunReport, 'stop'> {
+  const stops = reports.flatMap((r) => (r.stop ? [r.stop] : []));
+  if (stops.length === 0) return {};
+  const sum = (f: (s: StopSummary) => number) => stops.reduce((n, s) => n + f(s), 0);
+  return {
+    stop: {
+      signal: stops[0]!.signal,
+      grace_s: stops[0]!.grace_s,
+      deadline: stops
+        .map((s) => s.deadline)
+        .sort()
+        .at(-1)!,
+      grace_expired: stops.some((s) => s.grace_expired),
+      windows_committed: sum((s) => s.windows_committed),
+      windows_cut: sum((s) => s.windows_cut),
+      // Every worker's abandoned windows, those of a worker stopped with no stop of its own included.
+      windows_abandoned: reports.reduce((n, r) => n + r.windows.abandoned, 0),
+      rows_committed: sum((s) => s.rows_committed),
+    },
+  };
 }

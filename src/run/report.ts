@@ -9,6 +9,7 @@ import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
 import type { TableCommitted } from '../iceberg/index.js';
 import type { SettleReport } from './settle.js';
+import type { StopSummary } from './graceful-stop.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -73,6 +74,8 @@ export interface RunReport {
   windows_reexported?: number;
   /** Windows of earlier runs recounted to settle them (src/run/settle.ts); absent with --force. */
   settle?: SettleReport;
+  /** Completed windows of replacements an earlier run began and did not finish (stopped, killed), exported again by this run. */
+  windows_resumed?: number;
   /** The windows of this run by dataset (transactions, events ...). */
   by_dataset: Record<string, RunFigures>;
   /**
@@ -95,6 +98,8 @@ export interface RunReport {
   files_written?: WrittenFile[];
   files_written_omitted?: number;
   report_key?: string;
+  /** A stopped run (SIGINT, SIGTERM): what it committed during the stop and what it abandoned (src/run/graceful-stop.ts). */
+  stop?: StopSummary;
   /**
    * Why the run ended before its windows' outcomes (a failure before or around its plan: the service
    * down during the head search, a refused destination ...); the run's exit code is that error's.

@@ -38,6 +38,8 @@ import { DestinationFormatError, heldFormat } from '../state/destination-format.
 import { withoutDamagedWindows } from './repair.js';
 import { emptySettleReport, settleWindows, type SettleInput, type SettleReport } from './settle.js';
 import type { TableCommitted } from '../iceberg/index.js';
+import { GracefulStop } from './graceful-stop.js';
+import { replacementReason, Replacements } from '../state/replacement-record.js';
 
 export interface RunJobInput {
   job: Job;
@@ -45,6 +47,10 @@ export interface RunJobInput {
   logger: Logger;
   /** Re-export every window of the range, replacing files, even those state marks done. */
   force?: boolean;
+  /**
+   * Stops the run (SIGINT, SIGTERM): no new request; what is wholly received is committed within
+   * config.stopGraceMs, the rest abandoned (src/run/graceful-stop.ts). The report says "interrupted".
+   */
   signal?: AbortSignal;
   onProgress?(event: ProgressEvent): void;
   onPlan?(plan: Plan): void;
@@ -85,7 +91,14 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const run: RunIdentity = { runId: newRunId(), started: Date.now(), shard: input.shard ?? null };
   const store = await openDestination(input, run);
   const stagingDir = runStagingDir(config.stagingDir, run.runId);
-  const open: OpenParts = { lease: null, source: null, state: null, claims: [], committed: 0 };
+  const open: OpenParts = {
+    lease: null,
+    source: null,
+    state: null,
+    claims: [],
+    committed: 0,
+    stop: new GracefulStop(input.signal, config.stopGraceMs, logger),
+  };
   try {
     const report = await runAgainst(input, run, store, stagingDir, open);
     if (report.status !== 'succeeded') await withdrawClaims(store, input.job.name, open, input.logger);
@@ -108,6 +121,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
     await open.source?.close();
     await open.lease?.release();
     await store.close?.();
+    open.stop.dispose();
   }
 }
 
@@ -126,6 +140,7 @@ interface OpenParts {
   claims: string[];
   /** Windows this run committed. */
   committed: number;
+  stop: GracefulStop;
 }
 
 /** The "latest report" object of a run: one per shard when sharded. */
@@ -251,6 +266,9 @@ async function runAgainst(
       dryRun,
       repairs,
     }));
+  // Replacements a run began and did not finish (stopped, killed) are finished now, whatever the flags.
+  const replacements = new Replacements(state, { logger, guard: () => held.assertHeld(), write: !dryRun, runId, shard });
+  completed = await replacements.resume(completed, done.listed);
   // Windows of earlier runs not settled yet are recounted; those whose count differs are exported again.
   const recount = await settleRun(input, { job, state, completed, source, known, heads, blocks, run, signal, held });
   completed = recount.completed;
@@ -355,6 +373,7 @@ async function runAgainst(
     units.map((u) => ({ unitKey: u.unitKey, start: u.start, end: u.end })),
     done.listed,
   );
+  await replacements.record(replacementReason(input, repairs.size > 0), units, done.listed);
   const outcomes = await exportUnits(units, {
     jobName: job.name,
     runId,
@@ -369,6 +388,8 @@ async function runAgainst(
     blocks,
     fieldIds: settled.fieldIds,
     signal,
+    abandon: open.stop.abandonOn(held.lost),
+    exported: (unitKey) => done.listed.get(unitKey) ?? [],
     logger,
     onProgress: (e) => {
       tableCommits?.onProgress(e);
@@ -376,8 +397,8 @@ async function runAgainst(
     },
   }).finally(() => tableCommits?.stop());
   open.committed = outcomes.filter((o) => o.status === 'done').length;
-  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, outcomes, logger });
-  const report = reportOf(outcomes, input.signal?.aborted === true);
+  await afterExport({ state, held, ownership, cleans: ownsMarker(shard, split), repairs, replacements, outcomes, logger });
+  const report = Object.assign(reportOf(outcomes, input.signal?.aborted === true), replacements.reported(), open.stop.reported(outcomes));
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(report, state, run, logger);
 }
@@ -573,6 +594,7 @@ interface AfterExport {
   /** Which pending markers this run may clean (see ownsMarker). */
   cleans: (unitKey: string, window: Interval | null) => boolean;
   repairs: Map<string, Interval[]>;
+  replacements: Replacements;
   outcomes: { unitKey: string; start: number; end: number; status: string }[];
   logger: Logger;
 }
@@ -596,6 +618,11 @@ async function afterExport(a: AfterExport): Promise<void> {
       .catch((err: Error) => a.logger.warn({ err: err.message }, 'uploads of unfinished windows not removed; the next run removes them'));
   }
   if (a.held.lost.aborted) throw a.held.lost.reason;
+  await a.replacements
+    .settle(a.outcomes.filter((o) => o.status === 'done'))
+    .catch((err: Error) =>
+      a.logger.warn({ err: err.message }, 'replacement record not removed; the next run finds it done and removes it'),
+    );
   for (const [unitKey, windows] of a.repairs) {
     if (!windows.some((w) => a.ownership.owns(unitKey, w)) && !a.ownership.leads(unitKey)) continue;
     const exportedAgain = (w: Interval) =>

@@ -12,6 +12,11 @@ export function fileStem(target: string, windowKey: string, runId?: string): str
   return `${target}__${windowKey}${runId === undefined ? '' : `__${runId}`}`;
 }
 
+/** The run id a window's file names carry: an Iceberg table's (a run's files never overwrite those an older snapshot names). */
+export function runIdInNames(format: string, runId: string): string | undefined {
+  return format === 'iceberg' ? runId : undefined;
+}
+
 /** The `seq`-th file of a window. */
 export function fileName(stem: string, seq: number, extension: string): string {
   return `${stem}__${String(seq).padStart(4, '0')}${extension}`;

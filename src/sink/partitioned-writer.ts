@@ -79,6 +79,19 @@ export class PartitionedWriter {
     return [...this.files];
   }
 
+  /**
+   * Closes the open file; returns every file of the unit in write order, named as the files of
+   * another window (`stem`): a run stopped part-way commits the rows of a shorter window, whose
+   * files must not share names with those a later export of the whole window writes.
+   */
+  async finishAs(stem: string): Promise<PlannedFile[]> {
+    const files = await this.finish();
+    return files.map((f, seq) => {
+      const name = fileName(stem, seq, f.extension);
+      return { ...f, key: f.partition === '' ? name : `${f.partition}/${name}` };
+    });
+  }
+
   async abort(): Promise<void> {
     const current = this.current;
     this.current = null;

@@ -123,6 +123,12 @@ export interface RequestPool {
 export interface PagedBatch<Rec> {
   chainId: number;
   records: Rec[];
+  /**
+   * Once these records are taken, every row of the chain below this point of the window's axis has
+   * been yielded (its slices are proven): what a stopping run may commit (src/run/stop-cut.ts).
+   * A batch may carry no records, only this.
+   */
+  provenTo?: number;
 }
 
 /** A chain is complete: every row of its window has been yielded. */
@@ -517,27 +523,33 @@ async function* cutAndPage<Rec>(
     if (full) k.density = Math.max(k.density, seen);
     else k.density = k.density > 0 ? (1 - DENSITY_WEIGHT) * k.density + DENSITY_WEIGHT * seen : seen;
   };
+  // Pieces of the window's axis come in its order: each one's end is where its chains are proven to.
+  const onWindowAxis = axis === 0;
   try {
     fill();
     while (queue.length > 0) {
       const head = queue.shift()!;
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
+      const provenTo = onWindowAxis ? { provenTo: head.box.hi[0]! } : {};
       const proven: PagedBatch<Rec>[] = [];
-      const full: AsyncGenerator<PagedBatch<Rec>>[] = [];
+      const full: { chainId: number; pieces: AsyncGenerator<PagedBatch<Rec>> }[] = [];
       for (const [chainId, answer] of w.read(head, await w.receive(head))) {
         if (answer.sent < w.opts.limit) {
           const records = w.accept(answer.taken);
           learn(chainId, records.length, width, false);
-          if (records.length > 0) proven.push({ chainId, records });
+          if (records.length > 0 || onWindowAxis) proven.push({ chainId, records, ...provenTo });
         } else {
           learn(chainId, answer.sent, width, true);
           // Keeps only the sample of the full answer: this frame stays while the pieces page.
-          full.push(splitFull(w, chainId, head.box, answer.inside, known.get(chainId)!.density));
+          full.push({ chainId, pieces: splitFull(w, chainId, head.box, answer.inside, known.get(chainId)!.density) });
         }
       }
       fill();
       for (const batch of proven.splice(0)) yield batch;
-      for (const pieces of full.splice(0)) yield* pieces;
+      for (const { chainId, pieces } of full.splice(0)) {
+        yield* pieces;
+        if (onWindowAxis) yield { chainId, records: [], ...provenTo };
+      }
       fill();
     }
   } finally {

@@ -19,6 +19,8 @@ export type { Interval };
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
  *   repair/<unitKey>.json                    windows found reorganised, until all are exported again
+ *   replacing/<runId>.json                   completed windows a run exports again, recorded before it starts,
+ *                                            until none is left (src/state/replacement-record.ts)
  *   checked/<unitKey>.json                   windows whose edges the last reorganisation check found
  *                                            still the chain's (src/state/reorg-check.ts)
  *   settled/<unitKey>.json                   windows a later run recounted: settled, or equal within
