@@ -43,6 +43,11 @@ export interface FileRecord {
   key: string;
   rows: number;
   bytes: number;
+  /**
+   * Hex SHA-256 of the file's bytes, taken while it was written (src/sink/content-digest.ts): what
+   * `verify --content` and `run --repair` compare. Absent in records of older versions.
+   */
+  sha256?: string;
 }
 
 export interface WindowRecord {
@@ -67,6 +72,9 @@ export interface StagedFile extends FileRecord {
   /** The local file; the commit removes it, uploaded or not. */
   path: string;
   contentType: string;
+  sha256: string;
+  /** Hex MD5 of its bytes, taken while it was written: sent with the upload for the store to check. */
+  md5: string;
 }
 
 /** What a window's commit is handed: the window, its staged files, and its edge (block windows). */
@@ -155,7 +163,14 @@ export function recordFitsPlace(rec: WindowRecord, place: MarkerPlace): boolean 
     Number.isSafeInteger(rec.end) &&
     place.name === `${windowKey({ start: rec.start, end: rec.end })}.json` &&
     Array.isArray(rec.files) &&
-    rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes))
+    rec.files.every(
+      (f) =>
+        f &&
+        typeof f.key === 'string' &&
+        Number.isSafeInteger(f.rows) &&
+        Number.isSafeInteger(f.bytes) &&
+        (f.sha256 === undefined || /^[0-9a-f]{64}$/.test(f.sha256)),
+    )
   );
 }
 
@@ -511,7 +526,7 @@ export class WindowState {
       }
       for (const f of files) {
         if (opts.signal?.aborted) throw new CommitStoppedError('interrupted before upload');
-        await this.store.putFile(f.key, f.path, { contentType: f.contentType });
+        await this.store.putFile(f.key, f.path, { contentType: f.contentType, digests: { sha256: f.sha256, md5: f.md5 } });
         await rm(f.path, { force: true });
       }
       await this.writeCompleted({
@@ -519,7 +534,7 @@ export class WindowState {
         start,
         end,
         rows: files.reduce((n, f) => n + f.rows, 0),
-        files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
+        files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes, sha256: f.sha256 })),
         run_id,
         completed_at: new Date().toISOString(),
         ...(edge ? { edge } : {}),
