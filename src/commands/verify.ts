@@ -11,6 +11,7 @@ import { flagSettings } from '../config/flags.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
 import { WindowState } from '../state/window-state.js';
+import { describeContentCheck } from '../state/verify-content.js';
 import { BlockLookup } from '../source/block-by-number.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { jobTables } from '../run/tables.js';
@@ -25,6 +26,7 @@ interface VerifyArgs extends ConfigArgs {
   'chain-hashes': boolean;
   'chain-hashes-sample'?: number | undefined;
   recount: boolean;
+  content: boolean;
 }
 
 /** Checks the destination against the job and its state; exit 0 only when the export is complete and consistent. */
@@ -38,6 +40,12 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print the verification report as JSON' })
         .option('quick', { type: 'boolean', default: false, describe: 'Check file sizes only; do not read files to count their rows' })
+        .option('content', {
+          type: 'boolean',
+          default: false,
+          describe:
+            'Also read every file and compare its SHA-256 with the one recorded when it was written (finds a file edited or rotted at the same size; files of older versions carry none and are said so)',
+        })
         .option('chain-hashes', {
           type: 'boolean',
           default: false,
@@ -56,7 +64,8 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
             'With --chain-hashes: also compare this many blocks of rows of every window, spread evenly (default: none beyond the edges)',
         })
         .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?')
-        .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?') as never,
+        .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?')
+        .example('$0 verify jobs/demo.yaml --content', 'Is every file byte for byte what the export wrote?') as never,
     handler: async (args) => {
       // Reading every window's record allocates far more than it keeps (one unit at a time).
       limitHeapGrowth();
@@ -73,6 +82,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
           store,
           job,
           quick: args.quick,
+          content: args.content,
           output: config.output,
           ...(iceberg ? { retained: iceberg.retained } : {}),
           ...(args.recount && source
@@ -160,6 +170,7 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
     `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing of ${w.planned} planned (${r.units.length} units)`,
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),
+    `  ${describeContentCheck(r.content)}`,
   ];
   if (r.recount) {
     const c = r.recount;

@@ -1,6 +1,7 @@
 /**
- * `run --repair`: the completed windows whose files are gone, changed or hold another number of
- * rows than the service counts (verify --quick --recount, src/run/recount.ts) are taken out of
+ * `run --repair`: the completed windows whose files are gone, changed (another size, or another
+ * SHA-256 than recorded: every file of the windows checked is read) or hold another number of
+ * rows than the service counts (verify --quick --content --recount, src/run/recount.ts) are taken out of
  * the completed windows, so the run exports them again through the replacement protocol
  * (src/state/window-state.ts), like `--rewind` does. Windows committed empty by earlier versions
  * before the service had indexed them are found and exported again the same way.
@@ -38,6 +39,8 @@ export async function withoutDamagedWindows(
     store,
     job,
     quick: true,
+    // Every file of the windows checked is read and hashed: a file edited at the same size is damaged too.
+    content: true,
     output: input.output,
     ...(within ? { within } : {}),
     recount: (records, files) => recountWindows({ job, records: records.filter((r) => owns(r.unit_key, r)), files, client, store }),
@@ -47,6 +50,11 @@ export async function withoutDamagedWindows(
   logger.info(
     { windows: c.windows_checked, requests: c.requests, differ: c.mismatches.length, not_provable: c.not_provable.length },
     'windows recounted against the service',
+  );
+  const h = report.content;
+  logger.info(
+    { files: h.hashed, differ: h.differ, no_checksum: h.no_checksum },
+    'files of the windows checked read and compared with the SHA-256 recorded at their writing',
   );
   for (const n of c.not_provable) logger.warn({ unit: n.unit, window: n.window, reason: n.reason }, 'window not provable by a recount');
   const out = new Map(completed);

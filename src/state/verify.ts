@@ -14,7 +14,8 @@
  * windows. Units of snapshot datasets are checked for their files only.
  */
 import pLimit from 'p-limit';
-import { readItemIds } from './exported-files.js';
+import { hashStoredFile, readItemIds } from './exported-files.js';
+import { ContentCheck, type ContentReport } from './verify-content.js';
 import { errorMessage } from '../errors.js';
 import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
@@ -48,6 +49,8 @@ export type VerifyProblemKind =
   | 'chain-hash'
   /** verify --recount: a window whose files hold another number of rows than the service counts. */
   | 'recount-mismatch'
+  /** verify --content: a file whose SHA-256 is not the one recorded when it was written. */
+  | 'content-mismatch'
   /** An Iceberg table whose current snapshot is not the state's live files, or names a missing file (src/iceberg/). */
   | 'iceberg-table';
 
@@ -62,6 +65,7 @@ export const WINDOW_DAMAGE: ReadonlySet<VerifyProblemKind> = new Set([
   'unreadable-file',
   'duplicate-rows',
   'recount-mismatch',
+  'content-mismatch',
 ]);
 
 export interface VerifyProblem {
@@ -130,6 +134,8 @@ export interface VerifyReport {
   /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
+  /** How the files' contents were compared (by size, or by SHA-256 with --content) and what that found. */
+  content: ContentReport;
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
   rows: { recorded: number; counted: number | null; distinct: number | null };
   lease: (LeaseRecord & { active: boolean }) | null;
@@ -144,8 +150,10 @@ export interface VerifyOptions {
   store: ObjectStore;
   /** The job with wallet names resolved to addresses (unit keys hold addresses). */
   job: Job;
-  /** Sizes only, no reading of the files (default false: row counts are read from every file). */
+  /** Sizes only, no reading of the files for rows (default false: row counts are read from every file). */
   quick?: boolean;
+  /** Read every file and compare its SHA-256 with the recorded one (in the same read as its rows, unless `quick`). */
+  content?: boolean;
   concurrency?: number;
   now?: () => number;
   /**
@@ -184,7 +192,8 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const within = opts.within;
   const checked = within ? records.filter((r) => r.start < within.end && within.start < r.end) : records;
-  const { counted, distinct, checkedRows, present } = await checkListedFiles(opts, checked, problems);
+  const content = new ContentCheck(opts.content === true);
+  const { counted, distinct, checkedRows, present } = await checkListedFiles(opts, checked, problems, content);
   let recount: RecountReport | undefined;
   if (opts.recount) {
     recount = await opts.recount(checked, {
@@ -219,6 +228,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     units,
     windows: { planned: plannedTotal, completed: windows, damaged: damaged.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
+    content: content.report,
     rows: {
       recorded: rows,
       counted: opts.quick ? null : counted,
@@ -368,6 +378,7 @@ async function checkListedFiles(
   opts: VerifyOptions,
   records: WindowRecord[],
   problems: VerifyProblem[],
+  content: ContentCheck,
 ): Promise<{ counted: number; distinct: number; checkedRows: number; present: Map<string, number> }> {
   const { store } = opts;
   const limit = pLimit(opts.concurrency ?? 8);
@@ -399,14 +410,19 @@ async function checkListedFiles(
             problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${f.bytes}` });
           }
           present.set(key, f.rows);
-          if (opts.quick) continue;
-          let fileIds: string[];
+          const hash = content.hashFor(f);
+          let fileIds: string[] | null = null;
           try {
-            fileIds = await readItemIds(store, key);
+            if (!opts.quick) fileIds = await readItemIds(store, key, hash ?? undefined);
+            else if (hash) await hashStoredFile(store, key, hash);
           } catch (err) {
-            problems.push({ kind: 'unreadable-file', ...where, message: `rows cannot be counted: ${errorMessage(err).split('\n')[0]}` });
+            const what = opts.quick ? 'content cannot be read' : 'rows cannot be counted';
+            problems.push({ kind: 'unreadable-file', ...where, message: `${what}: ${errorMessage(err).split('\n')[0]}` });
             continue;
           }
+          const differs = hash ? content.compare(f, hash) : null;
+          if (differs) problems.push({ kind: 'content-mismatch', ...where, message: differs });
+          if (!fileIds) continue;
           const rows = fileIds.length;
           present.set(key, rows);
           checkedRows++;
