@@ -8,7 +8,7 @@ import { parseRewind, type Rewind } from '../state/rewind.js';
 import { withSettingFlags } from '../config/flags.js';
 import { SETTINGS } from '../settings/settings.js';
 import type { RangeOverride } from '../job/load.js';
-import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
+import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 import { runWorkers } from './workers.js';
@@ -222,6 +222,7 @@ async function runOne(
         dryRun: args['dry-run'],
         rewind,
         repair: args.repair,
+        removeCommand: `insight-export remove-orphan-files ${[file, ...givenJobFlags(args)].join(' ')}`,
         shard,
         commitTables: args['worker-of'] === undefined,
         signal: controller.signal,

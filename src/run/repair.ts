@@ -15,6 +15,7 @@ import type { OutputFormat } from '../sink/sink.js';
 import type { BatchWindows } from '../settings/settings.js';
 import { damagedWindows, verifyDestination } from '../state/verify.js';
 import { recountWindows } from './recount.js';
+import { unreferencedFound, type UnreferencedFound } from './unreferenced-check.js';
 
 export interface RepairInput {
   /** The job with names resolved; its range (after --from/--to) bounds the windows checked. */
@@ -24,6 +25,8 @@ export interface RepairInput {
   output: { partitioning: string; format: OutputFormat; batchWindows?: BatchWindows };
   /** Whether this run exports a completed window again when it is damaged (a shard: the windows it owns). */
   owns: (unitKey: string, window: Interval) => boolean;
+  /** The command that removes files no state names (named in the log and the report). */
+  remove: string;
   logger: Logger;
 }
 
@@ -31,7 +34,12 @@ export interface RepairInput {
 export async function withoutDamagedWindows(
   completed: ReadonlyMap<string, Interval[]>,
   input: RepairInput,
-): Promise<{ completed: Map<string, Interval[]>; repaired: { unit: string; window: [number, number] }[] }> {
+): Promise<{
+  completed: Map<string, Interval[]>;
+  repaired: { unit: string; window: [number, number] }[];
+  /** Data files no state names at the destination (not those of a commit under way): the repair leaves them, naming their removal. */
+  unreferenced: UnreferencedFound | null;
+}> {
   const { job, store, client, owns, logger } = input;
   const range = job.range;
   const within = range ? { start: range.from, end: range.to === 'latest' ? Infinity : range.to } : undefined;
@@ -66,5 +74,14 @@ export async function withoutDamagedWindows(
       (out.get(d.unit) ?? []).filter((iv) => iv.start !== d.window[0] || iv.end !== d.window[1]),
     );
   }
-  return { completed: out, repaired: damaged };
+  const unreferenced = unreferencedFound(
+    report.problems.filter((p) => p.kind === 'unreferenced-file' && !p.pending).map((p) => p.key!),
+    input.remove,
+  );
+  if (unreferenced)
+    logger.warn(
+      { files: unreferenced.files, examples: unreferenced.examples, remove: unreferenced.remove },
+      'data files no state names lie at the destination: readers see their rows; a repair does not remove them, the command does',
+    );
+  return { completed: out, repaired: damaged, unreferenced };
 }

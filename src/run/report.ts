@@ -8,6 +8,7 @@ import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
 import type { TableCommitted } from '../iceberg/index.js';
+import type { UnreferencedFound } from './unreferenced-check.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -45,6 +46,12 @@ export interface RunReport {
   failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
   warnings: { unit: string; window: [number, number]; warning: string }[];
+  /**
+   * Data files of the job that no state names, found by this run (its job's state was empty, or
+   * --repair checked the destination): readers see their rows beside the state's. `remove` is the
+   * command that removes them (src/run/unreferenced-check.ts).
+   */
+  unreferenced_files?: UnreferencedFound;
   /** `output.format: iceberg`: the tables this run's end committed (their new snapshot and metadata file). */
   iceberg_commits?: TableCommitted[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */

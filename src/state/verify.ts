@@ -25,9 +25,9 @@ import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js
 import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
-import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { parseMarkerPlace, WindowState, type FileRecord, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
-import { partitionKeyPattern } from '../sink/partitioning.js';
+import { jobFileMatcher } from './unreferenced-files.js';
 import type { OutputFormat } from '../sink/sink.js';
 import type { BatchWindows } from '../settings/settings.js';
 
@@ -77,6 +77,8 @@ export interface VerifyProblem {
   windows?: [number, number][];
   key?: string;
   message: string;
+  /** An unreferenced file that a pending marker names (a commit under way, or left by a crash: its owner's next run removes it). */
+  pending?: boolean;
 }
 
 export interface UnitSummary {
@@ -410,18 +412,7 @@ async function checkListedFiles(
             problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${f.bytes}` });
           }
           present.set(key, f.rows);
-          const hash = content.hashFor(f);
-          let fileIds: string[] | null = null;
-          try {
-            if (!opts.quick) fileIds = await readItemIds(store, key, hash ?? undefined);
-            else if (hash) await hashStoredFile(store, key, hash);
-          } catch (err) {
-            const what = opts.quick ? 'content cannot be read' : 'rows cannot be counted';
-            problems.push({ kind: 'unreadable-file', ...where, message: `${what}: ${errorMessage(err).split('\n')[0]}` });
-            continue;
-          }
-          const differs = hash ? content.compare(f, hash) : null;
-          if (differs) problems.push({ kind: 'content-mismatch', ...where, message: differs });
+          const fileIds = await readListedFile(opts, f, where, problems, content);
           if (!fileIds) continue;
           const rows = fileIds.length;
           present.set(key, rows);
@@ -456,6 +447,32 @@ async function checkListedFiles(
   return { counted, distinct, checkedRows, present };
 }
 
+/**
+ * A listed file read: its item_ids (null with `quick`, which reads it only to compare its content),
+ * its content compared when asked (--content); null too when it cannot be read (a problem then).
+ */
+async function readListedFile(
+  opts: VerifyOptions,
+  f: FileRecord,
+  where: { unit: string; window: [number, number]; key: string },
+  problems: VerifyProblem[],
+  content: ContentCheck,
+): Promise<string[] | null> {
+  const hash = content.hashFor(f);
+  let ids: string[] | null = null;
+  try {
+    if (!opts.quick) ids = await readItemIds(opts.store, f.key, hash ?? undefined);
+    else if (hash) await hashStoredFile(opts.store, f.key, hash);
+  } catch (err) {
+    const what = opts.quick ? 'content cannot be read' : 'rows cannot be counted';
+    problems.push({ kind: 'unreadable-file', ...where, message: `${what}: ${errorMessage(err).split('\n')[0]}` });
+    return null;
+  }
+  const differs = hash ? content.compare(f, hash) : null;
+  if (differs) problems.push({ kind: 'content-mismatch', ...where, message: differs });
+  return ids;
+}
+
 /** Pending commits left; returns the keys they name. */
 async function checkPendingCommits(store: ObjectStore, state: WindowState, problems: VerifyProblem[]): Promise<Set<string>> {
   const pendingPrefix = `${state.root}/pending/`;
@@ -488,25 +505,20 @@ async function checkUnreferencedFiles(
   pendingKeys: Set<string>,
   problems: VerifyProblem[],
 ): Promise<number> {
-  const { store, job } = opts;
-  const prefixes = targetFilePrefixes(job, records);
   // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
-  const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
+  const isJobFile = jobFileMatcher(opts.job, opts.output?.partitioning ?? null, records);
   let unreferenced = 0;
-  for await (const obj of store.list('', { etags: false })) {
-    if (obj.key.startsWith('_state/')) continue;
-    if (ownKey && !listed.has(obj.key) && !ownKey.test(obj.key)) continue;
-    const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
-    const cut = base.indexOf('__');
-    if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
-    if (listed.has(obj.key) || opts.retained?.has(obj.key)) continue;
+  for await (const obj of opts.store.list('', { etags: false })) {
+    if (listed.has(obj.key) || opts.retained?.has(obj.key) || !isJobFile(obj.key)) continue;
     unreferenced++;
+    const pending = pendingKeys.has(obj.key);
     problems.push({
       kind: 'unreferenced-file',
       key: obj.key,
-      message: pendingKeys.has(obj.key)
+      message: pending
         ? 'file of an unfinished commit: readers see rows that no completed window lists (the next run removes it)'
-        : 'no completed window lists this file: readers see rows the state does not know of (left by a crash or by another job writing the same target here)',
+        : 'no completed window lists this file: readers see rows the state does not know of (left by a crash, a lost _state/ folder, a compaction that lost a race, or another job writing the same target here)',
+      ...(pending ? { pending } : {}),
     });
   }
   return unreferenced;
@@ -534,24 +546,6 @@ function describeWindows(axis: Axis, ws: Interval[]): string {
     .map((w) => formatInterval(axis, w))
     .join(' ');
   return ws.length > 8 ? `${shown} and ${ws.length - 8} more range(s)` : shown;
-}
-
-/** File name stems (`<target>__...`) of the job's targets, as the datasets name their files. */
-function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
-  const out = new Set<string>();
-  for (const t of job.targets) {
-    if (t.kind === 'wallet') out.add(t.wallet);
-    else if (t.kind === 'contract') for (const e of t.events) out.add(`${t.contract}_${e.topic0.slice(2, 10)}`);
-    else out.add('chain');
-  }
-  for (const r of records) {
-    for (const f of r.files) {
-      const base = f.key.slice(f.key.lastIndexOf('/') + 1);
-      const cut = base.indexOf('__');
-      if (cut > 0) out.add(base.slice(0, cut));
-    }
-  }
-  return out;
 }
 
 async function leaseObjects(store: ObjectStore, root: string): Promise<string[]> {
