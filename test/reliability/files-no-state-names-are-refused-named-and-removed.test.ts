@@ -7,7 +7,8 @@
  *   that removes them; `verify` names each file with that command; running it, then the run,
  *   leaves files byte for byte equal to a fresh export.
  * - a file of an overlapping window beside a window being written again (`--force`): that
- *   window's commit is refused (exit 2 in the report, naming the file); once removed, exact.
+ *   window's commit is refused (exit 2 in the report, naming the file); `run --repair` names it
+ *   with the removal command (report and log); once removed, exact.
  *
  * The export was made in two runs (the second day in two halves), so a fresh run cuts the same day
  * into one batch with other file names: written beside the old halves, each row would be there twice.
@@ -150,6 +151,15 @@ describe('files that no state names', () => {
       );
       expect(stray).not.toBe(file);
       copyFileSync(join(out, file), join(out, stray));
+
+      // run --repair names it with the command that removes it (and leaves it: nothing is damaged).
+      const repair = await run(jobFile, '--repair');
+      expect(repair.code, repair.stderr).toBe(0);
+      expect(repair.report!.unreferenced_files).toEqual({
+        files: 1,
+        examples: [stray],
+        remove: `insight-export remove-orphan-files ${jobFile}`,
+      });
 
       const forced = await run(jobFile, '--force');
       expect(forced.code).toBe(2);
