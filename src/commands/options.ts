@@ -1,5 +1,5 @@
 import type { Argv } from 'yargs';
-import { cliFlags, withSettingFlags } from '../config/flags.js';
+import { cliFlags, flagSettings, withSettingFlags } from '../config/flags.js';
 import { resolveConfig, type ResolvedConfig } from '../config/index.js';
 import { loadJob } from '../job/index.js';
 import type { ParseJobOptions } from '../job/load.js';
@@ -35,3 +35,20 @@ export async function loadJobContext(
   for (const w of job.warnings) logger.warn({ file: w.file, line: w.line, field: w.field }, w.message);
   return { job, config, logger };
 }
+
+/**
+ * The job settings' flags a command was given (destination, service ...), as shell words: what a
+ * command it names for the same job (a repair, a removal) must be given too.
+ */
+export function givenJobFlags(args: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const s of flagSettings('job')) {
+    const name = s.flag!.name;
+    const value = args[name];
+    if (value === undefined || value === false || s.key === 'log_level' || s.key === 'log_format') continue;
+    out.push(`--${name}`, ...(value === true ? [] : [shellWord(String(value))]));
+  }
+  return out;
+}
+
+const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);

@@ -1,21 +1,63 @@
 import type { RemoveOrphanFilesReport } from '../iceberg/remove-orphan-files.js';
-import { tableHistoryCommand } from './table-history.js';
+import { unitSpecs } from '../plan/plan.js';
+import { openSource } from '../run/source-session.js';
+import { resolveWalletNames } from '../run/targets.js';
+import { claimPartitions } from '../state/owners.js';
+import type { UnreferencedFilesReport } from '../state/unreferenced-files.js';
+import { tableHistoryCommand, type FilesMaintenanceInput } from './table-history.js';
 
-/** Removes files in an Iceberg table's folder that nothing names and that are older than the retention (src/iceberg/remove-orphan-files.ts). */
-export const removeOrphanFilesCommand = tableHistoryCommand<RemoveOrphanFilesReport>({
+type Report = RemoveOrphanFilesReport | UnreferencedFilesReport;
+
+/**
+ * Removes the job's files that nothing names. Iceberg: the files in each table's folder that no
+ * snapshot, metadata file or state record names, older than the retention (src/iceberg/remove-orphan-files.ts).
+ * Parquet and NDJSON: the job's data files (its folders, its targets' names) that no completed
+ * window or pending commit names: what a crash, a lost `_state/` or a compaction that lost a race
+ * left (src/state/unreferenced-files.ts). Refused when another job owns those partitions.
+ */
+export const removeOrphanFilesCommand = tableHistoryCommand<Report>({
   name: 'remove-orphan-files',
   describe:
-    "Iceberg: delete the files in each table's folder that no snapshot, metadata file or state record names and that are older than output.snapshot_retention",
-  example: ['$0 remove-orphan-files jobs/x.yaml --dry-run', 'List what crashed commits left, deleting nothing'],
+    "Delete the job's files that nothing names: data files no completed window or pending commit lists (left by a crash, a lost _state/, a compaction that lost a race); Iceberg: also the table files no snapshot names, once older than output.snapshot_retention",
+  example: ['$0 remove-orphan-files jobs/x.yaml --dry-run', 'List what crashed commits or a lost state left, deleting nothing'],
   run: async (input) => (await import('../iceberg/remove-orphan-files.js')).removeOrphanFiles(input),
-  summary: (r, job) => {
-    const lines = [`${r.dry_run ? 'would remove' : 'removed'}: job ${job}, files nothing names, last modified before ${r.cutoff}`];
-    for (const t of r.tables)
-      lines.push(
-        `  ${t.table}: ${t.deleted.length} of ${t.listed} files` +
-          (t.too_young > 0 ? `, ${t.too_young} more unnamed but younger (kept)` : '') +
-          (t.foreign > 0 ? `, ${t.foreign} not the table's (left alone)` : ''),
-      );
-    return `${lines.join('\n')}\n`;
-  },
+  otherFormats: removeDataFiles,
+  summary: (r, job) => ('tables' in r ? icebergSummary(r, job) : filesSummary(r, job)),
 });
+
+/** Parquet and NDJSON: the job's data files no state names (wallet names resolved first: files are named by address). */
+async function removeDataFiles(input: FilesMaintenanceInput): Promise<UnreferencedFilesReport> {
+  let job = input.job;
+  if (job.targets.some((t) => t.kind === 'wallet' && t.isName)) {
+    const source = await openSource(input.config, input.logger);
+    try {
+      job = await resolveWalletNames(job, source.client);
+    } finally {
+      await source.close();
+    }
+  }
+  // Another job's partitions hold its files, never this job's to remove.
+  await claimPartitions(input.store, job.name, input.partitioning, unitSpecs(job), { checkOnly: true });
+  const { removeUnreferencedFiles } = await import('../state/unreferenced-files.js');
+  return removeUnreferencedFiles({ ...input, job });
+}
+
+function filesSummary(r: UnreferencedFilesReport, job: string): string {
+  const lines = [
+    `${r.dry_run ? 'would remove' : 'removed'}: job ${job}, ${r.deleted.length} of its ${r.listed} data files that no completed window or pending commit names (${r.bytes} bytes)`,
+    ...r.deleted.slice(0, 20).map((k) => `  ${k}`),
+  ];
+  if (r.deleted.length > 20) lines.push(`  and ${r.deleted.length - 20} more (--json lists every one)`);
+  return `${lines.join('\n')}\n`;
+}
+
+function icebergSummary(r: RemoveOrphanFilesReport, job: string): string {
+  const lines = [`${r.dry_run ? 'would remove' : 'removed'}: job ${job}, files nothing names, last modified before ${r.cutoff}`];
+  for (const t of r.tables)
+    lines.push(
+      `  ${t.table}: ${t.deleted.length} of ${t.listed} files` +
+        (t.too_young > 0 ? `, ${t.too_young} more unnamed but younger (kept)` : '') +
+        (t.foreign > 0 ? `, ${t.foreign} not the table's (left alone)` : ''),
+    );
+  return `${lines.join('\n')}\n`;
+}

@@ -9,7 +9,7 @@ import { withSettingFlags } from '../config/flags.js';
 import { SETTINGS } from '../settings/settings.js';
 import { formatDuration } from '../settings/values.js';
 import type { RangeOverride } from '../job/load.js';
-import { loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
+import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 import { runWorkers } from './workers.js';
@@ -238,6 +238,7 @@ async function runOne(
         dryRun: args['dry-run'],
         rewind,
         repair: args.repair,
+        removeCommand: `insight-export remove-orphan-files ${[file, ...givenJobFlags(args)].join(' ')}`,
         shard,
         commitTables: args['worker-of'] === undefined,
         signal: controller.signal,

@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { ExitCode } from '../errors.js';
 import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
@@ -7,12 +7,12 @@ import { recountWindows } from '../run/recount.js';
 import { limitHeapGrowth } from '../run/heap-growth.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { axisOfUnitKey } from '../plan/unit-key.js';
-import { flagSettings } from '../config/flags.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
 import { WindowState } from '../state/window-state.js';
+import { describeContentCheck } from '../state/verify-content.js';
 import { BlockLookup } from '../source/block-by-number.js';
-import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { jobTables } from '../run/tables.js';
 import type { IcebergVerifyReport } from '../iceberg/index.js';
 import type { Job } from '../job/schema.js';
@@ -25,6 +25,7 @@ interface VerifyArgs extends ConfigArgs {
   'chain-hashes': boolean;
   'chain-hashes-sample'?: number | undefined;
   recount: boolean;
+  content: boolean;
 }
 
 /** Checks the destination against the job and its state; exit 0 only when the export is complete and consistent. */
@@ -33,30 +34,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
     command: 'verify <job>',
     describe:
       'Check the destination against the state: every planned window present, files and row counts as recorded, no gaps or overlaps',
-    builder: (y) =>
-      withConfigFlags(y)
-        .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
-        .option('json', { type: 'boolean', default: false, describe: 'Print the verification report as JSON' })
-        .option('quick', { type: 'boolean', default: false, describe: 'Check file sizes only; do not read files to count their rows' })
-        .option('chain-hashes', {
-          type: 'boolean',
-          default: false,
-          describe:
-            "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block)",
-        })
-        .option('recount', {
-          type: 'boolean',
-          default: false,
-          describe:
-            'Also ask the service how many rows each completed window holds (one count request per window and target, up to 55 chains each) and compare with the files',
-        })
-        .option('chain-hashes-sample', {
-          type: 'number',
-          describe:
-            'With --chain-hashes: also compare this many blocks of rows of every window, spread evenly (default: none beyond the edges)',
-        })
-        .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?')
-        .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?') as never,
+    builder: verifyFlags,
     handler: async (args) => {
       // Reading every window's record allocates far more than it keeps (one unit at a time).
       limitHeapGrowth();
@@ -69,10 +47,12 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         const job =
           source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
         const iceberg = config.output.format === 'iceberg' ? await verifyTables(store, job) : null;
+        const given = [args.job, ...givenJobFlags(args)].join(' ');
         const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({
           store,
           job,
           quick: args.quick,
+          content: args.content,
           output: config.output,
           ...(iceberg ? { retained: iceberg.retained } : {}),
           ...(args.recount && source
@@ -108,7 +88,9 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
           if (hashes.problems.length > 0) report.ok = false;
         }
         process.stdout.write(
-          args.json ? `${JSON.stringify(report, null, 2)}\n` : render(report, [args.job, ...givenFlags(args)].join(' ')),
+          args.json
+            ? `${JSON.stringify(withRemoval(report, given), null, 2)}\n`
+            : render(report, given, config.output.format === 'iceberg'),
         );
         setExit(report.ok ? ExitCode.ok : ExitCode.failed);
       } finally {
@@ -119,19 +101,39 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
   };
 }
 
-/** The settings flags verify was given (destination, service ...): a run that repairs must be given them too. */
-function givenFlags(args: VerifyArgs): string[] {
-  const out: string[] = [];
-  for (const s of flagSettings('job')) {
-    const name = s.flag!.name;
-    const value = args[name];
-    if (value === undefined || value === false || s.key === 'log_level' || s.key === 'log_format') continue;
-    out.push(`--${name}`, ...(value === true ? [] : [shellWord(String(value))]));
-  }
-  return out;
+/** verify's flags beside the job settings'. */
+function verifyFlags(y: Argv): Argv<VerifyArgs> {
+  return withConfigFlags(y)
+    .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
+    .option('json', { type: 'boolean', default: false, describe: 'Print the verification report as JSON' })
+    .option('quick', { type: 'boolean', default: false, describe: 'Check file sizes only; do not read files to count their rows' })
+    .option('content', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'Also read every file and compare its SHA-256 with the one recorded when it was written (finds a file edited or rotted at the same size; files of older versions carry none and are said so)',
+    })
+    .option('chain-hashes', {
+      type: 'boolean',
+      default: false,
+      describe:
+        "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block)",
+    })
+    .option('recount', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'Also ask the service how many rows each completed window holds (one count request per window and target, up to 55 chains each) and compare with the files',
+    })
+    .option('chain-hashes-sample', {
+      type: 'number',
+      describe:
+        'With --chain-hashes: also compare this many blocks of rows of every window, spread evenly (default: none beyond the edges)',
+    })
+    .example('$0 verify jobs/demo.yaml', 'Is ./out a complete export of the demo job?')
+    .example('$0 verify jobs/demo.yaml --recount', 'Do its files hold every row the service has?')
+    .example('$0 verify jobs/demo.yaml --content', 'Is every file byte for byte what the export wrote?') as never;
 }
-
-const shellWord = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replaceAll("'", "'\\''")}'`);
 
 /** The command that exports a window again (`job`: the job file and the flags verify was given). */
 function repairCommand(job: string, unit: string, window: [number, number]): string {
@@ -151,8 +153,19 @@ function describeProblem(p: VerifyProblem): string {
   return `  ${p.kind.toUpperCase()} ${where}: ${p.message}`;
 }
 
-/** `job`: the job file and the flags verify was given, for the repair commands. */
-function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: string): string {
+/** The command that removes the job's files no state names (`job`: the job file and the flags verify was given). */
+const removalCommand = (job: string) => `insight-export remove-orphan-files ${job}`;
+
+/** Files no state names that remove-orphan-files removes (not those of a commit under way). */
+const removable = (r: VerifyReport) => r.problems.filter((p) => p.kind === 'unreferenced-file' && !p.pending);
+
+/** The JSON report with the removal command when there is something to remove. */
+function withRemoval(r: VerifyReport, job: string): VerifyReport & { remove_unreferenced?: string } {
+  return removable(r).length > 0 ? { ...r, remove_unreferenced: removalCommand(job) } : r;
+}
+
+/** `job`: the job file and the flags verify was given, for the repair and removal commands. */
+function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: string, iceberg: boolean): string {
   const w = r.windows;
   const lines = [
     `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}` +
@@ -160,6 +173,7 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
     `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing of ${w.planned} planned (${r.units.length} units)`,
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),
+    `  ${describeContentCheck(r.content)}`,
   ];
   if (r.recount) {
     const c = r.recount;
@@ -193,8 +207,16 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
   const damaged = new Set(damagedWindows(r.problems).map((d) => `${d.unit}|${d.window[0]}`));
   for (const p of r.problems) {
     const repairs = WINDOW_DAMAGE.has(p.kind) && p.unit && p.window && damaged.delete(`${p.unit}|${p.window[0]}`);
-    lines.push(describeProblem(p) + (repairs ? `; repair: ${repairCommand(job, p.unit!, p.window!)}` : ''));
+    const removes = p.kind === 'unreferenced-file' && !p.pending;
+    lines.push(
+      describeProblem(p) +
+        (repairs ? `; repair: ${repairCommand(job, p.unit!, p.window!)}` : removes ? `; remove: ${removalCommand(job)}` : ''),
+    );
   }
+  if (removable(r).length > 0)
+    lines.push(
+      `  remove every file above that no state names: ${removalCommand(job)} (it deletes only files no completed window, pending commit or Iceberg snapshot names${iceberg ? ', once older than output.snapshot_retention' : ''}; --dry-run lists them)`,
+    );
   const again = [r.windows.missing > 0 ? 'missing' : '', r.windows.damaged > 0 ? 'damaged' : ''].filter(Boolean);
   if (again.length > 0)
     lines.push(

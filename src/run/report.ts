@@ -10,6 +10,7 @@ import { addRejected, REJECT_REASONS, type RejectReason } from '../source/pagina
 import type { TableCommitted } from '../iceberg/index.js';
 import type { SettleReport } from './settle.js';
 import type { StopSummary } from './graceful-stop.js';
+import type { UnreferencedFound } from './unreferenced-check.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -47,6 +48,12 @@ export interface RunReport {
   failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
   warnings: { unit: string; window: [number, number]; warning: string }[];
+  /**
+   * Data files of the job that no state names, found by this run (its job's state was empty, or
+   * --repair checked the destination): readers see their rows beside the state's. `remove` is the
+   * command that removes them (src/run/unreferenced-check.ts).
+   */
+  unreferenced_files?: UnreferencedFound;
   /** `output.format: iceberg`: the tables this run's end committed (their new snapshot and metadata file). */
   iceberg_commits?: TableCommitted[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */

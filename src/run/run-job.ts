@@ -37,6 +37,8 @@ import { TableCommits } from './table-commits.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
 import { withoutDamagedWindows } from './repair.js';
 import { emptySettleReport, settleWindows, type SettleInput, type SettleReport } from './settle.js';
+import { checkUnreferencedBeforeExport, type UnreferencedFound } from './unreferenced-check.js';
+import { refuseFilesBeside } from '../state/unreferenced-files.js';
 import type { TableCommitted } from '../iceberg/index.js';
 import { GracefulStop } from './graceful-stop.js';
 import { replacementReason, Replacements } from '../state/replacement-record.js';
@@ -60,6 +62,8 @@ export interface RunJobInput {
   rewind?: Rewind | null;
   /** Export again the completed windows whose files are gone, changed, or short of the service's count (src/run/repair.ts). */
   repair?: boolean;
+  /** The command that removes the job's files no state names, as this run's messages give it (default: with `<job file>`). */
+  removeCommand?: string;
   /** How long the job's lease lasts without renewal (default 120 s; see src/state/lease.ts). */
   leaseTtlMs?: number;
   /** Rows per page per chain (default 1000, the service's maximum); bench/ uses small pages. */
@@ -216,10 +220,12 @@ async function runAgainst(
   // Loaded only for an Iceberg destination (Avro).
   const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
   iceberg?.checkIcebergLayout(config.output.partitioning);
+  const remove = input.removeCommand ?? 'insight-export remove-orphan-files <job file>';
   const state = (open.state = new WindowState(store, job.name, {
     runId,
     guard: () => held.assertHeld(),
-    ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : {}),
+    // Files no state names beside a window refuse its commit (src/run/unreferenced-check.ts); an Iceberg table's readers never see them.
+    ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : { beforeUpload: refuseFilesBeside(store, job.name, remove) }),
   }));
   // A shard's windows are those the recorded split gives it; the windows it does not cover yet are divided once planned.
   const recorded = shard ? (await readShardSplit(store, job.name, shard.count)).split : null;
@@ -240,14 +246,16 @@ async function runAgainst(
   if (job.range?.to === 'latest') await chains.checkContracts(contractsOn(unitSpecs(job)));
   const heads = headFinder(chains);
   const blocks = new BlockLookup(source.client, heads);
+  let unreferenced: UnreferencedFound | null = null;
   // run --repair: damaged windows (files gone or changed, rows short of the service's count) are exported again.
   if (input.repair && !input.force)
-    ({ completed } = await withoutDamagedWindows(completed, {
+    ({ completed, unreferenced } = await withoutDamagedWindows(completed, {
       job,
       store,
       client: source.client,
       output: config.output,
       owns: known.owns,
+      remove,
       logger,
     }));
   // Units under repair: the windows an earlier run found reorganised and not all exported again (by their owners, when sharded).
@@ -333,9 +341,21 @@ async function runAgainst(
       serviceHeads,
       settle,
     });
+  // A job whose state is empty (a first run, or _state/ lost): files of its windows already there refuse the run.
+  if (!iceberg && done.listed.size === 0 && units.length > 0)
+    unreferenced = await checkUnreferencedBeforeExport({
+      store,
+      state,
+      job,
+      partitioning: config.output.partitioning,
+      units,
+      remove,
+      logger,
+    });
   const reportOf = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean): RunReport => ({
     ...reportOfWindows(outcomes, interrupted),
     ...(sharding.balance ? { shards: sharding.balance } : {}),
+    ...(unreferenced ? { unreferenced_files: unreferenced } : {}),
   });
   if (dryRun) {
     logger.info({ job: job.name, windows: units.length, ...(shard ? { shard: shardLabel(shard) } : {}) }, 'dry run: nothing written');

@@ -3,6 +3,7 @@ import type { Column, Row } from '../columns/columns.js';
 import { createNdjsonEncoder } from './row-values.js';
 import { newStagingBase, TextFileStream } from './staging.js';
 import { BaseFileWriter } from './writer-base.js';
+import type { ContentDigests } from './content-digest.js';
 
 export interface NdjsonWriterOptions {
   columns: Column[];
@@ -32,7 +33,7 @@ export class NdjsonFileWriter extends BaseFileWriter {
   static async create(opts: NdjsonWriterOptions): Promise<NdjsonFileWriter> {
     const base = await newStagingBase(opts.stagingDir);
     const finalPath = `${base}${opts.extension}`;
-    const stream = new TextFileStream(`${finalPath}.part`, opts.gzipLevel ?? undefined);
+    const stream = new TextFileStream(`${finalPath}.part`, opts.gzipLevel ?? undefined, true);
     return new NdjsonFileWriter(stream, finalPath, opts);
   }
 
@@ -50,6 +51,10 @@ export class NdjsonFileWriter extends BaseFileWriter {
     await rename(this.stream.path, this.finalPath);
     this.untrack(this.stream.path);
     return this.finalPath;
+  }
+
+  protected override finishedDigests(): Promise<ContentDigests> {
+    return Promise.resolve(this.stream.digests()!);
   }
 
   protected async release(): Promise<void> {

@@ -9,6 +9,7 @@ import type { Compression } from './sink.js';
 import { newStagingBase } from './staging.js';
 import { BaseFileWriter } from './writer-base.js';
 import { loadZstd, zstdCompress } from './zstd.js';
+import { ContentHasher, digestFile, type ContentDigests } from './content-digest.js';
 
 /**
  * Parquet in pure JS with hyparquet-writer. Rows are converted to column arrays as they arrive;
@@ -36,13 +37,16 @@ export function hyparquetSchema(columns: readonly Column[]): SchemaElement[] {
   return [{ name: 'schema', num_children: leaves.length }, ...leaves];
 }
 
-/** hyparquet-writer's ByteWriter that hands each finished row group to the file, then reuses its buffer. */
+/** hyparquet-writer's ByteWriter that hands each finished row group to the file (hashing it), then reuses its buffer. */
 class FileByteWriter extends ByteWriter {
+  readonly hasher = new ContentHasher();
+
   constructor(private readonly fh: FileHandle) {
     super(1 << 20);
   }
 
   async flush(): Promise<void> {
+    this.hasher.update(new Uint8Array(this.buffer, 0, this.index));
     let at = 0;
     while (at < this.index) {
       const { bytesWritten } = await this.fh.write(new Uint8Array(this.buffer, at, this.index - at));
@@ -75,6 +79,8 @@ export class HyparquetParquetWriter extends BaseFileWriter {
   private pendingRows = 0;
   private pendingChars = 0;
   private closed = false;
+  /** The file was written by DuckDB (no rows: see finishFile), not through `out`. */
+  private writtenByDuckDB = false;
 
   private constructor(
     private readonly fh: FileHandle,
@@ -146,6 +152,7 @@ export class HyparquetParquetWriter extends BaseFileWriter {
     if (this.rowCount === 0) {
       await this.close();
       await writeEmptyParquet(this.opts.columns, this.partPath, this.opts.compression);
+      this.writtenByDuckDB = true;
     } else {
       await this.flushRowGroup();
       await this.pq.finish();
@@ -155,6 +162,10 @@ export class HyparquetParquetWriter extends BaseFileWriter {
     await rename(this.partPath, this.finalPath);
     this.untrack(this.partPath);
     return this.finalPath;
+  }
+
+  protected override finishedDigests(path: string): Promise<ContentDigests> {
+    return this.writtenByDuckDB ? digestFile(path) : Promise.resolve(this.out.hasher.digest());
   }
 
   private async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Column, Row } from '../columns/columns.js';
+import type { ContentDigests } from './content-digest.js';
 
 /** `iceberg`: Parquet data files (DuckDB, Iceberg field ids) of Iceberg v2 tables (src/iceberg/). */
 export type OutputFormat = 'parquet' | 'ndjson' | 'iceberg';
@@ -22,7 +23,7 @@ export interface FileWriterOptions {
   fieldIds?: ReadonlyMap<string, number> | undefined;
 }
 
-export interface FinishedFile {
+export interface FinishedFile extends ContentDigests {
   /** Local path of the finished file (inside stagingDir); the caller uploads then deletes it. */
   path: string;
   rows: number;

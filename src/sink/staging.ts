@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { createGzip, type ZlibOptions } from 'node:zlib';
+import { HashingWriteStream, type ContentDigests } from './content-digest.js';
 
 /**
  * Files of the writers: every name starts with STAGING_PREFIX and lives directly in the
@@ -35,13 +36,16 @@ export class TextFileStream {
   private readonly done: Promise<void>;
   private failure: unknown;
 
+  /** `hashed`: the file's bytes are hashed as they are written (digests()). */
   constructor(
     readonly path: string,
     gzipLevel?: number,
+    hashed = false,
   ) {
     // 'wx': never clobber a file we did not create.
     // A few MB of buffer let the next page be encoded while gzip/the disk work on this one.
-    this.file = createWriteStream(path, { flags: 'wx', highWaterMark: 4 << 20 });
+    const options = { flags: 'wx', highWaterMark: 4 << 20 };
+    this.file = hashed ? new HashingWriteStream(path, options) : createWriteStream(path, options);
     if (gzipLevel === undefined) {
       this.head = this.file;
       this.done = finished(this.file);
@@ -59,6 +63,11 @@ export class TextFileStream {
   /** Bytes that reached the file so far plus those waiting to be written (uncompressed if gzip). */
   get approxBytes(): number {
     return this.file.bytesWritten + this.file.writableLength;
+  }
+
+  /** The digests of the file's bytes, once end() resolved; null unless the stream was made `hashed`. */
+  digests(): ContentDigests | null {
+    return this.file instanceof HashingWriteStream ? this.file.hasher.digest() : null;
   }
 
   /** Bytes in the file (exact once end() resolved). */

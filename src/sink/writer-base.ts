@@ -3,6 +3,7 @@ import type { Row } from '../columns/columns.js';
 import { errorMessage, InsightExportError } from '../errors.js';
 import { FileWriteError, FileWriterStateError } from './errors.js';
 import type { FileWriter, FinishedFile } from './sink.js';
+import { digestFile, type ContentDigests } from './content-digest.js';
 import { removeFiles } from './staging.js';
 
 type WriterState = 'open' | 'finishing' | 'finished' | 'aborted' | 'failed';
@@ -34,6 +35,13 @@ export abstract class BaseFileWriter implements FileWriter {
   protected abstract writeRows(rows: Row[]): Promise<void>;
   /** Produce the final file and return its path. */
   protected abstract finishFile(): Promise<string>;
+  /**
+   * The digests of the finished file: hashed as it was written where the writer sees its bytes,
+   * read back once where a library wrote it (the default).
+   */
+  protected finishedDigests(path: string): Promise<ContentDigests> {
+    return digestFile(path);
+  }
   /** Release streams/connections (files are removed by the base class). */
   protected abstract release(): Promise<void>;
   /** Stop long-running work (e.g. interrupt a DuckDB query) so abort() returns soon. */
@@ -62,9 +70,10 @@ export abstract class BaseFileWriter implements FileWriter {
       this.state = 'finishing';
       const path = await this.finishFile();
       const { size } = await stat(path);
+      const digests = await this.finishedDigests(path);
       await this.release();
       this.state = 'finished';
-      return { path, rows: this.rowCount, bytes: size, extension: this.extension };
+      return { path, rows: this.rowCount, bytes: size, extension: this.extension, ...digests };
     });
   }
 

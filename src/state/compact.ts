@@ -42,6 +42,7 @@ import { icebergCopyOptions, sqlIdentifier, sqlString } from '../sink/parquet-du
 import type { Compression } from '../sink/sink.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
 import { contentTypeOfExtension } from '../sink/formats.js';
+import { createHashingWriteStream, digestFile, type ContentDigests } from '../sink/content-digest.js';
 import type { ObjectStore } from '../store/store.js';
 import { newCompactionRunId } from './run-id.js';
 import { WindowState, type FileRecord, type StagedFile, type WindowRecord } from './window-state.js';
@@ -343,7 +344,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
           const key = `${partition === '' ? '' : `${partition}/`}${name}`;
           const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
           const fields = tables ? await tables.fieldsOf(key) : null;
-          const rows = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd', fields);
+          const { rows, digests } = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd', fields);
           const want = inPart.reduce((n, f) => n + f.rows, 0);
           if (rows !== want) {
             throw new CompactionError(`Merged file of ${unitKey} holds ${rows} rows, its windows record ${want}`, {
@@ -351,7 +352,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
               hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
             });
           }
-          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOfExtension(ext)! });
+          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOfExtension(ext)!, ...digests });
         }
         await state.commit({ unit_key: unitKey, start, end, run_id: runId, files: merged });
         bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
@@ -373,7 +374,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
 }
 
 /**
- * Writes the concatenation of the sources (in window order) to `out`; returns its rows. With
+ * Writes the concatenation of the sources (in window order) to `out`; returns its rows and the
+ * digests of its bytes (hashed as written for NDJSON; DuckDB's Parquet read back once). With
  * `fields` (an Iceberg table's): the columns by name, with their field ids, null in the rows of
  * sources written before a column was added.
  */
@@ -386,7 +388,7 @@ async function mergeFiles(
   duck: DuckDBInstance | null,
   compression: Compression,
   fields: readonly MergedField[] | null,
-): Promise<number> {
+): Promise<{ rows: number; digests: ContentDigests }> {
   if (ext.endsWith('.parquet')) {
     const locals: string[] = [];
     try {
@@ -417,7 +419,7 @@ async function mergeFiles(
           `COPY (SELECT ${select} FROM ${source}) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000${fieldIds})`,
         );
         const r = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(out)})`);
-        return Number(r.getRowObjectsJS()[0]!.n);
+        return { rows: Number(r.getRowObjectsJS()[0]!.n), digests: await digestFile(out) };
       } finally {
         conn.closeSync();
       }
@@ -428,7 +430,7 @@ async function mergeFiles(
   // NDJSON: lines concatenated in order (gzip: decompressed, then compressed again as one member).
   const gz = ext === '.ndjson.gz';
   let lines = 0;
-  const file = createWriteStream(out);
+  const file = createHashingWriteStream(out);
   const gzip = gz ? createGzip({ level: 6 }) : null;
   const output: NodeJS.WritableStream = gzip ?? file;
   const written = gzip ? pipeline(gzip, file) : null;
@@ -452,7 +454,7 @@ async function mergeFiles(
         file.writableFinished ? resolve() : file.once('finish', resolve).once('error', reject),
       );
   }
-  return lines;
+  return { rows: lines, digests: file.hasher.digest() };
 }
 
 async function openSource(store: ObjectStore, key: string) {

@@ -3,12 +3,13 @@
  * only the columns asked for, from NDJSON (plain or gzip) or Parquet (any codec the sink writes).
  * The store has no ranged reads, so a Parquet file streams to a temporary copy first.
  */
+import type { Hash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, gunzipSync } from 'node:zlib';
 import type { ObjectStore } from '../store/store.js';
@@ -40,12 +41,30 @@ function kindOf(key: string): FileKind | null {
   return null;
 }
 
-async function openFile(store: ObjectStore, key: string): Promise<{ kind: FileKind; stream: Readable }> {
+/** `hash`: fed every byte of the stored file as it is read (what `verify --content` compares). */
+async function openFile(store: ObjectStore, key: string, hash?: Hash): Promise<{ kind: FileKind; stream: Readable }> {
   const kind = kindOf(key);
   if (!kind) throw new ExportedFileError(key, 'unknown file type');
+  let stream = await store.getStream(key);
+  if (!stream) throw new ExportedFileError(key, 'file disappeared');
+  if (hash) stream = stream.pipe(hashing(hash));
+  return { kind, stream: kind === 'ndjson.gz' ? (stream.pipe(createGunzip()) as Readable) : stream };
+}
+
+function hashing(hash: Hash): Transform {
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+  });
+}
+
+/** Every byte of a stored file through `hash` (a read for its content only). */
+export async function hashStoredFile(store: ObjectStore, key: string, hash: Hash): Promise<void> {
   const stream = await store.getStream(key);
   if (!stream) throw new ExportedFileError(key, 'file disappeared');
-  return { kind, stream: kind === 'ndjson.gz' ? (stream.pipe(createGunzip()) as Readable) : stream };
+  for await (const chunk of stream as AsyncIterable<Buffer>) hash.update(chunk);
 }
 
 /** Rows of an exported file, read from the file: Parquet footer num_rows, or NDJSON lines. */
@@ -54,15 +73,23 @@ export async function countRows(store: ObjectStore, key: string): Promise<number
   return kind === 'parquet' ? parquetRows(stream, key) : countLines(stream);
 }
 
-/** Every row of an exported file, in file order, with only `columns` (a column a row lacks is undefined). */
-export async function readColumns<C extends string>(store: ObjectStore, key: string, columns: readonly C[]): Promise<Record<C, unknown>[]> {
-  const { kind, stream } = await openFile(store, key);
+/**
+ * Every row of an exported file, in file order, with only `columns` (a column a row lacks is
+ * undefined); `hash` is fed the file's bytes on the way.
+ */
+export async function readColumns<C extends string>(
+  store: ObjectStore,
+  key: string,
+  columns: readonly C[],
+  hash?: Hash,
+): Promise<Record<C, unknown>[]> {
+  const { kind, stream } = await openFile(store, key, hash);
   return kind === 'parquet' ? parquetColumns(stream, columns) : ndjsonColumns(stream, columns);
 }
 
-/** The item_id of every row of an exported file, in file order (its length is the file's row count). */
-export async function readItemIds(store: ObjectStore, key: string): Promise<string[]> {
-  const rows = await readColumns(store, key, ['item_id']);
+/** The item_id of every row of an exported file, in file order (its length is the file's row count); `hash` as readColumns. */
+export async function readItemIds(store: ObjectStore, key: string, hash?: Hash): Promise<string[]> {
+  const rows = await readColumns(store, key, ['item_id'], hash);
   return rows.map((r, i) => {
     if (typeof r.item_id !== 'string') throw new ExportedFileError(key, `row ${i + 1} has no item_id`);
     return r.item_id;

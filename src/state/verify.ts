@@ -14,7 +14,8 @@
  * windows. Units of snapshot datasets are checked for their files only.
  */
 import pLimit from 'p-limit';
-import { readItemIds } from './exported-files.js';
+import { hashStoredFile, readItemIds } from './exported-files.js';
+import { ContentCheck, type ContentReport } from './verify-content.js';
 import { errorMessage } from '../errors.js';
 import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
@@ -24,9 +25,9 @@ import { axisOfUnitKey, isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js
 import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable, type LeaseRecord } from './lease.js';
-import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
+import { parseMarkerPlace, WindowState, type FileRecord, type PendingMarker, type WindowRecord } from './window-state.js';
 import { formatOfKey } from './destination-format.js';
-import { partitionKeyPattern } from '../sink/partitioning.js';
+import { jobFileMatcher } from './unreferenced-files.js';
 import type { OutputFormat } from '../sink/sink.js';
 import type { BatchWindows } from '../settings/settings.js';
 
@@ -48,6 +49,8 @@ export type VerifyProblemKind =
   | 'chain-hash'
   /** verify --recount: a window whose files hold another number of rows than the service counts. */
   | 'recount-mismatch'
+  /** verify --content: a file whose SHA-256 is not the one recorded when it was written. */
+  | 'content-mismatch'
   /** An Iceberg table whose current snapshot is not the state's live files, or names a missing file (src/iceberg/). */
   | 'iceberg-table';
 
@@ -62,6 +65,7 @@ export const WINDOW_DAMAGE: ReadonlySet<VerifyProblemKind> = new Set([
   'unreadable-file',
   'duplicate-rows',
   'recount-mismatch',
+  'content-mismatch',
 ]);
 
 export interface VerifyProblem {
@@ -73,6 +77,8 @@ export interface VerifyProblem {
   windows?: [number, number][];
   key?: string;
   message: string;
+  /** An unreferenced file that a pending marker names (a commit under way, or left by a crash: its owner's next run removes it). */
+  pending?: boolean;
 }
 
 export interface UnitSummary {
@@ -130,6 +136,8 @@ export interface VerifyReport {
   /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };
+  /** How the files' contents were compared (by size, or by SHA-256 with --content) and what that found. */
+  content: ContentReport;
   /** counted: rows read from the files; distinct: distinct item_ids per window, added up (null: --quick). */
   rows: { recorded: number; counted: number | null; distinct: number | null };
   lease: (LeaseRecord & { active: boolean }) | null;
@@ -144,8 +152,10 @@ export interface VerifyOptions {
   store: ObjectStore;
   /** The job with wallet names resolved to addresses (unit keys hold addresses). */
   job: Job;
-  /** Sizes only, no reading of the files (default false: row counts are read from every file). */
+  /** Sizes only, no reading of the files for rows (default false: row counts are read from every file). */
   quick?: boolean;
+  /** Read every file and compare its SHA-256 with the recorded one (in the same read as its rows, unless `quick`). */
+  content?: boolean;
   concurrency?: number;
   now?: () => number;
   /**
@@ -184,7 +194,8 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
 
   const within = opts.within;
   const checked = within ? records.filter((r) => r.start < within.end && within.start < r.end) : records;
-  const { counted, distinct, checkedRows, present } = await checkListedFiles(opts, checked, problems);
+  const content = new ContentCheck(opts.content === true);
+  const { counted, distinct, checkedRows, present } = await checkListedFiles(opts, checked, problems, content);
   let recount: RecountReport | undefined;
   if (opts.recount) {
     recount = await opts.recount(checked, {
@@ -219,6 +230,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     units,
     windows: { planned: plannedTotal, completed: windows, damaged: damaged.length, missing: missingTotal },
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
+    content: content.report,
     rows: {
       recorded: rows,
       counted: opts.quick ? null : counted,
@@ -368,6 +380,7 @@ async function checkListedFiles(
   opts: VerifyOptions,
   records: WindowRecord[],
   problems: VerifyProblem[],
+  content: ContentCheck,
 ): Promise<{ counted: number; distinct: number; checkedRows: number; present: Map<string, number> }> {
   const { store } = opts;
   const limit = pLimit(opts.concurrency ?? 8);
@@ -399,14 +412,8 @@ async function checkListedFiles(
             problems.push({ kind: 'size-mismatch', ...where, message: `file has ${info.size} bytes, the window records ${f.bytes}` });
           }
           present.set(key, f.rows);
-          if (opts.quick) continue;
-          let fileIds: string[];
-          try {
-            fileIds = await readItemIds(store, key);
-          } catch (err) {
-            problems.push({ kind: 'unreadable-file', ...where, message: `rows cannot be counted: ${errorMessage(err).split('\n')[0]}` });
-            continue;
-          }
+          const fileIds = await readListedFile(opts, f, where, problems, content);
+          if (!fileIds) continue;
           const rows = fileIds.length;
           present.set(key, rows);
           checkedRows++;
@@ -438,6 +445,32 @@ async function checkListedFiles(
     ),
   );
   return { counted, distinct, checkedRows, present };
+}
+
+/**
+ * A listed file read: its item_ids (null with `quick`, which reads it only to compare its content),
+ * its content compared when asked (--content); null too when it cannot be read (a problem then).
+ */
+async function readListedFile(
+  opts: VerifyOptions,
+  f: FileRecord,
+  where: { unit: string; window: [number, number]; key: string },
+  problems: VerifyProblem[],
+  content: ContentCheck,
+): Promise<string[] | null> {
+  const hash = content.hashFor(f);
+  let ids: string[] | null = null;
+  try {
+    if (!opts.quick) ids = await readItemIds(opts.store, f.key, hash ?? undefined);
+    else if (hash) await hashStoredFile(opts.store, f.key, hash);
+  } catch (err) {
+    const what = opts.quick ? 'content cannot be read' : 'rows cannot be counted';
+    problems.push({ kind: 'unreadable-file', ...where, message: `${what}: ${errorMessage(err).split('\n')[0]}` });
+    return null;
+  }
+  const differs = hash ? content.compare(f, hash) : null;
+  if (differs) problems.push({ kind: 'content-mismatch', ...where, message: differs });
+  return ids;
 }
 
 /** Pending commits left; returns the keys they name. */
@@ -472,25 +505,20 @@ async function checkUnreferencedFiles(
   pendingKeys: Set<string>,
   problems: VerifyProblem[],
 ): Promise<number> {
-  const { store, job } = opts;
-  const prefixes = targetFilePrefixes(job, records);
   // Files in folders this job's partitioning never makes (another job's `{job}` folders, another template) are not its own.
-  const ownKey = opts.output ? partitionKeyPattern(opts.output.partitioning, job.name) : null;
+  const isJobFile = jobFileMatcher(opts.job, opts.output?.partitioning ?? null, records);
   let unreferenced = 0;
-  for await (const obj of store.list('', { etags: false })) {
-    if (obj.key.startsWith('_state/')) continue;
-    if (ownKey && !listed.has(obj.key) && !ownKey.test(obj.key)) continue;
-    const base = obj.key.slice(obj.key.lastIndexOf('/') + 1);
-    const cut = base.indexOf('__');
-    if (cut <= 0 || !prefixes.has(base.slice(0, cut))) continue;
-    if (listed.has(obj.key) || opts.retained?.has(obj.key)) continue;
+  for await (const obj of opts.store.list('', { etags: false })) {
+    if (listed.has(obj.key) || opts.retained?.has(obj.key) || !isJobFile(obj.key)) continue;
     unreferenced++;
+    const pending = pendingKeys.has(obj.key);
     problems.push({
       kind: 'unreferenced-file',
       key: obj.key,
-      message: pendingKeys.has(obj.key)
+      message: pending
         ? 'file of an unfinished commit: readers see rows that no completed window lists (the next run removes it)'
-        : 'no completed window lists this file: readers see rows the state does not know of (left by a crash or by another job writing the same target here)',
+        : 'no completed window lists this file: readers see rows the state does not know of (left by a crash, a lost _state/ folder, a compaction that lost a race, or another job writing the same target here)',
+      ...(pending ? { pending } : {}),
     });
   }
   return unreferenced;
@@ -518,24 +546,6 @@ function describeWindows(axis: Axis, ws: Interval[]): string {
     .map((w) => formatInterval(axis, w))
     .join(' ');
   return ws.length > 8 ? `${shown} and ${ws.length - 8} more range(s)` : shown;
-}
-
-/** File name stems (`<target>__...`) of the job's targets, as the datasets name their files. */
-function targetFilePrefixes(job: Job, records: WindowRecord[]): Set<string> {
-  const out = new Set<string>();
-  for (const t of job.targets) {
-    if (t.kind === 'wallet') out.add(t.wallet);
-    else if (t.kind === 'contract') for (const e of t.events) out.add(`${t.contract}_${e.topic0.slice(2, 10)}`);
-    else out.add('chain');
-  }
-  for (const r of records) {
-    for (const f of r.files) {
-      const base = f.key.slice(f.key.lastIndexOf('/') + 1);
-      const cut = base.indexOf('__');
-      if (cut > 0) out.add(base.slice(0, cut));
-    }
-  }
-  return out;
 }
 
 async function leaseObjects(store: ObjectStore, root: string): Promise<string[]> {

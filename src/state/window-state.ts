@@ -47,6 +47,11 @@ export interface FileRecord {
   key: string;
   rows: number;
   bytes: number;
+  /**
+   * Hex SHA-256 of the file's bytes, taken while it was written (src/sink/content-digest.ts): what
+   * `verify --content` and `run --repair` compare. Absent in records of older versions.
+   */
+  sha256?: string;
 }
 
 export interface WindowRecord {
@@ -71,6 +76,9 @@ export interface StagedFile extends FileRecord {
   /** The local file; the commit removes it, uploaded or not. */
   path: string;
   contentType: string;
+  sha256: string;
+  /** Hex MD5 of its bytes, taken while it was written: sent with the upload for the store to check. */
+  md5: string;
 }
 
 /** What a window's commit is handed: the window, its staged files, and its edge (block windows). */
@@ -129,6 +137,11 @@ export interface WindowStateOptions {
    * deleted). An Iceberg table keeps them: its snapshots still name them (src/iceberg/).
    */
   dropReplaced?: (keys: string[]) => Promise<void>;
+  /**
+   * Called before a window's first upload with the keys of the files of the windows it replaces;
+   * throws to refuse the commit (a run: files no state names beside the window, src/state/unreferenced-files.ts).
+   */
+  beforeUpload?: (commit: WindowCommit, replaced: ReadonlySet<string>) => Promise<void>;
 }
 
 function parseMarkerName(name: string): Interval | null {
@@ -159,8 +172,28 @@ export function recordFitsPlace(rec: WindowRecord, place: MarkerPlace): boolean 
     Number.isSafeInteger(rec.end) &&
     place.name === `${windowKey({ start: rec.start, end: rec.end })}.json` &&
     Array.isArray(rec.files) &&
-    rec.files.every((f) => f && typeof f.key === 'string' && Number.isSafeInteger(f.rows) && Number.isSafeInteger(f.bytes))
+    rec.files.every(
+      (f) =>
+        f &&
+        typeof f.key === 'string' &&
+        Number.isSafeInteger(f.rows) &&
+        Number.isSafeInteger(f.bytes) &&
+        (f.sha256 === undefined || /^[0-9a-f]{64}$/.test(f.sha256)),
+    )
   );
+}
+
+/** Every key a pending marker (at `key`) names: the files it uploads and the files of the windows it replaces. */
+export function parsePendingKeys(key: string, body: Buffer): string[] {
+  let marker: PendingMarker | null;
+  try {
+    marker = JSON.parse(body.toString('utf8')) as PendingMarker | null;
+  } catch (err) {
+    throw new StateCorruptError(key, `not valid JSON (${(err as Error).message})`);
+  }
+  if (marker && (!Array.isArray(marker.keys) || !(marker.replaces ?? []).every((r) => Array.isArray(r?.keys))))
+    throw new StateCorruptError(key, '"keys" or a "replaces" entry\'s "keys" is not an array');
+  return [...(marker?.keys ?? []), ...(marker?.replaces ?? []).flatMap((r) => r.keys)];
 }
 
 const overlaps = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
@@ -191,6 +224,7 @@ export class WindowState {
   private readonly runId: string | undefined;
   private readonly guard: () => void;
   private readonly dropReplaced: (keys: string[]) => Promise<void>;
+  private readonly beforeUpload: WindowStateOptions['beforeUpload'];
   /** Completed intervals per unit, from completedIntervals() and kept up to date by this instance's writes. */
   private known: Map<string, Interval[]> | null = null;
   /** Pending markers this instance wrote, with what they replace. */
@@ -212,6 +246,7 @@ export class WindowState {
     this.runId = opts.runId;
     this.guard = opts.guard ?? (() => undefined);
     this.dropReplaced = opts.dropReplaced ?? ((keys) => store.deleteMany(keys));
+    this.beforeUpload = opts.beforeUpload;
     this.manifests = new UnitManifests(store, this.root, () => this.guard());
   }
 
@@ -481,9 +516,10 @@ export class WindowState {
     return out;
   }
 
-  async writePending(unitKey: string, start: number, end: number, keys: string[]): Promise<void> {
+  /** `replaced`: the completed windows it replaces, when the caller read them already. */
+  async writePending(unitKey: string, start: number, end: number, keys: string[], replaced?: WindowRecord[]): Promise<void> {
     this.guard();
-    const replaced = await this.overlappingCompleted(unitKey, start, end);
+    replaced ??= await this.overlappingCompleted(unitKey, start, end);
     const marker: PendingMarker = {
       keys,
       ...(this.runId === undefined ? {} : { run_id: this.runId }),
@@ -506,16 +542,19 @@ export class WindowState {
     const { unit_key, start, end, run_id, files, edge } = window;
     try {
       if (files.length > 0) {
+        const replaced = await this.overlappingCompleted(unit_key, start, end);
+        await this.beforeUpload?.(window, new Set(replaced.flatMap((r) => r.files.map((f) => f.key))));
         await this.writePending(
           unit_key,
           start,
           end,
           files.map((f) => f.key),
+          replaced,
         );
       }
       for (const f of files) {
         if (opts.signal?.aborted) throw new CommitStoppedError('interrupted before upload');
-        await this.store.putFile(f.key, f.path, { contentType: f.contentType });
+        await this.store.putFile(f.key, f.path, { contentType: f.contentType, digests: { sha256: f.sha256, md5: f.md5 } });
         await rm(f.path, { force: true });
       }
       await this.writeCompleted({
@@ -523,7 +562,7 @@ export class WindowState {
         start,
         end,
         rows: files.reduce((n, f) => n + f.rows, 0),
-        files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes })),
+        files: files.map((f) => ({ key: f.key, rows: f.rows, bytes: f.bytes, sha256: f.sha256 })),
         run_id,
         completed_at: new Date().toISOString(),
         ...(edge ? { edge } : {}),
@@ -631,10 +670,8 @@ export class WindowState {
   async pendingFileKeys(): Promise<Set<string>> {
     const out = new Set<string>();
     for await (const obj of this.store.list(`${this.root}/pending/`, { etags: false })) {
-      const marker = await this.readJson<PendingMarker>(obj.key);
-      if (marker && (!Array.isArray(marker.keys) || !(marker.replaces ?? []).every((r) => Array.isArray(r?.keys))))
-        throw new StateCorruptError(obj.key, '"keys" or a "replaces" entry\'s "keys" is not an array');
-      for (const k of [...(marker?.keys ?? []), ...(marker?.replaces ?? []).flatMap((r) => r.keys)]) out.add(k);
+      const got = await this.store.get(obj.key);
+      if (got) for (const k of parsePendingKeys(obj.key, got.body)) out.add(k);
     }
     return out;
   }

@@ -68,6 +68,23 @@ export class StoreUnavailableError extends StoreError {
   override name = 'StoreUnavailableError';
 }
 
+/**
+ * The store refused to keep a data file because the bytes it received are not those its writer
+ * hashed (S3: BadDigest to Content-MD5, or a checksum mismatch; a local folder: the MD5 of its
+ * copy; a multipart upload: the SHA-256 of the bytes read for it). Nothing is kept under the key;
+ * the window is not committed and the next run exports it again: exit 1.
+ */
+export class ContentChecksumError extends StoreError {
+  override name = 'ContentChecksumError';
+  constructor(location: string, key: string, params: ErrorParameters = {}) {
+    super(`The upload of ${key} was refused: its bytes differ from those written`, {
+      details: `${location} ${key}`,
+      hint: 'The staged file changed between its writing and its upload (disk or memory fault), or the bytes were altered on the way: the window was not committed and the next run exports it again. If it recurs, check the staging disk (staging_dir) and the network path to the store.',
+      ...params,
+    });
+  }
+}
+
 /** A local destination that cannot be a folder (a file on its path, no permission, read-only). */
 export class DestinationUnusableError extends UserInputError {
   override name = 'DestinationUnusableError';

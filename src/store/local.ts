@@ -10,7 +10,7 @@ import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '../log.js';
 import { makeDirs } from '../make-dirs.js';
 import { pidAlive, thisProcess } from '../process-identity.js';
-import { DestinationUnusableError, StoreError, PreconditionFailedError } from './errors.js';
+import { ContentChecksumError, DestinationUnusableError, StoreError, PreconditionFailedError } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
 import type { ListOptions, ObjectInfo, ObjectStore, PutOptions } from './store.js';
 
@@ -105,7 +105,12 @@ export class LocalStore implements ObjectStore {
       }
       throw this.ioError('write', key, err);
     }
-    return this.commit(key, tmp, hash.digest('hex'), opts);
+    const md5 = hash.digest('hex');
+    if (opts.digests && opts.digests.md5 !== md5) {
+      await rm(tmp, { force: true });
+      throw new ContentChecksumError(this.location, key, { metaMessages: [`MD5 written ${opts.digests.md5}, copied ${md5}`] });
+    }
+    return this.commit(key, tmp, md5, opts);
   }
 
   async put(key: string, body: Buffer | string, opts: PutOptions = {}): Promise<{ etag: string }> {

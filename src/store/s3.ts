@@ -19,6 +19,7 @@ import { silentLogger, type Logger } from '../log.js';
 import { InsightExportError } from '../errors.js';
 import {
   BucketNotFoundError,
+  ContentChecksumError,
   ConditionalWritesUnsupportedError,
   PreconditionFailedError,
   StoreAccessError,
@@ -27,6 +28,7 @@ import {
 } from './errors.js';
 import { joinKey, normalisePrefix, validateKey, validatePrefix } from './keys.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
+import { hexToBase64, readVerified } from './verified-read.js';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -158,7 +160,9 @@ export class S3Store implements ObjectStore {
       throw new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause: err });
     }
     const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
-    if (conditional && size <= this.conditionalBufferMaxBytes) {
+    // A file of one part goes in one PUT that carries its digests (Content-MD5, which every S3
+    // checks, and x-amz-checksum-sha256, which AWS checks): the store refuses other bytes.
+    if ((conditional || opts.digests) && size <= (conditional ? this.conditionalBufferMaxBytes : this.partSize)) {
       const body = await readFile(localPath);
       return this.putObject(key, body, opts);
     }
@@ -171,14 +175,23 @@ export class S3Store implements ObjectStore {
     return this.retrying('upload', key, () => this.upload(key, localPath, size, opts));
   }
 
+  /**
+   * A multipart upload (lib-storage). Its parts are signed with their payload hash, so each is
+   * checked on its way; the object as a whole has no digest the store checks, so the bytes read for
+   * it are compared with the writer's SHA-256, and a difference aborts the upload before it completes.
+   */
   private async upload(key: string, localPath: string, size: number, opts: PutOptions): Promise<{ etag: string }> {
     const started = Date.now();
+    const digests = opts.digests;
+    const body = digests
+      ? readVerified(localPath, digests.sha256, (got) => this.checksumError(key, `SHA-256 written ${digests.sha256}, read ${got}`))
+      : createReadStream(localPath);
     const upload = new Upload({
       client: this.client,
       params: {
         Bucket: this.bucket,
         Key: this.fullKey(key),
-        Body: createReadStream(localPath),
+        Body: body,
         ContentLength: size,
         ContentType: opts.contentType,
         IfNoneMatch: opts.ifNoneMatch,
@@ -377,6 +390,10 @@ export class S3Store implements ObjectStore {
       };
       if (writeId) input.Metadata = { [WRITE_ID_META]: writeId };
       if (opts.contentLength !== undefined) input.ContentLength = opts.contentLength;
+      if (opts.digests) {
+        input.ContentMD5 = hexToBase64(opts.digests.md5);
+        input.ChecksumSHA256 = hexToBase64(opts.digests.sha256);
+      }
       const started = Date.now();
       try {
         const out = await this.client.send(new PutObjectCommand(input));
@@ -438,6 +455,10 @@ export class S3Store implements ObjectStore {
     }
   }
 
+  private checksumError(key: string, details: string, cause?: unknown): ContentChecksumError {
+    return new ContentChecksumError(this.location, key, { metaMessages: [details], cause });
+  }
+
   /** Best-effort check before a conditional multipart upload (see the class comment). */
   private async precheck(key: string, opts: PutOptions): Promise<void> {
     const current = await this.head(key);
@@ -484,6 +505,7 @@ export class S3Store implements ObjectStore {
     const details = facts.join(': ');
 
     if (isPreconditionFailed(err)) return new PreconditionFailedError(this.location, key, cond, { cause: err });
+    if (DIGEST_ERRORS.has(name)) return this.checksumError(key, details, err);
     if (status === 501 && (cond.ifNoneMatch !== undefined || cond.ifMatch !== undefined)) {
       return new ConditionalWritesUnsupportedError(this.location, {
         details: `${details}${e.message ? ` - ${e.message}` : ''}`,
@@ -548,6 +570,9 @@ const ACCESS_ERRORS = new Set([
   'AccountProblem',
   'InvalidClientTokenId',
 ]);
+
+/** The store's answers to a body that is not what its digests (Content-MD5, x-amz-checksum-*, the signed payload hash) say. */
+const DIGEST_ERRORS = new Set(['BadDigest', 'XAmzContentSHA256Mismatch', 'InvalidChecksum']);
 
 const NETWORK_CODES = new Set([
   'ECONNREFUSED',

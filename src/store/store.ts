@@ -15,6 +15,12 @@ export interface ObjectInfo {
 
 export interface PutOptions {
   contentType?: string | undefined;
+  /**
+   * putFile: hex digests of the file's bytes as its writer produced them. The store keeps the file
+   * only if what it received has them (ContentChecksumError otherwise): S3 is sent Content-MD5 and
+   * x-amz-checksum-sha256 (see S3Store.putFile), a local folder compares the MD5 of its copy.
+   */
+  digests?: { sha256: string; md5: string } | undefined;
   /** "*" = create only if absent (S3 If-None-Match: *). Fails with PreconditionFailedError. */
   ifNoneMatch?: '*' | undefined;
   /** Replace only if the current ETag equals this. Fails with PreconditionFailedError. */
