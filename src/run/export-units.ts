@@ -20,11 +20,12 @@ import {
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
 import { fileStem } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
-import type { BlockEdge, WindowState } from '../state/window-state.js';
+import type { WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
+import { edgeProblem, pagingLimit, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -41,6 +42,8 @@ export interface ExportUnit {
   filters: Filters;
   /** The table (`{dataset}` of the partitioning) the rows go to; the dataset's default without it. */
   table?: string;
+  /** The unit holds rows of this window already: it is exported again (a reorganisation, --force, --rewind, a repair). */
+  again?: boolean;
 }
 
 export interface ExportOptions {
@@ -207,6 +210,10 @@ interface WindowExport {
   writers: Map<number, PartitionedWriter>;
   /** One outcome per planned window, by chain. */
   results: Map<number, UnitOutcome[]>;
+  /** Each chain's edge block, read before the rows (window-proof.ts). */
+  edges: WindowEdges;
+  /** Rows written so far, by chain. */
+  rows: Map<number, number>;
 }
 
 /**
@@ -230,6 +237,8 @@ async function exportGroup(
     byChain: new Map(group.map((u) => [u.chainId, u])),
     writers: new Map(),
     results: new Map(),
+    edges: new Map(),
+    rows: new Map(),
   };
   pool.windows++;
   // Chains whose rows are all in finish while the others page, and after the window's last page.
@@ -237,7 +246,7 @@ async function exportGroup(
   let failure: { err: unknown } | undefined;
   const stats = newPagingStats();
   try {
-    const edges = await windowEdges(group, opts);
+    w.edges = await windowEdges(group, opts.blocks);
     // Whatever the source streams, a window never writes an item_id twice (rowKey, by chain).
     const written = new Map<number, Set<string>>();
     let repeated = 0;
@@ -246,7 +255,7 @@ async function exportGroup(
       const u = w.byChain.get(batch.chainId)!;
       if ('done' in batch) {
         written.delete(u.chainId);
-        const finished = finishChain(w, u, edges.get(u.chainId), batch.warnings);
+        const finished = finishChain(w, u, batch.warnings);
         // Awaited below; until then a failure must not count as unhandled.
         finished.catch(() => undefined);
         finishing.push(finished);
@@ -268,6 +277,7 @@ async function exportGroup(
         if (w.windows.length > 1) countInWindow(w, u, r);
       }
       await writerFor(w, u).write(rows);
+      w.rows.set(u.chainId, (w.rows.get(u.chainId) ?? 0) + rows.length);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
       // Let I/O callbacks run between pages: the windows' page work otherwise chains in
       // microtasks, and responses wait behind it with their request slots taken.
@@ -379,25 +389,6 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
   return writer;
 }
 
-/**
- * The chain's block at each unit's upper edge. Read before the rows: a reorganisation between the
- * two then shows as a changed edge at the next run (and is repaired), never as an edge that
- * matches stale rows.
- */
-async function windowEdges(group: ExportUnit[], opts: ExportOptions): Promise<Map<number, BlockEdge | undefined>> {
-  const edges = new Map<number, BlockEdge | undefined>();
-  const first = group[0]!;
-  const blocks = opts.blocks;
-  if (!blocks || first.dataset.capabilities.extent === 'snapshot') return edges;
-  await Promise.all(
-    group.map(async (u) => {
-      const b = first.axis === 'block' ? await blocks.block(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
-      edges.set(u.chainId, b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined);
-    }),
-  );
-  return edges;
-}
-
 /** The window's rows as the dataset collects them: streamed by the source, or paged in slices. */
 function windowPages(
   w: WindowExport,
@@ -427,15 +418,15 @@ function windowPages(
     end: first.end,
     axes: collection.sliceAxes(first.axis),
     baseFilters: first.filters,
-    limit: sizes.limit,
+    limit: pagingLimit(sizes.limit, group, w.edges),
     target: sizes.target,
     prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
     pool,
     density,
     stats,
-    fetch: (chainIds, filters, held) => {
+    fetch: (chainIds, filters, held, limit) => {
       if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-      const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit, held });
+      const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit, held });
       page.then(
         (rows: unknown[]) => opts.onProgress?.({ kind: 'received', unitKey: first.unitKey, rows: rows.length }),
         () => undefined,
@@ -445,13 +436,19 @@ function windowPages(
     chainId: (r) => ds.chainId(r),
     itemId: (r) => ds.itemId(r, first.target),
     reject: (r) => collection.foreignReason(r, first.target),
+    check: rowCheck(group, w.edges, opts.blocks),
+    answers: opts.client.answers,
     onSplit: (chainId, slice) => w.log.debug({ chainId, slice }, 'slice came back full: split'),
   });
 }
 
 /** A chain has all its rows: its files are finished and its window committed, on its own. */
-async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | undefined, warnings: string[] | undefined): Promise<void> {
+async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | undefined): Promise<void> {
   const { opts, log } = w;
+  const unserved = opts.blocks && edgeProblem(u, w.edges, w.rows.get(u.chainId) ?? 0, opts.blocks);
+  if (unserved) throw unserved;
+  const b = w.edges.get(u.chainId);
+  const edge = b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined;
   const files = await writerFor(w, u).finish();
   const rows = files.reduce((n, f) => n + f.rows, 0);
   try {

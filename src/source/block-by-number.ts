@@ -2,10 +2,22 @@ import { InsightExportError } from '../errors.js';
 import type { InsightClient } from './client.js';
 import { resolveBlock } from './chain-head.js';
 import type { BlockRecord } from './records.js';
+import { BadAnswerError, ServiceDisagreementError } from './bad-answers.js';
 
 interface Known {
   number: number;
   timestamp: number;
+}
+
+/** A block the service must serve (it served blocks below and above it) stayed missing on every attempt: exit 1. */
+export class EdgeNotServedError extends BadAnswerError {
+  override name = 'EdgeNotServedError';
+  constructor(chainId: number, blockNumber: number, span: { lowest: number; highest: number }) {
+    super('edge_not_served', `that it has no block ${blockNumber} on chain ${chainId}`, {
+      details: `resolve/${blockNumber}?chain_id=${chainId}; the same run found blocks ${span.lowest} and ${span.highest} served`,
+      hint: 'A replica or shard of the service lags the others: the window is not exported without its edge block. Run again later.',
+    });
+  }
 }
 
 /** The last block before a time window's edge could not be found: the chain's blocks gave no edge. */
@@ -24,6 +36,10 @@ export class BlockLookup {
   private readonly known = new Map<number, Known[]>();
   /** Numbers the service had no block for, per chain. */
   private readonly absent = new Map<number, number[]>();
+  /** Blocks the service answered, by `chain:number` (the latest answer): what rows at them must carry. */
+  private readonly resolved = new Map<string, BlockRecord>();
+  /** The lowest and highest block number the service served, per chain. */
+  private readonly span = new Map<number, { lowest: number; highest: number }>();
 
   constructor(
     private readonly client: InsightClient,
@@ -46,6 +62,90 @@ export class BlockLookup {
   }
 
   /**
+   * Block `n` asked again, whatever the service answered before (a missing block it serves, a
+   * hash to confirm): one request more.
+   */
+  reask(chainId: number, blockNumber: number): Promise<BlockRecord | null> {
+    this.cache.delete(`${chainId}:${blockNumber}`);
+    const absent = this.absent.get(chainId);
+    if (absent?.includes(blockNumber))
+      this.absent.set(
+        chainId,
+        absent.filter((n) => n !== blockNumber),
+      );
+    return this.block(chainId, blockNumber);
+  }
+
+  /** The block the service answered at `n` this run (its last answer), if it was asked and served. */
+  resolvedBlock(chainId: number, blockNumber: number): BlockRecord | undefined {
+    return this.resolved.get(`${chainId}:${blockNumber}`);
+  }
+
+  /**
+   * Block `n`, which the service must serve: it served blocks of the chain below and above it, and
+   * blocks are served from the first to the head. Missing, it is asked again after a backoff (a
+   * replica behind the one that served the block above, a shard missing for a moment); missing on
+   * every attempt: EdgeNotServedError (exit 1). null only where the service may truly lack it: no
+   * block below it was served (before its first block) or none above (past its head).
+   */
+  async servedBlock(chainId: number, blockNumber: number): Promise<BlockRecord | null> {
+    let b = await this.block(chainId, blockNumber);
+    for (let attempt = 1; !b && this.between(chainId, blockNumber); attempt++) {
+      const what = `no block ${blockNumber} on chain ${chainId}, though it served blocks below and above it`;
+      this.client.noteBadAnswer('edge_not_served');
+      if (!(await this.client.retryBadAnswer(attempt, { reason: 'edge_not_served', what, chainIds: [chainId] })))
+        throw new EdgeNotServedError(chainId, blockNumber, this.span.get(chainId)!);
+      b = await this.reask(chainId, blockNumber);
+    }
+    return b;
+  }
+
+  /**
+   * Block `n` as the service has it now, where it served the block before with `hash` (a recorded
+   * window edge). Missing, it is asked again after a backoff (a replica behind the one that served
+   * it); with another hash, asked once more, so that a reorganisation is found only when two
+   * answers agree on it. ServiceDisagreementError (exit 1) when they never do; `what` names the
+   * window for it.
+   */
+  async confirmedBlock(chainId: number, n: number, hash: string, what: string): Promise<BlockRecord> {
+    let now = await this.block(chainId, n);
+    for (let attempt = 1; !now; attempt++) {
+      this.client.noteBadAnswer('edge_not_served');
+      const bad = {
+        reason: 'edge_not_served' as const,
+        what: `no block ${n} on chain ${chainId}, which it served before`,
+        chainIds: [chainId],
+      };
+      if (!(await this.client.retryBadAnswer(attempt, bad))) {
+        throw new ServiceDisagreementError(`The service no longer serves block ${n} on chain ${chainId}, the edge of ${what}`, {
+          details: `resolve/${n}?chain_id=${chainId} answered no block on ${attempt} attempts; a run recorded it with hash ${hash}`,
+          hint: 'A replica or shard of the service lags the one that served it: nothing was exported again for it. Run again later.',
+        });
+      }
+      now = await this.reask(chainId, n);
+    }
+    if (now.block_hash === hash) return now;
+    const again = await this.reask(chainId, n);
+    if (again?.block_hash === now.block_hash) return again;
+    throw new ServiceDisagreementError(`The service answered two different blocks ${n} on chain ${chainId}, the edge of ${what}`, {
+      details: `resolve/${n}?chain_id=${chainId}: ${now.block_hash}, then ${again?.block_hash ?? 'no block'}; a run recorded ${hash}`,
+      hint: 'Replicas of the service disagree about a reorganisation (one has not caught up): nothing was exported again for it. Run again later.',
+    });
+  }
+
+  /** The lowest and highest block the service served on the chain this run. */
+  servedSpan(chainId: number): { lowest: number; highest: number } | undefined {
+    const span = this.span.get(chainId);
+    return span && { ...span };
+  }
+
+  /** Whether the service served blocks of the chain below and above `n`. */
+  private between(chainId: number, n: number): boolean {
+    const span = this.span.get(chainId);
+    return span !== undefined && span.lowest < n && n < span.highest;
+  }
+
+  /**
    * The chain head a head search found: the block, and that the block after it did not exist then
    * (the search asked). Edges of windows reaching past the head end at the head without asking
    * again for blocks the service does not have (the indexer answers each with a 500, retried).
@@ -55,8 +155,14 @@ export class BlockLookup {
     this.see(chainId, block + 1, null);
   }
 
-  /** A block's number and timestamp learnt elsewhere. */
+  /** A block's number and timestamp learnt elsewhere (a block the service served). */
   hint(chainId: number, block: number, time: number): void {
+    const span = this.span.get(chainId);
+    if (!span) this.span.set(chainId, { lowest: block, highest: block });
+    else {
+      span.lowest = Math.min(span.lowest, block);
+      span.highest = Math.max(span.highest, block);
+    }
     let list = this.known.get(chainId);
     if (!list) this.known.set(chainId, (list = []));
     // Once per block: the search counts distinct blocks (one alone gives no block time).
@@ -153,8 +259,10 @@ export class BlockLookup {
   }
 
   private see(chainId: number, n: number, b: BlockRecord | null): void {
-    if (b) this.hint(chainId, b.block_number, b.block_timestamp);
-    else {
+    if (b) {
+      this.hint(chainId, b.block_number, b.block_timestamp);
+      this.resolved.set(`${chainId}:${b.block_number}`, b);
+    } else {
       let list = this.absent.get(chainId);
       if (!list) this.absent.set(chainId, (list = []));
       list.push(n);

@@ -269,15 +269,15 @@ async function checkUnit(
       if (pastTheEnd(w)) break;
       continue;
     }
-    const now = await blocks.block(chainId, edge.block_number);
-    if (now?.block_hash === edge.block_hash) {
+    const now = await blocks.confirmedBlock(chainId, edge.block_number, edge.block_hash, `window ${describeWindow(w, axis)} of ${unitKey}`);
+    if (now.block_hash === edge.block_hash) {
       matched.push({ w, edge });
       if (record) proven = true;
       walking = false;
       continue;
     }
     walking = true;
-    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now?.block_hash ?? null });
+    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now.block_hash });
     again.push(w);
     lowestChangedFiles = (await state.readCompleted(unitKey, w.start, w.end))?.files.map((f) => f.key) ?? [];
     if (below) {
