@@ -4,8 +4,9 @@ import { SANDBOX_PROFILE_NAMES, type SandboxProfile } from './profiles.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
 import { serveUntilSignalled } from './serve-until-signalled.js';
+import { blockTime, inconsistencyFlags, inconsistencyOptionsFromArgs, type InconsistencyArgs } from './inconsistency-flags.js';
 
-export interface SandboxArgs extends RpcSandboxArgs {
+export interface SandboxArgs extends RpcSandboxArgs, InconsistencyArgs {
   port: number;
   host: string;
   transactions: number;
@@ -122,6 +123,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     extraChains: args['extra-chains'],
     indexedUntil: args['indexed-until'] === undefined ? undefined : blockTime(args['indexed-until'], '--indexed-until'),
     compress: args.compress !== false,
+    ...inconsistencyOptionsFromArgs(args),
   };
   for (const [flag, option] of BEHAVIOUR_FLAGS) {
     if (args[flag] !== undefined) (opts as Record<string, unknown>)[option] = args[flag];
@@ -143,18 +145,6 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
   return opts;
 }
 
-/** A block time given as unix seconds or an ISO 8601 date. */
-function blockTime(text: string, flag: string): number {
-  const t = /^\d+$/.test(text.trim()) ? Number(text) : Date.parse(text) / 1000;
-  if (!Number.isSafeInteger(t)) {
-    throw new SandboxOptionsError(`${flag} must be a block time`, {
-      details: `got ${JSON.stringify(text)}`,
-      hint: 'unix seconds or an ISO 8601 date, e.g. 2024-02-01T00:00:00Z',
-    });
-  }
-  return t;
-}
-
 /** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
 export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const sandbox: Sandbox = await startSandbox(opts);
@@ -169,7 +159,7 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   describe:
     'Serve the read interface locally from a seeded data set, or from a JSON-RPC node with --rpc (with optional latency, rate limit and faults)',
   builder: (y: Argv<object>) =>
-    y
+    inconsistencyFlags(y)
       .option('port', { type: 'number', default: 8787, describe: 'TCP port (0 = random)' })
       .option('host', { type: 'string', default: '127.0.0.1' })
       .option('transactions', { type: 'number', default: 20_000, describe: 'Transactions across all chains' })

@@ -26,12 +26,14 @@ function cutFullPages(body: unknown, limit: number, rate: number, requestKey: nu
 
 /**
  * The proxy in front of a server: passes list answers of the row routes on through
- * cutFullPages at `rate` (each drawn from `seed` and a count of the answers it passed).
+ * cutFullPages at the rate `rate()` gives (each drawn from `seed` and a count of the answers it
+ * passed while the rate was above 0).
  */
-export function fullPageCutter(rate: number, seed: number): (route: string, url: URL, body: unknown) => unknown {
+export function fullPageCutter(rate: () => number, seed: number): (route: string, url: URL, body: unknown) => unknown {
   let answers = 0;
   return (route, url, body) => {
-    if (!(rate > 0) || (route !== 'transactions' && route !== 'events')) return body;
-    return cutFullPages(body, Number(url.searchParams.get('limit')), rate, hash3(seed, ++answers, 0xc7));
+    const r = rate();
+    if (!(r > 0) || (route !== 'transactions' && route !== 'events')) return body;
+    return cutFullPages(body, Number(url.searchParams.get('limit')), r, hash3(seed, ++answers, 0xc7));
   };
 }

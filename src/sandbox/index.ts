@@ -8,6 +8,8 @@ export { buildSandboxData } from './data.js';
 export { SANDBOX_PROFILES, SANDBOX_PROFILE_NAMES, profileOptions, withProfile } from './profiles.js';
 export type { ProfileOptions, SandboxProfile } from './profiles.js';
 export { OK_ERROR_MESSAGE } from './ok-misbehaviour.js';
+export { INCONSISTENCY_RATES } from './inconsistencies.js';
+export type { InconsistencyKind, InconsistencyOptions } from './inconsistencies.js';
 export type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource, SandboxData } from './data.js';
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, NftTokenHolding, WalletInfo } from './dataset.js';
 export { EVENT_COLUMNS, TRANSACTION_COLUMNS } from './dataset.js';

@@ -36,7 +36,21 @@ const INDEXER: ProfileOptions = {
 export const SANDBOX_PROFILES = {
   contract: {},
   indexer: INDEXER,
-  hostile: { ...INDEXER, repeatEarlierRows: 0.1, foreignRows: 0.05, okErrorBody: 0.05, okWithoutData: 0.05 },
+  hostile: {
+    ...INDEXER,
+    repeatEarlierRows: 0.1,
+    foreignRows: 0.05,
+    okErrorBody: 0.05,
+    okWithoutData: 0.05,
+    // a service answering inconsistently (src/sandbox/inconsistencies.ts), at low rates
+    replicaLag: 0.05,
+    replicaLagBehindSeconds: 2 * 86_400,
+    staleCache: 0.05,
+    emptyAnswers: 0.02,
+    millisecondTimestamps: 0.02,
+    neighbourSlices: 0.02,
+    cutFullPages: 0.02,
+  },
 } satisfies Record<string, ProfileOptions>;
 
 export type SandboxProfile = keyof typeof SANDBOX_PROFILES;

@@ -4,6 +4,7 @@ import { cdnCompress, cdnEncoding } from './cdn-compression.js';
 import { jsonText } from './go-values.js';
 import type { RequestStats } from './request-stats.js';
 import type { SandboxOptions } from './server.js';
+import { SerialisedBody } from './stale-cache.js';
 import type { Timers } from './timers.js';
 
 /** TCP RST where the platform allows it (the peer sees ECONNRESET), else a plain close. */
@@ -23,7 +24,9 @@ export class Replies {
     private readonly timers: Timers,
   ) {}
 
-  private text(body: unknown): string {
+  /** The JSON text of a body as sent (a SerialisedBody's own text). */
+  text(body: unknown): string {
+    if (body instanceof SerialisedBody) return body.text;
     return body === undefined ? '' : jsonText(body, this.opts.goValues === true);
   }
 

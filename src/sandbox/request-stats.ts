@@ -1,4 +1,5 @@
 import type { ForeignCounts, ForeignKind } from './foreign-rows.js';
+import type { InconsistencyKind } from './inconsistencies.js';
 
 export interface SandboxStats {
   requests: number;
@@ -7,6 +8,8 @@ export interface SandboxStats {
   faultsInjected: Record<string, number>;
   /** Rows of another wallet, contract, event or chain sent in list answers (`foreignRows`), by kind. */
   foreignRowsSent: Partial<Record<ForeignKind, number>>;
+  /** Answers an inconsistency changed (src/sandbox/inconsistencies.ts), by kind. */
+  inconsistencies: Partial<Record<InconsistencyKind, number>>;
 }
 
 /** What the server answered, for tests and benchmarks (SandboxServer.stats). */
@@ -14,7 +17,7 @@ export class RequestStats {
   private current: SandboxStats = RequestStats.empty();
 
   private static empty(): SandboxStats {
-    return { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {}, foreignRowsSent: {} };
+    return { requests: 0, byStatus: {}, byRoute: {}, faultsInjected: {}, foreignRowsSent: {}, inconsistencies: {} };
   }
 
   request(): void {
@@ -36,6 +39,11 @@ export class RequestStats {
   foreignRows(counts: ForeignCounts): void {
     const sent = this.current.foreignRowsSent;
     for (const [kind, n] of Object.entries(counts) as [ForeignKind, number][]) sent[kind] = (sent[kind] ?? 0) + n;
+  }
+
+  inconsistency(kind: InconsistencyKind): void {
+    const seen = this.current.inconsistencies;
+    seen[kind] = (seen[kind] ?? 0) + 1;
   }
 
   snapshot(): SandboxStats {

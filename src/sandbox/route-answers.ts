@@ -134,16 +134,15 @@ function nftParams(opts: SandboxOptions, q: URLSearchParams) {
   };
 }
 
+/** Answers a request of a route; list and resolve routes answer from `source` (default: the data the answers were made over). */
+export type RouteAnswers = (m: Matched, url: URL, req: IncomingMessage, source?: ReadInterfaceSource) => Promise<Answer>;
+
 /**
  * What each route answers over `data`, shaped by the wire options of `opts` (legacy types,
  * indexer records, omitted empties, foreign rows, the ok-but-not-a-page misbehaviours). A thrown
  * SandboxHttpError is an error answer. The foreign rows sent are counted in `stats`.
  */
-export function routeAnswers(
-  data: ReadInterfaceSource,
-  opts: SandboxOptions,
-  stats: RequestStats,
-): (m: Matched, url: URL, req: IncomingMessage) => Promise<Answer> {
+export function routeAnswers(data: ReadInterfaceSource, opts: SandboxOptions, stats: RequestStats): RouteAnswers {
   const paging = opts.indexerLimits ? INDEXER_PAGING : CONTRACT_PAGING;
   const seed = opts.seed ?? 42;
   // Whatever varies per list request derives from this counter, so a run of requests is reproducible.
@@ -169,16 +168,16 @@ export function routeAnswers(
     return { status: 200, body };
   }
 
-  function transactions(wallet: string, q: URLSearchParams): Answer {
-    const query = data.parseTransactionsQuery(q, paging);
+  function transactions(src: ReadInterfaceSource, wallet: string, q: URLSearchParams): Answer {
+    const query = src.parseTransactionsQuery(q, paging);
     return listAnswer(!isAggregated(query), (key) => {
-      const result = data.walletTransactions(wallet, query, listOpts(key));
+      const result = src.walletTransactions(wallet, query, listOpts(key));
       const foreign = injectForeignRows(result, query, opts.foreignRows ?? 0, key, FOREIGN_TRANSACTION_KINDS, foreignTransaction);
       return { body: listBody(opts, result, wireTransactions(opts, result, query.decode)), foreign };
     });
   }
 
-  function events(contract: string, signature: string, q: URLSearchParams): Answer {
+  function events(src: ReadInterfaceSource, contract: string, signature: string, q: URLSearchParams): Answer {
     if (opts.panicsAs500) {
       try {
         parseEventSignature(signature);
@@ -186,23 +185,23 @@ export function routeAnswers(
         throw new SandboxHttpError(500, 'unparsable event signature', undefined, { emptyBody: true });
       }
     }
-    const query = data.parseEventsQuery(q, paging);
+    const query = src.parseEventsQuery(q, paging);
     return listAnswer(!isAggregated(query), (key) => {
-      const result = data.contractEvents(contract, signature, query, listOpts(key));
+      const result = src.contractEvents(contract, signature, query, listOpts(key));
       const foreign = injectForeignRows(result, query, opts.foreignRows ?? 0, key, FOREIGN_EVENT_KINDS, foreignEvent);
       return { body: listBody(opts, result, wireEvents(opts, result, query.decode || opts.goValues === true)), foreign };
     });
   }
 
-  return async (m, url, req) => {
+  return async (m, url, req, source = data) => {
     const q = url.searchParams;
     switch (m.route) {
       case 'transactions':
-        return transactions(m.params[0]!, q);
+        return transactions(source, m.params[0]!, q);
       case 'events':
-        return events(m.params[0]!, m.params[1]!, q);
+        return events(source, m.params[0]!, m.params[1]!, q);
       case 'resolve':
-        return resolveAnswer(data, opts, m.params[0]!, q);
+        return resolveAnswer(source, opts, m.params[0]!, q);
       case 'decode':
         return { status: 200, body: data.decode(m.params[0]!, await readJson(req), parseChainIds(q)) };
       case 'nft':

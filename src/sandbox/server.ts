@@ -7,11 +7,12 @@ import { indexedUntil } from './indexing-lag.js';
 import { REORG_ROUTE, reorgRoute } from './reorg.js';
 import { RequestStats, type SandboxStats } from './request-stats.js';
 import { Replies } from './replies.js';
-import { routeAnswers, type Answer } from './route-answers.js';
+import { routeAnswers, type Answer, type RouteAnswers } from './route-answers.js';
 import { matchRoute, normalisePrefix, type Matched, type RoutePrefixes } from './routes.js';
 import { FAULT_ORDER, ServiceConditions } from './service-conditions.js';
 import { Timers } from './timers.js';
-import { fullPageCutter } from './cut-full-pages.js';
+import { validateInconsistencies, type InconsistencyOptions } from './inconsistencies.js';
+import { InconsistentService } from './inconsistent-service.js';
 
 export type SandboxRoute = 'transactions' | 'events' | 'resolve' | 'decode' | 'nft' | 'nft-list';
 export type FaultKind = 'http500' | 'http502' | 'http503' | 'http429' | 'reset' | 'truncate' | 'stall';
@@ -33,7 +34,8 @@ export interface FaultOptions {
   htmlPages?: boolean;
 }
 
-export interface SandboxOptions {
+/** The sandbox's options; those of a service answering inconsistently for a while are in InconsistencyOptions (inconsistencies.ts). */
+export interface SandboxOptions extends InconsistencyOptions {
   /** Default 42; same seed => byte-identical data. */
   seed?: number;
   /** Total transactions across all chains, default 20_000. */
@@ -88,12 +90,6 @@ export interface SandboxOptions {
   okErrorBody?: number;
   /** Rate (0..1) of list answers asked for rows that are HTTP 200 with `data: null` or without `data`. */
   okWithoutData?: number;
-  /**
-   * Rate (0..1) of list answers whose full pages lose their last row (each chain with `limit` rows
-   * sends `limit - 1`; pages of limit 1 are spared), as a broken proxy or CDN does: a page a client
-   * cannot tell from a short one.
-   */
-  cutFullPages?: number;
   /** Some rows use the older wire types: block_number as a string, value as a number. */
   legacyTypes?: boolean;
   /** Some decoded bytes values come as base64 or arrays of numbers instead of hex. */
@@ -166,6 +162,10 @@ export interface SandboxServer<D extends ReadInterfaceSource> {
   setRateLimit(r: SandboxOptions['rateLimit'] | null): void;
   /** The block time the service's index reaches (undefined: every block the data has). */
   setIndexedUntil(until: number | undefined): void;
+  /** Changes the inconsistencies given (undefined ones stay); counts and draws go on where they were. */
+  setInconsistencies(patch: InconsistencyOptions): void;
+  /** Ends every inconsistency: the service answers consistently from now on (also `POST /_sandbox/consistent`). */
+  consistent(): void;
   stats(): SandboxStats;
   resetStats(): void;
   close(): Promise<void>;
@@ -209,8 +209,7 @@ function validateOptions(opts: SandboxOptions): void {
   if (opts.nftTokenKeys !== undefined && !['old', 'both', 'new'].includes(opts.nftTokenKeys)) {
     throw new SandboxOptionsError(`invalid nftTokenKeys ${opts.nftTokenKeys}`, { hint: 'old, both or new' });
   }
-  if (!rateOk(opts.cutFullPages))
-    throw new SandboxOptionsError(`invalid cutFullPages ${opts.cutFullPages}`, { hint: 'a rate is a number in 0..1' });
+  validateInconsistencies(opts);
 }
 
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
@@ -239,12 +238,10 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const conditions = new ServiceConditions(opts);
   const replies = new Replies(opts, stats, timers);
   let until = opts.indexedUntil;
-  const answer = routeAnswers(
-    indexedUntil(data, () => until),
-    opts,
-    stats,
-  );
-  const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer });
+  const full = indexedUntil(data, () => until);
+  const answer = routeAnswers(full, opts, stats);
+  const service = new InconsistentService({ data, full, fullUntil: () => until, opts, stats, replies });
+  const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer, service });
 
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -289,6 +286,8 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
       validateOptions({ indexedUntil: t });
       until = t;
     },
+    setInconsistencies: (patch) => service.inconsistencies.set(patch),
+    consistent: () => service.inconsistencies.consistent(),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     close: () =>
@@ -309,7 +308,8 @@ interface RequestContext {
   timers: Timers;
   conditions: ServiceConditions;
   replies: Replies;
-  answer: (m: Matched, url: URL, req: IncomingMessage) => Promise<Answer>;
+  answer: RouteAnswers;
+  service: InconsistentService;
 }
 
 /**
@@ -318,7 +318,6 @@ interface RequestContext {
  */
 function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const { conditions, replies, stats } = c;
-  const proxy = fullPageCutter(c.opts.cutFullPages ?? 0, c.opts.seed ?? 42);
   return async (req, res) => {
     stats.request();
     let m: Matched | null;
@@ -332,6 +331,7 @@ function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerRe
       return;
     }
     if (url.pathname === REORG_ROUTE && req.method === 'POST') return controlReorg(c, url, res);
+    if (url.pathname === CONSISTENT_ROUTE && req.method === 'POST') return controlConsistent(c, res);
     stats.route(m?.route ?? 'unknown');
 
     const delay = conditions.delayMs();
@@ -352,12 +352,18 @@ function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerRe
     if (fault) stats.fault(fault);
     if (fault && answeredByFault(c, fault, res)) return;
 
-    const answered = await answerOrError(c, m, url, req);
-    const status = answered.status;
-    const body = status === 200 ? proxy(m.route, url, answered.body) : answered.body;
+    const { status, body } = await c.service.answer(m, url, (asked, source) => answerOrError(c, m, asked, req, source));
     if (fault === 'truncate' || fault === 'stall') replies.sendCut(res, status, body, fault, conditions.faults?.stallMs ?? 60_000);
     else replies.send(res, status, body);
   };
+}
+
+/** `POST /_sandbox/consistent`: every inconsistency ends (SandboxServer.consistent). */
+const CONSISTENT_ROUTE = '/_sandbox/consistent';
+
+function controlConsistent(c: RequestContext, res: ServerResponse): void {
+  c.service.inconsistencies.consistent();
+  c.replies.send(res, 200, { consistent: true });
 }
 
 function controlReorg(c: RequestContext, url: URL, res: ServerResponse): void {
@@ -394,9 +400,9 @@ function answeredByFault(c: RequestContext, fault: FaultKind, res: ServerRespons
 }
 
 /** The route's answer, or the error answer in the service's shape for what it threw. */
-async function answerOrError(c: RequestContext, m: Matched, url: URL, req: IncomingMessage): Promise<Answer> {
+async function answerOrError(c: RequestContext, m: Matched, url: URL, req: IncomingMessage, source?: ReadInterfaceSource): Promise<Answer> {
   try {
-    return await c.answer(m, url, req);
+    return await c.answer(m, url, req, source);
   } catch (err) {
     if (err instanceof SandboxHttpError && err.emptyBody) return { status: err.status, body: undefined };
     if (err instanceof SandboxHttpError && err.sqlError && c.opts.sqlErrorsAs500) {

@@ -2,6 +2,7 @@ import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
 import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
 import {
+  INCONSISTENCY_RATES,
   SANDBOX_PROFILES,
   SandboxOptionsError,
   listQuery,
@@ -34,6 +35,44 @@ describe('sandbox profiles', () => {
     for (const rate of [hostile.repeatEarlierRows, hostile.foreignRows, hostile.okErrorBody, hostile.okWithoutData])
       expect(rate).toBeGreaterThan(0);
     expect(withProfile({ seed: 3 })).toEqual({ seed: 3 });
+  });
+
+  it('hostile also turns on every inconsistency at a low rate; indexer and contract none', () => {
+    const hostile = withProfile({ profile: 'hostile' });
+    for (const key of INCONSISTENCY_RATES) {
+      expect(hostile[key], key).toBeGreaterThan(0);
+      expect(hostile[key], key).toBeLessThanOrEqual(0.05);
+      expect(withProfile({ profile: 'indexer' })[key], key).toBeUndefined();
+      expect(withProfile({})[key], key).toBeUndefined();
+    }
+    expect(hostile.replicaLagBehindSeconds).toBeGreaterThan(0);
+    expect(hostile.consistentAfterRequests).toBeUndefined();
+  });
+
+  it('the CLI: a flag per inconsistency, unset unless given; a bad rate or time is a typed bad-input error', async () => {
+    expect(
+      cliOptions([
+        ...['--replica-lag', '0.3', '--replica-lag-until', '2024-02-02T12:00:00Z', '--replica-lag-behind', '600'],
+        ...['--stale-cache', '0.2', '--empty-answers', '0.1', '--millisecond-timestamps', '0.4', '--neighbour-slices', '0.5'],
+        ...['--cut-full-pages', '0.6', '--consistent-after-requests', '900'],
+      ]),
+    ).toMatchObject({
+      replicaLag: 0.3,
+      replicaLagUntil: Date.parse('2024-02-02T12:00:00Z') / 1000,
+      replicaLagBehindSeconds: 600,
+      staleCache: 0.2,
+      emptyAnswers: 0.1,
+      millisecondTimestamps: 0.4,
+      neighbourSlices: 0.5,
+      cutFullPages: 0.6,
+      consistentAfterRequests: 900,
+    });
+    const plain = cliOptions([]);
+    for (const key of INCONSISTENCY_RATES) expect(plain[key], key).toBeUndefined();
+    expect(cliOptions(['--profile', 'hostile', '--replica-lag', '0'])).toMatchObject({ replicaLag: 0, staleCache: 0.05 });
+    expect(() => cliOptions(['--replica-lag-until', 'soon'])).toThrow(SandboxOptionsError);
+    await expect(startSandbox({ transactions: 500, staleCache: -0.1 })).rejects.toThrow(SandboxOptionsError);
+    await expect(startSandbox({ transactions: 500, consistentAfterRequests: 1.5 })).rejects.toThrow(SandboxOptionsError);
   });
 
   it('options set explicitly win over the profile, unset ones do not', () => {
