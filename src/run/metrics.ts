@@ -178,7 +178,7 @@ export function renderMetrics(report: RunReport): string {
     },
     {
       name: 'insight_export_run_bad_answers',
-      help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, cut_page, edge_not_served)',
+      help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, unexpectedly_empty, cut_page, edge_not_served)',
       samples: Object.entries(report.bad_answers ?? {}).map(([reason, n]) => ({ labels: { reason }, value: n })),
     },
     ...reorgFamilies(report),

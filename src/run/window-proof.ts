@@ -1,6 +1,8 @@
 /**
  * What a window's rows are checked against before it commits (src/source/bad-answers.ts):
- * - its edge block, read before the rows (`windowEdges`): the service must serve it. A block the
+ * - its edge block, read before the rows (`windowEdges`): the service must serve it (and, for a
+ *   window exported again, know it by its hash: no answer of another branch kept for the number's
+ *   URL by a cache becomes its edge). A block the
  *   service denies while it served blocks below and above is asked again and fails the window
  *   (EdgeNotServedError, exit 1) when it stays missing; a block it denies with no served block
  *   below (before its first block) leaves the window without an edge, which only a window without
@@ -39,7 +41,8 @@ export async function windowEdges(group: ExportUnit[], blocks: BlockLookup | und
   await Promise.all(
     group.map(async (u) => {
       const b = first.axis === 'block' ? await blocks.servedBlock(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
-      edges.set(u.chainId, b);
+      // A window exported again reads the branch it repairs: its edge is confirmed by its hash.
+      edges.set(u.chainId, b && u.again ? await blocks.confirmedByHash(u.chainId, b) : b);
     }),
   );
   return edges;

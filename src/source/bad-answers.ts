@@ -10,6 +10,9 @@
  *   another branch: a cache from before a reorganisation);
  * - fewer_than_known: fewer rows than a wider answer already showed in the slice (an empty answer
  *   from a shard missing for a moment, a replica behind the one that answered before);
+ * - unexpectedly_empty: no row at all where the chain's density (rows per block or second, from
+ *   the slices and windows before) expects many: not a proof that rows exist, so asked once more
+ *   only (an answer with rows wins; a second empty answer is taken);
  * - cut_page: exactly `limit - 1` rows for a chain, what a proxy that drops the last row of a full
  *   page sends: split like a full answer (not retried, not an error);
  * - edge_not_served: a block the run knows the service serves (it served a block above it) answered
@@ -26,6 +29,7 @@ export const BAD_ANSWER_REASONS = [
   'implausible',
   'block_hash',
   'fewer_than_known',
+  'unexpectedly_empty',
   'cut_page',
   'edge_not_served',
 ] as const;

@@ -1,6 +1,6 @@
 import { InsightExportError } from '../errors.js';
 import type { InsightClient } from './client.js';
-import { resolveBlock } from './chain-head.js';
+import { resolveBlock, resolveBlockByHash } from './chain-head.js';
 import type { BlockRecord } from './records.js';
 import { BadAnswerError, ServiceDisagreementError } from './bad-answers.js';
 
@@ -131,6 +131,35 @@ export class BlockLookup {
       details: `resolve/${n}?chain_id=${chainId}: ${now.block_hash}, then ${again?.block_hash ?? 'no block'}; a run recorded ${hash}`,
       hint: 'Replicas of the service disagree about a reorganisation (one has not caught up): nothing was exported again for it. Run again later.',
     });
+  }
+
+  /**
+   * Block `b`, answered for its number, confirmed by its hash: `resolve/<hash>` must give the same
+   * block. An answer of another branch kept for the number's URL (a cache from before a
+   * reorganisation) is not the block the service knows by that hash: the number is asked again
+   * after a backoff; BadAnswerError (exit 1) when no answer is confirmed. One request more per
+   * block: for the edges of windows exported again.
+   */
+  async confirmedByHash(chainId: number, b: BlockRecord): Promise<BlockRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const byHash = await resolveBlockByHash(this.client, chainId, b.block_hash);
+      if (byHash?.block_number === b.block_number) return b;
+      const what = `block ${b.block_number} on chain ${chainId} with hash ${b.block_hash}, a block it does not know by that hash`;
+      this.client.noteBadAnswer('block_hash');
+      if (!(await this.client.retryBadAnswer(attempt, { reason: 'block_hash', what, chainIds: [chainId] })))
+        throw new BadAnswerError('block_hash', what, {
+          details: `resolve/${b.block_number} and resolve/${b.block_hash} with chain_id=${chainId}`,
+          hint: 'A cache or replica in front of the service answers a block of another branch: the window is not exported again from it. Run again later.',
+        });
+      const again = await this.reask(chainId, b.block_number);
+      if (!again)
+        throw new EdgeNotServedError(
+          chainId,
+          b.block_number,
+          this.span.get(chainId) ?? { lowest: b.block_number, highest: b.block_number },
+        );
+      b = again;
+    }
   }
 
   /** The lowest and highest block the service served on the chain this run. */

@@ -166,6 +166,12 @@ export class SliceIgnoredError extends InsightExportError {
   }
 }
 
+/**
+ * Rows a chain's density must expect in a slice for an empty answer to be asked once more: for
+ * rows as frequent as the density says, no row at all in that many is beyond chance (e^-20).
+ */
+const UNEXPECTED_ROWS = 20;
+
 /** Share of `limit` aimed at per piece when no target is given. */
 export const TARGET_FILL = 0.7;
 /** Weight of the newest proven piece in a chain's density. */
@@ -341,16 +347,30 @@ class WindowPager<Rec> {
   }
 
   /**
-   * Why an answer proves nothing (see bad-answers.ts), or null: a row it should not hold, or fewer
+   * Why an answer proves nothing (see bad-answers.ts), or null: a row it should not hold, fewer
    * distinct rows of a chain than the wider answer the box was cut from showed in it (`known`,
-   * cut on `axis`).
+   * cut on `axis`), or, on a first attempt, no row at all where the chain's density (`density`,
+   * rows per unit of `axis`) expects UNEXPECTED_ROWS or more (asked once more: an answer with rows
+   * wins, a second empty one is taken).
    */
-  problem(sent: Sent<Rec>, answers: Map<number, ChainAnswer<Rec>>, known?: Map<number, Knowledge>, axis = 0): BadAnswer | null {
+  problem(
+    sent: Sent<Rec>,
+    answers: Map<number, ChainAnswer<Rec>>,
+    density: (chainId: number) => number,
+    known?: Map<number, Knowledge>,
+    axis = 0,
+  ): BadAnswer | null {
     const where = (chainId: number) => `${this.describe(sent.box)} on chain ${chainId}`;
+    const width = sent.box.hi[axis]! - sent.box.lo[axis]!;
     for (const [chainId, a] of answers) {
       if (a.bad) {
         const at = this.opts.axes.map((x) => `${x.field}=${x.value(a.bad!.row)}`).join(', ');
         return { reason: a.bad.reason, what: `a row at ${at} (${a.bad.reason}) for ${where(chainId)}`, chainIds: sent.chains };
+      }
+      const expected = density(chainId) * width;
+      if (a.sent === 0 && sent.attempt === 1 && expected >= UNEXPECTED_ROWS) {
+        const what = `no row for ${where(chainId)} where its density expects ${Math.round(expected)}`;
+        return { reason: 'unexpectedly_empty', what, chainIds: sent.chains };
       }
       const shown = known?.get(chainId)?.shown;
       if (!shown?.length || this.full(sent, a)) continue;
@@ -596,7 +616,7 @@ async function* cutAndPage<Rec>(
       const proven: PagedBatch<Rec>[] = [];
       const full: AsyncGenerator<PagedBatch<Rec>>[] = [];
       const answers = w.read(head, await w.receive(head));
-      const bad = w.problem(head, answers, known, axis);
+      const bad = w.problem(head, answers, (c) => known.get(c)!.density, known, axis);
       if (bad) {
         queue.unshift(await w.again(head, bad));
         continue;
@@ -733,7 +753,8 @@ async function* sharedFirst<Rec>(
     for (let sent of sends) {
       received++;
       let answers = w.read(sent, await w.receive(sent));
-      for (let bad = w.problem(sent, answers); bad; bad = w.problem(sent, answers)) {
+      const density = (c: number) => opts.density?.get(c) ?? 0;
+      for (let bad = w.problem(sent, answers, density); bad; bad = w.problem(sent, answers, density)) {
         sent = await w.again(sent, bad);
         answers = w.read(sent, await w.receive(sent));
       }

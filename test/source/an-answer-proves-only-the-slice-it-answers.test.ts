@@ -129,6 +129,32 @@ describe('an answer proves only the slice it answers', () => {
     expect(answers.counts.fewer_than_known).toBe(emptied.size);
   });
 
+  it('an empty answer where the density of the windows before expects many rows is asked once more; a second empty one is taken', async () => {
+    const rows = makeRows(1, 40, () => 2, 1000); // 80 rows in blocks 1000-1039
+    const src = fakeService(rows);
+    let emptied = 0;
+    // The service answers the window's first request with no rows once (an index shard missing for a moment).
+    const fetch: RecFetch = (chains, filters, page, limit) => {
+      if (rangeOf(filters)[0] === 1000 && emptied++ === 0) return Promise.resolve([]);
+      return src.fetch(chains, filters, page, limit);
+    };
+    const answers = countingPolicy();
+    // A window before with 1.5 rows per block: 60 rows expected in these 40 blocks (asked whole: below the 70 a request aims at).
+    const density = new Map([[1, 1.5]]);
+    const options = { chainIds: [1], start: 1000, end: 1040, limit: 100, prefetch: 3, density };
+    const { rows: got } = await collect(pageWindow({ ...blockWindowOptions(fetch, options), answers }));
+    expect(ids(got)).toEqual(ids(rows));
+    expect(answers.counts.unexpectedly_empty).toBe(1);
+
+    // A window truly empty after one like it: asked twice, then taken as empty.
+    density.set(1, 1.5);
+    const before = src.requests.length;
+    const empty = await collect(pageWindow({ ...blockWindowOptions(fetch, { ...options, start: 2000, end: 2040 }), answers }));
+    expect(empty.rows).toEqual([]);
+    expect(src.requests.length - before).toBe(2);
+    expect(answers.counts.unexpectedly_empty).toBe(2);
+  });
+
   it('a full page cut to limit - 1 rows is cut like a full one, and the rows are exact', async () => {
     const rows = truth();
     const src = fakeService(rows);
