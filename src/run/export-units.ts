@@ -25,7 +25,7 @@ import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
-import { edgeProblem, pagingLimit, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
+import { edgeToCommit, pagingLimit, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -216,19 +216,11 @@ interface WindowExport {
   rows: Map<number, number>;
 }
 
-/**
- * One window of one target on every chain of the group: the rows of every chain come from shared
- * requests, each chain writes its own files and commits on its own.
- */
-async function exportGroup(
-  batch: WindowBatch,
-  opts: ExportOptions,
-  pool: RunRequestPool,
-  density: Map<number, number>,
-): Promise<Finishing> {
+/** What the steps of a batch's export start with. */
+function windowExport(batch: WindowBatch, opts: ExportOptions): WindowExport {
   const group = batch.units;
   const first = group[0]!;
-  const w: WindowExport = {
+  return {
     group,
     windows: batch.windows,
     windowRows: new Map(),
@@ -240,6 +232,20 @@ async function exportGroup(
     edges: new Map(),
     rows: new Map(),
   };
+}
+
+/**
+ * One window of one target on every chain of the group: the rows of every chain come from shared
+ * requests, each chain writes its own files and commits on its own.
+ */
+async function exportGroup(
+  batch: WindowBatch,
+  opts: ExportOptions,
+  pool: RunRequestPool,
+  density: Map<number, number>,
+): Promise<Finishing> {
+  const w = windowExport(batch, opts);
+  const group = w.group;
   pool.windows++;
   // Chains whose rows are all in finish while the others page, and after the window's last page.
   const finishing: Promise<void>[] = [];
@@ -445,10 +451,7 @@ function windowPages(
 /** A chain has all its rows: its files are finished and its window committed, on its own. */
 async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | undefined): Promise<void> {
   const { opts, log } = w;
-  const unserved = opts.blocks && edgeProblem(u, w.edges, w.rows.get(u.chainId) ?? 0, opts.blocks);
-  if (unserved) throw unserved;
-  const b = w.edges.get(u.chainId);
-  const edge = b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined;
+  const edge = edgeToCommit(u, w.edges, w.rows.get(u.chainId) ?? 0, opts.blocks);
   const files = await writerFor(w, u).finish();
   const rows = files.reduce((n, f) => n + f.rows, 0);
   try {

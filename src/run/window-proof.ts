@@ -19,6 +19,7 @@ import { sameHex } from '../datasets/dataset.js';
 import { EdgeNotServedError, type BlockLookup } from '../source/block-by-number.js';
 import type { BlockRecord } from '../source/records.js';
 import type { ExportUnit } from './export-units.js';
+import type { BlockEdge } from '../state/window-state.js';
 
 /**
  * Each chain's edge block: undefined when none is asked (snapshot datasets, no block lookup), null
@@ -48,11 +49,17 @@ export async function windowEdges(group: ExportUnit[], blocks: BlockLookup | und
   return edges;
 }
 
-/** Why a chain's window may not commit with the rows it has: it has rows, and the service denied its edge block. */
-export function edgeProblem(u: ExportUnit, edges: WindowEdges, rows: number, blocks: BlockLookup): EdgeNotServedError | null {
-  if (edges.get(u.chainId) !== null || rows === 0) return null;
-  const n = u.axis === 'block' ? u.end - 1 : u.end;
-  return new EdgeNotServedError(u.chainId, n, blocks.servedSpan(u.chainId) ?? { lowest: n, highest: n });
+/**
+ * The edge a chain's window commits with (its block number and hash); EdgeNotServedError when it
+ * has rows and the service denied its edge block (a window is never committed with rows and no edge).
+ */
+export function edgeToCommit(u: ExportUnit, edges: WindowEdges, rows: number, blocks: BlockLookup | undefined): BlockEdge | undefined {
+  const b = edges.get(u.chainId);
+  if (b === null && rows > 0) {
+    const edge = u.axis === 'block' ? `block ${u.end - 1}` : `block before ${new Date(u.end * 1000).toISOString()}`;
+    throw new EdgeNotServedError(u.chainId, edge, blocks?.servedSpan(u.chainId), rows);
+  }
+  return b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined;
 }
 
 /**

@@ -12,9 +12,12 @@ interface Known {
 /** A block the service must serve (it served blocks below and above it) stayed missing on every attempt: exit 1. */
 export class EdgeNotServedError extends BadAnswerError {
   override name = 'EdgeNotServedError';
-  constructor(chainId: number, blockNumber: number, span: { lowest: number; highest: number }) {
-    super('edge_not_served', `that it has no block ${blockNumber} on chain ${chainId}`, {
-      details: `resolve/${blockNumber}?chain_id=${chainId}; the same run found blocks ${span.lowest} and ${span.highest} served`,
+  /** `edge`: `block N`, or `the last block before <time>` of a time window. */
+  constructor(chainId: number, edge: string, span: { lowest: number; highest: number } | undefined, rows?: number) {
+    super('edge_not_served', `that it has no ${edge} on chain ${chainId}`, {
+      details:
+        (span ? `the same run found blocks ${span.lowest} and ${span.highest} served` : 'no block of the chain served around it') +
+        (rows ? `; the window has ${rows} rows` : ''),
       hint: 'A replica or shard of the service lags the others: the window is not exported without its edge block. Run again later.',
     });
   }
@@ -94,7 +97,7 @@ export class BlockLookup {
       const what = `no block ${blockNumber} on chain ${chainId}, though it served blocks below and above it`;
       this.client.noteBadAnswer('edge_not_served');
       if (!(await this.client.retryBadAnswer(attempt, { reason: 'edge_not_served', what, chainIds: [chainId] })))
-        throw new EdgeNotServedError(chainId, blockNumber, this.span.get(chainId)!);
+        throw new EdgeNotServedError(chainId, `block ${blockNumber}`, this.span.get(chainId));
       b = await this.reask(chainId, blockNumber);
     }
     return b;
@@ -152,12 +155,7 @@ export class BlockLookup {
           hint: 'A cache or replica in front of the service answers a block of another branch: the window is not exported again from it. Run again later.',
         });
       const again = await this.reask(chainId, b.block_number);
-      if (!again)
-        throw new EdgeNotServedError(
-          chainId,
-          b.block_number,
-          this.span.get(chainId) ?? { lowest: b.block_number, highest: b.block_number },
-        );
+      if (!again) throw new EdgeNotServedError(chainId, `block ${b.block_number}`, this.span.get(chainId));
       b = again;
     }
   }

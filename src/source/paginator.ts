@@ -1,6 +1,7 @@
 import { InsightExportError } from '../errors.js';
 import type { HeldBody } from './client.js';
-import { BadAnswerError, countIn, IMMEDIATE_RETRIES, type AnswerPolicy, type BadAnswer } from './bad-answers.js';
+import { BadAnswerError, IMMEDIATE_RETRIES, type AnswerPolicy, type BadAnswer } from './bad-answers.js';
+import { answerProblem, cutPage, readAnswer, type Box, type ChainAnswer, type SliceAsked } from './slice-answers.js';
 import { PageNotWantedError } from './errors.js';
 import { chainIdBatches, type Filters } from './query.js';
 
@@ -166,42 +167,12 @@ export class SliceIgnoredError extends InsightExportError {
   }
 }
 
-/**
- * Rows a chain's density must expect in a slice for an empty answer to be asked once more: for
- * rows as frequent as the density says, no row at all in that many is beyond chance (e^-20).
- */
-const UNEXPECTED_ROWS = 20;
-
 /** Share of `limit` aimed at per piece when no target is given. */
 export const TARGET_FILL = 0.7;
 /** Weight of the newest proven piece in a chain's density. */
 const DENSITY_WEIGHT = 0.5;
 
-/** A box over the axes: [lo[i], hi[i]) on axis i; hi may be Infinity (unbounded above). */
-interface Box {
-  lo: number[];
-  hi: number[];
-}
-
-/** One requested chain's part of an answer. */
-interface ChainAnswer<Rec> {
-  /** Rows the service sent that count against this chain's limit (dropped ones included). */
-  sent: number;
-  /** Its rows inside the slice (the target's or not): what a full answer is cut by. */
-  inside: Rec[];
-  /** Those of the target: what a short answer yields. */
-  taken: Rec[];
-  /** The first row that makes the answer no proof (see bad-answers.ts). */
-  bad: { reason: 'outside_slice' | 'implausible' | 'block_hash'; row: Rec } | null;
-}
-
-interface Sent<Rec> {
-  box: Box;
-  chains: number[];
-  /** 1 for the first request of the box; more when earlier answers proved nothing. */
-  attempt: number;
-  /** The limit sent: an answer with fewer rows for a chain proves the box for it. */
-  limit: number;
+interface Sent<Rec> extends SliceAsked {
   /** null once released: a request given back keeps nothing of its answer (its window may page on for long). */
   answer: Promise<Rec[]> | null;
   /** Lets the client decode the answer (true) or drop it (false). */
@@ -302,56 +273,22 @@ class WindowPager<Rec> {
       .join(' × ');
   }
 
-  /**
-   * An answer by requested chain, its rows checked against the request (chain, slice, target).
-   * The service's limit applies per chain, and a row of a chain not asked for may have taken any
-   * asked chain's place: it counts against each of them, so that no chain's answer looks short
-   * while the service cut it (at worst a short one is split once more).
-   */
+  /** An answer by requested chain, its rows checked against the request (see slice-answers.ts). */
   read(sent: Sent<Rec>, rows: Rec[]): Map<number, ChainAnswer<Rec>> {
-    const out = new Map<number, ChainAnswer<Rec>>(sent.chains.map((c) => [c, { sent: 0, inside: [], taken: [], bad: null }]));
-    let stray = 0;
-    for (const r of rows) {
-      const part = out.get(this.opts.chainId(r));
-      if (!part) {
-        stray++;
-        this.rejected(sent.chains[0]!, 'other_chain', r);
-        continue;
-      }
-      part.sent++;
-      const wrong = this.opts.check?.(r) ?? null;
-      if (wrong !== null) part.bad ??= { reason: wrong, row: r };
-      if (!this.isInside(sent.box, r)) {
-        part.bad ??= { reason: 'outside_slice', row: r };
-        this.rejected(this.opts.chainId(r), 'outside_slice', r);
-        continue;
-      }
-      part.inside.push(r);
-      const reason = this.opts.reject?.(r) ?? null;
-      if (reason === null) part.taken.push(r);
-      else this.rejected(this.opts.chainId(r), reason, r);
-    }
-    for (const part of out.values()) part.sent += stray;
-    return out;
+    return readAnswer(sent, rows, this.opts, (chainId, reason, row) => this.rejected(chainId, reason, row));
   }
 
-  /**
-   * Whether a chain's answer is full: `limit` rows or more, or exactly `limit - 1` (a proxy that
-   * drops a full page's last row sends that) where the box can still be cut.
-   */
+  /** Whether a chain's answer is full: `limit` rows or more, or a page cut by one row (counted). */
   full(sent: Sent<Rec>, answer: ChainAnswer<Rec>): boolean {
     if (answer.sent >= sent.limit) return true;
-    if (answer.sent !== sent.limit - 1 || sent.limit <= 2 || !sent.box.lo.some((lo, i) => sent.box.hi[i]! - lo > 1)) return false;
+    if (!cutPage(sent, answer)) return false;
     (this.opts.answers ?? IMMEDIATE_RETRIES).note('cut_page');
     return true;
   }
 
   /**
-   * Why an answer proves nothing (see bad-answers.ts), or null: a row it should not hold, fewer
-   * distinct rows of a chain than the wider answer the box was cut from showed in it (`known`,
-   * cut on `axis`), or, on a first attempt, no row at all where the chain's density (`density`,
-   * rows per unit of `axis`) expects UNEXPECTED_ROWS or more (asked once more: an answer with rows
-   * wins, a second empty one is taken).
+   * Why an answer proves nothing, or null (see answerProblem): `density` is each chain's rows per
+   * unit of `axis`, `known` what the wider answer the box was cut from showed.
    */
   problem(
     sent: Sent<Rec>,
@@ -360,30 +297,13 @@ class WindowPager<Rec> {
     known?: Map<number, Knowledge>,
     axis = 0,
   ): BadAnswer | null {
-    const where = (chainId: number) => `${this.describe(sent.box)} on chain ${chainId}`;
-    const width = sent.box.hi[axis]! - sent.box.lo[axis]!;
-    for (const [chainId, a] of answers) {
-      if (a.bad) {
-        const at = this.opts.axes.map((x) => `${x.field}=${x.value(a.bad!.row)}`).join(', ');
-        return { reason: a.bad.reason, what: `a row at ${at} (${a.bad.reason}) for ${where(chainId)}`, chainIds: sent.chains };
-      }
-      const expected = density(chainId) * width;
-      if (a.sent === 0 && sent.attempt === 1 && expected >= UNEXPECTED_ROWS) {
-        const what = `no row for ${where(chainId)} where its density expects ${Math.round(expected)}`;
-        return { reason: 'unexpectedly_empty', what, chainIds: sent.chains };
-      }
-      const shown = known?.get(chainId)?.shown;
-      if (!shown?.length || this.full(sent, a)) continue;
-      const need = countIn(shown, sent.box.lo[axis]!, sent.box.hi[axis]!);
-      const got = new Set(a.taken.map((r) => this.opts.itemId(r))).size;
-      if (got < need)
-        return {
-          reason: 'fewer_than_known',
-          what: `${got} rows for ${where(chainId)} where an answer showed ${need}`,
-          chainIds: sent.chains,
-        };
-    }
-    return null;
+    return answerProblem(sent, answers, this.opts, {
+      density,
+      shown: (chainId) => known?.get(chainId)?.shown,
+      axis,
+      full: (_, a) => this.full(sent, a as ChainAnswer<Rec>),
+      where: (chainId) => `${this.describe(sent.box)} on chain ${chainId}`,
+    });
   }
 
   /** The box of an answer that proved nothing, asked again after the policy's wait; BadAnswerError when no attempt is left. */
@@ -401,15 +321,6 @@ class WindowPager<Rec> {
     if (!byReason) this.stats.rejected.set(chainId, (byReason = {}));
     byReason[reason] = (byReason[reason] ?? 0) + 1;
     this.stats.rejectedExample ??= { reason, row };
-  }
-
-  private isInside(box: Box, r: Rec): boolean {
-    const axes = this.opts.axes;
-    for (let i = 0; i < axes.length; i++) {
-      const v = axes[i]!.value(r);
-      if (!(v >= box.lo[i]! && v < box.hi[i]!)) return false;
-    }
-    return true;
   }
 
   /** Rows of a proven slice (read: inside it, the target's), each once, sorted by the axes: what it yields. */
