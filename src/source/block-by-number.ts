@@ -160,6 +160,11 @@ export class BlockLookup {
     }
   }
 
+  /** Whether the service knows `edge` by its hash (resolve/<hash>): a block of its chain now, not an old answer kept for the number. */
+  async isCurrent(chainId: number, edge: { block_number: number; block_hash: string }): Promise<boolean> {
+    return (await resolveBlockByHash(this.client, chainId, edge.block_hash))?.block_number === edge.block_number;
+  }
+
   /** The lowest and highest block the service served on the chain this run. */
   servedSpan(chainId: number): { lowest: number; highest: number } | undefined {
     const span = this.span.get(chainId);
@@ -269,7 +274,8 @@ export class BlockLookup {
       // together, so a right estimate (steady block times) ends the search in one round trip.
       const probes = (bisect ? [estimate] : [estimate, estimate + 1]).filter((n) => (!lo || n > lo.n) && (!hi || n < hi.n));
       if (probes.length === 0) probes.push(lo ? lo.n + 1 : hi!.n - 1);
-      await Promise.all(probes.map((n) => this.block(chainId, n)));
+      // A probe the service denies between blocks it served (a replica behind) is asked again: see servedBlock.
+      await Promise.all(probes.map((n) => this.servedBlock(chainId, n)));
     }
     throw new BlockSearchError(`No block edge found before ${time} on chain ${chainId}`, {
       details: 'the search asked 200 rounds of blocks without finding two neighbours on either side of the time',
