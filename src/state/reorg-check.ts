@@ -19,10 +19,8 @@
  *   one by one, newest first, until one matches.
  * On a quiet chain that is one request per chain when nothing was committed since the last check,
  * two when the last run committed one window, and one more per further window within the horizon.
- * An edge the service no longer serves is asked again (BlockLookup.confirmedBlock): a replica
- * behind the one that served it is not a reorganisation; it ends the run (exit 1) when it stays
- * missing. A changed edge deeper than the horizon is asked once more before it ends the run (exit
- * 2): two answers must agree on it (replicas that disagree end it with exit 1).
+ * Answers of a replica behind or of a cache are not taken for a reorganisation, nor for a match
+ * once one is found (src/state/reorg-answers.ts).
  * Every window whose edge changed is exported again through the replacement protocol
  * (WindowState). A changed edge more than the horizon below the newest exported block is not
  * repaired: the run fails (exit 2: running again cannot help) naming the rewind that covers the
@@ -42,6 +40,7 @@ import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
+import { askEdge, oldBranchAnswers } from './reorg-answers.js';
 
 /**
  * Reorganisation horizon in blocks by chain id, when the job does not set range.reorg_horizon:
@@ -273,24 +272,15 @@ async function checkUnit(
       if (pastTheEnd(w)) break;
       continue;
     }
-    let now = await blocks.block(chainId, edge.block_number);
-    // A missing edge, or a change that would end the run (deeper than the horizon), counts only when answers agree on it.
-    if (!now || (below && now.block_hash !== edge.block_hash))
-      now = await blocks.confirmedBlock(chainId, edge.block_number, edge.block_hash, `window ${describeWindow(w, axis)} of ${unitKey}`);
-    // Once a change is found, a match bounds the fork: the service must know the block by its hash too.
-    const same = now.block_hash === edge.block_hash && (again.length === 0 || (await blocks.isCurrent(chainId, edge)));
-    if (same) {
+    const now = await askEdge(blocks, chainId, edge, below, again.length > 0, `window ${describeWindow(w, axis)} of ${unitKey}`);
+    if (now.same) {
       matched.push({ w, edge });
       if (record) proven = true;
       walking = false;
       continue;
     }
     walking = true;
-    changed.push({
-      block_number: edge.block_number,
-      recorded_hash: edge.block_hash,
-      service_hash: now.block_hash === edge.block_hash ? null : now.block_hash,
-    });
+    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now.serviceHash });
     again.push(w);
     lowestChangedFiles = (await state.readCompleted(unitKey, w.start, w.end))?.files.map((f) => f.key) ?? [];
     if (below) {
@@ -324,29 +314,6 @@ async function checkUnit(
       files: lowestChangedFiles,
     },
   };
-}
-
-/**
- * Once the check found an edge changed, an edge that matched above it is either a window exported
- * after the reorganisation (of the new branch) or an answer of the old branch (a cache from before
- * it, a replica behind): the service must know it by its hash, else its window is exported again
- * too and not recorded as still the chain's. `again` stays newest first.
- */
-async function oldBranchAnswers(
-  blocks: BlockLookup,
-  chainId: number,
-  matched: { w: Interval; edge: BlockEdge }[],
-  again: Interval[],
-  changed: ReorgFound['changed_edges'],
-): Promise<void> {
-  const lowest = Math.min(...changed.map((c) => c.block_number));
-  const above = matched.filter((m) => m.edge.block_number > lowest);
-  const current = await Promise.all(above.map((m) => blocks.isCurrent(chainId, m.edge)));
-  const stale = above.filter((_, i) => !current[i]);
-  if (stale.length === 0) return;
-  matched.splice(0, matched.length, ...matched.filter((m) => !stale.includes(m)));
-  again.push(...stale.map((m) => m.w));
-  again.sort((a, b) => b.start - a.start);
 }
 
 interface StillTheChainInput {
