@@ -39,8 +39,8 @@ export class BlockLookup {
   private readonly known = new Map<number, Known[]>();
   /** Numbers the service had no block for, per chain. */
   private readonly absent = new Map<number, number[]>();
-  /** Blocks the service answered, by `chain:number` (the latest answer): what rows at them must carry. */
-  private readonly resolved = new Map<string, BlockRecord>();
+  /** Blocks the service answered, by chain and number (the latest answer): what rows at them must carry. */
+  private readonly resolved = new Map<number, Map<number, BlockRecord>>();
   /** The lowest and highest block number the service served, per chain. */
   private readonly span = new Map<number, { lowest: number; highest: number }>();
 
@@ -81,7 +81,8 @@ export class BlockLookup {
 
   /** The block the service answered at `n` this run (its last answer), if it was asked and served. */
   resolvedBlock(chainId: number, blockNumber: number): BlockRecord | undefined {
-    return this.resolved.get(`${chainId}:${blockNumber}`);
+    // Asked for every row of a window: no key is built.
+    return this.resolved.get(chainId)?.get(blockNumber);
   }
 
   /**
@@ -294,7 +295,9 @@ export class BlockLookup {
   private see(chainId: number, n: number, b: BlockRecord | null): void {
     if (b) {
       this.hint(chainId, b.block_number, b.block_timestamp);
-      this.resolved.set(`${chainId}:${b.block_number}`, b);
+      let ofChain = this.resolved.get(chainId);
+      if (!ofChain) this.resolved.set(chainId, (ofChain = new Map<number, BlockRecord>()));
+      ofChain.set(b.block_number, b);
     } else {
       let list = this.absent.get(chainId);
       if (!list) this.absent.set(chainId, (list = []));
