@@ -307,6 +307,9 @@ function summary(r: RunReport): string {
     lines.push(
       `  worker ${w.shard}: ${w.status ?? 'no report'} (exit ${w.exit_code}), ${w.windows} windows, ${w.rows} rows${w.duration_s === null ? '' : ` in ${w.duration_s}s`}`,
     );
+  const bad = Object.entries(r.bad_answers ?? {}).filter(([, n]) => n > 0);
+  if (bad.length > 0)
+    lines.push(`  answers that proved nothing (asked again or cut again): ${bad.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);

@@ -117,7 +117,7 @@ function verifyFlags(y: Argv): Argv<VerifyArgs> {
       type: 'boolean',
       default: false,
       describe:
-        "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block)",
+        "Also ask the service whether each window's recorded edge block is still the chain's (one request per distinct edge of a chain; the rows of a window whose edge changed are bisected to name the first replaced block; in a window exported again, the newest block of its rows is compared too, one request each)",
     })
     .option('recount', {
       type: 'boolean',
@@ -190,7 +190,7 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
     const h = r.chain_hashes;
     lines.push(
       `  chain hashes: ${h.requests} requests (${h.requests_planned} planned): ${h.edges_checked} window edges and ${h.row_blocks_checked} blocks of rows ` +
-        `(${h.sample ? `${h.sample} per window, and ` : ''}bisected where an edge changed) in ${h.windows_checked} windows`,
+        `(${h.sample ? `${h.sample} per window, ` : ''}the newest of each window exported again, bisected where one changed) in ${h.windows_checked} windows`,
     );
   }
   if (r.lease) {

@@ -14,6 +14,8 @@ export type WindowAxis = 'block' | 'time';
 export interface RecordPosition {
   block_number: number;
   block_timestamp: number;
+  /** The block's hash, where the record carries one (checked against blocks the run resolved). */
+  block_hash?: string | null;
 }
 
 /** The part of a request a dataset needs from the paginator for one slice (always page 0). */

@@ -16,6 +16,7 @@ import type { ListQuery } from '../source/query.js';
 import type { ResolveResponse } from '../source/records.js';
 import { secondsPerBlock } from '../source/block-by-number.js';
 import type { KnownHeads } from '../state/chain-heads.js';
+import { ServiceDisagreementError } from '../source/bad-answers.js';
 
 /** The newest block the service served on a chain in a run (see ChainChecks.serviceHeads). */
 export interface ServiceHead {
@@ -236,10 +237,33 @@ export class ChainChecks {
    * served but none of its blocks the probes tried lies in or before the range.
    */
   private async noBlockFound(chainId: number, notServed: ChainNotServedError): Promise<Error> {
+    const before = this.known[chainId];
+    if (before) {
+      // The service served a block of the chain to an earlier run: no block now is an answer of a
+      // replica behind it (or a shard missing for a moment), not a wrong chain.
+      return new ServiceDisagreementError(
+        `The service found no block on chain ${chainId}, though it served block ${before.block} to an earlier run`,
+        {
+          details: notServed.details,
+          hint: 'A replica or shard of the service lags the one that answered before: run again later.',
+        },
+      );
+    }
     const found = await this.oldestTargetRow(chainId).catch(() => undefined);
     if (!found) return notServed;
     const { of, oldest } = found;
     const range = this.job.range;
+    const at = range?.by === 'block' ? oldest.block_number : oldest.block_timestamp;
+    if (!range || range.to === 'latest' || at < range.to) {
+      // A row in or before the range is in a block the service has: its own answers disagree.
+      return new ServiceDisagreementError(
+        `The service sent rows on chain ${chainId} in block ${oldest.block_number}, but answered no block to the head search`,
+        {
+          details: `the oldest row of ${of} on chain ${chainId} is in block ${oldest.block_number}; ${notServed.details ?? ''}`,
+          hint: 'Replicas or shards of the service answer differently (one lags): run again later.',
+        },
+      );
+    }
     const edge = (v: number | 'latest' | undefined) =>
       v === undefined || v === 'latest' ? String(v ?? '-') : range?.by === 'block' ? `block ${v}` : new Date(v * 1000).toISOString();
     const when = new Date(oldest.block_timestamp * 1000).toISOString();

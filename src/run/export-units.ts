@@ -20,12 +20,13 @@ import {
 import { PartitionedWriter, type FileOutput, type PlannedFile } from '../sink/partitioned-writer.js';
 import { fileStem, runIdInNames } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
-import type { BlockEdge, WindowState } from '../state/window-state.js';
+import type { WindowState } from '../state/window-state.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
 import { commitReceived } from './stop-commit.js';
+import { edgeToCommit, pagingLimit, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -42,6 +43,8 @@ export interface ExportUnit {
   filters: Filters;
   /** The table (`{dataset}` of the partitioning) the rows go to; the dataset's default without it. */
   table?: string;
+  /** The unit holds rows of this window already: it is exported again (a reorganisation, --force, --rewind, a repair). */
+  again?: boolean;
 }
 
 export interface ExportOptions {
@@ -219,12 +222,36 @@ interface WindowExport {
   writers: Map<number, PartitionedWriter>;
   /** One outcome per planned window, by chain. */
   results: Map<number, UnitOutcome[]>;
-  edges: Map<number, BlockEdge | undefined>;
+  /** Each chain's edge block, read before the rows (window-proof.ts). */
+  edges: WindowEdges;
+  /** Rows written so far, by chain. */
+  rows: Map<number, number>;
   /** By chain: where its rows are proven to, and the axis position of the last row written (src/run/stop-cut.ts). */
   provenTo: Map<number, number>;
   lastWritten: Map<number, number>;
   /** Chains whose files are finishing: all their rows were in. */
   finishing: Set<number>;
+}
+
+/** What the steps of a batch's export start with. */
+function windowExport(batch: WindowBatch, opts: ExportOptions): WindowExport {
+  const group = batch.units;
+  const first = group[0]!;
+  return {
+    group,
+    windows: batch.windows,
+    windowRows: new Map(),
+    opts,
+    log: opts.logger.child({ unit: first.unitKey, window: windowKey({ start: first.start, end: first.end }) }),
+    byChain: new Map(group.map((u) => [u.chainId, u])),
+    writers: new Map(),
+    results: new Map(),
+    edges: new Map(),
+    rows: new Map(),
+    provenTo: new Map(),
+    lastWritten: new Map(),
+    finishing: new Set(),
+  };
 }
 
 /**
@@ -237,29 +264,15 @@ async function exportGroup(
   pool: RunRequestPool,
   density: Map<number, number>,
 ): Promise<Finishing> {
-  const group = batch.units;
-  const first = group[0]!;
-  const w: WindowExport = {
-    group,
-    windows: batch.windows,
-    windowRows: new Map(),
-    opts,
-    log: opts.logger.child({ unit: first.unitKey, window: windowKey({ start: first.start, end: first.end }) }),
-    byChain: new Map(group.map((u) => [u.chainId, u])),
-    writers: new Map(),
-    results: new Map(),
-    edges: new Map(),
-    provenTo: new Map(),
-    lastWritten: new Map(),
-    finishing: new Set(),
-  };
+  const w = windowExport(batch, opts);
+  const group = w.group;
   pool.windows++;
   // Chains whose rows are all in finish while the others page, and after the window's last page.
   const finishing: Promise<void>[] = [];
   let failure: { err: unknown } | undefined;
   const stats = newPagingStats();
   try {
-    const edges = (w.edges = await windowEdges(group, opts));
+    w.edges = await windowEdges(group, opts.blocks);
     // Whatever the source streams, a window never writes an item_id twice (rowKey, by chain).
     const written = new Map<number, Set<string>>();
     let repeated = 0;
@@ -271,7 +284,7 @@ async function exportGroup(
       if ('done' in batch) {
         written.delete(u.chainId);
         w.finishing.add(u.chainId);
-        const finished = finishChain(w, u, edges.get(u.chainId), batch.warnings);
+        const finished = finishChain(w, u, batch.warnings);
         // Awaited below; until then a failure must not count as unhandled.
         finished.catch(() => undefined);
         finishing.push(finished);
@@ -296,6 +309,7 @@ async function exportGroup(
       if (rows.length === 0) continue;
       w.lastWritten.set(u.chainId, axisPosition(u, batch.records[batch.records.length - 1]));
       await writerFor(w, u).write(rows);
+      w.rows.set(u.chainId, (w.rows.get(u.chainId) ?? 0) + rows.length);
       opts.onProgress?.({ kind: 'rows', unitKey: u.unitKey, rows: rows.length });
       // Let I/O callbacks run between pages: the windows' page work otherwise chains in
       // microtasks, and responses wait behind it with their request slots taken.
@@ -412,25 +426,6 @@ function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
   return writer;
 }
 
-/**
- * The chain's block at each unit's upper edge. Read before the rows: a reorganisation between the
- * two then shows as a changed edge at the next run (and is repaired), never as an edge that
- * matches stale rows.
- */
-async function windowEdges(group: ExportUnit[], opts: ExportOptions): Promise<Map<number, BlockEdge | undefined>> {
-  const edges = new Map<number, BlockEdge | undefined>();
-  const first = group[0]!;
-  const blocks = opts.blocks;
-  if (!blocks || first.dataset.capabilities.extent === 'snapshot') return edges;
-  await Promise.all(
-    group.map(async (u) => {
-      const b = first.axis === 'block' ? await blocks.block(u.chainId, u.end - 1) : await blocks.lastBlockBefore(u.chainId, u.end);
-      edges.set(u.chainId, b ? { block_number: b.block_number, block_hash: b.block_hash } : undefined);
-    }),
-  );
-  return edges;
-}
-
 /** The window's rows as the dataset collects them: streamed by the source, or paged in slices. */
 function windowPages(
   w: WindowExport,
@@ -460,15 +455,15 @@ function windowPages(
     end: first.end,
     axes: collection.sliceAxes(first.axis),
     baseFilters: first.filters,
-    limit: sizes.limit,
+    limit: pagingLimit(sizes.limit, group, w.edges),
     target: sizes.target,
     prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
     pool,
     density,
     stats,
-    fetch: (chainIds, filters, held) => {
+    fetch: (chainIds, filters, held, limit) => {
       if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
-      const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit: sizes.limit, held });
+      const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit, held });
       page.then(
         (rows: unknown[]) => opts.onProgress?.({ kind: 'received', unitKey: first.unitKey, rows: rows.length }),
         () => undefined,
@@ -478,13 +473,16 @@ function windowPages(
     chainId: (r) => ds.chainId(r),
     itemId: (r) => ds.itemId(r, first.target),
     reject: (r) => collection.foreignReason(r, first.target),
+    check: rowCheck(group, w.edges, opts.blocks),
+    answers: opts.client.answers,
     onSplit: (chainId, slice) => w.log.debug({ chainId, slice }, 'slice came back full: split'),
   });
 }
 
 /** A chain has all its rows: its files are finished and its window committed, on its own. */
-async function finishChain(w: WindowExport, u: ExportUnit, edge: BlockEdge | undefined, warnings: string[] | undefined): Promise<void> {
+async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | undefined): Promise<void> {
   const { opts, log } = w;
+  const edge = edgeToCommit(u, w.edges, w.rows.get(u.chainId) ?? 0, opts.blocks);
   const files = await writerFor(w, u).finish();
   const rows = files.reduce((n, f) => n + f.rows, 0);
   try {
@@ -524,9 +522,18 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
   const message = errorMessage(err);
   for (const u of w.group) {
     if (w.results.has(u.chainId)) continue;
-    if (opts.signal?.aborted && !w.finishing.has(u.chainId)) {
+    const edge = w.edges.get(u.chainId);
+    // A stop keeps only what may commit with its edge (window-proof.ts): nothing when the service denied it.
+    if (opts.signal?.aborted && !w.finishing.has(u.chainId) && edge !== null) {
       const kept = await commitReceived({
-        ...{ unit: u, windows: w.windows, writer: writerFor(w, u), edge: w.edges.get(u.chainId), opts, log },
+        ...{
+          unit: u,
+          windows: w.windows,
+          writer: writerFor(w, u),
+          edge: edge && { block_number: edge.block_number, block_hash: edge.block_hash },
+          opts,
+          log,
+        },
         ...{ provenTo: w.provenTo.get(u.chainId), lastWritten: w.lastWritten.get(u.chainId), windowRows: w.windowRows.get(u.chainId) },
         outcome: (status, rows, files) =>
           outcome(u, status, rows, files, status === 'done' ? undefined : new UnitAbandonedError('interrupted')),

@@ -5,6 +5,7 @@
  */
 import { ExitCode, worstExitCode } from '../errors.js';
 import { REJECT_REASONS } from '../source/paginator.js';
+import { allBadAnswerReasons, BAD_ANSWER_REASONS } from '../source/bad-answers.js';
 import { FILES_LISTED, type ChainFigures, type RunFigures, type RunReport, type WorkerLine } from './report.js';
 import type { SettleReport } from './settle.js';
 import type { StopSummary } from './graceful-stop.js';
@@ -72,6 +73,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     store_retries: sum((r) => r.store_retries),
     responses_429: sum((r) => r.responses_429),
     rows_rejected: Object.fromEntries(REJECT_REASONS.map((k) => [k, sum((r) => r.rows_rejected[k] ?? 0)])) as RunReport['rows_rejected'],
+    bad_answers: allBadAnswerReasons(Object.fromEntries(BAD_ANSWER_REASONS.map((k) => [k, sum((r) => r.bad_answers?.[k] ?? 0)]))),
     failed: reports.flatMap((r) => r.failed),
     warnings: reports.flatMap((r) => r.warnings),
     shard: m.shard,

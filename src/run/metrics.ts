@@ -201,6 +201,11 @@ export function renderMetrics(report: RunReport): string {
       help: 'Rows the service sent that the last run did not write, by reason (other_chain, outside_slice, other_wallet, other_contract, other_event)',
       samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
     },
+    {
+      name: 'insight_export_run_bad_answers',
+      help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, unexpectedly_empty, cut_page, edge_not_served)',
+      samples: Object.entries(report.bad_answers ?? {}).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
     ...reorgFamilies(report),
     ...settleFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),

@@ -11,6 +11,7 @@ import type { TableCommitted } from '../iceberg/index.js';
 import type { SettleReport } from './settle.js';
 import type { StopSummary } from './graceful-stop.js';
 import type { UnreferencedFound } from './unreferenced-check.js';
+import { allBadAnswerReasons, type BadAnswerReason } from '../source/bad-answers.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -44,6 +45,13 @@ export interface RunReport {
    * (other_wallet), contract (other_contract) or event (other_event). Every reason is listed.
    */
   rows_rejected: Record<RejectReason, number>;
+  /**
+   * Answers of the service that proved nothing and were asked again, by reason (see
+   * src/source/bad-answers.ts): rows outside the slice, implausible rows, rows of another branch,
+   * fewer rows than an earlier answer showed, a full page cut by one row (cut again, not asked
+   * again), an edge block missing that the service served blocks around. Every reason is listed.
+   */
+  bad_answers?: Record<BadAnswerReason, number>;
   /** Windows that failed, each with the exit code its error means (2: no retry cures it; 1: a later run may). */
   failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
   /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
@@ -214,6 +222,7 @@ export function buildReport(r: ReportInput): RunReport {
     store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats.status429,
     rows_rejected: rowsRejected(r.outcomes),
+    bad_answers: allBadAnswerReasons(stats.badAnswers ?? {}),
     failed: failed.map((o) => ({
       unit: o.unitKey,
       window: [o.start, o.end],
@@ -290,6 +299,7 @@ export function buildFailureReport(r: FailureReportInput): RunReport {
     store_retries: r.storeStats?.retries ?? 0,
     responses_429: stats?.status429 ?? 0,
     rows_rejected: rowsRejected([]),
+    bad_answers: allBadAnswerReasons(stats?.badAnswers ?? {}),
     failed: [],
     warnings: [],
     shard: r.shard ?? null,

@@ -486,7 +486,7 @@ async function planRun(input: RunJobInput, job: Job, p: PlanInputs): Promise<{ p
       { chainId: c.chainId, to: c.to, end: c.end, lag: c.to - c.end, lag_unit: plan.axis === 'block' ? 'blocks' : 'seconds' },
       'range.to is past what the service serves (its head minus the safety lag): exporting up to its head now, the rest in later runs as it indexes them',
     );
-  const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory)));
+  const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory, exported.get(u.unitKey) ?? [])));
   // A chain the service does not serve, or a contract it never saw, answers with empty pages:
   // refuse them before exporting anything (after the job's own checks, which need no request).
   const listed = plan.units.filter((u) => !isSnapshot(u.dataset));
@@ -741,8 +741,10 @@ function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
   return { lost: new AbortController().signal, assertHeld: () => undefined };
 }
 
-async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<ExportUnit> {
+/** A unit's window to export; `held`: the unit's windows the destination holds (is it exported again?). */
+async function toExportUnit(u: WorkUnit, factory: TargetFactory, held: Interval[]): Promise<ExportUnit> {
   const target = await factory.forDataset(u);
+  const again = held.some((i) => i.start < u.window.end && u.window.start < i.end);
   return {
     dataset: DATASETS[u.dataset],
     target,
@@ -753,5 +755,6 @@ async function toExportUnit(u: WorkUnit, factory: TargetFactory): Promise<Export
     end: u.window.end,
     unitKey: u.unitKey,
     filters: u.filters,
+    ...(again ? { again } : {}),
   };
 }

@@ -45,7 +45,9 @@ export function windowBatches(units: readonly ExportUnit[], batched: boolean, ta
       const first = run[0]!;
       const windows = run.map((x) => ({ start: x.u.start, end: x.u.end }));
       const key = `${targetOf(first.u)}|${windows.map((w) => `${w.start}_${w.end}`).join(',')}`;
-      const unit = { ...first.u, end: windows[windows.length - 1]!.end };
+      // Exported again when any of its windows is (src/run/window-proof.ts).
+      const again = run.some((x) => x.u.again === true);
+      const unit = { ...first.u, end: windows[windows.length - 1]!.end, ...(again ? { again } : {}) };
       const at = Math.min(...run.map((x) => x.at));
       const batch = batches.get(key);
       if (batch) {

@@ -1,11 +1,26 @@
 import { InsightExportError } from '../errors.js';
 import type { InsightClient } from './client.js';
-import { resolveBlock } from './chain-head.js';
+import { resolveBlock, resolveBlockByHash } from './chain-head.js';
 import type { BlockRecord } from './records.js';
+import { BadAnswerError, ServiceDisagreementError } from './bad-answers.js';
 
 interface Known {
   number: number;
   timestamp: number;
+}
+
+/** A block the service must serve (it served blocks below and above it) stayed missing on every attempt: exit 1. */
+export class EdgeNotServedError extends BadAnswerError {
+  override name = 'EdgeNotServedError';
+  /** `edge`: `block N`, or `the last block before <time>` of a time window. */
+  constructor(chainId: number, edge: string, span: { lowest: number; highest: number } | undefined, rows?: number) {
+    super('edge_not_served', `that it has no ${edge} on chain ${chainId}`, {
+      details:
+        (span ? `the same run found blocks ${span.lowest} and ${span.highest} served` : 'no block of the chain served around it') +
+        (rows ? `; the window has ${rows} rows` : ''),
+      hint: 'A replica or shard of the service lags the others: the window is not exported without its edge block. Run again later.',
+    });
+  }
 }
 
 /** The last block before a time window's edge could not be found: the chain's blocks gave no edge. */
@@ -24,6 +39,10 @@ export class BlockLookup {
   private readonly known = new Map<number, Known[]>();
   /** Numbers the service had no block for, per chain. */
   private readonly absent = new Map<number, number[]>();
+  /** Blocks the service answered, by chain and number (the latest answer): what rows at them must carry. */
+  private readonly resolved = new Map<number, Map<number, BlockRecord>>();
+  /** The lowest and highest block number the service served, per chain. */
+  private readonly span = new Map<number, { lowest: number; highest: number }>();
 
   constructor(
     private readonly client: InsightClient,
@@ -46,6 +65,120 @@ export class BlockLookup {
   }
 
   /**
+   * Block `n` asked again, whatever the service answered before (a missing block it serves, a
+   * hash to confirm): one request more.
+   */
+  reask(chainId: number, blockNumber: number): Promise<BlockRecord | null> {
+    this.cache.delete(`${chainId}:${blockNumber}`);
+    const absent = this.absent.get(chainId);
+    if (absent?.includes(blockNumber))
+      this.absent.set(
+        chainId,
+        absent.filter((n) => n !== blockNumber),
+      );
+    return this.block(chainId, blockNumber);
+  }
+
+  /** The block the service answered at `n` this run (its last answer), if it was asked and served. */
+  resolvedBlock(chainId: number, blockNumber: number): BlockRecord | undefined {
+    // Asked for every row of a window: no key is built.
+    return this.resolved.get(chainId)?.get(blockNumber);
+  }
+
+  /**
+   * Block `n`, which the service must serve: it served blocks of the chain below and above it, and
+   * blocks are served from the first to the head. Missing, it is asked again after a backoff (a
+   * replica behind the one that served the block above, a shard missing for a moment); missing on
+   * every attempt: EdgeNotServedError (exit 1). null only where the service may truly lack it: no
+   * block below it was served (before its first block) or none above (past its head).
+   */
+  async servedBlock(chainId: number, blockNumber: number): Promise<BlockRecord | null> {
+    let b = await this.block(chainId, blockNumber);
+    for (let attempt = 1; !b && this.between(chainId, blockNumber); attempt++) {
+      const what = `no block ${blockNumber} on chain ${chainId}, though it served blocks below and above it`;
+      this.client.noteBadAnswer('edge_not_served');
+      if (!(await this.client.retryBadAnswer(attempt, { reason: 'edge_not_served', what, chainIds: [chainId] })))
+        throw new EdgeNotServedError(chainId, `block ${blockNumber}`, this.span.get(chainId));
+      b = await this.reask(chainId, blockNumber);
+    }
+    return b;
+  }
+
+  /**
+   * Block `n` as the service has it now, where it served the block before with `hash` (a recorded
+   * window edge). Missing, it is asked again after a backoff (a replica behind the one that served
+   * it); with another hash, asked once more, so that a reorganisation is found only when two
+   * answers agree on it. ServiceDisagreementError (exit 1) when they never do; `what` names the
+   * window for it.
+   */
+  async confirmedBlock(chainId: number, n: number, hash: string, what: string): Promise<BlockRecord> {
+    let now = await this.block(chainId, n);
+    for (let attempt = 1; !now; attempt++) {
+      this.client.noteBadAnswer('edge_not_served');
+      const bad = {
+        reason: 'edge_not_served' as const,
+        what: `no block ${n} on chain ${chainId}, which it served before`,
+        chainIds: [chainId],
+      };
+      if (!(await this.client.retryBadAnswer(attempt, bad))) {
+        throw new ServiceDisagreementError(`The service no longer serves block ${n} on chain ${chainId}, the edge of ${what}`, {
+          details: `resolve/${n}?chain_id=${chainId} answered no block on ${attempt} attempts; a run recorded it with hash ${hash}`,
+          hint: 'A replica or shard of the service lags the one that served it: nothing was exported again for it. Run again later.',
+        });
+      }
+      now = await this.reask(chainId, n);
+    }
+    if (now.block_hash === hash) return now;
+    const again = await this.reask(chainId, n);
+    if (again?.block_hash === now.block_hash) return again;
+    throw new ServiceDisagreementError(`The service answered two different blocks ${n} on chain ${chainId}, the edge of ${what}`, {
+      details: `resolve/${n}?chain_id=${chainId}: ${now.block_hash}, then ${again?.block_hash ?? 'no block'}; a run recorded ${hash}`,
+      hint: 'Replicas of the service disagree about a reorganisation (one has not caught up): nothing was exported again for it. Run again later.',
+    });
+  }
+
+  /**
+   * Block `b`, answered for its number, confirmed by its hash: `resolve/<hash>` must give the same
+   * block. An answer of another branch kept for the number's URL (a cache from before a
+   * reorganisation) is not the block the service knows by that hash: the number is asked again
+   * after a backoff; BadAnswerError (exit 1) when no answer is confirmed. One request more per
+   * block: for the edges of windows exported again.
+   */
+  async confirmedByHash(chainId: number, b: BlockRecord): Promise<BlockRecord> {
+    for (let attempt = 1; ; attempt++) {
+      const byHash = await resolveBlockByHash(this.client, chainId, b.block_hash);
+      if (byHash?.block_number === b.block_number) return b;
+      const what = `block ${b.block_number} on chain ${chainId} with hash ${b.block_hash}, a block it does not know by that hash`;
+      this.client.noteBadAnswer('block_hash');
+      if (!(await this.client.retryBadAnswer(attempt, { reason: 'block_hash', what, chainIds: [chainId] })))
+        throw new BadAnswerError('block_hash', what, {
+          details: `resolve/${b.block_number} and resolve/${b.block_hash} with chain_id=${chainId}`,
+          hint: 'A cache or replica in front of the service answers a block of another branch: the window is not exported again from it. Run again later.',
+        });
+      const again = await this.reask(chainId, b.block_number);
+      if (!again) throw new EdgeNotServedError(chainId, `block ${b.block_number}`, this.span.get(chainId));
+      b = again;
+    }
+  }
+
+  /** Whether the service knows `edge` by its hash (resolve/<hash>): a block of its chain now, not an old answer kept for the number. */
+  async isCurrent(chainId: number, edge: { block_number: number; block_hash: string }): Promise<boolean> {
+    return (await resolveBlockByHash(this.client, chainId, edge.block_hash))?.block_number === edge.block_number;
+  }
+
+  /** The lowest and highest block the service served on the chain this run. */
+  servedSpan(chainId: number): { lowest: number; highest: number } | undefined {
+    const span = this.span.get(chainId);
+    return span && { ...span };
+  }
+
+  /** Whether the service served blocks of the chain below and above `n`. */
+  private between(chainId: number, n: number): boolean {
+    const span = this.span.get(chainId);
+    return span !== undefined && span.lowest < n && n < span.highest;
+  }
+
+  /**
    * The chain head a head search found: the block, and that the block after it did not exist then
    * (the search asked). Edges of windows reaching past the head end at the head without asking
    * again for blocks the service does not have (the indexer answers each with a 500, retried).
@@ -55,8 +188,14 @@ export class BlockLookup {
     this.see(chainId, block + 1, null);
   }
 
-  /** A block's number and timestamp learnt elsewhere. */
+  /** A block's number and timestamp learnt elsewhere (a block the service served). */
   hint(chainId: number, block: number, time: number): void {
+    const span = this.span.get(chainId);
+    if (!span) this.span.set(chainId, { lowest: block, highest: block });
+    else {
+      span.lowest = Math.min(span.lowest, block);
+      span.highest = Math.max(span.highest, block);
+    }
     let list = this.known.get(chainId);
     if (!list) this.known.set(chainId, (list = []));
     // Once per block: the search counts distinct blocks (one alone gives no block time).
@@ -136,7 +275,8 @@ export class BlockLookup {
       // together, so a right estimate (steady block times) ends the search in one round trip.
       const probes = (bisect ? [estimate] : [estimate, estimate + 1]).filter((n) => (!lo || n > lo.n) && (!hi || n < hi.n));
       if (probes.length === 0) probes.push(lo ? lo.n + 1 : hi!.n - 1);
-      await Promise.all(probes.map((n) => this.block(chainId, n)));
+      // A probe the service denies between blocks it served (a replica behind) is asked again: see servedBlock.
+      await Promise.all(probes.map((n) => this.servedBlock(chainId, n)));
     }
     throw new BlockSearchError(`No block edge found before ${time} on chain ${chainId}`, {
       details: 'the search asked 200 rounds of blocks without finding two neighbours on either side of the time',
@@ -153,8 +293,12 @@ export class BlockLookup {
   }
 
   private see(chainId: number, n: number, b: BlockRecord | null): void {
-    if (b) this.hint(chainId, b.block_number, b.block_timestamp);
-    else {
+    if (b) {
+      this.hint(chainId, b.block_number, b.block_timestamp);
+      let ofChain = this.resolved.get(chainId);
+      if (!ofChain) this.resolved.set(chainId, (ofChain = new Map<number, BlockRecord>()));
+      ofChain.set(b.block_number, b);
+    } else {
       let list = this.absent.get(chainId);
       if (!list) this.absent.set(chainId, (list = []));
       list.push(n);

@@ -32,6 +32,18 @@ export async function resolveBlock(client: InsightClient, chainId: number, n: nu
   }
 }
 
+/** The block whose hash is `hash` on the chain through `resolve/<hash>`; null when the service knows no such block. */
+export async function resolveBlockByHash(client: InsightClient, chainId: number, hash: string): Promise<BlockRecord | null> {
+  try {
+    const res = await client.resolve(hash, { chainIds: [chainId] });
+    return res.data.blocks.find((b) => b.chain_id === chainId && b.block_hash.toLowerCase() === hash.toLowerCase()) ?? null;
+  } catch (err) {
+    const http = walk(err, (e) => e instanceof HttpStatusError);
+    if (http?.status === 500 && !http.serverMessage) return null;
+    throw err;
+  }
+}
+
 /** `resolve/<n>` as a block probe (a block number resolves to its block while it exists). */
 export function resolveProbe(client: InsightClient, chainId: number): BlockProbe {
   return (n) => resolveBlock(client, chainId, n);

@@ -61,6 +61,7 @@ import {
 import { ACCEPT_ENCODING, contentCodings, decodeBody, DECODABLE_ENCODINGS, unsupportedCoding } from './content-encoding.js';
 import { backoffDelay, isRetryable, parseRetryAfter, type Backoff } from './retry.js';
 import type { RateLimiter } from './rate-limiter.js';
+import type { AnswerPolicy, BadAnswer, BadAnswerCounts, BadAnswerReason } from './bad-answers.js';
 
 export interface ClientOptions {
   /** Includes the path prefix: 'http://127.0.0.1:8787/insights/v1' or 'https://insight.thirdweb.com/v1'. */
@@ -106,6 +107,8 @@ export interface ClientStats {
    * when requests share chains; a request that names no chain counts for none.
    */
   byChain: Map<number, ChainRequestFigures>;
+  /** Answers not taken as a proof and asked again (src/source/bad-answers.ts), by reason. */
+  badAnswers: BadAnswerCounts;
 }
 
 export interface ChainRequestFigures {
@@ -236,7 +239,15 @@ interface JsonResult {
 }
 
 export class InsightClient {
-  readonly stats: ClientStats = { requests: 0, retries: 0, status429: 0, failures: 0, bytesReceived: 0, byChain: new Map() };
+  readonly stats: ClientStats = {
+    requests: 0,
+    retries: 0,
+    status429: 0,
+    failures: 0,
+    bytesReceived: 0,
+    byChain: new Map(),
+    badAnswers: {},
+  };
   /** Cap on concurrent requests of this client (callers size their pipelining by it). */
   readonly maxInFlight: number;
   private readonly api: Endpoint;
@@ -501,6 +512,36 @@ export class InsightClient {
       if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.stopSignal }).catch(() => undefined);
     }
   }
+
+  /** Counts an answer that arrived but proves nothing (src/source/bad-answers.ts), by reason. */
+  noteBadAnswer(reason: BadAnswerReason): void {
+    this.stats.badAnswers[reason] = (this.stats.badAnswers[reason] ?? 0) + 1;
+  }
+
+  /**
+   * After an answer that proves nothing: when `attempt` (the attempts made so far) leaves one,
+   * logged and waited for with the retries' backoff. false: the attempts are used up (the caller
+   * fails with BadAnswerError).
+   */
+  async retryBadAnswer(attempt: number, bad: BadAnswer): Promise<boolean> {
+    if (attempt >= this.maxAttempts) return false;
+    const delayMs = backoffDelay(attempt, this.backoff, this.random);
+    this.logger.warn(
+      { reason: bad.reason, answer: bad.what, attempt, maxAttempts: this.maxAttempts, delayMs },
+      'the service answered something that proves nothing; asking again',
+    );
+    this.stats.retries++;
+    for (const id of bad.chainIds ?? []) this.chainFigures(id).retries++;
+    if (delayMs > 0) await sleep(delayMs, undefined, { signal: this.stopSignal }).catch(() => undefined);
+    this.throwIfStopped();
+    return true;
+  }
+
+  /** The policy for answers that prove nothing: counted here, asked again with the retries' backoff. */
+  readonly answers: AnswerPolicy = {
+    note: (reason) => this.noteBadAnswer(reason),
+    retry: (attempt, bad) => this.retryBadAnswer(attempt, bad),
+  };
 
   private chainFigures(chainId: number): ChainRequestFigures {
     let f = this.stats.byChain.get(chainId);

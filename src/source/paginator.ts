@@ -1,5 +1,7 @@
 import { InsightExportError } from '../errors.js';
 import type { HeldBody } from './client.js';
+import { BadAnswerError, IMMEDIATE_RETRIES, type AnswerPolicy, type BadAnswer } from './bad-answers.js';
+import { answerProblem, cutPage, readAnswer, type Box, type ChainAnswer, type SliceAsked } from './slice-answers.js';
 import { PageNotWantedError } from './errors.js';
 import { chainIdBatches, type Filters } from './query.js';
 
@@ -22,6 +24,12 @@ import { chainIdBatches, type Filters } from './query.js';
  *   in every answer read. Whether an answer is full is decided on the rows the service sent, the
  *   dropped ones included. Rows repeated within a slice are dropped. Pieces are disjoint, so no
  *   row is emitted twice, and rows are yielded in slice order, sorted by the axes (block order).
+ * - An answer proves only the slice it answers (src/source/bad-answers.ts): one with a row of a
+ *   requested chain outside its slice, a row `check` refuses, or fewer rows of a chain than the
+ *   wider answer its slice was cut from showed there, is asked again (`answers`: counted, after a
+ *   backoff, with a limit one lower each time so that no cache keyed by URL answers it again) and
+ *   ends in BadAnswerError when every attempt is bad. An answer of exactly `limit - 1` rows for a
+ *   chain (what a proxy dropping the last row of a full page sends) is cut like a full one.
  * - Chains share requests, in batches of at most MAX_CHAIN_IDS (the most one request takes): the
  *   window's first request goes to the chains not known to be dense; the dense chains (known, or
  *   found by that request) share the pieces of the window's axis, each piece sized for the chain
@@ -51,14 +59,18 @@ export interface WindowPagerOptions<Rec> {
   density?: Map<number, number>;
   /** Counters, added to (for logs, reports and the bench). */
   stats?: PagingStats;
-  /** One request; its answer is decoded only once `held.wanted` resolves (when the window reads it). */
-  fetch(chainIds: number[], filters: Filters, held: HeldBody): Promise<Rec[]>;
+  /** One request (with the `limit` to send); its answer is decoded only once `held.wanted` resolves (when the window reads it). */
+  fetch(chainIds: number[], filters: Filters, held: HeldBody, limit: number): Promise<Rec[]>;
   chainId(rec: Rec): number;
   itemId(rec: Rec): string;
   /** Why a row of a requested chain inside its slice is not the target's (e.g. other_wallet), or null when it is. */
   reject?(rec: Rec): RejectReason | null;
   /** Called whenever a chain's slice came back full and is split (for logs). */
   onSplit?(chainId: number, slice: string): void;
+  /** Why a row of a requested chain cannot be in any answer of this window, or null (see bad-answers.ts). */
+  check?(rec: Rec): 'implausible' | 'block_hash' | null;
+  /** Answers that prove nothing: counted and asked again (default: at once, up to 6 attempts). */
+  answers?: AnswerPolicy;
 }
 
 export interface SliceAxis<Rec> {
@@ -166,25 +178,7 @@ export const TARGET_FILL = 0.7;
 /** Weight of the newest proven piece in a chain's density. */
 const DENSITY_WEIGHT = 0.5;
 
-/** A box over the axes: [lo[i], hi[i]) on axis i; hi may be Infinity (unbounded above). */
-interface Box {
-  lo: number[];
-  hi: number[];
-}
-
-/** One requested chain's part of an answer. */
-interface ChainAnswer<Rec> {
-  /** Rows the service sent that count against this chain's limit (dropped ones included). */
-  sent: number;
-  /** Its rows inside the slice (the target's or not): what a full answer is cut by. */
-  inside: Rec[];
-  /** Those of the target: what a short answer yields. */
-  taken: Rec[];
-}
-
-interface Sent<Rec> {
-  box: Box;
-  chains: number[];
+interface Sent<Rec> extends SliceAsked {
   /** null once released: a request given back keeps nothing of its answer (its window may page on for long). */
   answer: Promise<Rec[]> | null;
   /** Lets the client decode the answer (true) or drop it (false). */
@@ -221,7 +215,7 @@ class WindowPager<Rec> {
   }
 
   /** Sends a request for `box`; `needed` is the one the window waits for, others are speculation. */
-  send(box: Box, chains: number[], needed: boolean): Sent<Rec> | null {
+  send(box: Box, chains: number[], needed: boolean, attempt = 1): Sent<Rec> | null {
     const pool = this.opts.pool;
     if (!needed) {
       if (this.inFlight >= this.opts.prefetch) return null;
@@ -242,8 +236,10 @@ class WindowPager<Rec> {
       sent.state = 'answered';
       pool?.answered();
     };
-    const answer = this.opts.fetch(chains, this.filters(box), { received: arrived, wanted });
-    const sent: Sent<Rec> = { box, chains, answer, want, state: 'sent' };
+    // Asked again, a box is sent with another limit: a cache keyed by URL cannot answer it again.
+    const limit = attempt === 1 ? this.opts.limit : Math.max(2, this.opts.limit - attempt + 1);
+    const answer = this.opts.fetch(chains, this.filters(box), { received: arrived, wanted }, limit);
+    const sent: Sent<Rec> = { box, chains, attempt, limit, answer, want, state: 'sent' };
     // A request that fails for good arrives too. Also keeps an abandoned request from becoming an unhandled rejection.
     answer.then(arrived, arrived);
     return sent;
@@ -283,34 +279,47 @@ class WindowPager<Rec> {
       .join(' × ');
   }
 
-  /**
-   * An answer by requested chain, its rows checked against the request (chain, slice, target).
-   * The service's limit applies per chain, and a row of a chain not asked for may have taken any
-   * asked chain's place: it counts against each of them, so that no chain's answer looks short
-   * while the service cut it (at worst a short one is split once more).
-   */
+  /** An answer by requested chain, its rows checked against the request (see slice-answers.ts). */
   read(sent: Sent<Rec>, rows: Rec[]): Map<number, ChainAnswer<Rec>> {
-    const out = new Map<number, ChainAnswer<Rec>>(sent.chains.map((c) => [c, { sent: 0, inside: [], taken: [] }]));
-    let stray = 0;
-    for (const r of rows) {
-      const part = out.get(this.opts.chainId(r));
-      if (!part) {
-        stray++;
-        this.rejected(sent.chains[0]!, 'other_chain', r);
-        continue;
-      }
-      part.sent++;
-      if (!this.isInside(sent.box, r)) {
-        this.rejected(this.opts.chainId(r), 'outside_slice', r);
-        continue;
-      }
-      part.inside.push(r);
-      const reason = this.opts.reject?.(r) ?? null;
-      if (reason === null) part.taken.push(r);
-      else this.rejected(this.opts.chainId(r), reason, r);
+    return readAnswer(sent, rows, this.opts, (chainId, reason, row) => this.rejected(chainId, reason, row));
+  }
+
+  /** Whether a chain's answer is full: `limit` rows or more, or a page cut by one row (counted). */
+  full(sent: Sent<Rec>, answer: ChainAnswer<Rec>): boolean {
+    if (answer.sent >= sent.limit) return true;
+    if (!cutPage(sent, answer)) return false;
+    (this.opts.answers ?? IMMEDIATE_RETRIES).note('cut_page');
+    return true;
+  }
+
+  /**
+   * Why an answer proves nothing, or null (see answerProblem): `density` is each chain's rows per
+   * unit of `axis`, `known` what the wider answer the box was cut from showed.
+   */
+  problem(
+    sent: Sent<Rec>,
+    answers: Map<number, ChainAnswer<Rec>>,
+    density: (chainId: number) => number,
+    known?: Map<number, Knowledge>,
+    axis = 0,
+  ): BadAnswer | null {
+    return answerProblem(sent, answers, this.opts, {
+      density,
+      shown: (chainId) => known?.get(chainId)?.shown,
+      axis,
+      full: (_, a) => this.full(sent, a as ChainAnswer<Rec>),
+      where: (chainId) => `${this.describe(sent.box)} on chain ${chainId}`,
+    });
+  }
+
+  /** The box of an answer that proved nothing, asked again after the policy's wait; BadAnswerError when no attempt is left. */
+  async again(sent: Sent<Rec>, bad: BadAnswer): Promise<Sent<Rec>> {
+    const policy = this.opts.answers ?? IMMEDIATE_RETRIES;
+    policy.note(bad.reason);
+    if (!(await policy.retry(sent.attempt, bad))) {
+      throw new BadAnswerError(bad.reason, bad.what, { details: `${sent.attempt} attempts, the last with limit ${sent.limit}` });
     }
-    for (const part of out.values()) part.sent += stray;
-    return out;
+    return this.send(sent.box, sent.chains, true, sent.attempt + 1)!;
   }
 
   private rejected(chainId: number, reason: RejectReason, row: Rec): void {
@@ -318,15 +327,6 @@ class WindowPager<Rec> {
     if (!byReason) this.stats.rejected.set(chainId, (byReason = {}));
     byReason[reason] = (byReason[reason] ?? 0) + 1;
     this.stats.rejectedExample ??= { reason, row };
-  }
-
-  private isInside(box: Box, r: Rec): boolean {
-    const axes = this.opts.axes;
-    for (let i = 0; i < axes.length; i++) {
-      const v = axes[i]!.value(r);
-      if (!(v >= box.lo[i]! && v < box.hi[i]!)) return false;
-    }
-    return true;
   }
 
   /** Rows of a proven slice (read: inside it, the target's), each once, sorted by the axes: what it yields. */
@@ -418,6 +418,8 @@ interface Knowledge {
   density: number;
   /** The whole slice came back full for the chain: it is never asked whole again. */
   wasFull: boolean;
+  /** Axis values of the chain's distinct rows that full answer held, ascending: a piece's answer must hold as many. */
+  shown: number[];
 }
 
 /**
@@ -533,15 +535,21 @@ async function* cutAndPage<Rec>(
       const provenTo = onWindowAxis ? { provenTo: head.box.hi[0]! } : {};
       const proven: PagedBatch<Rec>[] = [];
       const full: { chainId: number; pieces: AsyncGenerator<PagedBatch<Rec>> }[] = [];
-      for (const [chainId, answer] of w.read(head, await w.receive(head))) {
-        if (answer.sent < w.opts.limit) {
+      const answers = w.read(head, await w.receive(head));
+      const bad = w.problem(head, answers, (c) => known.get(c)!.density, known, axis);
+      if (bad) {
+        queue.unshift(await w.again(head, bad));
+        continue;
+      }
+      for (const [chainId, answer] of answers) {
+        if (!w.full(head, answer)) {
           const records = w.accept(answer.taken);
           learn(chainId, records.length, width, false);
           if (records.length > 0 || onWindowAxis) proven.push({ chainId, records, ...provenTo });
         } else {
           learn(chainId, answer.sent, width, true);
           // Keeps only the sample of the full answer: this frame stays while the pieces page.
-          full.push({ chainId, pieces: splitFull(w, chainId, head.box, answer.inside, known.get(chainId)!.density) });
+          full.push({ chainId, pieces: splitFull(w, chainId, head.box, answer, known.get(chainId)!.density) });
         }
       }
       fill();
@@ -566,19 +574,22 @@ function fullAnswerKnowledge<Rec>(
   w: WindowPager<Rec>,
   chainId: number,
   box: Box,
-  inside: Rec[],
+  answer: ChainAnswer<Rec>,
   density: number,
 ): { axis: number; known: Knowledge } {
+  const { inside } = answer;
   w.split(chainId, box);
   const axis = box.lo.findIndex((lo, i) => box.hi[i]! - lo > 1);
   if (axis < 0) throw new SliceTooDenseError(chainId, w.describe(box), w.opts.limit);
   if (inside.length === 0) throw new SliceIgnoredError(chainId, w.describe(box));
   const value = w.opts.axes[axis]!.value;
   const sample = inside.map((r) => value(r)).sort((a, b) => a - b);
+  const distinct = new Map(answer.taken.map((r) => [w.opts.itemId(r), value(r)]));
+  const shown = [...distinct.values()].sort((a, b) => a - b);
   const lo = box.lo[axis]!;
   // The sample spans [lo, its last value]: the slice is at least that dense.
   const sampled = Number.isFinite(box.hi[axis]!) ? sample.length / (sample[sample.length - 1]! - lo + 1) : 0;
-  return { axis, known: { sample, density: axis === 0 ? Math.max(density, sampled) : sampled, wasFull: true } };
+  return { axis, known: { sample, density: axis === 0 ? Math.max(density, sampled) : sampled, wasFull: true, shown } };
 }
 
 /**
@@ -586,8 +597,14 @@ function fullAnswerKnowledge<Rec>(
  * by the rows of the answer inside it. Not a generator itself, so that the full answer is not kept
  * while the pieces are paged: only the sample of its axis values is.
  */
-function splitFull<Rec>(w: WindowPager<Rec>, chainId: number, box: Box, inside: Rec[], density: number): AsyncGenerator<PagedBatch<Rec>> {
-  const { axis, known } = fullAnswerKnowledge(w, chainId, box, inside, density);
+function splitFull<Rec>(
+  w: WindowPager<Rec>,
+  chainId: number,
+  box: Box,
+  answer: ChainAnswer<Rec>,
+  density: number,
+): AsyncGenerator<PagedBatch<Rec>> {
+  const { axis, known } = fullAnswerKnowledge(w, chainId, box, answer, density);
   return cutAndPage(w, box, axis, new Map([[chainId, known]]));
 }
 
@@ -610,7 +627,7 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
   const dense = new Map<number, Knowledge>();
   for (const chainId of opts.chainIds) {
     const density = opts.density?.get(chainId) ?? 0;
-    if (density * width > w.target) dense.set(chainId, { sample: [], density, wasFull: false });
+    if (density * width > w.target) dense.set(chainId, { sample: [], density, wasFull: false, shown: [] });
   }
   const cuts: CutChains[] = [];
   yield* sharedFirst(
@@ -656,17 +673,22 @@ async function* sharedFirst<Rec>(
   const sends = chainIdBatches(shared).map((chains) => w.send(box, chains, true)!);
   let received = 0;
   try {
-    for (const sent of sends) {
+    for (let sent of sends) {
       received++;
-      const answers = w.read(sent, await w.receive(sent));
+      let answers = w.read(sent, await w.receive(sent));
+      const density = (c: number) => opts.density?.get(c) ?? 0;
+      for (let bad = w.problem(sent, answers, density); bad; bad = w.problem(sent, answers, density)) {
+        sent = await w.again(sent, bad);
+        answers = w.read(sent, await w.receive(sent));
+      }
       for (const [chainId, answer] of answers) {
-        if (answer.sent < opts.limit) {
+        if (!w.full(sent, answer)) {
           const accepted = w.accept(answer.taken);
           if (accepted.length > 0) yield { chainId, records: accepted };
           opts.density?.set(chainId, accepted.length / width);
           yield { chainId, done: true };
         } else {
-          const { axis, known } = fullAnswerKnowledge(w, chainId, box, answer.inside, opts.density?.get(chainId) ?? 0);
+          const { axis, known } = fullAnswerKnowledge(w, chainId, box, answer, opts.density?.get(chainId) ?? 0);
           if (axis === 0) dense.set(chainId, known);
           else cuts.push({ axis, known: new Map([[chainId, known]]) });
         }

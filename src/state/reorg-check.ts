@@ -19,6 +19,8 @@
  *   one by one, newest first, until one matches.
  * On a quiet chain that is one request per chain when nothing was committed since the last check,
  * two when the last run committed one window, and one more per further window within the horizon.
+ * Answers of a replica behind or of a cache are not taken for a reorganisation, nor for a match
+ * once one is found (src/state/reorg-answers.ts).
  * Every window whose edge changed is exported again through the replacement protocol
  * (WindowState). A changed edge more than the horizon below the newest exported block is not
  * repaired: the run fails (exit 2: running again cannot help) naming the rewind that covers the
@@ -38,6 +40,7 @@ import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
 import { readBlockHashes } from './exported-files.js';
+import { askEdge, oldBranchAnswers } from './reorg-answers.js';
 
 /**
  * Reorganisation horizon in blocks by chain id, when the job does not set range.reorg_horizon:
@@ -269,15 +272,15 @@ async function checkUnit(
       if (pastTheEnd(w)) break;
       continue;
     }
-    const now = await blocks.block(chainId, edge.block_number);
-    if (now?.block_hash === edge.block_hash) {
+    const now = await askEdge(blocks, chainId, edge, below, again.length > 0, `window ${describeWindow(w, axis)} of ${unitKey}`);
+    if (now.same) {
       matched.push({ w, edge });
       if (record) proven = true;
       walking = false;
       continue;
     }
     walking = true;
-    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now?.block_hash ?? null });
+    changed.push({ block_number: edge.block_number, recorded_hash: edge.block_hash, service_hash: now.serviceHash });
     again.push(w);
     lowestChangedFiles = (await state.readCompleted(unitKey, w.start, w.end))?.files.map((f) => f.key) ?? [];
     if (below) {
@@ -286,6 +289,7 @@ async function checkUnit(
     }
   }
   if (tooDeep) return { tooDeep };
+  if (again.length > 0) await oldBranchAnswers(blocks, chainId, matched, again, changed);
   const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, commitOf, newest, horizon });
   if (again.length === 0) return { checked };
   again.reverse();

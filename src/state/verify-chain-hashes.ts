@@ -9,10 +9,17 @@
  * - in a window whose edge changed, the rows' blocks are bisected (~log2 of its distinct blocks):
  *   rows below the fork still match, rows above it do not; the window is named with the first
  *   block whose rows are no longer the service's;
+ * - in a window exported again (`reexported`: a reorganisation's repair, --force, --rewind) whose
+ *   edge matches, the newest block of its rows, bisected when it no longer matches: its rows may
+ *   come from an answer of the branch it replaced (a cache from before the reorganisation) under
+ *   an edge read fresh. A block's hash commits to every block below it, so the newest block of
+ *   rows read from one answer proves them all; rows of several answers may mix branches, which
+ *   the sample below looks at;
  * - with `sample`, also that many blocks of rows of every window, spread evenly (rows a service
  *   served with a wrong block hash although the edge matches).
- * The requests are stated before (`requests_planned`: edges plus the sample; the bisection adds
- * ~log2 per changed window) and counted after (`requests`).
+ * The requests are stated before (`requests_planned`: edges, the newest row block of each window
+ * exported again that has rows, plus the sample; the bisection adds ~log2 per changed window) and
+ * counted after (`requests`).
  */
 import pLimit from 'p-limit';
 import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
@@ -81,7 +88,8 @@ export async function verifyChainHashes(opts: {
   }
   report.windows_checked = windows.length;
   const edgeBlocks = new Set(windows.flatMap((w) => (w.rec.edge ? [`${w.chainId}:${w.rec.edge.block_number}`] : [])));
-  report.requests_planned = edgeBlocks.size + (sample ? sample * windows.length : 0);
+  const again = windows.filter((w) => w.rec.reexported && w.rec.edge && w.rec.rows > 0).length;
+  report.requests_planned = edgeBlocks.size + again + (sample ? sample * windows.length : 0);
   opts.onPlan?.({
     requests: report.requests_planned,
     edges: edgeBlocks.size,
@@ -113,19 +121,28 @@ export async function verifyChainHashes(opts: {
       });
     }),
   );
-  // Rows are read only where something is to be proven: windows whose edge changed (or has none), and every window with a sample.
-  const toRead = windows.filter((w) => changed.has(w) || !w.rec.edge || sample);
+  // Rows are read only where something is to be proven: windows whose edge changed (or has none),
+  // windows exported again (their newest row block), and every window with a sample.
+  const toRead = windows.filter((w) => changed.has(w) || !w.rec.edge || w.rec.reexported || sample);
   const reading = pLimit(WINDOWS_READ_AT_ONCE);
-  await Promise.all(toRead.map((w) => reading(() => checkRows(w, changed.has(w) || !w.rec.edge, sample, report, hashOf, opts.store))));
+  await Promise.all(
+    toRead.map((w) => {
+      const bisect = changed.has(w) || !w.rec.edge ? 'always' : w.rec.reexported ? 'newest-stale' : 'never';
+      return reading(() => checkRows(w, bisect, sample, report, hashOf, opts.store));
+    }),
+  );
   report.problems.sort((a, b) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0]);
   report.requests = asked.size;
   return report;
 }
 
-/** The blocks of a window's rows against the service: bisected (`bisect`), and/or a sample spread evenly. */
+/**
+ * The blocks of a window's rows against the service: bisected (`bisect`: always, or when the
+ * newest block of its rows no longer matches), and/or a sample spread evenly.
+ */
 async function checkRows(
   w: Windowed,
-  bisect: boolean,
+  bisect: 'always' | 'newest-stale' | 'never',
   sample: number | null,
   report: ChainHashReport,
   hashOf: (chainId: number, n: number) => Promise<string | null>,
@@ -156,7 +173,7 @@ async function checkRows(
     return false;
   };
   let firstStale: number | null = null;
-  if (bisect) {
+  if (bisect === 'always' || (bisect === 'newest-stale' && blocks.length > 0 && !(await matches(blocks.at(-1)!)))) {
     // Rows below the fork still match, rows above it do not: the first that does not.
     let lo = 0;
     let hi = blocks.length;

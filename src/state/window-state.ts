@@ -69,6 +69,12 @@ export interface WindowRecord {
    * (src/state/reorg-check.ts). Absent in records of older versions and of time windows.
    */
   edge?: BlockEdge;
+  /**
+   * The window replaced rows an earlier commit exported (a reorganisation, --force, --rewind, a
+   * repair): the rows most at risk of coming from an answer of another branch (a cache), which
+   * `verify --chain-hashes` checks even where the edge matches. Absent in records of older versions.
+   */
+  reexported?: true;
 }
 
 /** A data file written on local disk, uploaded as `key` when its window commits. */
@@ -588,6 +594,7 @@ export class WindowState {
         marker = this.pending.get(pendingKey);
       }
     }
+    if (marker?.replaces?.length) record = { ...record, reexported: true };
     await this.store.put(this.completedKey(record.unit_key, record.start, record.end), JSON.stringify(record), {
       contentType: 'application/json',
     });

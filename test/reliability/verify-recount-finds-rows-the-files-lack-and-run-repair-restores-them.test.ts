@@ -6,8 +6,9 @@
  *
  * - a window committed empty before the service had indexed it (what earlier versions did past the
  *   service's head): `verify` without a recount says complete;
- * - full pages cut to `limit - 1` rows by a broken proxy (`cutFullPages`): the run exits 0 and
- *   `verify` says complete;
+ * - full pages cut by a broken proxy: to `limit - 1` rows (`cutFullPages`) the run still exports
+ *   every row (such an answer is cut like a full one); by two rows, no answer tells, the run exits
+ *   0 and `verify` says complete;
  * - a data file deleted by hand: `verify` names it, its summary counts the window as damaged, and
  *   names the repair;
  * - under the indexer profile, whose wallet route counts in two halves (self-transfers twice), the
@@ -27,22 +28,28 @@ import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { unfoldCompletedWindows } from '../helpers/completed-windows.js';
 import { writeJob } from './harness.js';
+import { cutFullPages, startAnswerProxy, type AnswerProxy } from '../helpers/answer-proxy.js';
 
 const sandbox = useSandbox({});
 const tmp = useTempDir('recount-');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
-/** Other servers of the same data: a proxy cutting full pages, the indexer, the indexer behind that proxy. */
+/**
+ * Other servers of the same data: a proxy cutting full pages by one row, the indexer, and proxies
+ * cutting full pages by two rows in front of the sandbox and of the indexer.
+ */
 let cut: SandboxServer<SandboxData>;
 let indexer: SandboxServer<SandboxData>;
-let indexerCut: SandboxServer<SandboxData>;
+let cutTwo: AnswerProxy;
+let indexerCutTwo: AnswerProxy;
 beforeAll(async () => {
   cut = await serveReadInterface(sandbox.data, { cutFullPages: 0.5 });
   indexer = await serveReadInterface(sandbox.data, { profile: 'indexer' });
-  indexerCut = await serveReadInterface(sandbox.data, { profile: 'indexer', cutFullPages: 0.5 });
+  cutTwo = await startAnswerProxy([sandbox.url], { rewrite: cutFullPages(2) });
+  indexerCutTwo = await startAnswerProxy([indexer.url], { rewrite: cutFullPages(2) });
 });
 afterAll(async () => {
-  await Promise.all([cut?.close(), indexer?.close(), indexerCut?.close()]);
+  await Promise.all([cut?.close(), indexer?.close(), cutTwo?.close(), indexerCutTwo?.close()]);
 });
 
 function job(name: string, format: OutputFormat, destination: string, server: { url: string } = sandbox, to = '2024-02-04') {
@@ -144,15 +151,33 @@ describe('verify --recount and run --repair', () => {
   );
 
   it(
-    'full pages cut to limit - 1 rows by a proxy: the run and verify say complete, the recount finds every short window, the repair restores them',
+    'full pages cut by a proxy: by one row the run exports every row; by two the run and verify say complete, the recount finds every short window, the repair restores them',
     { timeout: 120_000 },
     async () => {
       const format = 'ndjson';
       const name = 'cut';
       const dir = join(tmp.dir, name);
+      const one = join(dir, 'one');
+      await writeJob(dir, job(name, format, one), 'one.yaml');
+      const exact = await exportJob({
+        job: job(name, format, one, cut),
+        dir,
+        jobFileName: 'one-run.yaml',
+        destination: one,
+        pageSize: 100,
+      });
+      expect(exact.status).toBe('succeeded');
+      expect(await contents(one, format)).toEqual(await freshExport(format, name));
+
       const out = join(dir, 'out');
       const jobFile = await writeJob(dir, job(name, format, out));
-      const report = await exportJob({ job: job(name, format, out, cut), dir, jobFileName: 'run.yaml', destination: out, pageSize: 100 });
+      const report = await exportJob({
+        job: job(name, format, out, cutTwo),
+        dir,
+        jobFileName: 'run.yaml',
+        destination: out,
+        pageSize: 100,
+      });
       expect(report.status).toBe('succeeded');
       expect((await verify(jobFile, sandbox)).code).toBe(0);
 
@@ -235,11 +260,11 @@ describe('verify --recount and run --repair', () => {
     // Counted in halves: the wallet's windows one chain at a time (2 x 2), the events as usual (2).
     expect(ok.report.recount!.requests).toBe(6);
 
-    // The same export through a proxy cutting full pages: the wallet's short windows are found under the indexer too.
+    // The same export through a proxy cutting full pages by two rows: the wallet's short windows are found under the indexer too.
     const damaged = join(dir, 'damaged');
     const damagedJob = await writeJob(dir, spec(damaged, indexer), 'damaged.yaml');
     const cutReport = await exportJob({
-      job: spec(damaged, indexerCut),
+      job: spec(damaged, indexerCutTwo),
       dir,
       jobFileName: 'damaged-run.yaml',
       destination: damaged,

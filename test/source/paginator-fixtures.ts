@@ -90,6 +90,9 @@ export function makeRows(chain: number, blocks: number, perBlock: (b: number) =>
 
 export type Misbehaviour = 'shuffle-ties' | 'union' | 'repeat-earlier' | 'outside-slice';
 
+/** repeat-earlier and outside-slice misbehave in one answer of this many. */
+const MISBEHAVING = 5;
+
 function inFilters(r: Rec, f: Filters): boolean {
   const bound = (name: string) => (f[name] === undefined ? undefined : Number(f[name]));
   const checks: [number, string][] = [
@@ -112,8 +115,10 @@ function inFilters(r: Rec, f: Filters): boolean {
  * - union: wallet transactions as UNION ALL of the sent and received rows, each sorted by block
  *   with unstable ties and cut at 2*limit from page*limit, joined without order and cut again at
  *   limit from page*limit (the offset applied twice; a self-transfer comes twice);
- * - repeat-earlier: rows of earlier blocks of the chain (outside the filters) come again;
- * - outside-slice: rows just outside the filters are mixed in.
+ * - repeat-earlier: rows of earlier blocks of the chain (outside the filters) come again, in one
+ *   answer of MISBEHAVING (a service that always did would never prove a slice: see
+ *   test/source/an-answer-proves-only-the-slice-it-answers.test.ts);
+ * - outside-slice: rows just outside the filters are mixed in, in one answer of MISBEHAVING.
  * Rows `foreign` or `servedWith` another chain are served as if they matched (before the limit
  * cuts the answer), and counted in `intruders`.
  */
@@ -152,13 +157,15 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
       } else {
         answer = byBlock(matching).slice(page * limit, (page + 1) * limit);
       }
-      if (has('repeat-earlier')) {
+      // One draw per answer decides whether it carries rows outside its slice (either way, or both).
+      const strays = (has('repeat-earlier') || has('outside-slice')) && random() < 1 / MISBEHAVING;
+      if (has('repeat-earlier') && strays) {
         const earlier = mine.filter((r) => r.block < Number(filters.filter_block_number_gte ?? 0));
         const extra = earlier.length > 0 ? [earlier[Math.floor(random() * earlier.length)]!] : [];
         if (answer.length > 0) extra.push(answer[Math.floor(random() * answer.length)]!);
         answer = [...answer.slice(0, Math.max(0, limit - extra.length)), ...extra];
       }
-      if (has('outside-slice')) {
+      if (has('outside-slice') && strays) {
         const outside = mine.filter((r) => !inFilters(r, filters));
         const extra = outside.length > 0 ? [outside[Math.floor(random() * outside.length)]!] : [];
         answer = [...answer.slice(0, Math.max(0, limit - extra.length)), ...extra];

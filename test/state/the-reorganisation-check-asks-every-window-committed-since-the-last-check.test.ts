@@ -24,13 +24,16 @@ const chain = { branch: 0, fork: Infinity };
 const hashAt = (n: number, branch = n >= chain.fork ? chain.branch : 0) =>
   `0x${branch.toString(16).padStart(2, '0')}${n.toString(16).padStart(62, '0')}`;
 const asked: number[] = [];
-/** A fresh lookup per check, as each run has its own cache. */
+/** A fresh lookup per check, as each run has its own cache (blocks asked by number are counted in `asked`). */
 const lookup = (): BlockLookup =>
   ({
     block: async (_chainId: number, n: number) => {
       asked.push(n);
       return { block_number: n, block_hash: hashAt(n), block_timestamp: n * 12 };
     },
+    // Asked by hash (a match that bounds a reorganisation found): whether the chain has it now.
+    isCurrent: async (_chainId: number, edge: { block_number: number; block_hash: string }) =>
+      hashAt(edge.block_number) === edge.block_hash,
   }) as unknown as BlockLookup;
 
 beforeEach(async () => {
