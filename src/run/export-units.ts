@@ -26,7 +26,7 @@ import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
 import { commitReceived } from './stop-commit.js';
-import { edgeToCommit, pagingLimit, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
+import { edgeToCommit, pagingLimit, recheckBlocks, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
 export interface ExportUnit {
@@ -475,6 +475,7 @@ function windowPages(
     reject: (r) => collection.foreignReason(r, first.target),
     check: rowCheck(group, w.edges, opts.blocks),
     answers: opts.client.answers,
+    onBadAnswer: recheckBlocks(group, w.edges, opts.blocks),
     onSplit: (chainId, slice) => w.log.debug({ chainId, slice }, 'slice came back full: split'),
   });
 }

@@ -18,6 +18,11 @@
  * the halves take twice (read from the files), which is exact: every row counts once or twice,
  * so a row missing from the files always lowers their side. A route that counts in halves without
  * saying which rows it takes twice cannot be compared: its windows are reported not provable.
+ *
+ * A count that differs from the files is asked again and stands only when two answers agree
+ * (`recountConfirmed`, at most three asks): one answer may come from a lagging replica, and acting on it (a window
+ * called short by verify, its good files replaced by a repair or a settle) would follow a service
+ * still inconsistent. Counts that disagree prove nothing: the window is reported not provable.
  */
 import pLimit from 'p-limit';
 import { errorMessage } from '../errors.js';
@@ -63,7 +68,7 @@ interface Group {
 const COUNT_EXPRESSION = `count() AS ${ROW_COUNT_KEY}`;
 
 export async function recountWindows(input: RecountInput): Promise<RecountReport> {
-  const { results, skipped, requests } = await recountEach(input);
+  const { results, skipped, requests } = await recountConfirmed(input);
   const checked = results.length;
   return {
     windows_checked: checked,
@@ -76,8 +81,48 @@ export async function recountWindows(input: RecountInput): Promise<RecountReport
   };
 }
 
-/** Each window against the service's count (see the file comment): every window of `records` the job has, in unit and start order. */
-export async function recountEach(
+/** How many times a window's count is asked at most before it is called not provable. */
+const MAX_COUNT_ASKS = 3;
+
+/**
+ * Each window against the service's count (see the file comment): a count equal to the files
+ * stands; one that differs is asked again until two answers agree (that count stands) or
+ * MAX_COUNT_ASKS answers did not (not provable).
+ */
+export async function recountConfirmed(
+  input: RecountInput,
+): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
+  const keyOf = (unit: string, start: number, end: number) => `${unit}|${start}|${end}`;
+  const differs = (r: RecountedWindow) => r.status === 'short' || r.status === 'extra';
+  const first = await recountEach(input);
+  const answers = new Map(first.results.map((r) => [keyOf(r.unit, r.window[0], r.window[1]), [r]]));
+  const agreed = (list: RecountedWindow[]) => list.find((r, i) => list.slice(i + 1).some((o) => o.service_rows === r.service_rows));
+  const unanswered = new Set<string>();
+  const open = () =>
+    [...answers].filter(([k, list]) => differs(list[0]!) && !agreed(list) && list.length < MAX_COUNT_ASKS && !unanswered.has(k));
+  let requests = first.requests;
+  for (let asked = open(); asked.length > 0; asked = open()) {
+    const keys = new Set(asked.map(([k]) => k));
+    const again = await recountEach({ ...input, records: input.records.filter((r) => keys.has(keyOf(r.unit_key, r.start, r.end))) });
+    requests += again.requests;
+    for (const r of again.results) answers.get(keyOf(r.unit, r.window[0], r.window[1]))?.push(r);
+    // A window the service no longer answers for is asked no more.
+    const answered = new Set(again.results.map((r) => keyOf(r.unit, r.window[0], r.window[1])));
+    for (const k of keys) if (!answered.has(k)) unanswered.add(k);
+  }
+  const results = first.results.map((r): RecountedWindow => {
+    const list = answers.get(keyOf(r.unit, r.window[0], r.window[1]))!;
+    if (!differs(r)) return r;
+    const stands = agreed(list);
+    if (stands) return stands;
+    const counts = list.map((x) => x.service_rows ?? 'none').join(', ');
+    return { ...r, status: 'not-provable', reason: `${list.length} counts disagree: ${counts}` };
+  });
+  return { results, skipped: first.skipped, requests };
+}
+
+/** Each window against the service's count, once (see the file comment): every window of `records` the job has, in unit and start order. */
+async function recountEach(
   input: RecountInput,
 ): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
   const specs = new Map(unitSpecs(input.job).map((s) => [s.unitKey, s]));

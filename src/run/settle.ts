@@ -36,7 +36,7 @@ import type { SettledUpdate } from '../state/settled-windows.js';
 import type { ManifestWindow } from '../state/unit-manifest.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
-import { recountEach } from './recount.js';
+import { recountConfirmed } from './recount.js';
 import { SettleAge } from './settle-age.js';
 import { countRequests, pendingSettle, type PendingSettle, type PendingWindow } from './settle-pending.js';
 
@@ -190,37 +190,14 @@ export function emptySettleReport(horizonS: number): SettleReport {
   };
 }
 
-/**
- * The windows against the service's count (src/run/recount.ts). A count that differs from the
- * files is asked again and stands only when the second answer is the same: one answer may come
- * from a lagging replica, and acting on it would replace a window's good files with the
- * answers of a service still inconsistent. Counts that disagree prove nothing (not provable).
- */
+/** The windows against the service's count, a differing count asked twice (src/run/recount.ts). */
 async function countConfirmed(input: SettleInput, records: WindowRecord[]): Promise<RecountedWindow[]> {
   const files = {
     rows: (r: WindowRecord) => r.files.reduce((n, f) => n + f.rows, 0),
     present: (r: WindowRecord) => r.files.map((f) => f.key),
   };
   const { job, client } = input;
-  const ask = async (list: WindowRecord[]) =>
-    (await recountEach({ job, records: list, files, client, store: input.state.store, concurrency: client.maxInFlight })).results;
-  const keyOf = (unit: string, start: number, end: number) => `${unit}|${start}|${end}`;
-  const differs = (r: RecountedWindow) => r.status === 'short' || r.status === 'extra';
-  const first = await ask(records);
-  const doubtful = new Set(first.filter(differs).map((r) => keyOf(r.unit, r.window[0], r.window[1])));
-  if (doubtful.size === 0) return first;
-  const again = new Map(
-    (await ask(records.filter((r) => doubtful.has(keyOf(r.unit_key, r.start, r.end))))).map((r) => [
-      keyOf(r.unit, r.window[0], r.window[1]),
-      r,
-    ]),
-  );
-  return first.map((r) => {
-    if (!differs(r)) return r;
-    const second = again.get(keyOf(r.unit, r.window[0], r.window[1]));
-    if (second && differs(second) && second.service_rows === r.service_rows) return r;
-    return { ...r, status: 'not-provable', reason: `two counts disagree: ${r.service_rows}, then ${second?.service_rows ?? 'none'}` };
-  });
+  return (await recountConfirmed({ job, records, files, client, store: input.state.store, concurrency: client.maxInFlight })).results;
 }
 
 /** The records of the windows not settled (a marker's window is judged by its record's run). */

@@ -17,6 +17,7 @@
  */
 import { sameHex } from '../datasets/dataset.js';
 import { EdgeNotServedError, type BlockLookup } from '../source/block-by-number.js';
+import type { BadAnswer } from '../source/bad-answers.js';
 import type { BlockRecord } from '../source/records.js';
 import type { ExportUnit } from './export-units.js';
 import type { BlockEdge } from '../state/window-state.js';
@@ -86,6 +87,24 @@ export function rowCheck(
     )
       return 'block_hash';
     return null;
+  };
+}
+
+/**
+ * Before a window's answer is asked again for a row of another branch: the row's block may be the
+ * current one and the run's the stale answer (a cached or lagging resolve of its number). When the
+ * service knows the row's hash as that block, the run adopts it (the window's edge too, when it is
+ * that block), so the answers of the current branch prove the window; else the answer is asked again.
+ */
+export function recheckBlocks(group: ExportUnit[], edges: WindowEdges, blocks: BlockLookup | undefined) {
+  const ds = group[0]!.dataset;
+  return async (bad: BadAnswer): Promise<void> => {
+    if (bad.reason !== 'block_hash' || bad.row === undefined || !blocks) return;
+    const p = ds.position(bad.row);
+    const chainId = ds.chainId(bad.row);
+    if (typeof p.block_hash !== 'string') return;
+    const current = await blocks.adoptIfCurrent(chainId, p.block_number, p.block_hash);
+    if (current && edges.get(chainId)?.block_number === p.block_number) edges.set(chainId, current);
   };
 }
 

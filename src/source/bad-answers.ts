@@ -69,6 +69,8 @@ export interface BadAnswer {
   /** What the service answered, for the log and the error (the slice, the row that tells). */
   what: string;
   chainIds?: number[];
+  /** The row that tells, where one does (a row outside the slice, of another branch ...). */
+  row?: unknown;
 }
 
 /** How a run treats answers that prove nothing: counted, then asked again after a backoff. */

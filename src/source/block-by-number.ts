@@ -161,6 +161,20 @@ export class BlockLookup {
     }
   }
 
+  /**
+   * A row at block `n` carries `hash`, not the hash the run kept for `n`. When the service knows
+   * `hash` as block `n` (resolve/<hash>: no answer of another branch is kept under that URL), the
+   * answer kept for the number was the stale one (a cache or a replica of another branch): the
+   * block by its hash replaces it, and is returned. Otherwise the row is the stale one: null.
+   */
+  async adoptIfCurrent(chainId: number, n: number, hash: string): Promise<BlockRecord | null> {
+    const byHash = await resolveBlockByHash(this.client, chainId, hash);
+    if (byHash?.block_number !== n) return null;
+    this.cache.set(`${chainId}:${n}`, Promise.resolve(byHash));
+    this.see(chainId, n, byHash);
+    return byHash;
+  }
+
   /** Whether the service knows `edge` by its hash (resolve/<hash>): a block of its chain now, not an old answer kept for the number. */
   async isCurrent(chainId: number, edge: { block_number: number; block_hash: string }): Promise<boolean> {
     return (await resolveBlockByHash(this.client, chainId, edge.block_hash))?.block_number === edge.block_number;

@@ -71,6 +71,8 @@ export interface WindowPagerOptions<Rec> {
   check?(rec: Rec): 'implausible' | 'block_hash' | null;
   /** Answers that prove nothing: counted and asked again (default: at once, up to 6 attempts). */
   answers?: AnswerPolicy;
+  /** Called with an answer that proved nothing before it is asked again (what the run resolved may be the stale side). */
+  onBadAnswer?(bad: BadAnswer): Promise<void>;
 }
 
 export interface SliceAxis<Rec> {
@@ -319,6 +321,7 @@ class WindowPager<Rec> {
     if (!(await policy.retry(sent.attempt, bad))) {
       throw new BadAnswerError(bad.reason, bad.what, { details: `${sent.attempt} attempts, the last with limit ${sent.limit}` });
     }
+    await this.opts.onBadAnswer?.(bad);
     return this.send(sent.box, sent.chains, true, sent.attempt + 1)!;
   }
 

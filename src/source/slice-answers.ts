@@ -133,7 +133,12 @@ export function answerProblem<Rec>(
   for (const [chainId, a] of answers) {
     if (a.bad) {
       const at = rules.axes.map((ax) => `${ax.field}=${ax.value(a.bad!.row)}`).join(', ');
-      return { reason: a.bad.reason, what: `a row at ${at} (${a.bad.reason}) for ${x.where(chainId)}`, chainIds: asked.chains };
+      return {
+        reason: a.bad.reason,
+        what: `a row at ${at} (${a.bad.reason}) for ${x.where(chainId)}`,
+        chainIds: asked.chains,
+        row: a.bad.row,
+      };
     }
     const expected = x.density(chainId) * width;
     if (a.sent === 0 && asked.attempt === 1 && expected >= UNEXPECTED_ROWS) {

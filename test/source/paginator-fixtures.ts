@@ -145,6 +145,8 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
     requests.push({ chains, filters, page });
     await new Promise((r) => setImmediate(r));
     const out: Rec[] = [];
+    // One draw per answer (one response, whatever its chains) decides whether it carries rows outside its slice (either way, or both).
+    const strays = (has('repeat-earlier') || has('outside-slice')) && random() < 1 / MISBEHAVING;
     for (const chain of chains) {
       const mine = all.filter((r) => (r.servedWith ?? r.chain) === chain);
       const matching = mine.filter((r) => inFilters(r, filters));
@@ -157,8 +159,6 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
       } else {
         answer = byBlock(matching).slice(page * limit, (page + 1) * limit);
       }
-      // One draw per answer decides whether it carries rows outside its slice (either way, or both).
-      const strays = (has('repeat-earlier') || has('outside-slice')) && random() < 1 / MISBEHAVING;
       if (has('repeat-earlier') && strays) {
         const earlier = mine.filter((r) => r.block < Number(filters.filter_block_number_gte ?? 0));
         const extra = earlier.length > 0 ? [earlier[Math.floor(random() * earlier.length)]!] : [];
