@@ -6,7 +6,11 @@ export interface SandboxStats {
   byStatus: Record<number, number>;
   byRoute: Record<string, number>;
   faultsInjected: Record<string, number>;
-  /** Rows of another wallet, contract, event or chain sent in list answers (`foreignRows`), by kind. */
+  /**
+   * Rows of another wallet, contract, event or chain put into list answers (`foreignRows`), by kind;
+   * counted when the answer is made, before an inconsistency (an empty answer, a stale cache's, a
+   * cut page) may replace it.
+   */
   foreignRowsSent: Partial<Record<ForeignKind, number>>;
   /** Answers an inconsistency changed (src/sandbox/inconsistencies.ts), by kind. */
   inconsistencies: Partial<Record<InconsistencyKind, number>>;

@@ -39,12 +39,22 @@ function expectSameRows(got: JsonRow[], truth: JsonRow[]): void {
   expect(got.length).toBe(truth.length);
 }
 
-/** The hostile server sent rows of every foreign kind, and the run dropped them all. */
+/**
+ * The hostile server sent rows of every foreign kind, and the run dropped them: each counted in
+ * `rows_rejected` when its answer was used, or with the whole answer when the answer was refused
+ * (a bad answer, asked again). The sandbox counts the foreign rows it put into an answer before an
+ * inconsistency may replace that answer, so the run never counts more than were sent, and counts
+ * fewer only when it refused answers. (Exact equality without refused answers:
+ * test/run/rows-of-another-wallet-contract-event-or-chain-are-dropped-and-counted.test.ts.)
+ */
 function expectForeignRowsDropped(report: RunReport, sent: Record<string, number | undefined>): void {
   expect(report.status).toBe('succeeded');
+  const refused = Object.values(report.bad_answers ?? {}).reduce((a, b) => a + b, 0);
   for (const kind of ['other_wallet', 'other_contract', 'other_event', 'other_chain'] as const) {
     expect(sent[kind], kind).toBeGreaterThan(0);
-    expect(report.rows_rejected[kind], kind).toBe(sent[kind]);
+    expect(report.rows_rejected[kind], kind).toBeGreaterThan(0);
+    expect(report.rows_rejected[kind], kind).toBeLessThanOrEqual(sent[kind]!);
+    if (report.rows_rejected[kind] < sent[kind]!) expect(refused, `${kind}: fewer counted than sent, but no answer refused`).toBeGreaterThan(0);
   }
 }
 
