@@ -3,10 +3,13 @@
  * pages, 200 answers that are not a page, and rows of another wallet, contract, event or chain
  * mixed into list answers) the demo job as shipped and a wallet + events job of more than 100,000
  * rows export exactly the rows the contract profile gives over the same data: the same item_id
- * set, no item_id twice, every field equal.
+ * set, no item_id twice, every field equal. Issue 42: the hostile profile also answers
+ * inconsistently for a while (a lagging replica, empty answers, a stale cache...), which no single
+ * answer shows; once the service is consistent again, the next run's settle recount makes the
+ * files exact without an operator.
  */
 import { readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import path, { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildSandboxData, type SandboxOptions } from '../../src/sandbox/index.js';
 import type { RunReport } from '../../src/run/report.js';
@@ -16,6 +19,18 @@ import { LONG_TESTS } from '../helpers/long-tests.js';
 
 const DEMO = resolve(import.meta.dirname, '../../jobs/demo.yaml');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
+
+/** Runs the job against the hostile service, makes the service consistent, and runs it again into the same folder. */
+async function exportThenSettle(
+  hostile: ReturnType<typeof useSandbox>,
+  yaml: string,
+): Promise<{ first: RunReport; settled: Awaited<ReturnType<typeof exportJob>> }> {
+  const first = await exportJob(hostile, yaml);
+  hostile.consistent();
+  const settled = await exportJob(hostile, yaml, { dir: path.dirname(first.dir) });
+  expect(settled.report.status).toBe('succeeded');
+  return { first: first.report, settled };
+}
 
 /** The same data served as the contract documents it and as a hostile server does. */
 function sandboxPair(opts: SandboxOptions): { contract: ReturnType<typeof useSandbox>; hostile: ReturnType<typeof useSandbox> } {
@@ -65,8 +80,8 @@ describe('under --profile hostile', () => {
   it('the demo job as shipped exports exactly the rows of the contract profile', async () => {
     const yaml = await readFile(DEMO, 'utf8');
     demo.hostile.resetStats();
-    const hostile = await exportJob(demo.hostile, yaml);
-    expectForeignRowsDropped(hostile.report, demo.hostile.stats().foreignRowsSent);
+    const { first, settled: hostile } = await exportThenSettle(demo.hostile, yaml);
+    expectForeignRowsDropped(first, demo.hostile.stats().foreignRowsSent);
     const truth = await exportJob(demo.contract, yaml);
     expect(truth.report.status).toBe('succeeded');
     expect(hostile.files).toEqual(truth.files);
@@ -92,8 +107,8 @@ range: { from: "2024-02-01", to: "${to}", chunk: ${chunk} }
 decode: true
 `;
     big.hostile.resetStats();
-    const hostile = await exportJob(big.hostile, yaml);
-    expectForeignRowsDropped(hostile.report, big.hostile.stats().foreignRowsSent);
+    const { first, settled: hostile } = await exportThenSettle(big.hostile, yaml);
+    expectForeignRowsDropped(first, big.hostile.stats().foreignRowsSent);
     const truth = await exportJob(big.contract, yaml);
     expect(truth.report.status).toBe('succeeded');
     const rows = await truth.rows();

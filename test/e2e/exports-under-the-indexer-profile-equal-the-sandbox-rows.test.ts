@@ -4,14 +4,18 @@
  * rows and answers 200 with an error body or without data, the demo's targets (a wallet on three
  * chains and a token's Transfer events) export exactly the rows the sandbox holds: same count,
  * same item_id set, no duplicate, every field equal; Parquet and NDJSON, local and S3. Pages are
- * small (pageSize 20) so that windows are split many times.
+ * small (pageSize 20) so that windows are split many times. Issue 42: the hostile profile also
+ * answers inconsistently for a while (empty answers, a lagging replica, a stale cache...), which
+ * no single answer shows; each hostile case gets its own sandbox, is made consistent after the
+ * first run, and the next run's settle recount makes the files exact without an operator.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import type { SandboxProfile } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxProfile } from '../../src/sandbox/index.js';
 import type { TransactionRecord } from '../../src/source/records.js';
 import { loadJob } from '../../src/job/index.js';
+import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import {
@@ -84,22 +88,41 @@ describe.each(PROFILES)('under --profile %s', (profile, cases) => {
       const name = `${profile}-${c.destination}-${c.format}`;
       const dir = join(tmp.dir, name);
       const destination = c.destination === 'local' ? join(dir, 'out') : `s3://${bucket.bucket}/${name}`;
-      const report = await exportJob({
-        job: job('e2e-indexer', c.format),
-        dir,
-        sandbox,
-        destination,
-        env: c.destination === 's3' ? s3Env : {},
-        flags: { format: c.format, ...(c.engine ? { parquetEngine: c.engine } : {}) },
-        pageSize: 20,
-      });
+      const run = (service: Sandbox) =>
+        exportJob({
+          job: job('e2e-indexer', c.format),
+          dir,
+          sandbox: service,
+          destination,
+          env: c.destination === 's3' ? s3Env : {},
+          flags: { format: c.format, ...(c.engine ? { parquetEngine: c.engine } : {}) },
+          pageSize: 20,
+        });
+      let report: RunReport;
+      let rowsWritten: number;
+      if (profile === 'hostile') {
+        const service = await startSandbox({ seed: 42, transactions: 8_000, profile });
+        try {
+          const first = await run(service);
+          service.consistent();
+          report = await run(service);
+          rowsWritten = first.rows + report.rows;
+        } finally {
+          await service.close();
+        }
+      } else {
+        report = await run(sandbox);
+        rowsWritten = report.rows;
+      }
       expect(report.status).toBe('succeeded');
 
       const transactions: TransactionRecord[] = truthWalletTransactions(sandbox.data, alice().address, CHAINS, RANGE);
       const events = tokens().flatMap((t) => truthContractEvents(sandbox.data, t.address, TRANSFER, [t.chainId], RANGE));
       expect(transactions.length).toBeGreaterThan(200); // several splits per window at 20 rows a request
       expect(transactions.some((t) => t.from_address === t.to_address)).toBe(true); // self-transfers come twice from the union
-      expect(report.rows).toBe(transactions.length + events.length);
+      // Under the hostile profile the second run re-exports the windows its recount found short.
+      if (profile === 'hostile') expect(rowsWritten).toBeGreaterThanOrEqual(transactions.length + events.length);
+      else expect(rowsWritten).toBe(transactions.length + events.length);
 
       const root = c.destination === 'local' ? join(dir, 'out') : join(dir, 'downloaded');
       if (c.destination === 's3') await downloadPrefix(bucket.client, bucket.bucket, name, root);
@@ -124,7 +147,7 @@ describe.each(PROFILES)('under --profile %s', (profile, cases) => {
       if (c.destination === 'local') {
         const verified = await verifyDestination({ store: new LocalStore(root), job: await loadJob(join(dir, 'job.yaml')) });
         expect(verified.problems).toEqual([]);
-        expect(verified.rows.distinct).toBe(report.rows);
+        expect(verified.rows.distinct).toBe(transactions.length + events.length);
       }
     },
     120_000,
