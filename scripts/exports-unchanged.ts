@@ -31,12 +31,14 @@ interface DigestsFile {
 async function makeExport(spec: ExportSpec, sandbox: ServedSandbox, work: string): Promise<ExportDigest> {
   const destination = join(work, spec.name.replaceAll('/', '_'));
   const days = new Set<string>();
-  for (const args of runsOf(spec, destination, sandbox)) {
-    days.add(new Date().toISOString().slice(0, 10));
-    const run = await runCli(args);
-    days.add(new Date().toISOString().slice(0, 10));
+  days.add(new Date().toISOString().slice(0, 10));
+  // The shards of a sharded export run at once, as an indexed job's do.
+  const runs = runsOf(spec, destination, sandbox);
+  const ended = await Promise.all(runs.map(async (args) => ({ args, ...(await runCli(args)) })));
+  days.add(new Date().toISOString().slice(0, 10));
+  for (const run of ended) {
     if (run.code !== 0) {
-      throw new Error(`insight-export ${args.join(' ')} exited ${run.code}:\n${run.stderr.split('\n').slice(-15).join('\n')}`);
+      throw new Error(`insight-export ${run.args.join(' ')} exited ${run.code}:\n${run.stderr.split('\n').slice(-15).join('\n')}`);
     }
   }
   const rewrite = spec.runDay
@@ -62,6 +64,15 @@ function differences(before: ExportDigest | undefined, after: ExportDigest): str
     }
   }
   return out;
+}
+
+/** The digests in the order of EXPORTS (then any others by name), so that captures diff well. */
+function inOrder(digests: Record<string, ExportDigest>): Record<string, ExportDigest> {
+  const rank = (name: string) => {
+    const i = EXPORTS.findIndex((s) => s.name === name);
+    return i < 0 ? EXPORTS.length : i;
+  };
+  return Object.fromEntries(Object.entries(digests).sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : 1)));
 }
 
 function treeCommit(): { commit: string; uncommitted_changes: boolean } {
@@ -106,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
   if (mode === 'capture' && failed.length === 0) {
     const file: DigestsFile = {
       captured_from: { ...treeCommit(), at: new Date().toISOString() },
-      exports: { ...(only === undefined ? {} : captured.exports), ...made },
+      exports: inOrder({ ...(only === undefined ? {} : captured.exports), ...made }),
     };
     writeFileSync(DIGESTS, `${JSON.stringify(file, null, 2)}\n`);
     process.stdout.write(`wrote ${Object.keys(made).length} exports' digests to ${DIGESTS}\n`);

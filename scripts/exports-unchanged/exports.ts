@@ -2,7 +2,7 @@
  * The exports whose rows must stay unchanged, and how each is made: the job files of jobs/ that can
  * run against the sandbox (each in its own format, into a local folder), and the demo job in every
  * format (NDJSON, Parquet by DuckDB and by hyparquet, Iceberg) as one run, as four `--shard i/4`
- * runs and as one `--workers 2` run. Every run is a child `insight-export run` (bin/cli.js: the
+ * runs at once and as one `--workers 2` run. Every run is a child `insight-export run` (bin/cli.js: the
  * current sources, or their build when newer), so the exports go through the product's own
  * interface and nothing here depends on its internals.
  */
@@ -21,7 +21,7 @@ export interface ExportSpec {
   job: string;
   /** Extra `run` flags of every run of this export. */
   flags: string[];
-  /** How the export is split: one run, `--shard i/4` runs one after another, or `--workers 2`. */
+  /** How the export is split: one run, four `--shard i/4` runs at once, or `--workers 2`. */
   split: 'one' | 'shards' | 'workers';
   /** Who reads it back. */
   read: ReadFormat;
@@ -74,7 +74,7 @@ export const EXPORTS: ExportSpec[] = [
   ),
 ];
 
-/** The argument lists of the runs that make one export into `destination`. */
+/** The argument lists of the runs that make one export into `destination` (run at once). */
 export function runsOf(spec: ExportSpec, destination: string, sandbox: ServedSandbox): string[][] {
   const base = ['run', spec.job, '--destination', destination, '--json', '--log-level', 'warn', ...spec.flags];
   if (spec.served) base.push('--base-url', sandbox.url, '--explorer-url', sandbox.explorerUrl);
