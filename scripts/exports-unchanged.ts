@@ -2,7 +2,7 @@
  * Proves that exports are unchanged by a change of the code: every export of
  * scripts/exports-unchanged/exports.ts (the jobs of jobs/ against the sandbox, the demo job in every
  * format as one run, four shards and two workers) is made with the current tree, read back
- * (DuckDB, icebird) and reduced to a digest per table (row count, columns, SHA-256 of the sorted
+ * (DuckDB, icebird; jobs/s3-export.yaml on a throwaway radosgw, downloaded) and reduced to a digest per table (row count, columns, SHA-256 of the sorted
  * canonical rows), then
  *
  *   npx tsx scripts/exports-unchanged.ts --capture   writes the digests to test/fixtures/exports-unchanged.json
@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EXPORTS, runCli, runsOf, startServedSandbox, type ExportSpec, type ServedSandbox } from './exports-unchanged/exports.js';
+import { startRadosgw, type Radosgw } from './exports-unchanged/radosgw.js';
 import { digestExport, type CanonValue, type ExportDigest } from './exports-unchanged/rows.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -28,19 +29,22 @@ interface DigestsFile {
 }
 
 /** Makes one export into a fresh folder and digests it; throws naming the run that failed. */
-async function makeExport(spec: ExportSpec, sandbox: ServedSandbox, work: string): Promise<ExportDigest> {
+async function makeExport(spec: ExportSpec, sandbox: ServedSandbox, work: string, s3: () => Promise<Radosgw>): Promise<ExportDigest> {
   const destination = join(work, spec.name.replaceAll('/', '_'));
+  const gateway = spec.s3 ? await s3() : undefined;
+  if (gateway && spec.s3) await gateway.createBucket(spec.s3.bucket);
   const days = new Set<string>();
   days.add(new Date().toISOString().slice(0, 10));
   // The shards of a sharded export run at once, as an indexed job's do.
   const runs = runsOf(spec, destination, sandbox);
-  const ended = await Promise.all(runs.map(async (args) => ({ args, ...(await runCli(args)) })));
+  const ended = await Promise.all(runs.map(async (args) => ({ args, ...(await runCli(args, gateway?.env)) })));
   days.add(new Date().toISOString().slice(0, 10));
   for (const run of ended) {
     if (run.code !== 0) {
       throw new Error(`insight-export ${run.args.join(' ')} exited ${run.code}:\n${run.stderr.split('\n').slice(-15).join('\n')}`);
     }
   }
+  if (gateway && spec.s3) await gateway.download(spec.s3.bucket, spec.s3.prefix, destination);
   const rewrite = spec.runDay
     ? (v: CanonValue) => (typeof v === 'string' ? [...days].reduce((s, d) => s.replaceAll(d, '<run-day>'), v) : v)
     : undefined;
@@ -91,13 +95,15 @@ async function main(argv: string[]): Promise<number> {
   const captured = JSON.parse(readFileSync(DIGESTS, { encoding: 'utf8', flag: 'a+' }) || '{"exports":{}}') as DigestsFile;
   const work = mkdtempSync(join(tmpdir(), 'exports-unchanged-'));
   const sandbox = await startServedSandbox();
+  let radosgw: Promise<Radosgw> | undefined;
+  const s3 = () => (radosgw ??= startRadosgw());
   const made: Record<string, ExportDigest> = {};
   const failed: string[] = [];
   try {
     for (const spec of specs) {
       const started = Date.now();
       try {
-        made[spec.name] = await makeExport(spec, sandbox, work);
+        made[spec.name] = await makeExport(spec, sandbox, work, s3);
       } catch (e) {
         failed.push(`${spec.name}: ${(e as Error).message}`);
         process.stdout.write(`FAILED  ${spec.name}\n`);
@@ -112,6 +118,7 @@ async function main(argv: string[]): Promise<number> {
     }
   } finally {
     await sandbox.close();
+    if (radosgw) await (await radosgw).stop();
     rmSync(work, { recursive: true, force: true });
   }
   if (mode === 'capture' && failed.length === 0) {

@@ -29,18 +29,25 @@ export interface ExportSpec {
   served: boolean;
   /** The rows hold the day of the run (a snapshot dataset): it is replaced by a placeholder in the digest. */
   runDay?: boolean;
+  /** The job's own destination on S3 (radosgw), instead of a local folder. */
+  s3?: S3Destination;
+}
+
+export interface S3Destination {
+  bucket: string;
+  prefix: string;
 }
 
 /**
- * jobs/ without demo.yaml (it is the demo exports below). s3-export.yaml runs into a local folder:
- * the rows do not depend on the store, and the store's own behaviour (radosgw) is the suite's.
+ * jobs/ without demo.yaml (it is the demo exports below). s3-export.yaml writes to its own
+ * destination on a throwaway radosgw (./radosgw.ts), read back from a download.
  */
-const JOB_FILES: { job: string; read: ReadFormat; runDay?: boolean }[] = [
+const JOB_FILES: { job: string; read: ReadFormat; runDay?: boolean; s3?: S3Destination }[] = [
   { job: 'jobs/aggregates.yaml', read: 'ndjson' },
   { job: 'jobs/contract-events.yaml', read: 'parquet' },
   { job: 'jobs/incremental-latest.yaml', read: 'parquet' },
   { job: 'jobs/nft-holdings.yaml', read: 'parquet', runDay: true },
-  { job: 'jobs/s3-export.yaml', read: 'parquet' },
+  { job: 'jobs/s3-export.yaml', read: 'parquet', s3: { bucket: 'insight-exports', prefix: 'warehouse/raw' } },
   { job: 'jobs/token-transfers.yaml', read: 'parquet' },
   { job: 'jobs/wallet-transactions.yaml', read: 'parquet' },
 ];
@@ -53,7 +60,7 @@ const DEMO_FORMATS: { name: string; flags: string[]; read: ReadFormat }[] = [
 ];
 
 export const EXPORTS: ExportSpec[] = [
-  ...JOB_FILES.map(({ job, read, runDay }) => ({
+  ...JOB_FILES.map(({ job, read, runDay, s3 }) => ({
     name: job.replace(/\.yaml$/, ''),
     job,
     flags: [],
@@ -61,6 +68,7 @@ export const EXPORTS: ExportSpec[] = [
     read,
     served: true,
     ...(runDay ? { runDay } : {}),
+    ...(s3 ? { s3 } : {}),
   })),
   ...DEMO_FORMATS.flatMap(({ name, flags, read }) =>
     (['one', 'shards', 'workers'] as const).map((split) => ({
@@ -74,9 +82,9 @@ export const EXPORTS: ExportSpec[] = [
   ),
 ];
 
-/** The argument lists of the runs that make one export into `destination` (run at once). */
+/** The argument lists of the runs that make one export into `destination` (or its S3 one; run at once). */
 export function runsOf(spec: ExportSpec, destination: string, sandbox: ServedSandbox): string[][] {
-  const base = ['run', spec.job, '--destination', destination, '--json', '--log-level', 'warn', ...spec.flags];
+  const base = ['run', spec.job, ...(spec.s3 ? [] : ['--destination', destination]), '--json', '--log-level', 'warn', ...spec.flags];
   if (spec.served) base.push('--base-url', sandbox.url, '--explorer-url', sandbox.explorerUrl);
   if (spec.split === 'shards') return [0, 1, 2, 3].map((i) => [...base, '--shard', `${i}/4`]);
   if (spec.split === 'workers') return [[...base, '--workers', '2']];
@@ -92,10 +100,10 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs `insight-export <args>` in the repository; resolves with its exit code and output. */
-export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `insight-export <args>` in the repository (`env` added to cleanEnv()); resolves with its exit code and output. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [cli, ...args], { cwd: root, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
