@@ -8,11 +8,12 @@
  *   npx tsx scripts/exports-unchanged.ts --capture   writes the digests to test/fixtures/exports-unchanged.json
  *   npx tsx scripts/exports-unchanged.ts --check     compares them with that file; exit 1 naming each export that differs
  *
- * `--only <text>` makes only the exports whose name contains the text. Run by hand at merges (a
+ * `--only <text>` makes only the exports whose name contains the text; `--keep <dir>` leaves the
+ * exports there (one folder each, to compare rows by hand) instead of removing them. Run by hand at merges (a
  * few minutes), not by the suite.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,7 @@ interface DigestsFile {
 /** Makes one export into a fresh folder and digests it; throws naming the run that failed. */
 async function makeExport(spec: ExportSpec, sandbox: ServedSandbox, work: string, s3: () => Promise<Radosgw>): Promise<ExportDigest> {
   const destination = join(work, spec.name.replaceAll('/', '_'));
+  rmSync(destination, { recursive: true, force: true });
   const gateway = spec.s3 ? await s3() : undefined;
   if (gateway && spec.s3) await gateway.createBucket(spec.s3.bucket);
   const days = new Set<string>();
@@ -81,19 +83,26 @@ function inOrder(digests: Record<string, ExportDigest>): Record<string, ExportDi
 
 function treeCommit(): { commit: string; uncommitted_changes: boolean } {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-  return { commit: git('rev-parse', 'HEAD'), uncommitted_changes: git('status', '--porcelain', '--', 'src', 'jobs', 'config') !== '' };
+  return {
+    commit: git('rev-parse', 'HEAD'),
+    uncommitted_changes: git('status', '--porcelain', '--', 'src', 'packages', 'jobs', 'config') !== '',
+  };
 }
 
 async function main(argv: string[]): Promise<number> {
   const mode = argv.includes('--capture') ? 'capture' : argv.includes('--check') ? 'check' : undefined;
   const only = argv.includes('--only') ? argv[argv.indexOf('--only') + 1] : undefined;
+  const keep = argv.includes('--keep') ? argv[argv.indexOf('--keep') + 1] : undefined;
   if (!mode) {
-    process.stderr.write('usage: npx tsx scripts/exports-unchanged.ts --check | --capture [--only <text>]\n');
+    process.stderr.write('usage: npx tsx scripts/exports-unchanged.ts --check | --capture [--only <text>] [--keep <dir>]\n');
     return 2;
   }
   const specs = EXPORTS.filter((s) => only === undefined || s.name.includes(only));
-  const captured = JSON.parse(readFileSync(DIGESTS, { encoding: 'utf8', flag: 'a+' }) || '{"exports":{}}') as DigestsFile;
-  const work = mkdtempSync(join(tmpdir(), 'exports-unchanged-'));
+  const captured: DigestsFile = existsSync(DIGESTS)
+    ? (JSON.parse(readFileSync(DIGESTS, 'utf8')) as DigestsFile)
+    : { captured_from: { commit: '', uncommitted_changes: false, at: '' }, exports: {} };
+  if (keep) mkdirSync(keep, { recursive: true });
+  const work = keep ?? mkdtempSync(join(tmpdir(), 'exports-unchanged-'));
   const sandbox = await startServedSandbox();
   let radosgw: Promise<Radosgw> | undefined;
   const s3 = () => (radosgw ??= startRadosgw());
@@ -119,7 +128,7 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await sandbox.close();
     if (radosgw) await (await radosgw).stop();
-    rmSync(work, { recursive: true, force: true });
+    if (!keep) rmSync(work, { recursive: true, force: true });
   }
   if (mode === 'capture' && failed.length === 0) {
     const file: DigestsFile = {
