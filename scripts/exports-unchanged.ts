@@ -1,16 +1,16 @@
 /**
  * Proves that exports are unchanged by a change of the code: every export of
- * scripts/exports-unchanged/exports.ts (the jobs of jobs/ against the sandbox, the demo job in every
- * format as one run, four shards and two workers) is made with the current tree, read back
- * (DuckDB, icebird; jobs/s3-export.yaml on a throwaway radosgw, downloaded) and reduced to a digest per table (row count, columns, SHA-256 of the sorted
- * canonical rows), then
+ * scripts/exports-unchanged/exports.ts (the jobs of jobs/ against the sandbox, jobs/s3-export.yaml
+ * on a throwaway radosgw; the demo job in every format as one run, four shards and two workers) is
+ * made with the current tree, read back (DuckDB, icebird) and reduced to a digest per table (row
+ * count, columns, SHA-256 of the sorted canonical rows), then
  *
  *   npx tsx scripts/exports-unchanged.ts --capture   writes the digests to test/fixtures/exports-unchanged.json
  *   npx tsx scripts/exports-unchanged.ts --check     compares them with that file; exit 1 naming each export that differs
  *
  * `--only <text>` makes only the exports whose name contains the text; `--keep <dir>` leaves the
- * exports there (one folder each, to compare rows by hand) instead of removing them. Run by hand at merges (a
- * few minutes), not by the suite.
+ * exports there (one folder each, to compare rows by hand) instead of removing them. Run by hand
+ * at merges (a few minutes), not by the suite.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

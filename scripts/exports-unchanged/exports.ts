@@ -1,10 +1,10 @@
 /**
- * The exports whose rows must stay unchanged, and how each is made: the job files of jobs/ that can
- * run against the sandbox (each in its own format, into a local folder), and the demo job in every
- * format (NDJSON, Parquet by DuckDB and by hyparquet, Iceberg) as one run, as four `--shard i/4`
- * runs at once and as one `--workers 2` run. Every run is a child `insight-export run` (bin/cli.js: the
- * current sources, or their build when newer), so the exports go through the product's own
- * interface and nothing here depends on its internals.
+ * The exports whose rows must stay unchanged, and how each is made: every job file of jobs/ (each
+ * in its own format, into a local folder; s3-export.yaml to its own bucket on radosgw) against the
+ * sandbox, and the demo job in every format (NDJSON, Parquet by DuckDB and by hyparquet, Iceberg)
+ * as one run, as four `--shard i/4` runs at once and as one `--workers 2` run. Every run is a child
+ * `insight-export run` (bin/cli.js: the current sources, or their build when newer), so the exports
+ * go through the product's own interface and nothing here depends on its internals.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
