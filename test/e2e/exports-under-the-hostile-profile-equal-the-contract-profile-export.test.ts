@@ -54,7 +54,8 @@ function expectForeignRowsDropped(report: RunReport, sent: Record<string, number
     expect(sent[kind], kind).toBeGreaterThan(0);
     expect(report.rows_rejected[kind], kind).toBeGreaterThan(0);
     expect(report.rows_rejected[kind], kind).toBeLessThanOrEqual(sent[kind]!);
-    if (report.rows_rejected[kind] < sent[kind]!) expect(refused, `${kind}: fewer counted than sent, but no answer refused`).toBeGreaterThan(0);
+    if (report.rows_rejected[kind] < sent[kind]!)
+      expect(refused, `${kind}: fewer counted than sent, but no answer refused`).toBeGreaterThan(0);
   }
 }
 
