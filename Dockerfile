@@ -16,7 +16,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build.ts ./scripts/
+COPY scripts/build.ts scripts/cli-bundle.ts ./scripts/
 COPY src ./src
 RUN npm run build
 

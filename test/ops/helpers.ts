@@ -16,6 +16,7 @@ import { silentLogger } from '../../src/log.js';
 import type { RunReport } from '../../src/run/report.js';
 import { runJob } from '../../src/run/run-job.js';
 import type { ObjectStore } from '../../src/store/store.js';
+import { buildTestCli } from '../reliability/harness.js';
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -33,14 +34,15 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
   return { ...env, INSIGHT_EXPORT_LOG_LEVEL: 'warn', ...extra };
 }
 
-/** `insight-export <args>` from the TypeScript sources (node --import tsx src/cli.ts). */
-export function runCli(
+/** `insight-export <args>` from the run's bundled build of the sources (test/reliability/harness.ts buildTestCli). */
+export async function runCli(
   args: string[],
   env: Record<string, string>,
   opts: { onSpawn?(pid: number): void; timeoutMs?: number } = {},
 ): Promise<CliResult> {
+  const cli = await buildTestCli();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli.ts'), ...args], {
+    const child = spawn(process.execPath, [cli.path, ...args], {
       cwd: REPO,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

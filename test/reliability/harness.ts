@@ -1,5 +1,5 @@
 /**
- * Helpers of the reliability tests: a one-file build of the CLI (with the crash points of
+ * Helpers of the reliability tests: a bundled build of the CLI (with the crash points of
  * fixtures/crash-points.ts, built once per test run) that starts in well under a second, child runs of it, a scratch
  * folder per test file, and reading an export back as item ids and file checksums.
  */
@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { build } from 'esbuild';
 import { stringify } from 'yaml';
+import { bundleCli } from '../../scripts/cli-bundle.js';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import type { Sandbox } from '../../src/sandbox/index.js';
 import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
@@ -28,25 +28,14 @@ export interface TestCli {
 }
 
 /**
- * Bundles src/cli.ts and the crash points into `cli.js` once per test run (test/helpers/once-per-run.ts):
- * the first caller builds it, the others (other test files, in other workers) wait for it.
- * Packages stay external: the same node_modules as the sources. `remove()` leaves it to the
- * setup's teardown.
+ * Bundles src/cli.ts and the crash points into `cli/cli.js` and its chunks once per test run
+ * (test/helpers/once-per-run.ts), as `npm run build` bundles dist/bin (scripts/cli-bundle.ts), so a
+ * child run starts as a user's does: the first caller builds it, the others (other test files, in
+ * other workers) wait for it. `remove()` leaves it to the setup's teardown.
  */
 export async function buildTestCli(): Promise<TestCli> {
-  const path = await oncePerRun('cli.js', async (outfile) => {
-    await build({
-      entryPoints: [join(REPO, 'test/reliability/fixtures/cli-with-crash-points.ts')],
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      outfile,
-      logLevel: 'warning',
-      sourcemap: false,
-    });
-  });
+  const dir = await oncePerRun('cli', (outDir) => bundleCli(join(REPO, 'test/reliability/fixtures/cli-with-crash-points.ts'), outDir));
+  const path = join(dir, 'cli.js');
   return { path, remove: async () => {} };
 }
 

@@ -1,8 +1,8 @@
 /**
  * Vitest globalSetup: a folder for the run's one test build of the CLI (test/reliability/harness.ts
  * buildTestCli: the first test file that needs it builds it there, the others wait for it and reuse
- * it). Inside the repository's node_modules so that packages resolve, two levels down so that
- * config/default.yaml does. Teardown removes it.
+ * it). Inside the repository's node_modules so that packages resolve and the CLI, walking up to
+ * the repository's package.json (src/package-root.ts), finds config/default.yaml. Teardown removes it.
  */
 import { mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
