@@ -47,6 +47,22 @@ export function setStatusLine(line: StatusLine | null): void {
 }
 
 /**
+ * The keys a log line's own fields take (pino's and its pretty printer's): a field of the same name
+ * would make a second key in the JSON line, and parsers keep the last one.
+ */
+export const LOG_LINE_KEYS = ['time', 'level', 'msg', 'pid', 'hostname'] as const;
+
+/** `fields` with any key of LOG_LINE_KEYS moved under `fields` (a nested object), so no key of the line is written twice. */
+export function withoutLineKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  if (!LOG_LINE_KEYS.some((k) => Object.hasOwn(fields, k))) return fields;
+  const kept: Record<string, unknown> = {};
+  const moved: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) ((LOG_LINE_KEYS as readonly string[]).includes(k) ? moved : kept)[k] = v;
+  const nested = typeof kept.fields === 'object' && kept.fields !== null ? (kept.fields as Record<string, unknown>) : {};
+  return { ...kept, fields: { ...nested, ...moved } };
+}
+
+/**
  * Logs go to stderr as JSON lines (pretty on a TTY): stdout is for command output. Pretty lines
  * are formatted in this thread (not a pino transport's worker) so that they reach the terminal
  * in order with the status line's redraws.
@@ -57,18 +73,28 @@ export function createLogger(opts: LogOptions = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { log: withoutLineKeys },
   };
   const pretty = opts.pretty ?? (process.stderr.isTTY === true && opts.destination === undefined);
   const dest = opts.destination ?? 2;
   const out = typeof dest === 'number' ? pino.destination({ fd: dest, sync: true }) : dest;
   const format = pretty ? prettyLines() : (line: string) => line;
-  return pino(base, {
+  const logger = pino(base, {
     write(line: string) {
       const text = format(line);
       if (statusLine) statusLine.print(() => out.write(text));
       else out.write(text);
     },
   });
+  return withChildrenWithoutLineKeys(logger);
+}
+
+/** A child's bindings pass through withoutLineKeys too (pino's `formatters.log` sees only a call's own fields). */
+function withChildrenWithoutLineKeys(logger: Logger): Logger {
+  const child = logger.child.bind(logger);
+  logger.child = ((bindings: Record<string, unknown>, options?: object) =>
+    withChildrenWithoutLineKeys(child(withoutLineKeys(bindings), options) as Logger)) as unknown as Logger['child'];
+  return logger;
 }
 
 /** pino-pretty's formatter, loaded only when a logger is pretty (it costs start-up time). */

@@ -324,7 +324,7 @@ async function runAgainst(
   await checkJobTableQueries(state, job, tables, { completed: done.listed, planned: units }, config.output.partitioning);
   const serviceHeads = await chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
-    logger.info({ chain: h.chain_id, block: h.block, time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
+    logger.info({ chain: h.chain_id, block: h.block, block_time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
   const reportOfWindows = (outcomes: Parameters<typeof buildReport>[0]['outcomes'], interrupted: boolean) =>
     buildReport({
       job,
