@@ -5,13 +5,17 @@
  * job spent ~0.25 s of its ~1 s start doing that for ~250 small files (zod, yaml, undici, yargs and
  * our own). Bundled, the run starts in ~0.75 s. Each command's code stays in its own chunk, loaded
  * when the command runs.
+ * The sandbox package (packages/sandbox, `@insight-export/sandbox`) ships as TypeScript in the
+ * repository: the library gets it as dist/sandbox/ (its entries bundled, importing the product's
+ * dist/shared-with-sandbox.js, the one module it shares), and the library's imports of the package
+ * name point there; the CLI bundle holds it like any other module.
  * Left outside the bundle, loaded from node_modules when used: native or WebAssembly code (DuckDB,
  * zstd), packages large enough that only some commands load them (the AWS SDK, viem, the Parquet
  * libraries, ENS normalisation), and pino, whose transports load files by path.
  */
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -29,6 +33,8 @@ execFileSync(
     stdio: 'inherit',
   },
 );
+
+await bundleTheSandboxForTheLibrary(outDir);
 
 const OUTSIDE_THE_BUNDLE = [
   '@duckdb/node-api',
@@ -58,3 +64,47 @@ await build({
   logLevel: 'warning',
   sourcemap: false,
 });
+
+/** dist/sandbox/index.js and rpc.js from the package's entries, and the library's imports of the package pointed at them. */
+async function bundleTheSandboxForTheLibrary(dist: string): Promise<void> {
+  const sandboxDir = path.join(dist, 'sandbox');
+  rmSync(sandboxDir, { recursive: true, force: true });
+  await build({
+    entryPoints: { index: path.join(REPO, 'packages/sandbox/src/index.ts'), rpc: path.join(REPO, 'packages/sandbox/src/rpc/index.ts') },
+    outdir: sandboxDir,
+    bundle: true,
+    splitting: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    plugins: [
+      {
+        name: 'shared-with-sandbox',
+        setup(b) {
+          b.onResolve({ filter: /shared-with-sandbox\.js$/ }, () => ({ path: '../shared-with-sandbox.js', external: true }));
+        },
+      },
+    ],
+    logLevel: 'warning',
+    sourcemap: false,
+  });
+  for (const file of jsFiles(dist)) {
+    if (file.startsWith(sandboxDir + path.sep) || file.startsWith(path.join(dist, 'bin') + path.sep)) continue;
+    const text = readFileSync(file, 'utf8');
+    const entry = (name: string) => {
+      const rel = path.relative(path.dirname(file), path.join(sandboxDir, name));
+      return `'${rel.startsWith('.') ? rel : `./${rel}`}'`;
+    };
+    const pointed = text
+      .replaceAll("'@insight-export/sandbox/rpc'", entry('rpc.js'))
+      .replaceAll("'@insight-export/sandbox'", entry('index.js'));
+    if (pointed !== text) writeFileSync(file, pointed);
+  }
+}
+
+function jsFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsFiles(path.join(dir, e.name)) : e.name.endsWith('.js') ? [path.join(dir, e.name)] : [],
+  );
+}

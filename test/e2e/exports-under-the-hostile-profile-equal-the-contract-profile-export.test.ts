@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildSandboxData, type SandboxOptions } from '../../src/sandbox/index.js';
+import { buildSandboxData, type SandboxOptions } from '@insight-export/sandbox';
 import type { RunReport } from '../../src/run/report.js';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -54,7 +54,8 @@ function expectForeignRowsDropped(report: RunReport, sent: Record<string, number
     expect(sent[kind], kind).toBeGreaterThan(0);
     expect(report.rows_rejected[kind], kind).toBeGreaterThan(0);
     expect(report.rows_rejected[kind], kind).toBeLessThanOrEqual(sent[kind]!);
-    if (report.rows_rejected[kind] < sent[kind]!) expect(refused, `${kind}: fewer counted than sent, but no answer refused`).toBeGreaterThan(0);
+    if (report.rows_rejected[kind] < sent[kind]!)
+      expect(refused, `${kind}: fewer counted than sent, but no answer refused`).toBeGreaterThan(0);
   }
 }
 

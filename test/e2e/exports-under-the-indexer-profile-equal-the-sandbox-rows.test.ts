@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import type { SandboxProfile } from '../../src/sandbox/index.js';
+import type { SandboxProfile } from '@insight-export/sandbox';
 import type { TransactionRecord } from '../../src/source/records.js';
 import { loadJob } from '../../src/job/index.js';
 import { verifyDestination } from '../../src/state/verify.js';

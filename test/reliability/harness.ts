@@ -14,10 +14,11 @@ import { gunzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { stringify } from 'yaml';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { oncePerRun } from '../helpers/once-per-run.js';
 import { useForFile } from '../helpers/use-for-file.js';
+import { sandboxInBundle } from '../helpers/sandbox-in-bundle.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -42,6 +43,7 @@ export async function buildTestCli(): Promise<TestCli> {
       format: 'esm',
       target: 'node20',
       packages: 'external',
+      plugins: [sandboxInBundle(REPO)],
       outfile,
       logLevel: 'warning',
       sourcemap: false,

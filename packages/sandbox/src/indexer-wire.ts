@@ -4,7 +4,7 @@
  * records as ClickHouse columns (no NULL where the column is not Nullable).
  */
 import { keccak256, toHex } from 'viem';
-import type { ResponseMeta } from '../source/records.js';
+import type { ResponseMeta } from '../../../src/shared-with-sandbox.js';
 
 /** Decimal numbers and 0x hex of 10, 42 or 66 characters: all the indexer's resolve (search) parses. */
 export function isIndexerSearchInput(input: string): boolean {

@@ -1,4 +1,4 @@
-import type { EventRecord, TransactionRecord } from '../source/records.js';
+import type { EventRecord, TransactionRecord } from '../../../src/shared-with-sandbox.js';
 import type { ListResult } from './list-answer.js';
 import { hash3, unit } from './prng.js';
 import type { Filter, ListQuery } from './query.js';

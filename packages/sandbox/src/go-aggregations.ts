@@ -1,4 +1,4 @@
-import { isoTime } from '../columns/columns.js';
+import { isoTime } from '../../../src/shared-with-sandbox.js';
 import { hash3 } from './prng.js';
 import type { AggregationValue, ColumnCatalog, ListQuery } from './query.js';
 

@@ -1,4 +1,4 @@
-import type { DecodeResponse, DecodedLogResult, DecodedTransactionResult } from '../source/records.js';
+import type { DecodeResponse, DecodedLogResult, DecodedTransactionResult } from '../../../src/shared-with-sandbox.js';
 import { badRequest } from './errors.js';
 
 /** What a contract's ABI makes of a call's input or a log; null when it does not know it. */

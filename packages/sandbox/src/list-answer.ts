@@ -1,4 +1,4 @@
-import type { AggregationRow, ResponseMeta } from '../source/records.js';
+import type { AggregationRow, ResponseMeta } from '../../../src/shared-with-sandbox.js';
 import type { BytesStyle } from './abi.js';
 import { goAggregationRows } from './go-aggregations.js';
 import { hash3 } from './prng.js';

@@ -1,5 +1,5 @@
 import { createPublicClient, http, numberToHex, type PublicClient } from 'viem';
-import { errorMessage, walk } from '../../errors.js';
+import { errorMessage, walk } from '../../../../src/shared-with-sandbox.js';
 import { loadedBlock, num, ReorgDuringLoad, type LoadedBlock, type RpcBlock, type RpcReceipt } from './convert.js';
 import { RpcNodeError } from './errors.js';
 

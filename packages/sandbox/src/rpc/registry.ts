@@ -1,5 +1,5 @@
 import { parseAbi, toEventSelector, type Abi, type AbiEvent } from 'viem';
-import { loadAbiFile } from '../../decode/abi-file.js';
+import { loadAbiFile } from '../../../../src/shared-with-sandbox.js';
 import {
   decodeCallWithAbi,
   decodeLogWithAbi,

@@ -1,5 +1,5 @@
 import { keccak256, type Hex } from 'viem';
-import type { BlockRecord, DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../source/records.js';
+import type { BlockRecord, DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../../../src/shared-with-sandbox.js';
 import {
   ABI_BY_KIND,
   CANONICAL,
@@ -29,8 +29,8 @@ import { goDecodedEvent, goDecodedTransaction } from './go-values.js';
 import { SandboxOptionsError } from './errors.js';
 import { Rng, derivedHex, hash3, mix32, unmix32, wordHex } from './prng.js';
 import type { ColumnCatalog, ColumnSpec } from './query.js';
-import type { Column, ColumnType } from '../columns/columns.js';
-import type { BLOCK_FIELDS, EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
+import type { Column, ColumnType } from '../../../src/shared-with-sandbox.js';
+import type { BLOCK_FIELDS, EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../../../src/shared-with-sandbox.js';
 
 // ------------------------------------------------------------------ public shapes
 

@@ -39,3 +39,17 @@ export {
   parseEventSignature,
 } from './abi.js';
 export type { ContractKind } from './abi.js';
+// The `insight-export sandbox` command (yargs) and what tests drive it with.
+export { sandboxCommand, sandboxOptionsFromArgs, runSandbox } from './command.js';
+export type { SandboxArgs } from './command.js';
+// Reorganisations, answer compression and the indexer's value encodings, for tests and benches.
+export { reorganise } from './reorg.js';
+export type { ReorgSummary } from './reorg.js';
+export { cdnCompress, cdnEncoding } from './cdn-compression.js';
+export type { CdnEncoding } from './cdn-compression.js';
+export { ABI_BY_KIND, decodeCallWithAbi, wireValue } from './abi.js';
+export type { BytesStyle, RichArgs } from './abi.js';
+export { goDecodedEvent, goDecodedTransaction, jsonText } from './go-values.js';
+export { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner } from './nft-collections-page.js';
+export type { NftHoldingsSource } from './nft-collections-page.js';
+export { hash3, unit } from './prng.js';

@@ -6,7 +6,7 @@ import type {
   ResolveData,
   ResponseMeta,
   TransactionRecord,
-} from '../source/records.js';
+} from '../../../src/shared-with-sandbox.js';
 import { ABI_BY_KIND, TOPIC0, decodeCallWithAbi, parseEventSignature, type BytesStyle } from './abi.js';
 import {
   ChainState,

@@ -1,4 +1,4 @@
-import { createLogger } from '../../log.js';
+import { createLogger } from '../../../../src/shared-with-sandbox.js';
 import { serveUntilSignalled } from '../serve-until-signalled.js';
 import type { ReceiptsMode } from './node.js';
 import { startRpcSandbox, type RpcSandbox, type RpcSandboxOptions } from './start.js';

@@ -1,6 +1,6 @@
 import { decodeAbiParameters, decodeFunctionData, type Abi, type AbiEvent, type AbiFunction, type AbiParameter, type Hex } from 'viem';
-import { canonicalSignature } from '../abi/abi-types.js';
-import type { DecodedEvent, DecodedTransaction } from '../source/records.js';
+import { canonicalSignature } from '../../../src/shared-with-sandbox.js';
+import type { DecodedEvent, DecodedTransaction } from '../../../src/shared-with-sandbox.js';
 
 /**
  * Decoded values as the open-source indexer serialises them (go-ethereum's ABI unpacking, then

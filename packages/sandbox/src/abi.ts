@@ -12,8 +12,8 @@ import {
   type AbiParameter,
   type Hex,
 } from 'viem';
-import { canonicalSignature } from '../abi/abi-types.js';
-import { compileParametersDecoder, type ParametersDecoder } from '../decode/calldata.js';
+import { canonicalSignature } from '../../../src/shared-with-sandbox.js';
+import { compileParametersDecoder, type ParametersDecoder } from '../../../src/shared-with-sandbox.js';
 import { badRequest } from './errors.js';
 import { uint256Hex } from './prng.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { EventRecord, TransactionRecord } from '../source/records.js';
+import type { EventRecord, TransactionRecord } from '../../../src/shared-with-sandbox.js';
 import type { ListResult, ReadInterfaceSource } from './data.js';
 import { SandboxHttpError, badRequest } from './errors.js';
 import { okMisbehaviour } from './ok-misbehaviour.js';

@@ -1,4 +1,4 @@
-import { InsightExportError, UserInputError } from '../errors.js';
+import { InsightExportError, UserInputError } from '../../../src/shared-with-sandbox.js';
 
 /**
  * A request the sandbox answers with an HTTP error: `{"error": shortMessage}` with `status`.

@@ -1,4 +1,4 @@
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../../../src/shared-with-sandbox.js';
 import { SandboxOptionsError } from '../errors.js';
 import { serveReadInterface, type SandboxOptions, type SandboxServer } from '../server.js';
 import { RpcSandboxData } from './data.js';

@@ -1,5 +1,5 @@
 import { getAddress } from 'viem';
-import type { NftCollection, NftCollectionsPage, NftOwner, NftTokenInstance } from '../source/records.js';
+import type { NftCollection, NftCollectionsPage, NftOwner, NftTokenInstance } from '../../../src/shared-with-sandbox.js';
 import type { ContractKind } from './abi.js';
 import { badRequest } from './errors.js';
 import { ADDRESS_RE } from './request-inputs.js';

@@ -1,5 +1,5 @@
-import type { BlockRecord, EventRecord, TransactionRecord } from '../../source/records.js';
-import { InsightExportError } from '../../errors.js';
+import type { BlockRecord, EventRecord, TransactionRecord } from '../../../../src/shared-with-sandbox.js';
+import { InsightExportError } from '../../../../src/shared-with-sandbox.js';
 import { RpcNodeError } from './errors.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { BlockRecord, EventRecord, ResolveData, ResponseMeta, TransactionRecord } from '../source/records.js';
+import type { BlockRecord, EventRecord, ResolveData, ResponseMeta, TransactionRecord } from '../../../src/shared-with-sandbox.js';
 import { badRequest } from './errors.js';
 import { ADDRESS_RE, HASH_RE, SELECTOR_RE } from './request-inputs.js';
 

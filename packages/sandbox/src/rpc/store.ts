@@ -1,5 +1,5 @@
 import { decodeAbiParameters, type Hex } from 'viem';
-import type { BlockRecord, EventRecord, TransactionRecord } from '../../source/records.js';
+import type { BlockRecord, EventRecord, TransactionRecord } from '../../../../src/shared-with-sandbox.js';
 import { TOPIC0, type ContractKind } from '../abi.js';
 import { EVENT_COLUMNS, TRANSACTION_COLUMNS } from '../dataset.js';
 import type { CellValue, ColumnCatalog, ColumnKind } from '../query.js';

@@ -5,7 +5,7 @@
  */
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import { zlibChunkSize } from '../source/content-encoding.js';
+import { zlibChunkSize } from '../../../src/shared-with-sandbox.js';
 
 export type CdnEncoding = 'br' | 'gzip';
 

@@ -1,5 +1,5 @@
 import { decodeFunctionResult, encodeFunctionData, parseAbi, type Hex } from 'viem';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../../../src/shared-with-sandbox.js';
 import { ReorgDuringLoad } from './convert.js';
 import type { RpcNode } from './node.js';
 import type { ChainStore, TokenInfo } from './store.js';

@@ -1,5 +1,5 @@
-import { isoDate } from '../columns/columns.js';
-import { MAX_CHAIN_IDS, MAX_LIMIT, MAX_PAGE, MAX_PAGE_AGGREGATED } from '../source/query.js';
+import { isoDate } from '../../../src/shared-with-sandbox.js';
+import { MAX_CHAIN_IDS, MAX_LIMIT, MAX_PAGE, MAX_PAGE_AGGREGATED } from '../../../src/shared-with-sandbox.js';
 import { hash3 } from './prng.js';
 import { badRequest, sqlError } from './errors.js';
 import { repeatEarlierRows, shuffleTies, shuffled } from './request-order.js';

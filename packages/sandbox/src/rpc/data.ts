@@ -7,7 +7,7 @@ import type {
   ResolveData,
   ResponseMeta,
   TransactionRecord,
-} from '../../source/records.js';
+} from '../../../../src/shared-with-sandbox.js';
 import { decodeLogWith, parseEventSignature, type BytesStyle, type ContractKind, type ParsedEventSignature } from '../abi.js';
 import type { ListOptions, ListResult, NftPageParams, ReadInterfaceSource } from '../data.js';
 import { decodeAnswer } from '../decode-answer.js';
