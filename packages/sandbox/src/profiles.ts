@@ -1,5 +1,5 @@
 import { SandboxOptionsError } from './errors.js';
-import type { SandboxOptions } from './server.js';
+import type { SandboxOptions, SandboxProfile } from './options.js';
 
 /** Options a profile may set: the behaviour knobs, not where or over what the server runs. */
 export type ProfileOptions = Omit<SandboxOptions, 'profile' | 'data' | 'seed' | 'transactions' | 'host' | 'port'>;
@@ -51,9 +51,9 @@ export const SANDBOX_PROFILES = {
     neighbourSlices: 0.02,
     cutFullPages: 0.02,
   },
-} satisfies Record<string, ProfileOptions>;
+} satisfies Record<SandboxProfile, ProfileOptions>;
 
-export type SandboxProfile = keyof typeof SANDBOX_PROFILES;
+export type { SandboxProfile } from './options.js';
 export const SANDBOX_PROFILE_NAMES = Object.keys(SANDBOX_PROFILES) as SandboxProfile[];
 
 /** `opts` over the defaults of its profile: options set (not undefined) win. */

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { cdnCompress, cdnEncoding } from './cdn-compression.js';
 import { jsonText } from './go-values.js';
 import type { RequestStats } from './request-stats.js';
-import type { SandboxOptions } from './server.js';
+import type { SandboxOptions } from './options.js';
 import { SerialisedBody } from './stale-cache.js';
 import type { Timers } from './timers.js';
 

@@ -17,7 +17,7 @@ import { CONTRACT_PAGING, INDEXER_PAGING, parseChainIds } from './query.js';
 import { parseEventSignature } from './abi.js';
 import { indexerTransaction, isIndexerSearchInput, omitEmptyMeta } from './indexer-wire.js';
 import type { Matched } from './routes.js';
-import type { SandboxOptions } from './server.js';
+import type { SandboxOptions } from './options.js';
 
 export interface Answer {
   status: number;

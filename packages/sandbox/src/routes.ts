@@ -1,5 +1,5 @@
 import { badRequest } from './errors.js';
-import type { SandboxRoute } from './server.js';
+import type { SandboxRoute } from './options.js';
 
 export interface Matched {
   route: SandboxRoute;

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Rng } from './prng.js';
-import type { FaultKind, FaultOptions, SandboxOptions, SandboxRoute } from './server.js';
+import type { FaultKind, FaultOptions, SandboxOptions, SandboxRoute } from './options.js';
 
 export const FAULT_ORDER: FaultKind[] = ['http500', 'http502', 'http503', 'http429', 'reset', 'truncate', 'stall'];
 
