@@ -78,6 +78,37 @@ export function sandboxImportsOfTheProduct(): string[] {
 
 const isInside = (dir: string, path: string): boolean => !relative(dir, path).startsWith('..');
 
+/** The import circles among files (type imports counted): each a list of files, found by Tarjan's strongly connected components. */
+export function importCircles(files: string[]): string[][] {
+  const known = new Set(files);
+  const edges = new Map(
+    files.map((f) => [
+      f,
+      importsOf(f)
+        .map((t) => t.replace(/\.js$/, '.ts'))
+        .filter((t) => known.has(t)),
+    ]),
+  );
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const circles: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    for (const w of edges.get(v)!) {
+      if (!index.has(w)) visit(w);
+      if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, low.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const circle = stack.splice(stack.indexOf(v));
+    if (circle.length > 1) circles.push(circle.map((f) => relative(root, f)).sort());
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return circles;
+}
+
 /** `importer -> imported (file)` for every import of a floor above the importer's. */
 export function upwardImports(floors: string[][]): string[] {
   const floor = new Map(floors.flatMap((members, i) => members.map((m) => [m, i] as const)));
@@ -118,6 +149,10 @@ describe('the layers of docs/architecture.md', () => {
 
   it('keep the sandbox off the product: it imports from src/ only src/shared-with-sandbox.ts', () => {
     expect(sandboxImportsOfTheProduct()).toEqual([]);
+  });
+
+  it('keep the sandbox free of import circles', () => {
+    expect(importCircles(sourceFiles(join(sandbox, 'src')))).toEqual([]);
   });
 
   it('would catch an upward import (the check reads imports as the code writes them)', () => {
