@@ -21,7 +21,7 @@ import {
   type WalletInfo,
 } from './dataset.js';
 import { SandboxHttpError, badRequest } from './errors.js';
-import { hash3 } from './prng.js';
+import { nftTokens } from './nft-metadata.js';
 import { decodeAnswer } from './decode-answer.js';
 import { decodedStyle, listAnswer, type ListOptions, type ListResult } from './list-answer.js';
 import {
@@ -419,37 +419,11 @@ class SandboxDataset extends SandboxDataImpl implements SandboxData {
           holders: st ? String(st.holders) : null,
           totalSupply: st ? st.supply.toString() : null,
         };
-        const tokens = h.tokens.map((t) => ({
-          id: t.id,
-          amount: t.amount,
-          imageUrl: nftImage(c.chainId, h.contract.address, t.id),
-          metadata: nftMetadata(c, h.contract, t.id),
-        }));
+        const tokens = nftTokens(c, h.contract, h.tokens);
         return nftCollection(facts, holder, tokens, () => nftOwner(holder, false, this.wallet(holder)?.name ?? null));
       },
     };
   }
-}
-
-const TRAITS = ['Red', 'Blue', 'Green', 'Gold', 'Silver', 'Black'];
-const RARITY = ['common', 'uncommon', 'rare', 'epic', 'legendary'];
-
-function nftImage(chainId: number, contract: string, id: string): string {
-  return `https://nft.sandbox.invalid/${chainId}/${contract}/${id}.png`;
-}
-
-function nftMetadata(c: ChainState, contract: ContractInfo, id: string): Record<string, unknown> {
-  const h = hash3(c.key, parseInt(contract.address.slice(2, 10), 16), Number(id));
-  return {
-    name: `${contract.name} #${id}`,
-    description: `Token ${id} of ${contract.name} on ${c.spec.name} (sandbox data).`,
-    image_url: nftImage(c.chainId, contract.address, id),
-    attributes: [
-      { trait_type: 'Background', value: TRAITS[h % TRAITS.length] },
-      { trait_type: 'Rarity', value: RARITY[(h >>> 8) % RARITY.length] },
-      { trait_type: 'Level', value: 1 + ((h >>> 16) % 50) },
-    ],
-  };
 }
 
 /** Builds the deterministic data set (same seed and size => identical data). */
