@@ -34,7 +34,8 @@ import {
   type NftInstancesPage,
   type NftPageParams,
 } from './nft-collections-page.js';
-import { parseListQuery, selectAll, type ChainSource, type ListQuery, type PagingRules, type SelectedRow } from './query.js';
+import { parseListQuery, type ListQuery, type PagingRules } from './query.js';
+import { selectAll, type ChainSource, type SelectedRow } from './query-select.js';
 import { ADDRESS_RE, HASH_RE, contractAddress, toParams } from './request-inputs.js';
 import { RESOLVE_LIMIT, newestRows, resolveAnswer } from './resolve-answer.js';
 

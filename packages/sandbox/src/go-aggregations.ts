@@ -1,6 +1,7 @@
 import { isoTime } from '../../../src/shared-with-sandbox.js';
 import { hash3 } from './prng.js';
-import type { AggregationValue, ColumnCatalog, ListQuery } from './query.js';
+import type { ColumnCatalog, ListQuery } from './query.js';
+import type { AggregationValue } from './query-aggregate.js';
 
 /**
  * Aggregation rows as the open-source indexer's `GetAggregations` sends them (the

@@ -2,15 +2,9 @@ import type { AggregationRow, ResponseMeta } from '../../../src/shared-with-sand
 import type { BytesStyle } from './abi.js';
 import { goAggregationRows } from './go-aggregations.js';
 import { hash3 } from './prng.js';
-import {
-  aggregate,
-  selectPage,
-  type ChainSource,
-  type ColumnCatalog,
-  type EngineOptions,
-  type ListQuery,
-  type SelectedRow,
-} from './query.js';
+import { type ColumnCatalog, type ListQuery } from './query.js';
+import { selectPage, type ChainSource, type EngineOptions, type SelectedRow } from './query-select.js';
+import { aggregate } from './query-aggregate.js';
 import { walletUnionAggregations, walletUnionRows } from './wallet-union.js';
 
 /** Options of the list queries that change what the (simulated) service sends. */

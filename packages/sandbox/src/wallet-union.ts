@@ -1,16 +1,8 @@
 import { SandboxHttpError } from './errors.js';
 import { hash3 } from './prng.js';
-import {
-  aggregate,
-  orderedRows,
-  pageBounds,
-  type AggregationValue,
-  type ChainSource,
-  type ColumnCatalog,
-  type EngineOptions,
-  type ListQuery,
-  type SelectedRow,
-} from './query.js';
+import { pageBounds, type ColumnCatalog, type ListQuery } from './query.js';
+import { orderedRows, type ChainSource, type EngineOptions, type SelectedRow } from './query-select.js';
+import { aggregate, type AggregationValue } from './query-aggregate.js';
 
 /**
  * The wallet route as the open-source indexer's query builder writes it, per chain:
