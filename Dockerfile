@@ -3,7 +3,7 @@
 #   docker build -t insight-export .
 #   docker run --rm -v "$PWD/jobs:/work/jobs:ro" -e INSIGHT_CLIENT_ID -e INSIGHT_SECRET_KEY \
 #     -e AWS_REGION -e AWS_ACCESS_KEY_ID -e AWS_SECRET_ACCESS_KEY insight-export run jobs/x.yaml
-# Two stages: the build stage compiles TypeScript to dist/ and bundles the CLI (dist/bin/cli.js) with the dev dependencies; the final
+# Two stages: the build stage compiles TypeScript to dist/ and bundles the CLI (dist/bin/cli.js, the sandbox package inside it) with the dev dependencies; the final
 # stage has production dependencies only (npm ci --omit=dev), runs as the unprivileged
 # "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
 # abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
@@ -13,11 +13,14 @@ ARG NODE_VERSION=20
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
+# The workspace's packages (the sandbox, packages/sandbox) are part of the install.
 COPY package.json package-lock.json ./
+COPY packages/sandbox/package.json ./packages/sandbox/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts scripts/cli-bundle.ts ./scripts/
 COPY src ./src
+COPY packages ./packages
 RUN npm run build
 
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -32,6 +35,7 @@ ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     MALLOC_MMAP_THRESHOLD_=131072
 COPY package.json package-lock.json ./
+COPY packages/sandbox/package.json ./packages/sandbox/
 # @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist

@@ -4,7 +4,7 @@
  * time a request (path + query) is seen its JSON body is rendered by the sandbox and kept; every
  * later identical request is answered from memory, so a measured run costs the server little more
  * than writing bytes to a socket. Like a CDN in front of the service, it answers in the encoding
- * the request accepts (src/sandbox/cdn-compression.ts), compressing each cached page once per encoding.
+ * the request accepts (packages/sandbox/src/cdn-compression.ts), compressing each cached page once per encoding.
  *
  *   node --import tsx bench/page-server.ts --transactions 1000000 [--seed 42] [--cache-mb 4096]
  *
@@ -18,8 +18,8 @@
  *   /_bench/log                       list requests (path + query) since the last reset, arrival order
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
-import { cdnCompress, cdnEncoding, type CdnEncoding } from '../src/sandbox/cdn-compression.js';
+import { buildSandboxData, serveReadInterface } from '@insight-export/sandbox';
+import { cdnCompress, cdnEncoding, type CdnEncoding } from '@insight-export/sandbox';
 import type { PageServerStats } from './page-server-stats.js';
 
 interface Args {

@@ -22,7 +22,7 @@ import { loadJob } from '../src/job/index.js';
 import { silentLogger } from '../src/log.js';
 import { sliceSizes } from '../src/run/export-units.js';
 import { runJob } from '../src/run/run-job.js';
-import { buildSandboxData, startSandbox, type SandboxData, type SandboxProfile } from '../src/sandbox/index.js';
+import { buildSandboxData, startSandbox, type SandboxData, type SandboxProfile } from '@insight-export/sandbox';
 import { chainIdBatches } from '../src/source/query.js';
 
 const CHAINS = [1, 8453, 42161];

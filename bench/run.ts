@@ -58,6 +58,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { createLogger } from '../src/log.js';
+import { sandboxInBundle } from '../test/helpers/sandbox-in-bundle.js';
 import { runJob } from '../src/run/run-job.js';
 import { limitHeapGrowth } from '../src/run/heap-growth.js';
 import { MALLOC_TUNING } from '../src/run/malloc-tuning.js';
@@ -90,6 +91,7 @@ async function bundleSelf(): Promise<() => void> {
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    plugins: [sandboxInBundle(REPO)],
     outfile: childScript,
     logLevel: 'warning',
   });
@@ -1031,7 +1033,7 @@ const MAX_FLOOR_RATIO = 1.25;
 async function paging(opts: Options): Promise<void> {
   // Loaded here: every child of this module runs its bundle, and none needs the sandbox.
   const { measurePaging, pagingTable, FLOOR_DEFINITION } = await import('./paging-requests.js');
-  const { buildSandboxData } = await import('../src/sandbox/index.js');
+  const { buildSandboxData } = await import('@insight-export/sandbox');
   const data = buildSandboxData({ seed: 42, transactions: opts.pagingTx });
   const results = [];
   for (const profile of ['contract', 'indexer', 'hostile'] as const) {

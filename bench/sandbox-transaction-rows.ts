@@ -2,7 +2,7 @@
  * Pages and rows of the sandbox's hot wallet as the exporter gets and builds them (JSON.parse ->
  * normalise -> toRow with decoding), for the measurements of one stage in isolation.
  */
-import { buildSandboxData, serveReadInterface } from '../src/sandbox/index.js';
+import { buildSandboxData, serveReadInterface } from '@insight-export/sandbox';
 import { normaliseListResponse } from '../src/source/response-records.js';
 import { transactionsDataset, type WalletTransactionsTarget } from '../src/datasets/transactions.js';
 import { createTransactionDecoder } from '../src/decode/transaction-decoder.js';

@@ -33,7 +33,7 @@ import { main as cliMain } from '../src/cli.js';
 import { loadJob } from '../src/job/index.js';
 import { alignedPieces, windowKey } from '../src/plan/index.js';
 import { unitSpecs } from '../src/plan/plan.js';
-import type { Sandbox } from '../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 import type { ChildResult } from './run.js';
 import { DEFAULT_PARTITIONING, renderPartition } from '../src/sink/partitioning.js';
 import { LocalStore } from '../src/store/local.js';
@@ -128,7 +128,7 @@ interface Measured {
 
 export async function scale(opts: ScaleOptions, deps: ScaleDeps): Promise<void> {
   // Loaded here, not with the module: every child of bench/run.ts runs this module's bundle.
-  const { startSandbox } = await import('../src/sandbox/index.js');
+  const { startSandbox } = await import('@insight-export/sandbox');
   const sandbox = await startSandbox({ extraChains: EXTRA_CHAINS, host: '127.0.0.1', port: 0 });
   const chains = sandbox.data.chains.map((c) => c.chainId);
   const lines = [

@@ -19,7 +19,7 @@ import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { silentLogger } from '../src/log.js';
 import { runJob } from '../src/run/run-job.js';
-import { startSandbox } from '../src/sandbox/index.js';
+import { startSandbox } from '@insight-export/sandbox';
 
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';

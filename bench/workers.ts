@@ -12,6 +12,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import type { RunReport } from '../src/run/report.js';
+import { sandboxInBundle } from '../test/helpers/sandbox-in-bundle.js';
 
 export interface WorkersBenchInput {
   repo: string;
@@ -95,6 +96,7 @@ export async function workersBench(b: WorkersBenchInput): Promise<void> {
       format: 'esm',
       target: 'node20',
       packages: 'external',
+      plugins: [sandboxInBundle(b.repo)],
       outfile: cli,
       logLevel: 'warning',
     });

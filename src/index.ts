@@ -7,7 +7,7 @@
  * The same steps as `insight-export run`; the report says what was exported and what failed, with
  * the CLI's exit_code. A bad job file throws a UserInputError (exitCode 2) from loadJob.
  */
-import type { Sandbox, SandboxOptions } from './sandbox/server.js';
+import type { Sandbox, SandboxOptions } from '@insight-export/sandbox';
 
 export { loadJob, parseJob, JobFileError, FileProblemsError, type ParseJobOptions, type FileProblem } from './job/index.js';
 export type { Job } from './job/index.js';
@@ -31,9 +31,9 @@ export { StoreError, InvalidDestinationError, DestinationUnusableError } from '.
 export { HttpStatusError, NetworkError, RetriesExhaustedError, RequestValidationError } from './source/errors.js';
 export { LeaseHeldError, LeaseLostError } from './state/lease.js';
 export { StateCorruptError } from './state/errors.js';
-export type { Sandbox, SandboxOptions } from './sandbox/server.js';
+export type { Sandbox, SandboxOptions } from '@insight-export/sandbox';
 
 /** The seeded read-interface server in-process (for trying jobs and tests); loaded on first use. */
 export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> {
-  return (await import('./sandbox/server.js')).startSandbox(opts);
+  return (await import('@insight-export/sandbox')).startSandbox(opts);
 }

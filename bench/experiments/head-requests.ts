@@ -13,7 +13,7 @@ import { resolveConfig } from '../../src/config/index.js';
 import { loadJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
 import { runJob } from '../../src/run/run-job.js';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@insight-export/sandbox';
 
 const argv = process.argv.slice(2);
 const get = (name: string) => {

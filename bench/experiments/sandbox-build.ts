@@ -3,7 +3,7 @@
  *   npx tsx bench/experiments/sandbox-build.ts [transactions=1000000] [seed=42]
  * Target: 1,000,000 transactions in < 30 s.
  */
-import { buildSandboxData } from '../../src/sandbox/index.js';
+import { buildSandboxData } from '@insight-export/sandbox';
 
 const transactions = Number(process.argv[2] ?? 1_000_000);
 const seed = Number(process.argv[3] ?? 42);

@@ -11,7 +11,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, gzipSync } from 'node:zlib';
 import { decodeBody } from '../../src/source/content-encoding.js';
-import { cdnCompress } from '../../src/sandbox/cdn-compression.js';
+import { cdnCompress } from '@insight-export/sandbox';
 import { normaliseListResponse } from '../../src/source/response-records.js';
 import { transactionsDataset, type WalletTransactionsTarget } from '../../src/datasets/transactions.js';
 import { createNdjsonEncoder, createColumnarConverter } from '../../src/sink/row-values.js';

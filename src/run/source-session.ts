@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import { ConfigError } from '../config/index.js';
 import { InsightClient } from '../source/client.js';
 import { createRateLimiter } from '../source/rate-limiter.js';
-import type { Sandbox } from '../sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 
 export interface SourceSession {
   client: InsightClient;
@@ -36,7 +36,7 @@ export async function openSource(config: ResolvedConfig, logger: Logger): Promis
   let explorerUrl = config.source.explorerUrl;
   if (config.source.sandbox) {
     // The sandbox (and the ABI encoding it loads) only for runs against it: a run against a service does not pay for it.
-    const { startSandbox } = await import('../sandbox/index.js');
+    const { startSandbox } = await import('@insight-export/sandbox');
     sandbox = await startSandbox({});
     baseUrl = sandbox.url;
     explorerUrl = explorerUrl ?? sandbox.explorerUrl;

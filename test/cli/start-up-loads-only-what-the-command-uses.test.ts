@@ -106,7 +106,7 @@ it('a run against a service (not the built-in sandbox) loads none of the sandbox
   const r = await packagesLoadedBy(args, join(tmp.dir, 'service.trace'));
   expect((JSON.parse(r.stdout) as { status: string }).status).toBe('succeeded');
   expect(r.urls.some((u) => u.includes('/src/run/'))).toBe(true);
-  expect(r.urls.filter((u) => u.includes('/src/sandbox/'))).toEqual([]);
+  expect(r.urls.filter((u) => u.includes('/packages/sandbox/'))).toEqual([]);
 
   // A cron run of the now complete job checks event signatures and the chain head, and decodes
   // nothing: viem (~350 modules) stays unloaded; the signature parser is abitype's alone.

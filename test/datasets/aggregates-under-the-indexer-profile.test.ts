@@ -4,8 +4,8 @@
  * the wallet route's UNION answers end in a typed error instead of a wrong number.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
+import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox } from '@insight-export/sandbox';
+import { SANDBOX_PROFILES } from '@insight-export/sandbox';
 import { exportJob } from './export-helpers.js';
 
 let contract: Sandbox;

@@ -3,7 +3,7 @@ import { eventTableForSignature } from '../../src/datasets/events.js';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InsightClient } from '../../src/source/client.js';
-import type { ContractInfo } from '../../src/sandbox/index.js';
+import type { ContractInfo } from '@insight-export/sandbox';
 import type { EventRecord } from '../../src/source/records.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { exportJob, tempDir, type JsonRow } from './export-helpers.js';

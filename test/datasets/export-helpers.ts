@@ -7,7 +7,7 @@ import { parseJob } from '../../src/job/index.js';
 import { silentLogger } from '../../src/log.js';
 import { runJob } from '../../src/run/run-job.js';
 import type { RunReport } from '../../src/run/report.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 
 export type JsonRow = Record<string, any>;
 

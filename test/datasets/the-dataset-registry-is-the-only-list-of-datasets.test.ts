@@ -1,7 +1,7 @@
 /**
  * src/datasets/index.ts is the one list of datasets, and dataset-specific rules are capability
  * checks: outside a dataset's own module, the registry, the client operations (src/source/) and
- * the sandbox routes (src/sandbox/), no source file tests a dataset by its name, writes a list of
+ * the sandbox's routes (its own package, packages/sandbox), no source file tests a dataset by its name, writes a list of
  * dataset names, or picks a dataset module by hand.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,8 +12,8 @@ import { DATASET_NAMES, DATASETS } from '../../src/datasets/index.js';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SRC = join(ROOT, 'src');
 const REGISTRY = 'src/datasets/index.ts';
-/** Where a dataset's name is the name of something else: the list operations and their sandbox routes. */
-const OTHER_MEANINGS = ['src/source/', 'src/sandbox/'];
+/** Where a dataset's name is the name of something else: the list operations. */
+const OTHER_MEANINGS = ['src/source/'];
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>

@@ -1,5 +1,5 @@
 /**
- * Each encoding the open-source indexer uses for decoded values (src/sandbox/go-values.ts, the
+ * Each encoding the open-source indexer uses for decoded values (packages/sandbox/src/go-values.ts, the
  * sandbox's `goValues` knob) gives the same column values as the contract's encodings: the wire
  * text is what the sandbox sends (bare JSON numbers beyond 2^53 included), parsed with JSON.parse
  * as the client does.
@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { createEventDecoder } from '../../src/decode/event-decoder.js';
 import { parseEventSignature } from '../../src/abi/event-signature.js';
 import { createTransactionDecoder } from '../../src/decode/transaction-decoder.js';
-import { ERC1155_ABI, RICH_ABI } from '../../src/sandbox/abi.js';
-import { goDecodedEvent, goDecodedTransaction, jsonText } from '../../src/sandbox/go-values.js';
+import { ERC1155_ABI, RICH_ABI } from '@insight-export/sandbox';
+import { goDecodedEvent, goDecodedTransaction, jsonText } from '@insight-export/sandbox';
 import type { DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../../src/source/records.js';
 import { ADDRESSES, encodeLog, locallyUndecodable } from './fixtures.js';
 

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { beforeAll, expect, it } from 'vitest';
-import { buildSandboxData } from '../../src/sandbox/index.js';
+import { buildSandboxData } from '@insight-export/sandbox';
 import { listFiles, readTable, truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

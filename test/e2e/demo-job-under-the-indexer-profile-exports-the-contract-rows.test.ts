@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exportJob, listFiles } from '../datasets/export-helpers.js';
-import { profileOptions } from '../../src/sandbox/index.js';
+import { profileOptions } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 
 const DEMO = resolve(import.meta.dirname, '../../jobs/demo.yaml');

@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import path, { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildSandboxData, type SandboxOptions } from '../../src/sandbox/index.js';
+import { buildSandboxData, type SandboxOptions } from '@insight-export/sandbox';
 import type { RunReport } from '../../src/run/report.js';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
 import { useSandbox } from '../helpers/sandbox.js';

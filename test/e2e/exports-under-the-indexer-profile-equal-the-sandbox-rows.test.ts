@@ -12,7 +12,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import { startSandbox, type Sandbox, type SandboxProfile } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxProfile } from '@insight-export/sandbox';
 import type { TransactionRecord } from '../../src/source/records.js';
 import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';

@@ -8,9 +8,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
-import type { RichArgs } from '../../src/sandbox/abi.js';
+import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox, type SandboxOptions } from '@insight-export/sandbox';
+import { SANDBOX_PROFILES } from '@insight-export/sandbox';
+import type { RichArgs } from '@insight-export/sandbox';
 import type { EventRecord } from '../../src/source/records.js';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
 

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@insight-export/sandbox';
 import { expectedTransactionRow, exportJob, readTable, truthWalletTransactions, type CanonRow } from '../helpers/export.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 

@@ -9,7 +9,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hash3, unit } from '../../src/sandbox/prng.js';
+import { hash3, unit } from '@insight-export/sandbox';
 
 export interface AnswerProxy {
   /** Base URL to use (the servers' path prefix). */

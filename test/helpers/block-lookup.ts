@@ -1,4 +1,4 @@
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 import { BlockLookup } from '../../src/source/block-by-number.js';
 import { findChainHead, resolveProbe } from '../../src/source/chain-head.js';
 import { InsightClient } from '../../src/source/client.js';

@@ -26,7 +26,7 @@ import type { ProgressEvent } from '../../src/run/export-units.js';
 import type { RunReport } from '../../src/run/report.js';
 import { runJob } from '../../src/run/run-job.js';
 import type { EventRecord, TransactionRecord } from '../../src/source/records.js';
-import type { SandboxData } from '../../src/sandbox/index.js';
+import type { SandboxData } from '@insight-export/sandbox';
 
 export type CanonValue = string | boolean | null;
 export type CanonRow = Record<string, CanonValue>;

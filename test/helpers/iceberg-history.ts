@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { resolveConfig } from '../../src/config/index.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { runCli } from './cli-in-process.js';
 import { exportJob, readTable, type CanonRow } from './export.js';

@@ -1,4 +1,4 @@
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@insight-export/sandbox';
 import { rowId } from './naive-offset-paging.js';
 
 /** Runs `fn` against a sandbox of 6,000 transactions (seed 21) with the knobs in `opts`, then closes it. */

@@ -11,7 +11,7 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serveReadInterface, type SandboxData, type SandboxOptions } from '../../src/sandbox/index.js';
+import { serveReadInterface, type SandboxData, type SandboxOptions } from '@insight-export/sandbox';
 
 export interface LaggingReplica {
   /** Base URL of the balancer (the read interface's path prefix). */

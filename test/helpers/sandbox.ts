@@ -1,4 +1,4 @@
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@insight-export/sandbox';
 import { useForFile } from './use-for-file.js';
 
 /**

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { beforeAll, expect, it } from 'vitest';
 import { readCurrentVersion } from '../../src/iceberg/index.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { LocalStore } from '../../src/store/local.js';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';

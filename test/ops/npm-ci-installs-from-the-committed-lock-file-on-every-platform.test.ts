@@ -19,6 +19,9 @@ interface Locked {
   dependencies?: Record<string, string>;
   optionalDependencies?: Record<string, string>;
   devDependencies?: Record<string, string>;
+  /** A workspace package: the entry points at its folder's entry (`resolved`). */
+  link?: boolean;
+  resolved?: string;
 }
 
 const lock = JSON.parse(readFileSync(join(REPO, 'package-lock.json'), 'utf8')) as { packages: Record<string, Locked> };
@@ -28,6 +31,7 @@ const manifest = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as
 function entryFor(from: string, name: string): Locked | undefined {
   for (let dir = from; ; dir = dir.slice(0, Math.max(0, dir.lastIndexOf('/node_modules/')))) {
     const hit = lock.packages[`${dir ? `${dir}/` : ''}node_modules/${name}`];
+    if (hit?.link) return lock.packages[hit.resolved!];
     if (hit || dir === '') return hit;
   }
 }

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { reorganise, type ReorgSummary } from '../../src/sandbox/reorg.js';
+import { reorganise, type ReorgSummary } from '@insight-export/sandbox';
 import { listFiles, readTable, startRecordingProxy, type OutputFormat, type RecordingProxy } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';

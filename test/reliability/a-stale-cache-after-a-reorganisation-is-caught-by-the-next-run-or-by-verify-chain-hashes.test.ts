@@ -15,8 +15,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { reorganise } from '@insight-export/sandbox';
+import type { Sandbox } from '@insight-export/sandbox';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { startAnswerProxy } from '../helpers/answer-proxy.js';
 import { runCli } from '../helpers/cli-in-process.js';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { runCli } from '../helpers/cli-in-process.js';
 import { readTable, type CanonRow } from '../helpers/export.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';

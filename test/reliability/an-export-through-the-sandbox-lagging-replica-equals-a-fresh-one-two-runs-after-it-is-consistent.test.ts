@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { serveReadInterface, type SandboxData, type SandboxServer } from '../../src/sandbox/index.js';
+import { serveReadInterface, type SandboxData, type SandboxServer } from '@insight-export/sandbox';
 import type { RunReport } from '../../src/run/report.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { listFiles, startRecordingProxy, type RecordingProxy } from '../helpers/export.js';

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import type { InconsistencyOptions } from '../../src/sandbox/inconsistencies.js';
+import type { InconsistencyOptions } from '@insight-export/sandbox';
 import { runCli } from '../helpers/cli-in-process.js';
 import { expectedTransactionRow, readTable, truthWalletTransactions, type CanonRow } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';

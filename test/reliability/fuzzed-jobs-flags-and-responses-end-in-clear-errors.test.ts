@@ -22,7 +22,7 @@ import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { loadJob } from '../../src/job/index.js';
 import { PartitionedWriter } from '../../src/sink/partitioned-writer.js';
 import { InsightClient } from '../../src/source/client.js';
-import { TOPIC0 } from '../../src/sandbox/abi.js';
+import { TOPIC0 } from '@insight-export/sandbox';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { exportJob, listFiles } from '../helpers/export.js';

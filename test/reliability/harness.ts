@@ -14,7 +14,7 @@ import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { bundleCli } from '../../scripts/cli-bundle.js';
 import { eventTableForSignature } from '../../src/datasets/events.js';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '@insight-export/sandbox';
 import { listFiles, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { oncePerRun } from '../helpers/once-per-run.js';
 import { useForFile } from '../helpers/use-for-file.js';

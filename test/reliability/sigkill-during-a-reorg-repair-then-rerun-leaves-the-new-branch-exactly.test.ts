@@ -13,7 +13,7 @@ import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { ChainHashReport } from '../../src/state/verify-chain-hashes.js';
 import type { VerifyReport } from '../../src/state/verify.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { completedWindows } from '../helpers/completed-windows.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { VerifyReport } from '../../src/state/verify.js';
 import type { ChainHashReport } from '../../src/state/verify-chain-hashes.js';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { buildTestCli, runCli, writeJob, type TestCli } from './harness.js';

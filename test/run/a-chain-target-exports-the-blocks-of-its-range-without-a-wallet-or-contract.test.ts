@@ -7,7 +7,7 @@
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { reorganise } from '../../src/sandbox/reorg.js';
+import { reorganise } from '@insight-export/sandbox';
 import { duckdb, exportJob, tableSource } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';

@@ -11,15 +11,9 @@ import {
   type Sandbox,
   type SandboxOptions,
   type SandboxServer,
-} from '../../src/sandbox/index.js';
-import {
-  nftCollection,
-  nftCollectionsPage,
-  nftInstancesPage,
-  nftOwner,
-  type NftHoldingsSource,
-} from '../../src/sandbox/nft-collections-page.js';
-import type { ContractKind } from '../../src/sandbox/abi.js';
+} from '@insight-export/sandbox';
+import { nftCollection, nftCollectionsPage, nftInstancesPage, nftOwner, type NftHoldingsSource } from '@insight-export/sandbox';
+import type { ContractKind } from '@insight-export/sandbox';
 
 const WALLET = '0x5aeda56215b167893e80b4fe645ba6d5bab767de';
 const addr = (n: number) => `0x${n.toString(16).padStart(4, '0').repeat(10)}`;

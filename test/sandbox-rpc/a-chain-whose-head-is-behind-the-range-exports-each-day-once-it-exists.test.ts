@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { toHex } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
+import { startRpcSandbox, type RpcSandbox } from '@insight-export/sandbox/rpc';
 import { exportJob, readTable } from '../helpers/export.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { useAnvil } from './helpers/anvil.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseAbi, parseAbiItem, type AbiEvent } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
+import { startRpcSandbox, type RpcSandbox } from '@insight-export/sandbox/rpc';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { ChainActivity, ERC20_ARTIFACT, ERC721_ARTIFACT, type Sent } from './helpers/activity.js';

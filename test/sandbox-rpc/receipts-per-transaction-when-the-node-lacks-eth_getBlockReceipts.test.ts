@@ -8,7 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RpcNodeError, startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
+import { RpcNodeError, startRpcSandbox, type RpcSandbox } from '@insight-export/sandbox/rpc';
 import { ChainActivity } from './helpers/activity.js';
 import { useAnvil } from './helpers/anvil.js';
 

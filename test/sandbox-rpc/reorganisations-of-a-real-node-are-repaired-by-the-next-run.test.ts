@@ -13,7 +13,7 @@ import { encodeFunctionData, parseAbi, toHex } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import type { RunReport } from '../../src/run/report.js';
-import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
+import { startRpcSandbox, type RpcSandbox } from '@insight-export/sandbox/rpc';
 import { exportJob, readTable, type CanonRow } from '../helpers/export.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { readNdjsonExport } from '../reliability/harness.js';

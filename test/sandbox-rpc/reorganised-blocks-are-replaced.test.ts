@@ -7,7 +7,7 @@
  */
 import { encodeFunctionData, parseAbi, toHex } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRpcSandbox, type RpcSandbox } from '../../src/sandbox/rpc/index.js';
+import { startRpcSandbox, type RpcSandbox } from '@insight-export/sandbox/rpc';
 import { ChainActivity, ERC20_ARTIFACT } from './helpers/activity.js';
 import { useAnvil } from './helpers/anvil.js';
 

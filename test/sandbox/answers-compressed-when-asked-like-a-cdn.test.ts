@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@insight-export/sandbox';
 import { closeAfterEach } from '../helpers/close-after-each.js';
 
 const { servers } = closeAfterEach();

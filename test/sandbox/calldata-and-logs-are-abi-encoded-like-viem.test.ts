@@ -10,7 +10,7 @@ import {
   RICH_ABI,
   buildSandboxData,
   type ContractKind,
-} from '../../src/sandbox/index.js';
+} from '@insight-export/sandbox';
 
 const data = buildSandboxData({ seed: 3, transactions: 4_000 });
 const ABIS: Record<ContractKind, Abi> = {

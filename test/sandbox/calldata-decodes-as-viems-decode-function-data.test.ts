@@ -7,8 +7,8 @@
 import { decodeFunctionData, toFunctionSelector, type Abi, type AbiFunction, type Hex } from 'viem';
 import { describe, expect, it } from 'vitest';
 import { canonicalType } from '../../src/abi/abi-types.js';
-import { ABI_BY_KIND, RICH_ABI, decodeCallWithAbi, wireValue, type BytesStyle, type ContractKind } from '../../src/sandbox/abi.js';
-import { buildSandboxData } from '../../src/sandbox/index.js';
+import { ABI_BY_KIND, RICH_ABI, decodeCallWithAbi, wireValue, type BytesStyle, type ContractKind } from '@insight-export/sandbox';
+import { buildSandboxData } from '@insight-export/sandbox';
 
 const data = buildSandboxData({ seed: 5, transactions: 4_000, richContract: true });
 const STYLES: BytesStyle[] = ['hex', 'base64', 'array'];

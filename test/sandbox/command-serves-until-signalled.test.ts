@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { SandboxOptionsError } from '../../src/sandbox/index.js';
-import { sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
+import { SandboxOptionsError } from '@insight-export/sandbox';
+import { sandboxOptionsFromArgs, type SandboxArgs } from '@insight-export/sandbox';
 
 const script = fileURLToPath(new URL('./fixtures/sandbox-cli.ts', import.meta.url));
 

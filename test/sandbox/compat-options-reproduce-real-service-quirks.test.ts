@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@insight-export/sandbox';
 import { getJson } from '../helpers/sandbox.js';
 
 async function withSandbox<T>(opts: Parameters<typeof startSandbox>[0], fn: (s: Sandbox) => Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@
  */
 import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
-import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
+import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '@insight-export/sandbox';
 import { getJson } from '../helpers/sandbox.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';
 

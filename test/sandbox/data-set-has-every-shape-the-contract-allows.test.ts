@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSandboxData } from '../../src/sandbox/index.js';
+import { buildSandboxData } from '@insight-export/sandbox';
 
 const data = buildSandboxData({ seed: 42, transactions: 20_000 });
 const txsByChain = new Map(data.chains.map((c) => [c.chainId, [...data.transactions(c.chainId)]]));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listQuery, type Sandbox } from '../../src/sandbox/index.js';
+import { listQuery, type Sandbox } from '@insight-export/sandbox';
 import { getJson } from '../helpers/sandbox.js';
 import { ids, withSandbox } from '../helpers/knob-sandbox.js';
 

@@ -1,5 +1,5 @@
 /**
- * The sandbox's inconsistencies (src/sandbox/inconsistencies.ts), each seen on the wire and
+ * The sandbox's inconsistencies (packages/sandbox/src/inconsistencies.ts), each seen on the wire and
  * counted in stats().inconsistencies: a lagging replica behind the same port (rows, counts and
  * resolve alike), a CDN serving bodies cached before a reorganisation, empty answers for slices
  * with rows, block times in milliseconds, the neighbouring slice's answer, cut full pages; each
@@ -7,7 +7,7 @@
  * after consistentAfterRequests.
  */
 import { describe, expect, it } from 'vitest';
-import { buildSandboxData, type Sandbox } from '../../src/sandbox/index.js';
+import { buildSandboxData, type Sandbox } from '@insight-export/sandbox';
 import { getJson } from '../helpers/sandbox.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';
 

@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { getAddress } from 'viem';
-import { profileOptions, startSandbox, withProfile, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
-import { sandboxOptionsFromArgs } from '../../src/sandbox/command.js';
+import { profileOptions, startSandbox, withProfile, type Sandbox, type SandboxOptions } from '@insight-export/sandbox';
+import { sandboxOptionsFromArgs } from '@insight-export/sandbox';
 import { getJson, useSandbox } from '../helpers/sandbox.js';
 
 const plain = useSandbox({ seed: 42, transactions: 20_000 });

@@ -3,8 +3,8 @@
  * open-source indexer sends; the default profile keeps the contract's shapes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
+import { RICH_EVENT_SIGNATURE, startSandbox, type Sandbox } from '@insight-export/sandbox';
+import { SANDBOX_PROFILES } from '@insight-export/sandbox';
 
 let contract: Sandbox;
 let indexer: Sandbox;

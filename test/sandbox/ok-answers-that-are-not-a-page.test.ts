@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OK_ERROR_MESSAGE, listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
+import { OK_ERROR_MESSAGE, listQuery, type SandboxOptions } from '@insight-export/sandbox';
 import { compareWithTruth, pageByOffset } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';

@@ -1,6 +1,6 @@
 import yargs, { type Argv } from 'yargs';
 import { describe, expect, it } from 'vitest';
-import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '../../src/sandbox/command.js';
+import { sandboxCommand, sandboxOptionsFromArgs, type SandboxArgs } from '@insight-export/sandbox';
 import {
   INCONSISTENCY_RATES,
   SANDBOX_PROFILES,
@@ -10,7 +10,7 @@ import {
   withProfile,
   type Sandbox,
   type SandboxOptions,
-} from '../../src/sandbox/index.js';
+} from '@insight-export/sandbox';
 import { getJson } from '../helpers/sandbox.js';
 
 async function withSandbox<T>(opts: SandboxOptions, fn: (s: Sandbox) => Promise<T>): Promise<T> {

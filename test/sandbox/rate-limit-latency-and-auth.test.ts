@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { startSandbox } from '../../src/sandbox/index.js';
+import { startSandbox } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 
 const sandbox = useSandbox({ transactions: 1_000, seed: 2 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TOPIC0 } from '../../src/sandbox/index.js';
+import { TOPIC0 } from '@insight-export/sandbox';
 import { getJson, useSandbox } from '../helpers/sandbox.js';
 
 const sandbox = useSandbox({ transactions: 4_000, seed: 8 });

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { buildSandboxData, startSandbox, type SandboxData } from '../../src/sandbox/index.js';
+import { buildSandboxData, startSandbox, type SandboxData } from '@insight-export/sandbox';
 
 function digest(data: SandboxData): string {
   const h = createHash('sha256');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { listQuery, type SandboxOptions } from '../../src/sandbox/index.js';
+import { listQuery, type SandboxOptions } from '@insight-export/sandbox';
 import { compareWithTruth, pageByOffset } from '../helpers/naive-offset-paging.js';
 import { getJson } from '../helpers/sandbox.js';
 import { ids, withSandbox } from '../helpers/knob-sandbox.js';

@@ -3,7 +3,7 @@
  * retries must deliver exactly the ground-truth rows, and give up with typed errors.
  */
 import { describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox, type SandboxOptions } from '@insight-export/sandbox';
 import { InsightClient, type ClientOptions } from '../../src/source/client.js';
 import { HttpStatusError, RequestTimeoutError, RetriesExhaustedError } from '../../src/source/errors.js';
 import { TokenBucket } from '../../src/source/rate-limiter.js';

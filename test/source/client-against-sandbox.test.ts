@@ -4,7 +4,7 @@
  * field tables.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Sandbox } from '@insight-export/sandbox';
 import { InsightClient } from '../../src/source/client.js';
 import { RequestValidationError } from '../../src/source/errors.js';
 import type { ListQuery } from '../../src/source/query.js';

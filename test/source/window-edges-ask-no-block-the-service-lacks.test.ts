@@ -6,7 +6,7 @@
  * has no edge, found in a bisection's worth of requests rather than a walk block by block.
  */
 import { expect, it } from 'vitest';
-import { SANDBOX_PROFILES } from '../../src/sandbox/profiles.js';
+import { SANDBOX_PROFILES } from '@insight-export/sandbox';
 import { countingBlockLookup } from '../helpers/block-lookup.js';
 import { useSandbox } from '../helpers/sandbox.js';
 

@@ -1,6 +1,0 @@
-import { InsightExportError } from '../../errors.js';
-
-/** The JSON-RPC node could not be reached or sent something unusable. */
-export class RpcNodeError extends InsightExportError {
-  override name = 'RpcNodeError';
-}
