@@ -32,7 +32,7 @@ import pLimit from 'p-limit';
 import { main as cliMain } from '../src/cli.js';
 import { loadJob } from '../src/job/index.js';
 import { alignedPieces, windowKey } from '../src/plan/index.js';
-import { unitSpecs } from '../src/plan/plan.js';
+import { jobStreams } from '../src/plan/streams.js';
 import type { Sandbox } from '@insight-export/sandbox';
 import type { ChildResult } from './run.js';
 import { DEFAULT_PARTITIONING, renderPartition } from '../src/sink/partitioning.js';
@@ -383,7 +383,7 @@ export async function generateState(
   const limit = pLimit(WRITES_IN_FLIGHT);
   const completedAt = new Date().toISOString();
   let count = 0;
-  for (const spec of unitSpecs(job)) {
+  for (const spec of jobStreams(job)) {
     const writes: Promise<unknown>[] = [];
     const records: WindowRecord[] = [];
     for (const w of windows) {

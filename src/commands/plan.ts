@@ -14,7 +14,8 @@ import {
 } from '../plan/index.js';
 import { settleShardSplit } from '../state/shard-split-record.js';
 import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
-import { unitSpecs, type UnitTarget } from '../plan/plan.js';
+import { type UnitTarget } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 import type { Job, Target } from '../job/schema.js';
 import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
 import { parseUnitKey } from '../plan/unit-key.js';
@@ -134,7 +135,7 @@ const WHO: { [K in TargetKind]: (t: UnitTargetOf<K>, original: Target | undefine
  */
 export function unitLabels(job: Job, named: Job): Map<string, string> {
   const labels = new Map<string, string>();
-  for (const spec of unitSpecs(job)) {
+  for (const spec of jobStreams(job)) {
     const who = (WHO[spec.target.kind] as (t: UnitTarget, original: Target | undefined) => string)(
       spec.target,
       named.targets[spec.target.targetIndex],

@@ -1,5 +1,5 @@
 import type { RemoveOrphanFilesReport } from '../iceberg/remove-orphan-files.js';
-import { unitSpecs } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { claimPartitions } from '../state/owners.js';
@@ -37,7 +37,7 @@ async function removeDataFiles(input: FilesMaintenanceInput): Promise<Unreferenc
     }
   }
   // Another job's partitions hold its files, never this job's to remove.
-  await claimPartitions(input.store, job.name, input.partitioning, unitSpecs(job), { checkOnly: true });
+  await claimPartitions(input.store, job.name, input.partitioning, jobStreams(job), { checkOnly: true });
   const { removeUnreferencedFiles } = await import('../state/unreferenced-files.js');
   return removeUnreferencedFiles({ ...input, job });
 }

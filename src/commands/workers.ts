@@ -14,7 +14,8 @@ import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import type { Logger } from '../log.js';
 import { mergeWorkerReports, type WorkerOutcome } from '../run/merge-reports.js';
 import type { RunReport } from '../run/report.js';
-import { commitTablesAfterWorkers, lastRunName } from '../run/run-job.js';
+import { lastRunName } from '../run/run-context.js';
+import { commitTablesAfterWorkers } from '../run/iceberg-commits.js';
 import { shardLabel, type Shard } from '../run/shard.js';
 import { MIN_REQUESTS_PER_SECOND } from '../settings/settings.js';
 import { newRunId } from '../state/run-id.js';
@@ -24,7 +25,7 @@ import { acquireJobLease, WHOLE_JOB_SHARD } from '../state/job-lease.js';
 import type { Lease } from '../state/lease.js';
 import type { ObjectStore } from '../store/store.js';
 import type { JobContext } from './options.js';
-import { unitSpecs } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 
 /** Flags of the parent's command line that each worker is given its own value of. */
 const OWN_FLAGS = ['--workers', '--shard', '--requests-per-second', '--worker-of'];
@@ -140,7 +141,7 @@ async function superviseWorkers(
     runId,
     started,
     destination: workers.find((x) => x.report)?.report?.destination ?? destination?.url ?? '',
-    unitsTotal: unitSpecs(ctx.job).length,
+    unitsTotal: jobStreams(ctx.job).length,
     shard: w.shard ? shardLabel(w.shard) : null,
     workers,
   });

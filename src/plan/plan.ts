@@ -11,14 +11,12 @@
  *    never by re-exporting what is done.
  * A snapshot dataset (extent: snapshot) has one unit per wallet x chain for the UTC day of the run.
  */
-import { createHash } from 'node:crypto';
 import { InsightExportError } from '../errors.js';
-import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
-import { NFT_TYPES, type Axis, type Job, type Target } from '../job/schema.js';
+import { isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
+import type { Axis, Job } from '../job/schema.js';
 import { intersect, subtract, type Interval } from './intervals.js';
 import { coverWhole, windowsOf } from './whole-replacements.js';
-import { unitTargets } from './unit-targets.js';
-import { formatUnitKey } from './unit-key.js';
+import { jobStreams } from './streams.js';
 
 export type { UnitTarget } from '../datasets/index.js';
 
@@ -120,79 +118,6 @@ export function parseWindowKey(key: string): Interval | null {
   return m ? { start: Number(m[1]), end: Number(m[2]) } : null;
 }
 
-function shortHash(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 8);
-}
-
-interface UnitSpec {
-  dataset: DatasetName;
-  target: UnitTarget;
-  targetKey: string;
-  chainId: number;
-  filters: Record<string, string>;
-  unitKey: string;
-  order: number[];
-}
-
-function sortedRecord(r: Record<string, string>): [string, string][] {
-  return Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/** A part of a unit's query that the job file sets, and the field that sets it. */
-export interface QueryPart {
-  field: string;
-  /** What the part adds to the unit's variant; absent at the part's default. */
-  shape?: unknown;
-}
-
-/**
- * What a unit's query is made of besides its target, chain and windows: the target's filters, the
- * job's aggregate expressions, a wallet's NFT types (those its dataset reads). A part at its default
- * (no filters, every NFT type) adds nothing to the variant, so the keys already written stay.
- */
-export function queryParts(job: Pick<Job, 'aggregates'>, t: Target, dataset: DatasetName): QueryPart[] {
-  const can = capabilitiesOf(dataset);
-  const at = `targets[${t.index}]`;
-  const parts: QueryPart[] = [];
-  if (can.filters !== 'none')
-    parts.push({ field: `${at}.filters`, ...(Object.keys(t.filters).length ? { shape: sortedRecord(t.filters) } : {}) });
-  if (can.readsJobAggregates) parts.push({ field: 'aggregates', shape: job.aggregates });
-  if (can.targetOption === 'nft_types' && t.kind === 'wallet')
-    parts.push({ field: `${at}.nft_types`, ...(t.nft_types.length !== NFT_TYPES.length ? { shape: [...t.nft_types].sort() } : {}) });
-  return parts;
-}
-
-/** Every dataset x target x chain of the job, with its keys, in a deterministic order. */
-export function unitSpecs(job: Job): UnitSpec[] {
-  const axis = job.range?.by ?? 'time';
-  const specs: UnitSpec[] = [];
-  const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
-    const filters = capabilitiesOf(dataset).filters === 'none' ? {} : t.filters;
-    const shape = queryParts(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
-    const variant = shape.length ? shortHash(shape) : null;
-    const unitAxis = isSnapshot(dataset) ? 'time' : axis;
-    for (const chainId of t.chains) {
-      specs.push({
-        dataset,
-        target,
-        targetKey,
-        chainId,
-        filters,
-        unitKey: formatUnitKey({ dataset, target: targetKey, variant, chainId, axis: unitAxis }),
-        order: [DATASET_NAMES.indexOf(dataset), t.index, eventIndex, chainId],
-      });
-    }
-  };
-  for (const t of job.targets) {
-    for (const dataset of t.datasets) for (const u of unitTargets(t)) add(t, dataset, u.target, u.key, u.eventIndex);
-  }
-  const cmp = (a: number[], b: number[]) => {
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-    return 0;
-  };
-  return specs.sort((a, b) => cmp(a.order, b.order));
-}
-
 export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
   const range = job.range;
   const heads: Record<number, ChainHead> = {};
@@ -229,7 +154,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     return h - range!.safety_lag + 1;
   };
 
-  const specs = unitSpecs(job);
+  const specs = jobStreams(job);
   // Within a fixed range, only the newest point a chain has left to export must be served: a chain
   // whose range is complete needs no request, one with a gap far below the head needs no head.
   const newestLeft = new Map<number, number>();

@@ -134,7 +134,7 @@ export class UnitAbandonedError extends InsightExportError {
  * Batches that differ only by chain share their requests (several chain_id per request); each
  * chain still commits on its own.
  */
-export async function exportUnits(units: ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
+export async function exportUnits(units: readonly ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
   const batches = windowBatches(units, opts.batchWindows === true, targetKey);
   const inFlight = Math.max(1, opts.unitsInFlight);
   // A window holds one of the paging slots while it pages; its files are finished and committed

@@ -30,7 +30,7 @@ import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { ROW_COUNT_KEY } from '../datasets/aggregates.js';
 import type { Recount } from '../datasets/recount.js';
 import type { Job } from '../job/schema.js';
-import { unitSpecs } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 import { keyAcrossChains, parseUnitKey } from '../plan/unit-key.js';
 import type { InsightClient } from '../source/client.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
@@ -125,7 +125,7 @@ export async function recountConfirmed(
 async function recountEach(
   input: RecountInput,
 ): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
-  const specs = new Map(unitSpecs(input.job).map((s) => [s.unitKey, s]));
+  const specs = new Map(jobStreams(input.job).map((s) => [s.unitKey, s]));
   const skipped = new Map<string, string>();
   const groups = new Map<string, Group>();
   for (const rec of input.records) {

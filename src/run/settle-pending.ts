@@ -9,7 +9,7 @@ import pLimit from 'p-limit';
 import { DATASETS } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
 import { keyAcrossChains, parseUnitKey, windowKey, type Interval } from '../plan/index.js';
-import { unitSpecs } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 import { MAX_CHAIN_IDS } from '../source/query.js';
 import { SettledWindows } from '../state/settled-windows.js';
 import type { WindowState } from '../state/window-state.js';
@@ -47,7 +47,7 @@ export async function pendingSettle(
   owns: (unitKey: string, window: Interval) => boolean,
   guard?: () => void,
 ): Promise<PendingSettle> {
-  const paged = new Set(unitSpecs(job).flatMap((s) => (DATASETS[s.dataset].collection.kind === 'paged' ? [s.unitKey] : [])));
+  const paged = new Set(jobStreams(job).flatMap((s) => (DATASETS[s.dataset].collection.kind === 'paged' ? [s.unitKey] : [])));
   const records = new SettledWindows(state.store, state.root, guard);
   const byUnit: PendingSettle['read'] = new Map();
   const unreadable: PendingSettle['unreadable'] = [];

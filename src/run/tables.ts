@@ -1,7 +1,8 @@
 import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import { chosenTable, queryParts, unitSpecs, type UnitTarget } from '../plan/plan.js';
+import { chosenTable, type UnitTarget } from '../plan/plan.js';
+import { queryParts, jobStreams } from '../plan/streams.js';
 import type { Interval } from '../plan/intervals.js';
 import { TargetFactory } from './targets.js';
 import type { ObjectStore } from '../store/store.js';
@@ -33,7 +34,7 @@ export interface JobTable extends TableUse {
 export async function jobTables(job: Job): Promise<JobTable[]> {
   const factory = new TargetFactory(job);
   const byName = new Map<string, JobTable & { chosen: boolean }>();
-  for (const spec of unitSpecs(job)) {
+  for (const spec of jobStreams(job)) {
     const ds = DATASETS[spec.dataset];
     const target = await factory.forDataset(spec);
     const name = TargetFactory.tableName(spec, target);
@@ -103,7 +104,7 @@ export async function checkJobTableQueries(
     if (!list) planned.set(w.unitKey, (list = []));
     list.push({ start: w.start, end: w.end });
   }
-  const writes = unitSpecs(job).flatMap((spec) => {
+  const writes = jobStreams(job).flatMap((spec) => {
     const table = tableOf.get(spec.unitKey);
     if (table === undefined) return [];
     return [

@@ -6,7 +6,8 @@ import { HttpStatusError } from '../source/errors.js';
 import { chainIdBatches } from '../source/query.js';
 import type { TargetOptions } from '../datasets/dataset.js';
 import { DATASETS } from '../datasets/index.js';
-import { chosenTable, unitSpecs, type WorkUnit } from '../plan/plan.js';
+import { chosenTable, type WorkUnit } from '../plan/plan.js';
+import { jobStreams } from '../plan/streams.js';
 
 export class NameNotResolvedError extends UserInputError {
   override name = 'NameNotResolvedError';
@@ -125,7 +126,7 @@ async function walletRouteAddress(client: InsightClient, name: string, chainIds:
  */
 export function checkDatasetOptions(job: Job): void {
   const factory = new TargetFactory(job);
-  for (const spec of unitSpecs(job)) DATASETS[spec.dataset].checkOptions?.(spec.target, factory.options(spec.filters));
+  for (const spec of jobStreams(job)) DATASETS[spec.dataset].checkOptions?.(spec.target, factory.options(spec.filters));
 }
 
 /** Builds each unit's dataset target (with its decoders) through its dataset module, once per target and filters. */

@@ -71,7 +71,7 @@ export async function claimPartitions(
   store: ObjectStore,
   jobName: string,
   partitioning: string,
-  subjects: ClaimSubject[],
+  subjects: readonly ClaimSubject[],
   opts: { checkOnly?: boolean } = {},
 ): Promise<string[]> {
   const wanted = new Map<string, ClaimSubject>();

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobFileError } from '../../src/job/errors.js';
 import { parseJob } from '../../src/job/load.js';
-import { unitSpecs } from '../../src/plan/plan.js';
+import { jobStreams } from '../../src/plan/streams.js';
 
 function text(targets: string[], range = 'range: { from: 100, to: 200 }'): string {
   return [
@@ -35,7 +35,7 @@ describe('a chain target', () => {
   it('plans its datasets per chain without a wallet or contract, and takes no filters', () => {
     const job = parseJob(text(['  - datasets: [blocks]', '    chains: [8453]']), 'jobs/blocks.yaml', { cwd: '/work' });
     expect(job.targets).toEqual([{ kind: 'chain', index: 0, datasets: ['blocks'], chains: [8453], filters: {} }]);
-    expect(unitSpecs(job).map((s) => s.unitKey)).toEqual(['blocks/chain/8453/block']);
+    expect(jobStreams(job).map((s) => s.unitKey)).toEqual(['blocks/chain/8453/block']);
   });
 
   it('is refused a range by time, a second chain target, and a wallet dataset', () => {

@@ -12,7 +12,7 @@ import { eventsDataset } from '../../src/datasets/events.js';
 import { transactionsDataset } from '../../src/datasets/transactions.js';
 import { loadJob } from '../../src/job/index.js';
 import { TargetFactory } from '../../src/run/targets.js';
-import { unitSpecs } from '../../src/plan/plan.js';
+import { jobStreams } from '../../src/plan/streams.js';
 import { duckdbType } from '../../src/sink/column-types.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -87,7 +87,7 @@ describe.each(['parquet', 'ndjson'] as const)('DuckDB DDL over a %s export', (fo
   it('creates one view per table, typed like the column model, with date as a DATE partition column', async () => {
     const job = await loadJob(jobFile);
     const factory = new TargetFactory(job);
-    const specs = unitSpecs(job);
+    const specs = jobStreams(job);
     const wallet = await factory.forDataset(specs.find((s) => s.dataset === 'transactions')!);
     const event = await factory.forDataset(specs.find((s) => s.dataset === 'events')!);
     const expected = [

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { parseJob } from '../../src/job/load.js';
-import { unitSpecs } from '../../src/plan/plan.js';
+import { jobStreams } from '../../src/plan/streams.js';
 import { formatUnitKey, isSnapshotUnit, keyAcrossChains, parseUnitKey } from '../../src/plan/unit-key.js';
 
 const W1 = '0x1111111111111111111111111111111111111111';
@@ -26,7 +26,7 @@ filters: { filter_transaction_index_lt: 5 }
 );
 
 describe('unit keys', () => {
-  const specs = unitSpecs(job);
+  const specs = jobStreams(job);
 
   it('every key the planner makes parses to its dataset, target, variant, chain and axis, and formats back to itself', () => {
     expect(specs.length).toBeGreaterThan(4);

@@ -10,7 +10,7 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { unitSpecs } from '../../src/plan/plan.js';
+import { jobStreams } from '../../src/plan/streams.js';
 import { loadJob } from '../../src/job/index.js';
 import { DEFAULT_PARTITIONING } from '../../src/sink/partitioning.js';
 import { claimPartitions, OWNERS_ROOT } from '../../src/state/owners.js';
@@ -101,7 +101,7 @@ describe('claims', () => {
     // As a run killed after claiming and before exporting leaves it.
     const old = await loadJob(await jobFile(dir, 'old', range));
     const store = await openStore(out, {});
-    await claimPartitions(store, 'old', DEFAULT_PARTITIONING, unitSpecs(old));
+    await claimPartitions(store, 'old', DEFAULT_PARTITIONING, jobStreams(old));
     await store.close?.();
 
     const renamed = await jobFile(dir, 'new', range);

@@ -1,0 +1,99 @@
+/**
+ * The streams of a job: every dataset x target (x query variant) x chain, each with its unit key.
+ * Made in one place, once per job value (jobStreams): the run, plan, verify, recount, repair, shards,
+ * tables and claims all take this list instead of deriving it again.
+ */
+import { createHash } from 'node:crypto';
+import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
+import { NFT_TYPES, type Job, type Target } from '../job/schema.js';
+import { unitTargets } from './unit-targets.js';
+import { formatUnitKey } from './unit-key.js';
+
+function shortHash(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 8);
+}
+
+/**
+ * A stream: one dataset x target (x query variant) x chain of a job, on its axis; its unit key names
+ * its state. Every window a run exports belongs to one stream.
+ */
+export interface Stream {
+  dataset: DatasetName;
+  target: UnitTarget;
+  targetKey: string;
+  chainId: number;
+  filters: Record<string, string>;
+  unitKey: string;
+  order: readonly number[];
+}
+
+function sortedRecord(r: Record<string, string>): [string, string][] {
+  return Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** A part of a unit's query that the job file sets, and the field that sets it. */
+export interface QueryPart {
+  field: string;
+  /** What the part adds to the unit's variant; absent at the part's default. */
+  shape?: unknown;
+}
+
+/**
+ * What a unit's query is made of besides its target, chain and windows: the target's filters, the
+ * job's aggregate expressions, a wallet's NFT types (those its dataset reads). A part at its default
+ * (no filters, every NFT type) adds nothing to the variant, so the keys already written stay.
+ */
+export function queryParts(job: Pick<Job, 'aggregates'>, t: Target, dataset: DatasetName): QueryPart[] {
+  const can = capabilitiesOf(dataset);
+  const at = `targets[${t.index}]`;
+  const parts: QueryPart[] = [];
+  if (can.filters !== 'none')
+    parts.push({ field: `${at}.filters`, ...(Object.keys(t.filters).length ? { shape: sortedRecord(t.filters) } : {}) });
+  if (can.readsJobAggregates) parts.push({ field: 'aggregates', shape: job.aggregates });
+  if (can.targetOption === 'nft_types' && t.kind === 'wallet')
+    parts.push({ field: `${at}.nft_types`, ...(t.nft_types.length !== NFT_TYPES.length ? { shape: [...t.nft_types].sort() } : {}) });
+  return parts;
+}
+
+/** Every stream of the job, with its keys, in a deterministic order (see jobStreams). */
+function streamsOf(job: Job): Stream[] {
+  const axis = job.range?.by ?? 'time';
+  const specs: Stream[] = [];
+  const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
+    const filters = capabilitiesOf(dataset).filters === 'none' ? {} : t.filters;
+    const shape = queryParts(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
+    const variant = shape.length ? shortHash(shape) : null;
+    const unitAxis = isSnapshot(dataset) ? 'time' : axis;
+    for (const chainId of t.chains) {
+      specs.push({
+        dataset,
+        target,
+        targetKey,
+        chainId,
+        filters,
+        unitKey: formatUnitKey({ dataset, target: targetKey, variant, chainId, axis: unitAxis }),
+        order: [DATASET_NAMES.indexOf(dataset), t.index, eventIndex, chainId],
+      });
+    }
+  };
+  for (const t of job.targets) {
+    for (const dataset of t.datasets) for (const u of unitTargets(t)) add(t, dataset, u.target, u.key, u.eventIndex);
+  }
+  const cmp = (a: readonly number[], b: readonly number[]) => {
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+    return 0;
+  };
+  return specs.sort((a, b) => cmp(a.order, b.order));
+}
+
+const made = new WeakMap<Job, readonly Readonly<Stream>[]>();
+
+/**
+ * The job's streams, in a deterministic order; made once per job value (a job whose wallet names
+ * were resolved is another value), frozen so no caller changes what the others read.
+ */
+export function jobStreams(job: Job): readonly Readonly<Stream>[] {
+  let streams = made.get(job);
+  if (!streams) made.set(job, (streams = Object.freeze(streamsOf(job).map((s) => Object.freeze(s)))));
+  return streams;
+}

@@ -1,0 +1,65 @@
+/**
+ * Stage 1 of a run, open: the source session, the job with its wallet names resolved (read-only,
+ * before the lease, so a job whose names are wrong leaves nothing at the destination, not even a
+ * lease), the job's lease, and the state of the job at the destination.
+ */
+import type { Job } from '../job/schema.js';
+import { jobStreams, type Stream } from '../plan/streams.js';
+import { acquireJobLease } from '../state/job-lease.js';
+import type { Lease } from '../state/lease.js';
+import { refuseFilesBeside } from '../state/unreferenced-files.js';
+import { WindowState } from '../state/window-state.js';
+import type { RunContext } from './run-context.js';
+import type { SourceSession } from './source-session.js';
+import { openSource } from './source-session.js';
+import { resolveWalletNames } from './targets.js';
+
+/** What the open stage hands the others. */
+export interface OpenedRun {
+  /** The job with its wallet names resolved. */
+  readonly job: Job;
+  /** The job's streams, made once (src/plan/streams.ts). */
+  readonly streams: readonly Readonly<Stream>[];
+  readonly source: SourceSession;
+  /** The lease (a dry run holds none). */
+  readonly held: Pick<Lease, 'lost' | 'assertHeld'>;
+  /** Aborted by the caller's signal or the lease's loss. */
+  readonly signal: AbortSignal;
+  /** Loaded only for an Iceberg destination (Avro). */
+  readonly iceberg: typeof import('../iceberg/index.js') | null;
+  readonly state: WindowState;
+  /** The command that removes the job's files no state names, as messages give it. */
+  readonly remove: string;
+}
+
+export async function openRun(ctx: RunContext): Promise<OpenedRun> {
+  const { input, run, store, open } = ctx;
+  const { config, logger } = input;
+  const dryRun = input.dryRun === true;
+  const source = (open.source = await openSource(config, logger));
+  if (input.signal) source.client.stopOn(input.signal);
+  const onProgress = input.onProgress;
+  if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
+  const job = await resolveWalletNames(input.job, source.client);
+  // One run of a job (or of a shard) at a time, none beside maintenance (src/state/job-lease.ts): nothing is written before the lease is held.
+  if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
+  const held = dryRun
+    ? noLease()
+    : (open.lease = await acquireJobLease(store, input.job.name, { runId: run.runId, shard: run.shard, ttlMs: input.leaseTtlMs, logger }));
+  const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
+  const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
+  iceberg?.checkIcebergLayout(config.output.partitioning);
+  const remove = input.removeCommand ?? 'insight-export remove-orphan-files <job file>';
+  const state = (open.state = new WindowState(store, job.name, {
+    runId: run.runId,
+    guard: () => held.assertHeld(),
+    // Files no state names beside a window refuse its commit (src/run/unreferenced-check.ts); an Iceberg table's readers never see them.
+    ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : { beforeUpload: refuseFilesBeside(store, job.name, remove) }),
+  }));
+  return { job, streams: jobStreams(job), source, held, signal, iceberg, state, remove };
+}
+
+/** A dry run holds no lease: it writes nothing a lease would protect. */
+function noLease(): Pick<Lease, 'lost' | 'assertHeld'> {
+  return { lost: new AbortController().signal, assertHeld: () => undefined };
+}
