@@ -70,7 +70,10 @@ export async function planRun(ctx: RunContext, o: OpenedRun, s: StateRead): Prom
   await checkJobTableQueries(state, job, tables, { completed: s.listed, planned: units }, config.output.partitioning);
   const serviceHeads = await s.chains.serviceHeads(run.started / 1000);
   for (const h of serviceHeads)
-    logger.info({ chain: h.chain_id, block: h.block, block_time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s }, 'service head');
+    logger.info(
+      { chain: h.chain_id, block: h.block, block_time: h.time, exact: h.exact, behind_clock_s: h.behind_clock_s },
+      'service head',
+    );
   // A job whose state is empty (a first run, or _state/ lost): files of its windows already there refuse the run.
   const unreferenced =
     !o.iceberg && s.listed.size === 0 && units.length > 0
