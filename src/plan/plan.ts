@@ -16,7 +16,7 @@ import { isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index
 import type { Axis, Job } from '../job/schema.js';
 import { intersect, subtract, type Interval } from './intervals.js';
 import { coverWhole, windowsOf } from './whole-replacements.js';
-import { jobStreams } from './streams.js';
+import { jobStreams, type Stream } from './streams.js';
 
 export type { UnitTarget } from '../datasets/index.js';
 
@@ -120,6 +120,68 @@ export function parseWindowKey(key: string): Interval | null {
 
 export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
   const range = job.range;
+  const streams = jobStreams(job);
+  const now = Math.floor((opts.now ?? (() => Date.now() / 1000))());
+  const ranges = chainRanges(job, streams, opts);
+  // Every chain's range at once (a head search is several round trips); the first chain in job order that fails is the error.
+  const chainIds = [...new Set(streams.filter((spec) => !isSnapshot(spec.dataset)).map((spec) => spec.chainId))];
+  const failed = (await Promise.allSettled(chainIds.map(ranges.rangeOf))).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+
+  const units: WorkUnit[] = [];
+  const coverage: UnitCoverage[] = [];
+  for (const spec of streams) {
+    const snapshot = isSnapshot(spec.dataset);
+    const axis: Axis = snapshot ? 'time' : range!.by;
+    const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await ranges.rangeOf(spec.chainId);
+    const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
+    const exported = (opts.exported ?? opts.completed)(spec.unitKey);
+    const todo = r ? coverWhole(subtract([r], done), exported) : [];
+    coverage.push({
+      unitKey: spec.unitKey,
+      dataset: spec.dataset,
+      targetKey: spec.targetKey,
+      chainId: spec.chainId,
+      axis,
+      range: r,
+      done,
+      todo,
+    });
+    const grid = snapshot ? DAY : range!.chunk;
+    for (const piece of todo) {
+      for (const w of windowsOf(piece, grid, exported)) {
+        units.push({
+          ...{ dataset: spec.dataset, target: spec.target, targetKey: spec.targetKey, chainId: spec.chainId, axis },
+          ...{ window: w, unitKey: spec.unitKey, windowKey: windowKey(w), filters: spec.filters },
+        });
+      }
+    }
+  }
+  return {
+    jobName: job.name,
+    axis: range?.by ?? null,
+    heads: ranges.heads,
+    clamped: [...ranges.clamped.values()].sort((a, b) => a.chainId - b.chainId),
+    units,
+    coverage,
+  };
+}
+
+/**
+ * The range [from, end) to export on each chain (null when nothing is exportable yet), each asked
+ * once: up to the head minus the safety lag for `to: latest`, or for a fixed `to` past what the
+ * service is proven to serve (clamped); the heads asked and the chains clamped.
+ */
+function chainRanges(
+  job: Job,
+  streams: readonly Stream[],
+  opts: PlanOptions,
+): {
+  rangeOf: (chainId: number) => Promise<Interval | null>;
+  heads: Record<number, ChainHead>;
+  clamped: Map<number, { chainId: number; to: number; end: number }>;
+} {
+  const range = job.range;
   const heads: Record<number, ChainHead> = {};
   const headCache = new Map<number, Promise<ChainHead>>();
   const headOf = (chainId: number): Promise<ChainHead> => {
@@ -140,7 +202,6 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     return p;
   };
 
-  const now = Math.floor((opts.now ?? (() => Date.now() / 1000))());
   const clamped = new Map<number, { chainId: number; to: number; end: number }>();
   /** Head minus the lag: the end (exclusive) of what is exportable on a chain. */
   const exportableEnd = async (chainId: number): Promise<number> => {
@@ -154,18 +215,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     return h - range!.safety_lag + 1;
   };
 
-  const specs = jobStreams(job);
-  // Within a fixed range, only the newest point a chain has left to export must be served: a chain
-  // whose range is complete needs no request, one with a gap far below the head needs no head.
-  const newestLeft = new Map<number, number>();
-  if (range && range.to !== 'latest' && range.to > range.from) {
-    const whole = { start: range.from, end: range.to };
-    for (const spec of specs) {
-      if (isSnapshot(spec.dataset)) continue;
-      const left = subtract([whole], opts.completed(spec.unitKey));
-      if (left.length > 0) newestLeft.set(spec.chainId, Math.max(newestLeft.get(spec.chainId) ?? -Infinity, left.at(-1)!.end));
-    }
-  }
+  const newestLeft = newestLeftByChain(job, streams, opts.completed);
 
   /** The range [from, end) on a chain, or null when nothing is exportable yet. */
   const rangeOn = async (chainId: number): Promise<Interval | null> => {
@@ -195,54 +245,23 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     if (!r) ranges.set(chainId, (r = rangeOn(chainId)));
     return r;
   };
+  return { rangeOf: rangeOfChain, heads, clamped };
+}
 
-  // Every chain's range at once (a head search is several round trips); the first chain in job order that fails is the error.
-  const chainIds = [...new Set(specs.filter((spec) => !isSnapshot(spec.dataset)).map((spec) => spec.chainId))];
-  const failed = (await Promise.allSettled(chainIds.map(rangeOfChain))).find((r) => r.status === 'rejected');
-  if (failed) throw failed.reason;
-
-  const units: WorkUnit[] = [];
-  const coverage: UnitCoverage[] = [];
-  for (const spec of specs) {
-    const snapshot = isSnapshot(spec.dataset);
-    const axis: Axis = snapshot ? 'time' : range!.by;
-    const r = snapshot ? { start: now - (now % DAY), end: now - (now % DAY) + DAY } : await rangeOfChain(spec.chainId);
-    const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
-    const exported = (opts.exported ?? opts.completed)(spec.unitKey);
-    const todo = r ? coverWhole(subtract([r], done), exported) : [];
-    coverage.push({
-      unitKey: spec.unitKey,
-      dataset: spec.dataset,
-      targetKey: spec.targetKey,
-      chainId: spec.chainId,
-      axis,
-      range: r,
-      done,
-      todo,
-    });
-    const grid = snapshot ? DAY : range!.chunk;
-    for (const piece of todo) {
-      for (const w of windowsOf(piece, grid, exported)) {
-        units.push({
-          dataset: spec.dataset,
-          target: spec.target,
-          targetKey: spec.targetKey,
-          chainId: spec.chainId,
-          axis,
-          window: w,
-          unitKey: spec.unitKey,
-          windowKey: windowKey(w),
-          filters: spec.filters,
-        });
-      }
+/**
+ * Within a fixed range, only the newest point a chain has left to export must be served: a chain
+ * whose range is complete needs no request, one with a gap far below the head needs no head.
+ */
+function newestLeftByChain(job: Job, streams: readonly Stream[], completed: PlanOptions['completed']): Map<number, number> {
+  const range = job.range;
+  const newestLeft = new Map<number, number>();
+  if (range && range.to !== 'latest' && range.to > range.from) {
+    const whole = { start: range.from, end: range.to };
+    for (const spec of streams) {
+      if (isSnapshot(spec.dataset)) continue;
+      const left = subtract([whole], completed(spec.unitKey));
+      if (left.length > 0) newestLeft.set(spec.chainId, Math.max(newestLeft.get(spec.chainId) ?? -Infinity, left.at(-1)!.end));
     }
   }
-  return {
-    jobName: job.name,
-    axis: range?.by ?? null,
-    heads,
-    clamped: [...clamped.values()].sort((a, b) => a.chainId - b.chainId),
-    units,
-    coverage,
-  };
+  return newestLeft;
 }

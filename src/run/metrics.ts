@@ -127,6 +127,22 @@ function settleFamilies(report: RunReport): Family[] {
   ];
 }
 
+/** What the service sent that the run did not take: rows not written, answers asked again. */
+function answerFamilies(report: RunReport): Family[] {
+  return [
+    {
+      name: 'insight_export_run_rows_rejected',
+      help: 'Rows the service sent that the last run did not write, by reason (other_chain, outside_slice, other_wallet, other_contract, other_event)',
+      samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
+    {
+      name: 'insight_export_run_bad_answers',
+      help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, unexpectedly_empty, cut_page, edge_not_served)',
+      samples: Object.entries(report.bad_answers ?? {}).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
+  ];
+}
+
 /** The run's metrics as Prometheus text (no timestamps: the Pushgateway refuses them). */
 export function renderMetrics(report: RunReport): string {
   const seconds = (iso: string) => Date.parse(iso) / 1000;
@@ -196,16 +212,7 @@ export function renderMetrics(report: RunReport): string {
         value: report.range_clamped.find((x) => String(x.chain_id) === c)?.lag ?? 0,
       })),
     },
-    {
-      name: 'insight_export_run_rows_rejected',
-      help: 'Rows the service sent that the last run did not write, by reason (other_chain, outside_slice, other_wallet, other_contract, other_event)',
-      samples: Object.entries(report.rows_rejected).map(([reason, n]) => ({ labels: { reason }, value: n })),
-    },
-    {
-      name: 'insight_export_run_bad_answers',
-      help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, unexpectedly_empty, cut_page, edge_not_served)',
-      samples: Object.entries(report.bad_answers ?? {}).map(([reason, n]) => ({ labels: { reason }, value: n })),
-    },
+    ...answerFamilies(report),
     ...reorgFamilies(report),
     ...settleFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),

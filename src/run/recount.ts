@@ -125,40 +125,7 @@ export async function recountConfirmed(
 async function recountEach(
   input: RecountInput,
 ): Promise<{ results: RecountedWindow[]; skipped: RecountReport['skipped']; requests: number }> {
-  const specs = new Map(jobStreams(input.job).map((s) => [s.unitKey, s]));
-  const skipped = new Map<string, string>();
-  const groups = new Map<string, Group>();
-  for (const rec of input.records) {
-    const spec = specs.get(rec.unit_key);
-    if (!spec) continue; // a unit the job no longer has: verify lists it apart
-    const dataset = spec.dataset;
-    const collection = DATASETS[dataset].collection;
-    if (collection.kind !== 'paged') {
-      skipped.set(rec.unit_key, `${dataset} rows are not the service's rows one for one`);
-      continue;
-    }
-    const unit = parseUnitKey(rec.unit_key)!;
-    const axis = unit.axis;
-    const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
-    let group = groups.get(sharedKey);
-    if (!group) {
-      const target = collection.recount.target(spec.target);
-      group = {
-        dataset,
-        recount: collection.recount,
-        target,
-        filters: spec.filters,
-        axis,
-        bounds: collection.windowFilters[axis],
-        start: rec.start,
-        end: rec.end,
-        byChain: new Map(),
-      };
-      groups.set(sharedKey, group);
-    }
-    group.byChain.set(spec.chainId, rec);
-  }
-
+  const { groups, skipped } = groupRecords(input);
   let requests = 0;
   const ask = async (g: Group, chainIds: number[], grouped: boolean): Promise<AggregationRow[]> => {
     const q: ListQuery = {
@@ -203,34 +170,7 @@ async function recountEach(
     await judgeUngrouped(g, chainId, rows);
     g.byChain.delete(chainId);
   };
-  const judgeUngrouped = async (g: Group, chainId: number, rows: AggregationRow[]) => {
-    const counts = rows.map((r) => countOf(r));
-    if (counts.some((n) => n === null) || rows.length > 2) {
-      judge(g, chainId, null, 0, `the service answered ${rows.length} count rows of an unknown shape to an ungrouped count`);
-      return;
-    }
-    const total = (counts as number[]).reduce((a, b) => a + b, 0);
-    if (rows.length < 2) {
-      judge(g, chainId, total, 0);
-      return;
-    }
-    const twice = g.recount.countedTwice;
-    if (!twice) {
-      judge(g, chainId, null, 0, 'the service counts this route in two halves that may hold a row twice');
-      return;
-    }
-    const rec = g.byChain.get(chainId)!;
-    let extra = 0;
-    try {
-      for (const key of input.files.present(rec)) {
-        for (const row of await readColumns(input.store, key, twice.columns)) if (twice.test(row, g.target)) extra++;
-      }
-    } catch (err) {
-      judge(g, chainId, null, 0, `files not readable to count the rows the service counts twice: ${errorMessage(err).split('\n')[0]}`);
-      return;
-    }
-    judge(g, chainId, total, extra);
-  };
+  const judgeUngrouped = (g: Group, chainId: number, rows: AggregationRow[]) => judgeOneChain(input, g, chainId, rows, judge);
 
   const limit = pLimit(input.concurrency ?? 8);
   // The first window of each dataset decides its mode before the others are asked.
@@ -246,34 +186,112 @@ async function recountEach(
     }
     for (let i = 0; i < chains.length; i += MAX_CHAIN_IDS) {
       const batch = chains.slice(i, i + MAX_CHAIN_IDS);
-      tasks.push(
-        limit(async () => {
-          const rows = await ask(g, batch, true);
-          const counts = new Map<number, number>();
-          let odd: string | null = null;
-          for (const r of rows) {
-            const chainId = Number(r.chain_id);
-            const n = countOf(r);
-            if (!batch.includes(chainId) || n === null || counts.has(chainId)) odd = JSON.stringify(r).slice(0, 200);
-            else counts.set(chainId, n);
-          }
-          for (const chainId of batch) {
-            if (odd) judge(g, chainId, null, 0, `the service's count answer holds a row of an unknown shape: ${odd}`);
-            else judge(g, chainId, counts.get(chainId) ?? 0, 0);
-          }
-        }),
-      );
+      tasks.push(limit(async () => judgeGrouped(g, batch, await ask(g, batch, true), judge)));
     }
   }
   await Promise.all(tasks);
 
-  const order = (a: RecountedWindow, b: RecountedWindow) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0];
-  results.sort(order);
+  results.sort((a, b) => a.unit.localeCompare(b.unit) || a.window[0] - b.window[0]);
   return {
     results,
     skipped: [...skipped].map(([unit, reason]) => ({ unit, reason })).sort((a, b) => a.unit.localeCompare(b.unit)),
     requests,
   };
+}
+
+/** An ungrouped count of one chain's window judged: one count row, or two halves that may hold a row twice (the files' rows counted twice read back). */
+async function judgeOneChain(
+  input: RecountInput,
+  g: Group,
+  chainId: number,
+  rows: AggregationRow[],
+  judge: (g: Group, chainId: number, service: number | null, extra: number, reason?: string) => void,
+): Promise<void> {
+  const counts = rows.map((r) => countOf(r));
+  if (counts.some((n) => n === null) || rows.length > 2) {
+    judge(g, chainId, null, 0, `the service answered ${rows.length} count rows of an unknown shape to an ungrouped count`);
+    return;
+  }
+  const total = (counts as number[]).reduce((a, b) => a + b, 0);
+  if (rows.length < 2) {
+    judge(g, chainId, total, 0);
+    return;
+  }
+  const twice = g.recount.countedTwice;
+  if (!twice) {
+    judge(g, chainId, null, 0, 'the service counts this route in two halves that may hold a row twice');
+    return;
+  }
+  const rec = g.byChain.get(chainId)!;
+  let extra = 0;
+  try {
+    for (const key of input.files.present(rec)) {
+      for (const row of await readColumns(input.store, key, twice.columns)) if (twice.test(row, g.target)) extra++;
+    }
+  } catch (err) {
+    judge(g, chainId, null, 0, `files not readable to count the rows the service counts twice: ${errorMessage(err).split('\n')[0]}`);
+    return;
+  }
+  judge(g, chainId, total, extra);
+}
+
+/** The records to recount, in groups of one window of one stream across its chains (one count each); the units whose rows are not the service's one for one, apart. */
+function groupRecords(input: RecountInput): { groups: Map<string, Group>; skipped: Map<string, string> } {
+  const specs = new Map(jobStreams(input.job).map((s) => [s.unitKey, s]));
+  const skipped = new Map<string, string>();
+  const groups = new Map<string, Group>();
+  for (const rec of input.records) {
+    const spec = specs.get(rec.unit_key);
+    if (!spec) continue; // a unit the job no longer has: verify lists it apart
+    const dataset = spec.dataset;
+    const collection = DATASETS[dataset].collection;
+    if (collection.kind !== 'paged') {
+      skipped.set(rec.unit_key, `${dataset} rows are not the service's rows one for one`);
+      continue;
+    }
+    const unit = parseUnitKey(rec.unit_key)!;
+    const axis = unit.axis;
+    const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
+    let group = groups.get(sharedKey);
+    if (!group) {
+      const target = collection.recount.target(spec.target);
+      group = {
+        dataset,
+        recount: collection.recount,
+        target,
+        filters: spec.filters,
+        axis,
+        bounds: collection.windowFilters[axis],
+        start: rec.start,
+        end: rec.end,
+        byChain: new Map(),
+      };
+      groups.set(sharedKey, group);
+    }
+    group.byChain.set(spec.chainId, rec);
+  }
+  return { groups, skipped };
+}
+
+/** The answer to a count grouped by chain, judged for each chain of `batch`. */
+function judgeGrouped(
+  g: Group,
+  batch: number[],
+  rows: AggregationRow[],
+  judge: (g: Group, chainId: number, service: number | null, extra: number, reason?: string) => void,
+): void {
+  const counts = new Map<number, number>();
+  let odd: string | null = null;
+  for (const r of rows) {
+    const chainId = Number(r.chain_id);
+    const n = countOf(r);
+    if (!batch.includes(chainId) || n === null || counts.has(chainId)) odd = JSON.stringify(r).slice(0, 200);
+    else counts.set(chainId, n);
+  }
+  for (const chainId of batch) {
+    if (odd) judge(g, chainId, null, 0, `the service's count answer holds a row of an unknown shape: ${odd}`);
+    else judge(g, chainId, counts.get(chainId) ?? 0, 0);
+  }
 }
 
 /** The count of an aggregation row (a number, or the indexer's decimal string); null when it is not one. */
