@@ -28,28 +28,23 @@
  * caught up with the state first, then gets one `replace` snapshot for the merges; a crash before
  * it leaves the previous snapshot current and whole, and the next compact or run commits it.
  */
-import { createWriteStream } from 'node:fs';
 import { rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
-import { createGunzip, createGzip } from 'node:zlib';
 import type { DuckDBInstance } from '@duckdb/node-api';
-import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { windowKey } from '../plan/index.js';
 import { fileName, fileStem, parseFileName } from '../sink/file-names.js';
-import { icebergCopyOptions, sqlIdentifier, sqlString } from '../sink/parquet-duckdb.js';
 import type { Compression } from '../sink/sink.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
 import { contentTypeOfExtension } from '../sink/formats.js';
-import { createHashingWriteStream, digestFile, type ContentDigests } from '../sink/content-digest.js';
 import type { ObjectStore } from '../store/store.js';
+import { CompactionError } from './errors.js';
+import { mergeFiles, type MergedField } from './merge-files.js';
 import { newCompactionRunId } from './run-id.js';
 import { WindowState, type FileRecord, type StagedFile, type WindowRecord } from './window-state.js';
 
-export class CompactionError extends InsightExportError {
-  override name = 'CompactionError';
-}
+export { CompactionError } from './errors.js';
+export type { MergedField } from './merge-files.js';
 
 export interface CompactOptions {
   store: ObjectStore;
@@ -125,13 +120,6 @@ export interface CompactionTables {
   commit(state: WindowState, runId: string, operation?: 'replace'): Promise<CompactionCommit[]>;
   /** The current schema's fields (name, Iceberg field id and type) of the table a data file belongs to. */
   fieldsOf(key: string): Promise<readonly MergedField[]>;
-}
-
-/** A column of a merged Iceberg data file: its name, field id and Iceberg type. */
-export interface MergedField {
-  name: string;
-  id: number;
-  type: string;
 }
 
 const DATE_RE = /(?:^|\/)date=(\d{4}-\d{2}-\d{2})(?:\/|$)/;
@@ -275,16 +263,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   const commits = tables && !opts.dryRun ? await tables.commit(state, runId) : [];
   const byUnit = await readWindows(state);
   const all = [...byUnit.values()].flat();
-  const dates = all.flatMap((r) => r.files.map((f) => dateOf(f.key))).filter((d): d is string => d !== null);
-  const newest = dates.reduce<string | null>((m, d) => (m === null || d > m ? d : m), null);
   // A date is closed when it is before the cut-off day.
-  let cutoff: string | null;
-  if (opts.olderThanMs !== undefined) {
-    // Day D ends at D+1 00:00, at least olderThan ago exactly when D is before the day of (now - olderThan).
-    cutoff = utcDay((opts.now ?? Date.now)() - opts.olderThanMs);
-  } else {
-    cutoff = newest;
-  }
+  const cutoff = closedBefore(all, opts);
   const isClosed = (key: string) => {
     const d = dateOf(key);
     return d !== null && cutoff !== null && d < cutoff;
@@ -308,53 +288,17 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   let bytesDelta = 0;
   let filesDelta = 0;
   const staging = await openRunStagingDir(opts.stagingDir, runId, log);
-  let duck: DuckDBInstance | null = null;
+  const engine: { duck: DuckDBInstance | null } = { duck: null };
   try {
     for (const [unitKey, windows] of byUnit) {
       for (const group of planGroups(windows, isClosed, opts.targetBytes, opts.maxRows)) {
-        const start = group[0]!.rec.start;
-        const end = group[group.length - 1]!.rec.end;
-        const sources = group.flatMap((c) => c.rec.files);
-        const partitions = [...new Set(sources.map((f) => partitionOf(f.key)))].sort();
-        const info: MergeGroup = {
-          unitKey,
-          start,
-          end,
-          replaces: group.map((c) => ({ start: c.rec.start, end: c.rec.end })),
-          sourceFiles: sources.length,
-          mergedFiles: partitions.length,
-          rows: group.reduce((n, c) => n + c.rec.rows, 0),
-          bytesBefore: sources.reduce((n, f) => n + f.bytes, 0),
-        };
+        const { info, sources, partitions } = describeGroup(unitKey, group);
         report.groups.push(info);
         report.windows_after -= group.length - 1;
         filesDelta += partitions.length - sources.length;
         if (opts.dryRun) continue;
-        const ext = runExt(group)!;
-        const stem = runStem(group)!;
-        // Spills (large merges) go to the staging directory, never to the working directory.
-        if (ext.endsWith('.parquet'))
-          duck ??= await (
-            await import('@duckdb/node-api')
-          ).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
-        const merged: StagedFile[] = [];
-        for (const [i, partition] of partitions.entries()) {
-          const inPart = sources.filter((f) => partitionOf(f.key) === partition);
-          const name = fileName(fileStem(stem, windowKey({ start, end }), tables ? runId : undefined), i, ext);
-          const key = `${partition === '' ? '' : `${partition}/`}${name}`;
-          const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
-          const fields = tables ? await tables.fieldsOf(key) : null;
-          const { rows, digests } = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd', fields);
-          const want = inPart.reduce((n, f) => n + f.rows, 0);
-          if (rows !== want) {
-            throw new CompactionError(`Merged file of ${unitKey} holds ${rows} rows, its windows record ${want}`, {
-              details: `${partition}: ${inPart.map((f) => f.key).join(', ')}`,
-              hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
-            });
-          }
-          merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOfExtension(ext)!, ...digests });
-        }
-        await state.commit({ unit_key: unitKey, start, end, run_id: runId, files: merged });
+        const merged = await stageMerged({ opts, runId, staging, engine, group, info, sources, partitions });
+        await state.commit({ unit_key: unitKey, start: info.start, end: info.end, run_id: runId, files: merged });
         bytesDelta += merged.reduce((n, f) => n + f.bytes, 0) - info.bytesBefore;
         log.info(
           { unit: unitKey, windows: group.length, files: `${sources.length} -> ${merged.length}`, rows: info.rows },
@@ -365,7 +309,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
     await state.foldCommitted();
     if (tables && !opts.dryRun) commits.push(...(await tables.commit(state, runId, 'replace')));
   } finally {
-    duck?.closeSync();
+    engine.duck?.closeSync();
     await rm(staging, { recursive: true, force: true });
   }
   report.files_after = report.files_before + filesDelta;
@@ -373,100 +317,81 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   return report;
 }
 
-/**
- * Writes the concatenation of the sources (in window order) to `out`; returns its rows and the
- * digests of its bytes (hashed as written for NDJSON; DuckDB's Parquet read back once). With
- * `fields` (an Iceberg table's): the columns by name, with their field ids, null in the rows of
- * sources written before a column was added.
- */
-async function mergeFiles(
-  store: ObjectStore,
-  sources: FileRecord[],
-  out: string,
-  ext: string,
-  staging: string,
-  duck: DuckDBInstance | null,
-  compression: Compression,
-  fields: readonly MergedField[] | null,
-): Promise<{ rows: number; digests: ContentDigests }> {
-  if (ext.endsWith('.parquet')) {
-    const locals: string[] = [];
-    try {
-      for (const [i, f] of sources.entries()) {
-        const local = join(staging, `src-${i}.parquet`);
-        await download(store, f.key, local);
-        locals.push(local);
-      }
-      const conn = await duck!.connect();
-      try {
-        const list = locals.map(sqlString).join(', ');
-        const codec = compression === 'none' ? 'uncompressed' : compression;
-        // Rows keep the order of the files (window order), as the exporter wrote them.
-        await conn.run('SET preserve_insertion_order = true');
-        const source = `read_parquet([${list}]${fields ? ', union_by_name = true' : ''})`;
-        let select = '*';
-        let fieldIds = '';
-        if (fields) {
-          // A column no source has stays out: a reader finds its field id in no file and reads null, as in the sources.
-          const present = new Set(
-            (await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRowObjectsJS().map((r) => String(r.column_name)),
-          );
-          const kept = fields.filter((f) => present.has(f.name));
-          select = kept.map((f) => sqlIdentifier(f.name)).join(', ');
-          fieldIds = icebergCopyOptions(kept);
-        }
-        await conn.run(
-          `COPY (SELECT ${select} FROM ${source}) TO ${sqlString(out)} (FORMAT parquet, COMPRESSION ${codec}, ROW_GROUP_SIZE 50000${fieldIds})`,
-        );
-        const r = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet(${sqlString(out)})`);
-        return { rows: Number(r.getRowObjectsJS()[0]!.n), digests: await digestFile(out) };
-      } finally {
-        conn.closeSync();
-      }
-    } finally {
-      await Promise.all(locals.map((p) => rm(p, { force: true })));
-    }
+/** The day before which a partition is closed: the newest date the job has files for, or (olderThanMs) the day of now - olderThan. */
+function closedBefore(all: WindowRecord[], opts: CompactOptions): string | null {
+  const dates = all.flatMap((r) => r.files.map((f) => dateOf(f.key))).filter((d): d is string => d !== null);
+  const newest = dates.reduce<string | null>((m, d) => (m === null || d > m ? d : m), null);
+  let cutoff: string | null;
+  if (opts.olderThanMs !== undefined) {
+    // Day D ends at D+1 00:00, at least olderThan ago exactly when D is before the day of (now - olderThan).
+    cutoff = utcDay((opts.now ?? Date.now)() - opts.olderThanMs);
+  } else {
+    cutoff = newest;
   }
-  // NDJSON: lines concatenated in order (gzip: decompressed, then compressed again as one member).
-  const gz = ext === '.ndjson.gz';
-  let lines = 0;
-  const file = createHashingWriteStream(out);
-  const gzip = gz ? createGzip({ level: 6 }) : null;
-  const output: NodeJS.WritableStream = gzip ?? file;
-  const written = gzip ? pipeline(gzip, file) : null;
-  const count = async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
-    for await (const chunk of source) {
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      yield chunk;
-    }
+  return cutoff;
+}
+
+/** A group of windows to merge as the report names it, with its source files and the partitions they lie in. */
+function describeGroup(unitKey: string, group: Candidate[]): { info: MergeGroup; sources: FileRecord[]; partitions: string[] } {
+  const start = group[0]!.rec.start;
+  const end = group[group.length - 1]!.rec.end;
+  const sources = group.flatMap((c) => c.rec.files);
+  const partitions = [...new Set(sources.map((f) => partitionOf(f.key)))].sort();
+  const info: MergeGroup = {
+    unitKey,
+    start,
+    end,
+    replaces: group.map((c) => ({ start: c.rec.start, end: c.rec.end })),
+    sourceFiles: sources.length,
+    mergedFiles: partitions.length,
+    rows: group.reduce((n, c) => n + c.rec.rows, 0),
+    bytesBefore: sources.reduce((n, f) => n + f.bytes, 0),
   };
-  try {
-    for (const f of sources) {
-      const stream = await openSource(store, f.key);
-      if (gz) await pipeline(stream, createGunzip(), count, output, { end: false });
-      else await pipeline(stream, count, output, { end: false });
+  return { info, sources, partitions };
+}
+
+/** One group's merge (see compactJob). */
+interface GroupMerge {
+  opts: CompactOptions;
+  runId: string;
+  staging: string;
+  /** The DuckDB instance the Parquet merges of the compaction share (made at the first). */
+  engine: { duck: DuckDBInstance | null };
+  group: Candidate[];
+  info: MergeGroup;
+  sources: FileRecord[];
+  partitions: string[];
+}
+
+/** The merged files of one group, staged: one per partition, each holding exactly the rows of its sources. */
+async function stageMerged(m: GroupMerge): Promise<StagedFile[]> {
+  const { opts, runId, staging, group, sources, partitions } = m;
+  const { unitKey, start, end } = m.info;
+  const tables = opts.tables ?? null;
+  const ext = runExt(group)!;
+  const stem = runStem(group)!;
+  // Spills (large merges) go to the staging directory, never to the working directory.
+  if (ext.endsWith('.parquet'))
+    m.engine.duck ??= await (
+      await import('@duckdb/node-api')
+    ).DuckDBInstance.create(':memory:', { threads: '1', memory_limit: '512MB', temp_directory: join(staging, 'duckdb-spill') });
+  const duck = m.engine.duck;
+  const merged: StagedFile[] = [];
+  for (const [i, partition] of partitions.entries()) {
+    const inPart = sources.filter((f) => partitionOf(f.key) === partition);
+    const name = fileName(fileStem(stem, windowKey({ start, end }), tables ? runId : undefined), i, ext);
+    const key = `${partition === '' ? '' : `${partition}/`}${name}`;
+    const path = join(staging, `${i}-${key.replace(/[^A-Za-z0-9_.=-]+/g, '_')}`);
+    const fields = tables ? await tables.fieldsOf(key) : null;
+    const { rows, digests } = await mergeFiles(opts.store, inPart, path, ext, staging, duck, opts.compression ?? 'zstd', fields);
+    const want = inPart.reduce((n, f) => n + f.rows, 0);
+    if (rows !== want) {
+      throw new CompactionError(`Merged file of ${unitKey} holds ${rows} rows, its windows record ${want}`, {
+        details: `${partition}: ${inPart.map((f) => f.key).join(', ')}`,
+        hint: 'Nothing was changed. Run `insight-export verify` on the job to find the file that disagrees with its window.',
+      });
     }
-  } finally {
-    output.end();
-    if (written) await written;
-    else
-      await new Promise<void>((resolve, reject) =>
-        file.writableFinished ? resolve() : file.once('finish', resolve).once('error', reject),
-      );
+    merged.push({ key, rows, bytes: (await stat(path)).size, path, contentType: contentTypeOfExtension(ext)!, ...digests });
   }
-  return { rows: lines, digests: file.hasher.digest() };
-}
-
-async function openSource(store: ObjectStore, key: string) {
-  const stream = await store.getStream(key);
-  if (!stream) {
-    throw new CompactionError(`A file its window lists is missing: ${key}`, {
-      hint: 'Nothing was changed. Run `insight-export verify`; export the window again (run --force) before compacting.',
-    });
-  }
-  return stream;
-}
-
-async function download(store: ObjectStore, key: string, path: string): Promise<void> {
-  await pipeline(await openSource(store, key), createWriteStream(path));
+  return merged;
 }

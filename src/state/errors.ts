@@ -44,3 +44,8 @@ export class UnreferencedFilesError extends InsightExportError {
     this.keys = keys;
   }
 }
+
+/** Compaction found a merged file that disagrees with its windows, or a file a window lists is gone: nothing was changed. */
+export class CompactionError extends InsightExportError {
+  override name = 'CompactionError';
+}
