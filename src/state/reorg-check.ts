@@ -38,31 +38,13 @@ import type { Logger } from '../log.js';
 import { windowKey, type Interval } from '../plan/index.js';
 import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
-import type { BlockEdge, CheckedWindow, CheckedWindows, WindowState } from './window-state.js';
+import type { BlockEdge, WindowState } from './window-state.js';
+import { stillTheChain, type Checked } from './reorg-records.js';
 import { readBlockHashes } from './exported-files.js';
 import { askEdge, oldBranchAnswers } from './reorg-answers.js';
 
-/**
- * Reorganisation horizon in blocks by chain id, when the job does not set range.reorg_horizon:
- * a few times the depth at which each chain's blocks are final (or its deepest reorganisations
- * seen), so what a run must still repair is covered and older windows cost nothing.
- */
-export const DEFAULT_REORG_HORIZONS: Readonly<Record<number, number>> = {
-  1: 128, // Ethereum: final after 2 epochs (64 blocks)
-  10: 64, // OP Mainnet, Base, Arbitrum: a sequencer's order, rarely reorganised
-  8453: 64,
-  42161: 64,
-  56: 64, // BNB Smart Chain: fast finality within a few blocks
-  43114: 16, // Avalanche C-Chain: final on acceptance
-  137: 512, // Polygon PoS: reorganisations over 100 blocks deep were seen before its fast finality
-};
-/** Other chains: a few hundred blocks. */
-export const DEFAULT_REORG_HORIZON = 256;
-
-export function reorgHorizon(setting: number | Record<string, number> | undefined, chainId: number): number {
-  if (typeof setting === 'number') return setting;
-  return setting?.[String(chainId)] ?? DEFAULT_REORG_HORIZONS[chainId] ?? DEFAULT_REORG_HORIZON;
-}
+export type { Checked } from './reorg-records.js';
+export { DEFAULT_REORG_HORIZON, DEFAULT_REORG_HORIZONS, reorgHorizon } from './reorg-horizon.js';
 
 /** A reorganisation found under one unit's windows. */
 export interface ReorgFound {
@@ -122,9 +104,6 @@ function describeWindow(w: Interval, axis: string): string {
   const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
   return `[${iso(w.start)}, ${iso(w.end)})`;
 }
-
-/** What a check records for a unit (WindowState.writeChecked adds the time). */
-export type Checked = Omit<CheckedWindows, 'checked_at'>;
 
 /** Units checked at once: their state reads overlap; their requests share the block cache and the client's limits. */
 const UNITS_AT_ONCE = 16;
@@ -215,22 +194,8 @@ async function checkUnit(
   const { state, blocks } = input;
   const horizon = input.horizon(chainId);
   const sorted = [...intervals].sort((a, b) => a.start - b.start);
-  const commitOf = (w: Interval) => state.commitOf(unitKey, w.start, w.end);
-  // Recorded windows whose marker is still the one checked.
-  const last = await state.readChecked(unitKey);
-  const previous = last?.windows ?? [];
+  const { last, recorded, lowestRecorded, commitOf, edgeOf } = await lastCheck(state, unitKey);
   let floor = last?.floor;
-  const recorded = new Map(previous.filter((c) => c.commit === commitOf(c)).map((c) => [windowKey(c), c]));
-  const lowestRecorded = Math.min(...[...recorded.values()].map((c) => c.start));
-  const edges = new Map<string, BlockEdge>();
-  const edgeOf = async (w: Interval): Promise<BlockEdge | undefined> => {
-    const key = windowKey(w);
-    const known = recorded.get(key)?.edge ?? edges.get(key);
-    if (known) return known;
-    const edge = (await state.readCompleted(unitKey, w.start, w.end))?.edge;
-    if (edge) edges.set(key, edge);
-    return edge;
-  };
 
   let newest: number | null = null;
   let below = false;
@@ -293,83 +258,65 @@ async function checkUnit(
   const checked = stillTheChain({ sorted, recorded, previous: last, floor, matched, again, proven, commitOf, newest, horizon });
   if (again.length === 0) return { checked };
   again.reverse();
+  return { checked, search: forkSearch({ unitKey, chainId, newest: newest!, matched, changed, again, files: lowestChangedFiles }) };
+}
+
+/**
+ * What the last check recorded of a unit, kept where the window's export is still the one checked
+ * (`recorded`), and a window's edge: recorded, or read from its completed record once.
+ */
+async function lastCheck(state: WindowState, unitKey: string) {
+  const commitOf = (w: Interval) => state.commitOf(unitKey, w.start, w.end);
+  // Recorded windows whose marker is still the one checked.
+  const last = await state.readChecked(unitKey);
+  const previous = last?.windows ?? [];
+  const recorded = new Map(previous.filter((c) => c.commit === commitOf(c)).map((c) => [windowKey(c), c]));
+  const lowestRecorded = Math.min(...[...recorded.values()].map((c) => c.start));
+  const edges = new Map<string, BlockEdge>();
+  const edgeOf = async (w: Interval): Promise<BlockEdge | undefined> => {
+    const key = windowKey(w);
+    const known = recorded.get(key)?.edge ?? edges.get(key);
+    if (known) return known;
+    const edge = (await state.readCompleted(unitKey, w.start, w.end))?.edge;
+    if (edge) edges.set(key, edge);
+    return edge;
+  };
+  return { last, recorded, lowestRecorded, commitOf, edgeOf };
+}
+
+interface ForkSearchInput {
+  unitKey: string;
+  chainId: number;
+  newest: number;
+  matched: { w: Interval; edge: BlockEdge }[];
+  changed: ReorgFound['changed_edges'];
+  /** The windows to export again, oldest first. */
+  again: Interval[];
+  /** The files of the lowest changed window. */
+  files: string[];
+}
+
+/** A unit found reorganised, its fork above the newest matching edge below the lowest changed one (placeFork narrows it). */
+function forkSearch(x: ForkSearchInput): ForkSearch {
+  const { unitKey, chainId, newest, matched, changed, again } = x;
   const lowestChanged = changed.at(-1)!.block_number;
   const afters = matched.map((m) => m.edge.block_number).filter((n) => n < lowestChanged);
   const forkAfter = afters.length > 0 ? Math.max(...afters) : null;
   return {
-    checked,
-    search: {
-      found: {
-        unit_key: unitKey,
-        chain_id: chainId,
-        fork_after_block: forkAfter,
-        first_changed_block: changed.at(-1)!.block_number,
-        newest_block: newest!,
-        depth: 0,
-        depth_at_most: 0,
-        depth_exact: false,
-        changed_edges: changed,
-        windows: again,
-      },
-      files: lowestChangedFiles,
+    found: {
+      unit_key: unitKey,
+      chain_id: chainId,
+      fork_after_block: forkAfter,
+      first_changed_block: changed.at(-1)!.block_number,
+      newest_block: newest,
+      depth: 0,
+      depth_at_most: 0,
+      depth_exact: false,
+      changed_edges: changed,
+      windows: again,
     },
+    files: x.files,
   };
-}
-
-interface StillTheChainInput {
-  sorted: Interval[];
-  recorded: Map<string, CheckedWindow>;
-  previous: CheckedWindows | null;
-  floor: Checked['floor'];
-  matched: { w: Interval; edge: BlockEdge }[];
-  again: Interval[];
-  proven: boolean;
-  commitOf: (w: Interval) => string | undefined;
-  newest: number | null;
-  horizon: number;
-}
-
-/**
- * The windows to record as still the chain's: those whose edge matched now, and the recorded ones
- * a matching recorded edge proved; within the horizon, and always the newest of them (the next
- * check's first request). Undefined when that is what was recorded.
- */
-function stillTheChain(x: StillTheChainInput): Checked | undefined {
-  const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
-  const changed = new Set(x.again.map((w) => windowKey(w)));
-  // Only windows asked now or recorded before can be recorded: not every window of the unit is visited.
-  const candidates = [...x.matched.map((m) => m.w), ...(x.proven ? x.recorded.values() : [])];
-  const seen = new Set<string>();
-  const found: CheckedWindow[] = [];
-  for (const w of candidates.sort((a, b) => a.start - b.start)) {
-    const key = windowKey(w);
-    if (seen.has(key) || !isOneOf(x.sorted, w)) continue;
-    seen.add(key);
-    const edge = asked.get(key) ?? (x.proven && !changed.has(key) ? x.recorded.get(key)?.edge : undefined);
-    const commit = x.commitOf(w);
-    if (edge && commit !== undefined) found.push({ start: w.start, end: w.end, commit, edge });
-  }
-  const kept = found.filter((c, i) => i === found.length - 1 || x.newest === null || x.newest - c.edge.block_number <= x.horizon);
-  const before = x.previous?.windows ?? [];
-  const same =
-    kept.length === before.length &&
-    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.commit === before[i]!.commit) &&
-    x.floor?.end === x.previous?.floor?.end;
-  return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
-}
-
-/** Whether `w` is one of the windows of `sorted` (sorted by start, disjoint). */
-function isOneOf(sorted: readonly Interval[], w: Interval): boolean {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    const m = sorted[mid]!;
-    if (m.start === w.start) return m.end === w.end;
-    if (m.start < w.start) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
 }
 
 interface DeepRewindInput {

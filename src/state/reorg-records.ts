@@ -4,7 +4,7 @@
  * windows found still the chain's (`checked/<unitKey>.json`).
  */
 import { StateCorruptError } from './errors.js';
-import type { Interval } from '../plan/index.js';
+import { windowKey, type Interval } from '../plan/index.js';
 import type { ObjectStore } from '../store/store.js';
 import type { BlockEdge } from './window-record.js';
 import { readStateJson } from './completed-windows.js';
@@ -30,6 +30,65 @@ export interface CheckedWindow {
   /** What named the window's export when it was checked (WindowState.commitOf). */
   commit: string;
   edge: BlockEdge;
+}
+
+/** What a check records for a unit (WindowState.writeChecked adds the time). */
+export type Checked = Omit<CheckedWindows, 'checked_at'>;
+
+interface StillTheChainInput {
+  sorted: Interval[];
+  recorded: Map<string, CheckedWindow>;
+  previous: CheckedWindows | null;
+  floor: Checked['floor'];
+  matched: { w: Interval; edge: BlockEdge }[];
+  again: Interval[];
+  proven: boolean;
+  commitOf: (w: Interval) => string | undefined;
+  newest: number | null;
+  horizon: number;
+}
+
+/**
+ * The windows to record as still the chain's: those whose edge matched now, and the recorded ones
+ * a matching recorded edge proved; within the horizon, and always the newest of them (the next
+ * check's first request). Undefined when that is what was recorded.
+ */
+export function stillTheChain(x: StillTheChainInput): Checked | undefined {
+  const asked = new Map(x.matched.map((m) => [windowKey(m.w), m.edge]));
+  const changed = new Set(x.again.map((w) => windowKey(w)));
+  // Only windows asked now or recorded before can be recorded: not every window of the unit is visited.
+  const candidates = [...x.matched.map((m) => m.w), ...(x.proven ? x.recorded.values() : [])];
+  const seen = new Set<string>();
+  const found: CheckedWindow[] = [];
+  for (const w of candidates.sort((a, b) => a.start - b.start)) {
+    const key = windowKey(w);
+    if (seen.has(key) || !isOneOf(x.sorted, w)) continue;
+    seen.add(key);
+    const edge = asked.get(key) ?? (x.proven && !changed.has(key) ? x.recorded.get(key)?.edge : undefined);
+    const commit = x.commitOf(w);
+    if (edge && commit !== undefined) found.push({ start: w.start, end: w.end, commit, edge });
+  }
+  const kept = found.filter((c, i) => i === found.length - 1 || x.newest === null || x.newest - c.edge.block_number <= x.horizon);
+  const before = x.previous?.windows ?? [];
+  const same =
+    kept.length === before.length &&
+    kept.every((c, i) => c.start === before[i]!.start && c.end === before[i]!.end && c.commit === before[i]!.commit) &&
+    x.floor?.end === x.previous?.floor?.end;
+  return same ? undefined : { windows: kept, ...(x.floor ? { floor: x.floor } : {}) };
+}
+
+/** Whether `w` is one of the windows of `sorted` (sorted by start, disjoint). */
+function isOneOf(sorted: readonly Interval[], w: Interval): boolean {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const m = sorted[mid]!;
+    if (m.start === w.start) return m.end === w.end;
+    if (m.start < w.start) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return false;
 }
 
 export class ReorgRecords {
