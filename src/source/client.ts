@@ -37,7 +37,6 @@ import {
 import { normaliseDecodeResponse, normaliseListResponse, normaliseResolveResponse } from './response-records.js';
 import {
   HttpStatusError,
-  NotAPageError,
   NetworkError,
   PageNotWantedError,
   PaginationLoopError,
@@ -50,7 +49,7 @@ import { backoffDelay, isRetryable, type Backoff } from './retry.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { AnswerPolicy, BadAnswer, BadAnswerReason } from './bad-answers.js';
 import { newClientStats, type ChainRequestFigures, type ClientStats } from './client-stats.js';
-import { errorMessageOfJson } from './error-body.js';
+import { listPageCheck } from './error-body.js';
 import { Wire, type Exchange, type ReceivedBody } from './wire.js';
 
 import { parseBaseUrl, positiveInt, type ClientOptions, type Endpoint } from './client-options.js';
@@ -421,23 +420,4 @@ export class InsightClient {
 
 function metaFallback(q: ListQuery): { chainIds: number[]; page: number; limit: number } {
   return { chainIds: q.chainIds, page: q.page ?? 0, limit: q.limit ?? 20 };
-}
-
-/**
- * A list answer must be a page: not an error body (whatever its status), and with `data` an
- * array when records were asked for (the indexer always sends one, `[]` when empty).
- */
-function listPageCheck(q: ListQuery): (json: unknown, url: string) => void {
-  const aggregated = isAggregateQuery(q);
-  return (json, url) => {
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) return; // the normaliser names the shape
-    const o = json as Record<string, unknown>;
-    const rows = aggregated ? (o.aggregations ?? o.data) : o.data;
-    if (Array.isArray(rows)) return;
-    if (o.error !== undefined && o.error !== null)
-      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message ?? JSON.stringify(o.error).slice(0, 300));
-    if (o.meta === undefined && typeof o.message === 'string')
-      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message);
-    if (!aggregated) throw new NotAPageError(url, `no rows (data is ${o.data === null ? 'null' : 'missing'})`, undefined);
-  };
 }

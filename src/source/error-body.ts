@@ -1,7 +1,10 @@
 /**
  * What an error body says: the service's own message (JSON), a short plain text as it is, or a
- * summary of anything else (a proxy's HTML page is not a message).
+ * summary of anything else (a proxy's HTML page is not a message); and a 2xx list answer that is an
+ * error body rather than a page.
  */
+import { NotAPageError } from './errors.js';
+import { isAggregateQuery, type ListQuery } from './query.js';
 /** The message of an error body: `{"error": "..."}`, `{"error": {message}}` or the older `{code, message, support_id}`. */
 export function errorMessageOfJson(o: Record<string, unknown>): { message: string | undefined; supportId: string | undefined } | undefined {
   const supportId = typeof o.support_id === 'string' ? o.support_id : undefined;
@@ -52,4 +55,23 @@ export function summariseBody(text: string, contentType?: string | string[]): st
     .find((l) => l !== '');
   const gist = (title?.replace(/\s+/g, ' ').trim() || firstLine || '').slice(0, 80);
   return `${type} body of ${Buffer.byteLength(text)} bytes${gist ? `: "${gist}"` : ''}`;
+}
+
+/**
+ * A list answer must be a page: not an error body (whatever its status), and with `data` an
+ * array when records were asked for (the indexer always sends one, `[]` when empty).
+ */
+export function listPageCheck(q: ListQuery): (json: unknown, url: string) => void {
+  const aggregated = isAggregateQuery(q);
+  return (json, url) => {
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) return; // the normaliser names the shape
+    const o = json as Record<string, unknown>;
+    const rows = aggregated ? (o.aggregations ?? o.data) : o.data;
+    if (Array.isArray(rows)) return;
+    if (o.error !== undefined && o.error !== null)
+      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message ?? JSON.stringify(o.error).slice(0, 300));
+    if (o.meta === undefined && typeof o.message === 'string')
+      throw new NotAPageError(url, 'an error body', errorMessageOfJson(o)?.message);
+    if (!aggregated) throw new NotAPageError(url, `no rows (data is ${o.data === null ? 'null' : 'missing'})`, undefined);
+  };
 }
