@@ -56,6 +56,22 @@ export function canonicaliseTypeAliases(sig: string): string {
  */
 export function parseEventSignature(sig: string): ParsedEventSignature {
   const text = sig.trim().replace(/;\s*$/, '').trim();
+  const keyword = refuseCommonMistakes(sig, text);
+  const abi = parseEventItem(sig, text, keyword);
+  const indexedCount = checkEventInputs(sig, abi);
+  const canonical = canonicalSignature(abi);
+  return {
+    abi,
+    name: abi.name,
+    canonical,
+    topic0: eventSelector(canonical),
+    hasIndexedMarkers: indexedCount > 0,
+    human: `${abi.name}(${abi.inputs.map(humanParam).join(', ')})`,
+  };
+}
+
+/** The usual mistakes, refused before parsing with a hint each; returns the leading keyword, if any. */
+function refuseCommonMistakes(sig: string, text: string): string | undefined {
   if (text === '') {
     throw new InvalidSignatureError(sig, 'it is empty', `Write the event's signature, e.g. ${EXAMPLE}.`);
   }
@@ -92,7 +108,11 @@ export function parseEventSignature(sig: string): ParsedEventSignature {
         : `Fixed-point types (${alias}) are not supported by the ABI decoders; the service cannot decode them either.`,
     );
   }
+  return keyword;
+}
 
+/** The signature as an ABI event item (the `event` keyword added when missing). */
+function parseEventItem(sig: string, text: string, keyword: string | undefined): AbiEvent {
   const withKeyword = keyword === 'event' ? text : `event ${text}`;
   let item: ReturnType<typeof parseAbiItem>;
   try {
@@ -112,7 +132,11 @@ export function parseEventSignature(sig: string): ParsedEventSignature {
   if (item.type !== 'event') {
     throw new InvalidSignatureError(sig, `it is a ${item.type}, not an event`, `Write an event signature, e.g. ${EXAMPLE}.`);
   }
-  const abi = item as AbiEvent;
+  return item as AbiEvent;
+}
+
+/** Every parameter of a supported type, at most 3 indexed; returns how many are. */
+function checkEventInputs(sig: string, abi: AbiEvent): number {
   for (const input of abi.inputs) {
     if (!isSupportedType(input)) {
       throw new InvalidSignatureError(
@@ -130,15 +154,7 @@ export function parseEventSignature(sig: string): ParsedEventSignature {
       'A log has at most 4 topics: topic0 and up to 3 indexed parameters. Remove the extra `indexed` markers.',
     );
   }
-  const canonical = canonicalSignature(abi);
-  return {
-    abi,
-    name: abi.name,
-    canonical,
-    topic0: eventSelector(canonical),
-    hasIndexedMarkers: indexedCount > 0,
-    human: `${abi.name}(${abi.inputs.map(humanParam).join(', ')})`,
-  };
+  return indexedCount;
 }
 
 function humanParam(param: AbiParameter): string {

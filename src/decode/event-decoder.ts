@@ -50,6 +50,39 @@ function viemReason(err: unknown): string {
   }
 }
 
+function normalised(normalisers: readonly RowNormaliser[], raw: (i: number) => unknown): Attempt {
+  const values = new Array<RowValue>(normalisers.length);
+  try {
+    for (let i = 0; i < normalisers.length; i++) values[i] = (normalisers[i] as RowNormaliser)(raw(i));
+  } catch (err) {
+    if (err instanceof DecodeValueError) return { reason: err.reason };
+    throw err;
+  }
+  return { values };
+}
+
+/** The service's `decoded` object read by the event's inputs (null: the service did not decode it). */
+function fromService(record: EventRecord, inputs: readonly AbiParameter[], normalisers: readonly RowNormaliser[]): Attempt {
+  const decoded = record.decoded;
+  if (!decoded || typeof decoded !== 'object') return null;
+  const indexed = isObject(decoded.indexed_params) ? decoded.indexed_params : {};
+  const plain = isObject(decoded.non_indexed_params) ? decoded.non_indexed_params : {};
+  const keyCount = Object.keys(indexed).length + Object.keys(plain).length;
+  // An empty `decoded` is how the service says it could not decode.
+  if (keyCount === 0 && inputs.length > 0) return null;
+  if (keyCount !== inputs.length) return { reason: 'service decoded params do not match the signature' };
+  const raw: unknown[] = [];
+  for (let i = 0; i < inputs.length; i++) {
+    const param = inputs[i] as AbiParameter;
+    const [first, second] = isIndexed(param) ? [indexed, plain] : [plain, indexed];
+    let value = lookupParam(first, param.name, i);
+    if (value === undefined) value = lookupParam(second, param.name, i);
+    if (value === undefined) return { reason: 'service decoded params do not match the signature' };
+    raw.push(value);
+  }
+  return normalised(normalisers, (i) => raw[i]);
+}
+
 export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoderOptions = {}): EventDecoder {
   const event = effectiveEvent(sig, opts.abi);
   const preferService = opts.preferService ?? true;
@@ -71,37 +104,7 @@ export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoder
     return { status, values: row };
   }
 
-  function normalised(raw: (i: number) => unknown): Attempt {
-    const values = new Array<RowValue>(inputs.length);
-    try {
-      for (let i = 0; i < inputs.length; i++) values[i] = (normalisers[i] as RowNormaliser)(raw(i));
-    } catch (err) {
-      if (err instanceof DecodeValueError) return { reason: err.reason };
-      throw err;
-    }
-    return { values };
-  }
-
-  function fromService(record: EventRecord): Attempt {
-    const decoded = record.decoded;
-    if (!decoded || typeof decoded !== 'object') return null;
-    const indexed = isObject(decoded.indexed_params) ? decoded.indexed_params : {};
-    const plain = isObject(decoded.non_indexed_params) ? decoded.non_indexed_params : {};
-    const keyCount = Object.keys(indexed).length + Object.keys(plain).length;
-    // An empty `decoded` is how the service says it could not decode.
-    if (keyCount === 0 && inputs.length > 0) return null;
-    if (keyCount !== inputs.length) return { reason: 'service decoded params do not match the signature' };
-    const raw: unknown[] = [];
-    for (let i = 0; i < inputs.length; i++) {
-      const param = inputs[i] as AbiParameter;
-      const [first, second] = isIndexed(param) ? [indexed, plain] : [plain, indexed];
-      let value = lookupParam(first, param.name, i);
-      if (value === undefined) value = lookupParam(second, param.name, i);
-      if (value === undefined) return { reason: 'service decoded params do not match the signature' };
-      raw.push(value);
-    }
-    return normalised((i) => raw[i]);
-  }
+  const serviceDecoded = (record: EventRecord): Attempt => fromService(record, inputs, normalisers);
 
   function locally(record: EventRecord): Attempt {
     const topics = record.topics;
@@ -118,7 +121,7 @@ export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoder
       return { reason: viemReason(err) };
     }
     const list = Array.isArray(args) ? args : [];
-    return normalised((i) => list[i]);
+    return normalised(normalisers, (i) => list[i]);
   }
 
   return {
@@ -132,7 +135,7 @@ export function createEventDecoder(sig: ParsedEventSignature, opts: EventDecoder
       if (hasMarkers && topics.length !== indexedCount + 1) {
         return result(null, `error: log has ${topics.length - 1} indexed topics, signature has ${indexedCount}`);
       }
-      const attempts = preferService ? [fromService, locally] : [locally, fromService];
+      const attempts = preferService ? [serviceDecoded, locally] : [locally, serviceDecoded];
       let local: Attempt = null;
       let service: Attempt = null;
       for (const attempt of attempts) {

@@ -143,6 +143,128 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** The function signatures the service sent, each parsed or formatted once per decoder. */
+class ServiceSignatures {
+  /** Service signatures seen so far, parsed once each (null: not parseable or unnamed inputs). */
+  private readonly parsed = new Map<string, KnownFunction | null>();
+  /** The service's signature text as written when no function could be built from it (formatted once each). */
+  private readonly formatted = new Map<string, string>();
+
+  constructor(private readonly bySignature: ReadonlyMap<string, KnownFunction>) {}
+
+  /** The function the service's signature text names: the ABI's when the canonical forms agree, else the
+   *  text itself when it names every input. */
+  parse(signature: unknown): KnownFunction | null {
+    if (typeof signature !== 'string' || signature === '') return null;
+    let known = this.parsed.get(signature);
+    if (known === undefined) {
+      known = null;
+      try {
+        const item = parseAbiItem(`function ${signature.trim().replace(/^function\s+/, '')}`);
+        if (item.type === 'function') known = this.bySignature.get(canonicalSignature(item)) ?? knownFunction(item);
+      } catch {
+        known = null;
+      }
+      this.parsed.set(signature, known);
+    }
+    return known;
+  }
+
+  format(signature: string): string {
+    let formatted = this.formatted.get(signature);
+    if (formatted === undefined) {
+      formatted = signature;
+      try {
+        formatted = canonicalSignature(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
+      } catch {
+        // keep the service's text
+      }
+      this.formatted.set(signature, formatted);
+    }
+    return formatted;
+  }
+}
+
+function encode(fn: KnownFunction, raw: (i: number) => unknown): Attempt {
+  const out: Record<string, JsonValue> = {};
+  try {
+    for (let i = 0; i < fn.inputs.length; i++) {
+      out[fn.keys[i] as string] = (fn.normalisers[i] as (v: unknown) => JsonValue)(raw(i));
+    }
+  } catch (err) {
+    if (err instanceof DecodeValueError) return { reason: err.reason };
+    throw err;
+  }
+  return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
+}
+
+/**
+ * A call the service decoded with a function known only by its types (its `signature` is
+ * types-only): the values come from the calldata, decoded with those types; the service's
+ * keys only name them. Each key (in sorted order, so the service's key order does not matter)
+ * names the first free input its value equals; a key whose value equals inputs of different
+ * values is an error rather than a guess.
+ */
+function namedByService(fn: KnownFunction, inputs: Record<string, unknown>, data: string): Attempt {
+  const keys = Object.keys(inputs).sort();
+  if (keys.length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the signature' };
+  if (data.slice(0, 10).toLowerCase() !== fn.selector) return { reason: 'calldata does not match the service signature' };
+  const argsData = `0x${data.slice(10)}`;
+  let values = fn.layout ? (decodeStaticWords(fn.layout, [fn.selector], argsData) as JsonValue[] | null) : null;
+  if (!values) {
+    let args: readonly unknown[];
+    try {
+      args = fn.decodeArgs(argsData as Hex);
+    } catch {
+      return { reason: 'calldata does not match the service signature' };
+    }
+    values = new Array<JsonValue>(args.length);
+    try {
+      for (let i = 0; i < args.length; i++) values[i] = (fn.normalisers[i] as (v: unknown) => JsonValue)(args[i]);
+    } catch (err) {
+      if (err instanceof DecodeValueError) return { reason: err.reason };
+      throw err;
+    }
+  }
+  const names = new Array<string | undefined>(values.length);
+  for (const key of keys) {
+    let at = -1;
+    for (let j = 0; j < values.length; j++) {
+      if (names[j] !== undefined || !looselyEqual(inputs[key], values[j] as JsonValue)) continue;
+      if (at < 0) at = j;
+      else if (JSON.stringify(values[j]) !== JSON.stringify(values[at]))
+        return { reason: `service input ${JSON.stringify(key)} matches more than one argument` };
+    }
+    if (at < 0) return { reason: 'service decoded inputs do not match the calldata' };
+    names[at] = key;
+  }
+  const out: Record<string, JsonValue> = {};
+  for (let j = 0; j < values.length; j++) out[names[j] as string] = values[j] as JsonValue;
+  return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
+}
+
+function locally(data: string, known: KnownFunction | undefined): Attempt {
+  if (!known) return null;
+  let args: readonly unknown[];
+  try {
+    // `known` was found by this selector: what follows it is the arguments.
+    args = known.inputs.length > 0 ? known.decodeArgs(`0x${data.slice(10)}` as Hex) : [];
+  } catch {
+    return { reason: 'calldata does not match the ABI' };
+  }
+  return encode(known, (i) => args[i]);
+}
+
+function result(status: string, ok?: Decoded): DecodeResult {
+  const values: RowOf<typeof TRANSACTION_DECODE_COLUMNS> = {
+    decoded_function_name: ok?.name ?? null,
+    decoded_signature: ok?.signature ?? null,
+    decoded_inputs_json: ok?.inputs ?? null,
+    decode_status: status,
+  };
+  return { status, values };
+}
+
 export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): TransactionDecoder {
   const preferService = opts.preferService ?? true;
   const bySelector = new Map<string, KnownFunction>();
@@ -153,111 +275,16 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
     const selector = functionSelector(known.signature);
     if (!bySelector.has(selector)) bySelector.set(selector, known);
   }
-  const bySignature = new Map([...bySelector.values()].map((k) => [k.signature, k]));
-  // Service signatures seen so far, parsed once each (null: not parseable or unnamed inputs).
-  const parsedSignatures = new Map<string, KnownFunction | null>();
-
-  /** The function the service's signature text names: the ABI's when the canonical forms agree, else the
-   *  text itself when it names every input. */
-  function fromServiceSignature(signature: unknown): KnownFunction | null {
-    if (typeof signature !== 'string' || signature === '') return null;
-    let known = parsedSignatures.get(signature);
-    if (known === undefined) {
-      known = null;
-      try {
-        const item = parseAbiItem(`function ${signature.trim().replace(/^function\s+/, '')}`);
-        if (item.type === 'function') known = bySignature.get(canonicalSignature(item)) ?? knownFunction(item);
-      } catch {
-        known = null;
-      }
-      parsedSignatures.set(signature, known);
-    }
-    return known;
-  }
-
-  function encode(fn: KnownFunction, raw: (i: number) => unknown): Attempt {
-    const out: Record<string, JsonValue> = {};
-    try {
-      for (let i = 0; i < fn.inputs.length; i++) {
-        out[fn.keys[i] as string] = (fn.normalisers[i] as (v: unknown) => JsonValue)(raw(i));
-      }
-    } catch (err) {
-      if (err instanceof DecodeValueError) return { reason: err.reason };
-      throw err;
-    }
-    return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
-  }
-
-  // The service's signature text as written when no function could be built from it (formatted once each).
-  const formattedSignatures = new Map<string, string>();
-  function formatServiceSignature(signature: string): string {
-    let formatted = formattedSignatures.get(signature);
-    if (formatted === undefined) {
-      formatted = signature;
-      try {
-        formatted = canonicalSignature(parseAbiItem(`function ${signature.replace(/^function\s+/, '')}`) as AbiFunction);
-      } catch {
-        // keep the service's text
-      }
-      formattedSignatures.set(signature, formatted);
-    }
-    return formatted;
-  }
-
-  /**
-   * A call the service decoded with a function known only by its types (its `signature` is
-   * types-only): the values come from the calldata, decoded with those types; the service's
-   * keys only name them. Each key (in sorted order, so the service's key order does not matter)
-   * names the first free input its value equals; a key whose value equals inputs of different
-   * values is an error rather than a guess.
-   */
-  function namedByService(fn: KnownFunction, inputs: Record<string, unknown>, data: string): Attempt {
-    const keys = Object.keys(inputs).sort();
-    if (keys.length !== fn.inputs.length) return { reason: 'service decoded inputs do not match the signature' };
-    if (data.slice(0, 10).toLowerCase() !== fn.selector) return { reason: 'calldata does not match the service signature' };
-    const argsData = `0x${data.slice(10)}`;
-    let values = fn.layout ? (decodeStaticWords(fn.layout, [fn.selector], argsData) as JsonValue[] | null) : null;
-    if (!values) {
-      let args: readonly unknown[];
-      try {
-        args = fn.decodeArgs(argsData as Hex);
-      } catch {
-        return { reason: 'calldata does not match the service signature' };
-      }
-      values = new Array<JsonValue>(args.length);
-      try {
-        for (let i = 0; i < args.length; i++) values[i] = (fn.normalisers[i] as (v: unknown) => JsonValue)(args[i]);
-      } catch (err) {
-        if (err instanceof DecodeValueError) return { reason: err.reason };
-        throw err;
-      }
-    }
-    const names = new Array<string | undefined>(values.length);
-    for (const key of keys) {
-      let at = -1;
-      for (let j = 0; j < values.length; j++) {
-        if (names[j] !== undefined || !looselyEqual(inputs[key], values[j] as JsonValue)) continue;
-        if (at < 0) at = j;
-        else if (JSON.stringify(values[j]) !== JSON.stringify(values[at]))
-          return { reason: `service input ${JSON.stringify(key)} matches more than one argument` };
-      }
-      if (at < 0) return { reason: 'service decoded inputs do not match the calldata' };
-      names[at] = key;
-    }
-    const out: Record<string, JsonValue> = {};
-    for (let j = 0; j < values.length; j++) out[names[j] as string] = values[j] as JsonValue;
-    return { name: fn.name, signature: fn.signature, inputs: JSON.stringify(out) };
-  }
+  const signatures = new ServiceSignatures(new Map([...bySelector.values()].map((k) => [k.signature, k])));
 
   function fromService(record: TransactionRecord, known: KnownFunction | undefined): Attempt {
     const decoded = record.decoded;
     if (!decoded || typeof decoded.name !== 'string' || decoded.name === '' || !isObject(decoded.inputs)) return null;
     const inputs = decoded.inputs;
-    const fn = known && known.name === decoded.name ? known : fromServiceSignature(decoded.signature);
+    const fn = known && known.name === decoded.name ? known : signatures.parse(decoded.signature);
     if (fn && fn.unnamed) return namedByService(fn, inputs, record.data || '0x');
     if (!fn) {
-      const signature =
-        typeof decoded.signature === 'string' && decoded.signature !== '' ? formatServiceSignature(decoded.signature) : null;
+      const signature = typeof decoded.signature === 'string' && decoded.signature !== '' ? signatures.format(decoded.signature) : null;
       try {
         return { name: decoded.name, signature, inputs: JSON.stringify(genericJson(inputs)) };
       } catch (err) {
@@ -274,28 +301,6 @@ export function createTransactionDecoder(opts: TransactionDecoderOptions = {}): 
       if (raw[i] === undefined) return { reason: 'service decoded inputs do not match the ABI' };
     }
     return encode(fn, (i) => raw[i]);
-  }
-
-  function locally(data: string, known: KnownFunction | undefined): Attempt {
-    if (!known) return null;
-    let args: readonly unknown[];
-    try {
-      // `known` was found by this selector: what follows it is the arguments.
-      args = known.inputs.length > 0 ? known.decodeArgs(`0x${data.slice(10)}` as Hex) : [];
-    } catch {
-      return { reason: 'calldata does not match the ABI' };
-    }
-    return encode(known, (i) => args[i]);
-  }
-
-  function result(status: string, ok?: Decoded): DecodeResult {
-    const values: RowOf<typeof TRANSACTION_DECODE_COLUMNS> = {
-      decoded_function_name: ok?.name ?? null,
-      decoded_signature: ok?.signature ?? null,
-      decoded_inputs_json: ok?.inputs ?? null,
-      decode_status: status,
-    };
-    return { status, values };
   }
 
   return {

@@ -4,43 +4,26 @@
  * the parameter, so a bad request is never sent. Paths are relative to the configured base URL
  * (which carries the '/insights/v1' or '/v1' prefix), query strings are in a canonical order.
  */
-import { keccakOfText } from '../abi/abi-types.js';
 import { InvalidSignatureError, parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
-import type { DecodeRequestBody, Hex } from './records.js';
+import type { DecodeRequestBody } from './records.js';
 import { RequestValidationError } from './errors.js';
-import type { EVENT_QUERY_FIELDS, FieldName, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
+import { EVENT_FILTERS, filterValue, TRANSACTION_FILTERS, type Filters, type FilterSpec } from './query-filters.js';
+import { ADDRESS_RE, HASH32_RE, HEX_RE, integerInRange, show, validateAddress, validateHex } from './request-values.js';
 
-export type FilterOperator = '' | '_gte' | '_gt' | '_lte' | '_lt';
-export const FILTER_OPERATORS: readonly FilterOperator[] = ['', '_gte', '_gt', '_lte', '_lt'];
-
-export const TRANSACTION_FILTER_FIELDS = [
-  'block_number',
-  'block_hash',
-  'block_timestamp',
-  'transaction_index',
-  'hash',
-  'value',
-  'gas_price',
-  'gas',
-  'function_selector',
-] as const satisfies readonly FieldName<typeof TRANSACTION_QUERY_FIELDS>[];
-export type TransactionFilterField = (typeof TRANSACTION_FILTER_FIELDS)[number];
-
-export const EVENT_FILTER_FIELDS = [
-  'block_number',
-  'block_hash',
-  'block_timestamp',
-  'transaction_index',
-  'transaction_hash',
-  'log_index',
-  'topic_1',
-  'topic_2',
-  'topic_3',
-] as const satisfies readonly FieldName<typeof EVENT_QUERY_FIELDS>[];
-export type EventFilterField = (typeof EVENT_FILTER_FIELDS)[number];
-
-/** Keys are full parameter names: 'filter_block_number_gte', 'filter_hash', ... */
-export type Filters = Record<string, string | number | bigint>;
+export {
+  EVENT_FILTER_FIELDS,
+  EVENT_FILTERS,
+  FILTER_OPERATORS,
+  TRANSACTION_FILTER_FIELDS,
+  TRANSACTION_FILTERS,
+  type EventFilterField,
+  type FilterKind,
+  type FilterOperator,
+  type Filters,
+  type FilterSpec,
+  type TransactionFilterField,
+} from './query-filters.js';
+export { checksumMismatch, isAddress, validateAddress } from './request-values.js';
 
 export interface ListQuery {
   chainIds: number[];
@@ -68,126 +51,15 @@ export const MAX_PAGE_AGGREGATED = 500;
 export const NFT_TOKEN_TYPES = ['ERC-721', 'ERC-404', 'ERC-1155'] as const;
 export type NftTokenType = (typeof NFT_TOKEN_TYPES)[number];
 
-/**
- * How a filter value is checked and sent. Range filters are numbers on the wire; uint256 columns
- * (value, gas_price) are compared as uint256 by the server, so every number goes out as an exact
- * decimal string. Hash-like filters only exist as equality filters.
- */
-export type FilterKind = 'uint64' | 'uint256' | 'hash32' | 'selector';
-
-const FIELD_KINDS: Record<string, FilterKind> = {
-  block_number: 'uint64',
-  block_timestamp: 'uint64',
-  transaction_index: 'uint64',
-  log_index: 'uint64',
-  gas: 'uint64',
-  value: 'uint256',
-  gas_price: 'uint256',
-  block_hash: 'hash32',
-  hash: 'hash32',
-  transaction_hash: 'hash32',
-  topic_1: 'hash32',
-  topic_2: 'hash32',
-  topic_3: 'hash32',
-  function_selector: 'selector',
-};
-
-const UINT64_MAX = (1n << 64n) - 1n;
-const UINT256_MAX = (1n << 256n) - 1n;
-
-export interface FilterSpec {
-  name: string;
-  field: string;
-  operator: FilterOperator;
-  kind: FilterKind;
-}
-
-function filterSpecs(fields: readonly string[]): Map<string, FilterSpec> {
-  const specs = new Map<string, FilterSpec>();
-  for (const field of fields) {
-    const kind = FIELD_KINDS[field]!;
-    const ops: readonly FilterOperator[] = kind === 'uint64' || kind === 'uint256' ? FILTER_OPERATORS : [''];
-    for (const operator of ops) {
-      const name = `filter_${field}${operator}`;
-      specs.set(name, { name, field, operator, kind });
-    }
-  }
-  return specs;
-}
-
-/** Every filter parameter of operation 1, in the order they are sent. */
-export const TRANSACTION_FILTERS: ReadonlyMap<string, FilterSpec> = filterSpecs(TRANSACTION_FILTER_FIELDS);
-/** Every filter parameter of operation 2, in the order they are sent. */
-export const EVENT_FILTERS: ReadonlyMap<string, FilterSpec> = filterSpecs(EVENT_FILTER_FIELDS);
-
 // ---------------------------------------------------------------------------------------------
 // Small validators
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
-const HASH32_RE = /^0x[0-9a-fA-F]{64}$/;
-const SELECTOR_RE = /^0x[0-9a-fA-F]{8}$/;
-const HEX_RE = /^0x(?:[0-9a-fA-F]{2})*$/;
-const DECIMAL_RE = /^(?:0|[1-9][0-9]*)$/;
 /** ENS-style names: labels of letters/digits/_/- separated by dots, at least one dot. */
 const WALLET_NAME_RE = /^[\p{L}\p{N}_-]+(?:\.[\p{L}\p{N}_-]+)+$/u;
 /** A group_by entry: a column, or a function of it (`toDate(block_timestamp)`), with an optional `as alias`. */
 const GROUP_BY_RE = /^[A-Za-z_][A-Za-z0-9_]*(?:\([A-Za-z0-9_(),\s*]*\))?(?:\s+as\s+[A-Za-z_][A-Za-z0-9_]*)?$/i;
 // eslint-disable-next-line no-control-regex -- control characters are what this pattern rejects
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
-
-export function isAddress(value: string): boolean {
-  return ADDRESS_RE.test(value);
-}
-
-/**
- * For an address written in mixed case (an EIP-55 checksum) whose case does not match: the
- * checksummed form of what is written. Null when the case matches or is all lower or upper.
- */
-export function checksumMismatch(address: string): string | null {
-  const digits = address.slice(2);
-  if (digits === digits.toLowerCase() || digits === digits.toUpperCase()) return null;
-  const expected = toChecksumAddress(address);
-  return expected === address ? null : expected;
-}
-
-/** EIP-55: a hex digit is upper case where the same nibble of keccak256(lowercase hex text) is >= 8. */
-function toChecksumAddress(address: string): string {
-  const lower = address.slice(2).toLowerCase();
-  const hash = keccakOfText(lower);
-  let out = '0x';
-  for (let i = 0; i < 40; i++) {
-    const nibble = (hash[i >> 1]! >> (i % 2 === 0 ? 4 : 0)) & 0xf;
-    out += nibble >= 8 ? lower[i]!.toUpperCase() : lower[i]!;
-  }
-  return out;
-}
-
-/** A contract or wallet address: 0x + 40 hex (a mixed-case one must match its checksum); returned lowercase. */
-export function validateAddress(parameter: string, value: unknown): Hex {
-  if (typeof value !== 'string' || !ADDRESS_RE.test(value)) {
-    throw new RequestValidationError(parameter, `expected an address (0x + 40 hex digits), got ${show(value)}`);
-  }
-  const checksummed = checksumMismatch(value);
-  if (checksummed) {
-    throw new RequestValidationError(parameter, `the EIP-55 checksum of ${value} does not match (its mixed case)`, {
-      hint: `Check every digit; ${checksummed} is the checksummed form of what is written. Lowercase skips the check.`,
-    });
-  }
-  return value.toLowerCase() as Hex;
-}
-
-function validateHex(parameter: string, value: unknown, re: RegExp, what: string): string {
-  if (typeof value !== 'string' || !re.test(value)) {
-    throw new RequestValidationError(parameter, `expected ${what}, got ${show(value)}`);
-  }
-  return value.toLowerCase();
-}
-
-function show(value: unknown): string {
-  if (typeof value === 'bigint') return `${value}n`;
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
 
 export function validateChainIds(parameter: string, chainIds: unknown, required: boolean): number[] {
   if (chainIds === undefined && !required) return [];
@@ -206,55 +78,6 @@ export function validateChainIds(parameter: string, chainIds: unknown, required:
     seen.add(id);
   }
   return chainIds as number[];
-}
-
-/** A non-negative integer as an exact decimal string, at most `max`. */
-function decimalValue(parameter: string, value: unknown, max: bigint): string {
-  let big: bigint;
-  if (typeof value === 'bigint') {
-    big = value;
-  } else if (typeof value === 'number') {
-    if (!Number.isInteger(value)) {
-      throw new RequestValidationError(parameter, `expected a non-negative integer, got ${show(value)}`);
-    }
-    if (!Number.isSafeInteger(value)) {
-      throw new RequestValidationError(parameter, `${show(value)} is beyond 2^53 and has lost precision as a JS number`, {
-        hint: 'Pass large numbers as a bigint or a decimal string.',
-      });
-    }
-    big = BigInt(value);
-  } else if (typeof value === 'string') {
-    if (!DECIMAL_RE.test(value)) {
-      throw new RequestValidationError(parameter, `expected a non-negative decimal integer string, got ${show(value)}`);
-    }
-    big = BigInt(value);
-  } else {
-    throw new RequestValidationError(parameter, `expected a number, bigint or decimal string, got ${show(value)}`);
-  }
-  if (big < 0n) throw new RequestValidationError(parameter, `must not be negative, got ${show(value)}`);
-  if (big > max) throw new RequestValidationError(parameter, `${big} is larger than ${max === UINT64_MAX ? 'uint64' : 'uint256'}`);
-  return big.toString();
-}
-
-function filterValue(spec: FilterSpec, value: unknown): string {
-  const parameter = `filters.${spec.name}`;
-  switch (spec.kind) {
-    case 'uint64':
-      return decimalValue(parameter, value, UINT64_MAX);
-    case 'uint256':
-      return decimalValue(parameter, value, UINT256_MAX);
-    case 'hash32':
-      return validateHex(parameter, value, HASH32_RE, 'a 32-byte hex value (0x + 64 hex digits; left-pad addresses in topics)');
-    case 'selector':
-      return validateHex(parameter, value, SELECTOR_RE, 'a 4-byte function selector (0x + 8 hex digits)');
-  }
-}
-
-function integerInRange(parameter: string, value: unknown, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new RequestValidationError(parameter, `expected an integer from ${min} to ${max}, got ${show(value)}`);
-  }
-  return value;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,180 +19,31 @@ import type {
   DecodeResponse,
   EventRecord,
   ListResponse,
-  NftCollection,
-  NftCollectionsPage,
-  NftInstancesPage,
-  NftListedInstance,
-  NftOwner,
-  NftTagRef,
-  NftToken,
-  NftTokenInstance,
   ResolveData,
   ResolveResponse,
   ResponseMeta,
   TransactionRecord,
 } from './records.js';
-import { ResponseShapeError } from './errors.js';
+import {
+  fail,
+  describe,
+  isObj,
+  int,
+  intOrNull,
+  timestamp,
+  dec,
+  decOrNull,
+  str,
+  strOrNull,
+  hex,
+  hexOrNull,
+  objOrNull,
+  arrayOrEmpty,
+  record,
+  type Obj,
+} from './answer-fields.js';
 
-type Obj = Record<string, unknown>;
-
-/** Where in the document a value sits; turned into '$.data[3].hash' only on failure. */
-function pathOf(base: string, index: number, key: string): string {
-  let p = base;
-  if (index >= 0) p += `[${index}]`;
-  if (key) p += `.${key}`;
-  return p;
-}
-
-function fail(url: string, base: string, index: number, key: string, what: string): never {
-  throw new ResponseShapeError('shape', url, pathOf(base, index, key), what);
-}
-
-function describe(v: unknown): string {
-  if (v === undefined) return 'missing';
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 37)}...` : v)}`;
-  if (typeof v === 'object') return 'an object';
-  return `${typeof v} ${String(v)}`;
-}
-
-function isObj(v: unknown): v is Obj {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Scalars
-
-function isDecimalDigits(s: string): boolean {
-  const n = s.length;
-  if (n === 0) return false;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return false;
-  }
-  return true;
-}
-
-function isHexDigits(s: string, from: number): boolean {
-  const n = s.length;
-  if (n <= from) return false;
-  for (let i = from; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70))) return false;
-  }
-  return true;
-}
-
-/**
- * A non-negative safe integer from a number, a decimal string or a 0x hex string; undefined when
- * it is none. Every integer field of a record (chain, block, index, nonce, gas, time) is a count or
- * a position, so a negative one is a broken answer, not a row of another slice.
- */
-function toSafeUint(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
-  if (typeof v === 'string') {
-    let n: number;
-    if (isDecimalDigits(v)) n = Number(v);
-    else if (v.length > 2 && v.charCodeAt(0) === 48 && (v.charCodeAt(1) === 120 || v.charCodeAt(1) === 88) && isHexDigits(v, 2))
-      n = Number(v);
-    else return undefined;
-    return Number.isSafeInteger(n) ? n : undefined;
-  }
-  return undefined;
-}
-
-function int(v: unknown, url: string, base: string, i: number, key: string): number {
-  const n = toSafeUint(v);
-  if (n === undefined) fail(url, base, i, key, `expected a non-negative integer, got ${describe(v)}`);
-  return n;
-}
-
-function intOrNull(v: unknown, url: string, base: string, i: number, key: string): number | null {
-  if (v === undefined || v === null) return null;
-  return int(v, url, base, i, key);
-}
-
-/** Unix seconds; also accepts the ClickHouse/ISO datetime strings of older versions (UTC). */
-function timestamp(v: unknown, url: string, base: string, i: number, key: string): number {
-  const n = toSafeUint(v);
-  if (n !== undefined) return n;
-  if (typeof v === 'string' && v.length >= 19 && v.charCodeAt(4) === 45) {
-    const iso = v.length === 19 ? `${v.replace(' ', 'T')}Z` : v.replace(' ', 'T');
-    const ms = Date.parse(iso);
-    if (ms >= 0) return Math.floor(ms / 1000);
-  }
-  return fail(url, base, i, key, `expected unix seconds, got ${describe(v)}`);
-}
-
-/** An exact non-negative decimal string (uint256). */
-function dec(v: unknown, url: string, base: string, i: number, key: string): string {
-  if (typeof v === 'string') {
-    if (isDecimalDigits(v)) return v.length > 1 && v.charCodeAt(0) === 48 ? BigInt(v).toString() : v;
-    if (v.length > 2 && v.charCodeAt(0) === 48 && (v.charCodeAt(1) === 120 || v.charCodeAt(1) === 88) && isHexDigits(v, 2)) {
-      return BigInt(v).toString();
-    }
-  } else if (typeof v === 'number') {
-    if (Number.isSafeInteger(v) && v >= 0) return String(v);
-    // Older versions sent value as a JSON number; beyond 2^53 the precision was lost before us.
-    if (Number.isInteger(v) && v >= 0) return BigInt(v).toString();
-  } else if (typeof v === 'bigint' && v >= 0n) {
-    return v.toString();
-  }
-  return fail(url, base, i, key, `expected a non-negative decimal integer, got ${describe(v)}`);
-}
-
-function decOrNull(v: unknown, url: string, base: string, i: number, key: string): string | null {
-  if (v === undefined || v === null) return null;
-  return dec(v, url, base, i, key);
-}
-
-function str(v: unknown, url: string, base: string, i: number, key: string): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'number') return String(v);
-  return fail(url, base, i, key, `expected a string, got ${describe(v)}`);
-}
-
-function strOrNull(v: unknown, url: string, base: string, i: number, key: string): string | null {
-  if (v === undefined || v === null) return null;
-  return str(v, url, base, i, key);
-}
-
-/** Hashes, addresses, hex data: lowercase. */
-function hex(v: unknown, url: string, base: string, i: number, key: string): string {
-  if (typeof v === 'string') return v.toLowerCase();
-  return fail(url, base, i, key, `expected a hex string, got ${describe(v)}`);
-}
-
-/** Null also for "" and the NUL padding of an empty ClickHouse FixedString (the indexer's to_address, function_selector). */
-function hexOrNull(v: unknown, url: string, base: string, i: number, key: string): string | null {
-  if (v === undefined || v === null || v === '' || (typeof v === 'string' && v.charCodeAt(0) === 0)) return null;
-  return hex(v, url, base, i, key);
-}
-
-function boolOrNull(v: unknown, url: string, base: string, i: number, key: string): boolean | null {
-  if (v === undefined || v === null) return null;
-  if (typeof v === 'boolean') return v;
-  return fail(url, base, i, key, `expected a boolean, got ${describe(v)}`);
-}
-
-function objOrNull(v: unknown, url: string, base: string, i: number, key: string): Obj | null {
-  if (v === undefined || v === null) return null;
-  if (isObj(v)) return v;
-  return fail(url, base, i, key, `expected an object, got ${describe(v)}`);
-}
-
-/** An array; Go servers send `null` for an empty one. */
-function arrayOrEmpty(v: unknown, url: string, base: string, i: number, key: string): unknown[] {
-  if (v === undefined || v === null) return [];
-  if (Array.isArray(v)) return v;
-  return fail(url, base, i, key, `expected an array, got ${describe(v)}`);
-}
-
-function record(v: unknown, url: string, base: string, i: number): Obj {
-  if (isObj(v)) return v;
-  return fail(url, base, i, '', `expected an object, got ${describe(v)}`);
-}
+export { normaliseNftCollectionsPage, normaliseNftInstancesPage } from './nft-answers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Records
@@ -497,132 +348,4 @@ export function normaliseDecodeResponse(json: unknown, url: string): DecodeRespo
     };
   }
   return { data: { transactions, logs } };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Explorer NFT collections (Blockscout v2 shapes; newer Blockscout renamed a few keys)
-
-function tagRefs(v: unknown, url: string, base: string, i: number, key: string): NftTagRef[] {
-  const raw = arrayOrEmpty(v, url, base, i, key);
-  const p = pathOf(base, i, key);
-  const out = new Array<NftTagRef>(raw.length);
-  for (let j = 0; j < raw.length; j++) {
-    const t = record(raw[j], url, p, j);
-    out[j] = {
-      address_hash: hexOrNull(t.address_hash, url, p, j, 'address_hash'),
-      display_name: strOrNull(t.display_name, url, p, j, 'display_name'),
-      label: strOrNull(t.label, url, p, j, 'label'),
-    };
-  }
-  return out;
-}
-
-function owner(v: unknown, url: string, base: string, i: number): NftOwner | null {
-  if (v === undefined || v === null) return null;
-  const p = pathOf(base, i, 'owner');
-  const o = record(v, url, p, -1);
-  const watch = arrayOrEmpty(o.watchlist_names, url, p, -1, 'watchlist_names');
-  const watchlist_names = new Array<{ display_name: string | null; label: string | null }>(watch.length);
-  for (let j = 0; j < watch.length; j++) {
-    const w = record(watch[j], url, `${p}.watchlist_names`, j);
-    watchlist_names[j] = {
-      display_name: strOrNull(w.display_name, url, `${p}.watchlist_names`, j, 'display_name'),
-      label: strOrNull(w.label, url, `${p}.watchlist_names`, j, 'label'),
-    };
-  }
-  return {
-    hash: hex(o.hash ?? o.address_hash, url, p, -1, 'hash'),
-    implementation_name: strOrNull(o.implementation_name, url, p, -1, 'implementation_name'),
-    name: strOrNull(o.name, url, p, -1, 'name'),
-    is_contract: boolOrNull(o.is_contract, url, p, -1, 'is_contract'),
-    is_verified: boolOrNull(o.is_verified, url, p, -1, 'is_verified'),
-    ens_domain_name: strOrNull(o.ens_domain_name, url, p, -1, 'ens_domain_name'),
-    private_tags: tagRefs(o.private_tags, url, p, -1, 'private_tags'),
-    public_tags: tagRefs(o.public_tags, url, p, -1, 'public_tags'),
-    watchlist_names,
-    metadata: objOrNull(o.metadata, url, p, -1, 'metadata'),
-  };
-}
-
-function nftToken(v: unknown, url: string, base: string): NftToken {
-  const t = record(v, url, base, -1);
-  return {
-    circulating_market_cap: strOrNull(t.circulating_market_cap, url, base, -1, 'circulating_market_cap'),
-    icon_url: strOrNull(t.icon_url, url, base, -1, 'icon_url'),
-    name: strOrNull(t.name, url, base, -1, 'name'),
-    decimals: strOrNull(t.decimals, url, base, -1, 'decimals'),
-    symbol: strOrNull(t.symbol, url, base, -1, 'symbol'),
-    address: hex(t.address ?? t.address_hash, url, base, -1, 'address'),
-    type: str(t.type, url, base, -1, 'type'),
-    holders: strOrNull(t.holders ?? t.holders_count, url, base, -1, 'holders'),
-    exchange_rate: strOrNull(t.exchange_rate, url, base, -1, 'exchange_rate'),
-    total_supply: strOrNull(t.total_supply, url, base, -1, 'total_supply'),
-  };
-}
-
-function nftInstance(v: unknown, url: string, base: string, i: number): NftTokenInstance {
-  const r = record(v, url, base, i);
-  return {
-    is_unique: boolOrNull(r.is_unique, url, base, i, 'is_unique'),
-    id: str(r.id, url, base, i, 'id'),
-    owner: owner(r.owner, url, base, i),
-    token_type: strOrNull(r.token_type, url, base, i, 'token_type'),
-    value: strOrNull(r.value, url, base, i, 'value'),
-    holder_address_hash: hexOrNull(r.holder_address_hash, url, base, i, 'holder_address_hash'),
-    image_url: strOrNull(r.image_url, url, base, i, 'image_url'),
-    animation_url: strOrNull(r.animation_url, url, base, i, 'animation_url'),
-    external_app_url: strOrNull(r.external_app_url, url, base, i, 'external_app_url'),
-    metadata: objOrNull(r.metadata, url, base, i, 'metadata'),
-    token: r.token === undefined ? null : r.token,
-  };
-}
-
-export function normaliseNftCollectionsPage(json: unknown, url: string): NftCollectionsPage {
-  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
-  const rawItems = json.items;
-  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
-  const items = new Array<NftCollection>(rawItems.length);
-  for (let i = 0; i < rawItems.length; i++) {
-    const r = record(rawItems[i], url, '$.items', i);
-    const p = `$.items[${i}]`;
-    const rawInstances = arrayOrEmpty(r.token_instances, url, p, -1, 'token_instances');
-    const instances = new Array<NftTokenInstance>(rawInstances.length);
-    for (let j = 0; j < rawInstances.length; j++) instances[j] = nftInstance(rawInstances[j], url, `${p}.token_instances`, j);
-    items[i] = {
-      token: nftToken(r.token, url, `${p}.token`),
-      token_instances: instances,
-      amount: str(r.amount, url, p, -1, 'amount'),
-    };
-  }
-  return { items, next_page_params: nextPageParams(json, url) };
-}
-
-/** A page of Blockscout's ungrouped addresses/<hash>/nft route: instances, each with its `token`. */
-export function normaliseNftInstancesPage(json: unknown, url: string): NftInstancesPage {
-  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
-  const rawItems = json.items;
-  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
-  const items = new Array<NftListedInstance>(rawItems.length);
-  for (let i = 0; i < rawItems.length; i++) {
-    const r = record(rawItems[i], url, '$.items', i);
-    items[i] = { token: nftToken(r.token, url, `$.items[${i}].token`), instance: { ...nftInstance(r, url, '$.items', i), token: null } };
-  }
-  return { items, next_page_params: nextPageParams(json, url) };
-}
-
-function nextPageParams(json: Obj, url: string): Record<string, string | number> | null {
-  if (!('next_page_params' in json)) return fail(url, '$', -1, 'next_page_params', 'expected an object or null, got missing');
-  const next = json.next_page_params;
-  if (next === null) return null;
-  if (!isObj(next)) return fail(url, '$', -1, 'next_page_params', `expected an object or null, got ${describe(next)}`);
-  const out: Record<string, string | number> = {};
-  for (const key in next) {
-    const value = next[key];
-    if (typeof value === 'string' || typeof value === 'number') out[key] = value;
-    else if (typeof value === 'boolean') out[key] = String(value);
-    else if (value === null || value === undefined)
-      continue; // not sent back, as the explorer's own client does
-    else return fail(url, '$.next_page_params', -1, key, `expected a string or number, got ${describe(value)}`);
-  }
-  return out;
 }
