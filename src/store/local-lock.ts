@@ -23,7 +23,7 @@ export interface LockLimits {
 
 /**
  * Exclusive section for one key, across processes: a lock file created with O_EXCL. A lock older
- * than staleLockMs is broken (its holder died: the sections it guards last milliseconds), and so
+ * than limits.staleMs is broken (its holder died: the sections it guards last milliseconds), and so
  * is one whose holder is a process of this machine that no longer exists (a killed run), at once.
  */
 export async function withKeyLock<T>(lockDir: string, key: string, limits: LockLimits, fn: () => Promise<T>): Promise<T> {
