@@ -20,82 +20,36 @@
  *   half exported on its own (rows then carry the half's bounds). No window is ever truncated.
  */
 import { createHash } from 'node:crypto';
-import { ExitCode, InsightExportError, InterruptedError, UserInputError, walk } from '../errors.js';
-import { HttpStatusError, tagFailedChain } from '../source/errors.js';
-import { snakeCase } from '../decode/columns.js';
-import { parseEventSignature, type ParsedEventSignature } from '../abi/event-signature.js';
+import { InsightExportError, InterruptedError } from '../errors.js';
+import { tagFailedChain } from '../source/errors.js';
 import type { InsightClient } from '../source/client.js';
 import type { ChainDone, PagedBatch } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
-import { column, isoDate, isoTime, type Column, type ColumnType, type RowOf, type RowValue, type RowWith } from '../columns/columns.js';
-import { EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../columns/record-fields.js';
+import { column, isoTime, type Column, type ColumnType, type RowOf, type RowValue, type RowWith } from '../columns/columns.js';
+import {
+  AggregateExpressionError,
+  parseAggregate,
+  parseGroup,
+  type AggregateExpression,
+  type AggregateRecord,
+  type AggregateSource,
+  type AggregateTarget,
+  type GroupExpression,
+} from './aggregate-query.js';
+import { routeOf, SOURCE_ROUTES, type SourceRoute } from './aggregate-sources.js';
+import { cell, compareCells, lookup } from './aggregate-values.js';
 import { BLOCK_WINDOW_FILTERS, type Dataset, type TargetOptions, type WindowAxis, type WindowRequest } from './dataset.js';
-import { eventTableName } from './events.js';
 import type { UnitTargetOf } from './target-kinds.js';
 
-/** What the rows are computed over. */
-export type AggregateSource = { kind: 'wallet'; address: string } | { kind: 'contract'; address: string; signature: ParsedEventSignature };
-
-export interface GroupExpression {
-  /** As written in the job (sent as `group_by`). */
-  expression: string;
-  /** Key of the value in an aggregation row: the alias, or the expression. */
-  key: string;
-  /** Output column; `chain_id` (ungrouped alias) is the fixed chain_id column. */
-  name: string;
-  type: ColumnType;
-}
-
-export interface AggregateExpression {
-  expression: string;
-  key: string;
-  name: string;
-  type: ColumnType;
-}
-
-export interface AggregateTarget {
-  kind: 'aggregates';
-  source: AggregateSource;
-  groupBy: GroupExpression[];
-  aggregates: AggregateExpression[];
-  columns: Column[];
-  /** Identity of the query (source, filters, expressions): part of every item_id. */
-  queryKey: string;
-}
-
-/** One aggregation row with the (sub-)window it was computed over. */
-export interface AggregateRecord {
-  chain_id: number;
-  window_start: number;
-  window_end: number;
-  /** UTC unix seconds of the window start (time axis: the start; block axis: the start block's time). */
-  window_start_time: number;
-  values: AggregationRow;
-}
-
-/** A group_by / aggregate expression in the job that cannot be exported. */
-export class AggregateExpressionError extends UserInputError {
-  override name = 'AggregateExpressionError';
-}
+export { AggregateExpressionError } from './aggregate-query.js';
+export type { AggregateExpression, AggregateRecord, AggregateSource, AggregateTarget, GroupExpression } from './aggregate-query.js';
+export { AggregateWalletUnionError } from './aggregate-sources.js';
 
 /** A value in an aggregation row that does not fit the column its expression implies. */
 export class AggregateValueError extends InsightExportError {
   override name = 'AggregateValueError';
 }
-
-/**
- * The wallet route answered an aggregate the way the open-source indexer's UNION ALL of a from-
- * and a to-query does: it cannot be turned into the wallet's numbers exactly.
- */
-export class AggregateWalletUnionError extends InsightExportError {
-  override name = 'AggregateWalletUnionError';
-  /** What the service cannot do: no later run changes it (exit 2). */
-  override readonly exitCode: ExitCode = ExitCode.badInput;
-}
-
-/** The union error a target met: its other windows end with it at once, without asking again. */
-const unionRefused = new WeakMap<AggregateTarget, AggregateWalletUnionError>();
 
 /** Alias of the row count every ungrouped query also asks for (to recognise an empty window). */
 export const ROW_COUNT_KEY = 'insight_export_rows';
@@ -104,17 +58,6 @@ export const ROW_COUNT_KEY = 'insight_export_rows';
 export class AggregateWindowTooDenseError extends InsightExportError {
   override name = 'AggregateWindowTooDenseError';
 }
-
-// ---------------------------------------------------------------------------------------------
-// Source columns: what group_by and aggregate expressions may name, with their types
-
-/** Name -> type of the fields a source's expressions may name, in field order (the hint lists them). */
-function fieldTypes(fields: readonly Column[]): Record<string, ColumnType> {
-  return Object.fromEntries(fields.map((f) => [f.name, f.type]));
-}
-
-const TRANSACTION_TYPES = fieldTypes(TRANSACTION_QUERY_FIELDS);
-const EVENT_TYPES = fieldTypes(EVENT_QUERY_FIELDS);
 
 /** Columns every aggregates row starts with. */
 export const AGGREGATE_FIXED_COLUMNS = [
@@ -134,89 +77,6 @@ export const AGGREGATE_FIXED_COLUMNS = [
 type AggregateRow = RowWith<typeof AGGREGATE_FIXED_COLUMNS>;
 
 const FIXED_NAMES = new Set<string>(AGGREGATE_FIXED_COLUMNS.map((c) => c.name));
-
-// ---------------------------------------------------------------------------------------------
-// Expressions
-
-const ALIAS_RE = /^(.*?)(?:\s+as\s+([A-Za-z_][A-Za-z0-9_]*))?\s*$/is;
-const COLUMN_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const TO_DATE_RE = /^toDate\((?:toDateTime\()?([A-Za-z_]\w*)\)?\)$/;
-const TO_START_RE = /^toStartOf[A-Za-z]+\((?:toDateTime\()?([A-Za-z_]\w*)\)?\)$/;
-const AGGREGATE_RE = /^(count|sum|avg|min|max)\(([A-Za-z0-9_*]*)\)$/i;
-
-interface Where {
-  /** For messages: `jobs/x.yaml aggregates.group_by[1]`. */
-  field: string;
-  fields: Record<string, ColumnType>;
-  sourceName: string;
-}
-
-function splitAlias(expression: string): { body: string; alias: string | undefined } {
-  const m = ALIAS_RE.exec(expression.trim());
-  return { body: (m?.[1] ?? expression).trim(), alias: m?.[2] };
-}
-
-function outputName(body: string, alias: string | undefined): string {
-  if (alias) return alias;
-  const name = snakeCase(body);
-  if (name === '') return 'expr';
-  return /^[0-9]/.test(name) ? `c_${name}` : name;
-}
-
-function knownColumn(name: string, where: Where, expression: string): ColumnType {
-  const type = where.fields[name];
-  if (type === undefined) {
-    throw new AggregateExpressionError(`Unknown column "${name}" in ${JSON.stringify(expression)}`, {
-      details: where.field,
-      hint: `${where.sourceName} columns: ${Object.keys(where.fields).join(', ')}`,
-    });
-  }
-  return type;
-}
-
-function parseGroup(expression: string, where: Where): GroupExpression {
-  const { body, alias } = splitAlias(expression);
-  const compact = body.replace(/\s+/g, '');
-  let type: ColumnType;
-  let m: RegExpExecArray | null;
-  if (COLUMN_RE.test(compact)) type = knownColumn(compact, where, expression);
-  else if ((m = TO_DATE_RE.exec(compact))) {
-    knownColumn(m[1]!, where, expression);
-    type = 'date';
-  } else if ((m = TO_START_RE.exec(compact))) {
-    knownColumn(m[1]!, where, expression);
-    type = 'timestamp';
-  } else {
-    // An expression this tool does not know: the service decides; its value is kept as text.
-    type = 'string';
-  }
-  return { expression: expression.trim(), key: alias ?? body, name: outputName(body, alias), type };
-}
-
-function parseAggregate(expression: string, where: Where): AggregateExpression {
-  const { body, alias } = splitAlias(expression);
-  const m = AGGREGATE_RE.exec(body.replace(/\s+/g, ''));
-  let type: ColumnType = 'string';
-  if (m) {
-    const fn = m[1]!.toLowerCase();
-    const arg = m[2]!;
-    const col = arg === '' || arg === '*' ? null : arg;
-    const colType = col === null ? null : knownColumn(col, where, expression);
-    if (fn === 'count') type = 'int64';
-    else if (colType === null) {
-      throw new AggregateExpressionError(`${fn}() needs a column in ${JSON.stringify(expression)}`, {
-        details: where.field,
-        hint: `e.g. "${fn}(gas_used)"`,
-      });
-    } else if (fn === 'avg') type = 'string';
-    else if (fn === 'sum' && colType === 'int32')
-      type = 'int64'; // a sum of int32 values may not fit int32
-    else if (fn === 'sum' && colType === 'string') {
-      throw new AggregateExpressionError(`sum() needs a numeric column in ${JSON.stringify(expression)}`, { details: where.field });
-    } else type = colType;
-  }
-  return { expression: expression.trim(), key: alias ?? body, name: outputName(body, alias), type };
-}
 
 export interface AggregateSpec {
   source: AggregateSource;
@@ -293,61 +153,11 @@ function schemaKey(target: AggregateTarget): string {
 // ---------------------------------------------------------------------------------------------
 // Values
 
-const DECIMAL_RE = /^-?(?:0|[1-9][0-9]*)$/;
-const SQL_TIME_RE = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.\d+)?(?:Z|\+00:00)?$/;
-
 function valueError(target: AggregateTarget, name: string, type: ColumnType, value: unknown): AggregateValueError {
   return new AggregateValueError(`The service sent a value that does not fit aggregate column "${name}" (${type})`, {
     details: `${name} = ${JSON.stringify(value)} (query ${target.queryKey})`,
     hint: 'Alias the expression and check its type, or report the response shape.',
   });
-}
-
-function cell(value: unknown, type: ColumnType, fail: () => Error): RowValue {
-  if (value === null || value === undefined) return null;
-  switch (type) {
-    case 'int64':
-    case 'int32': {
-      let n = value;
-      if (typeof value === 'string') {
-        const text = value.trim();
-        const time = SQL_TIME_RE.exec(text); // block_timestamp as a DateTime (RFC 3339 or SQL text)
-        n = DECIMAL_RE.test(text) ? Number(text) : time ? Date.parse(`${time[1]}T${time[2]}Z`) / 1000 : value;
-      }
-      if (typeof n !== 'number' || !Number.isSafeInteger(n)) throw fail();
-      return n;
-    }
-    case 'uint256': {
-      if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
-      if (typeof value === 'string' && /^[0-9]+$/.test(value.trim())) return BigInt(value.trim()).toString();
-      throw fail();
-    }
-    case 'date': {
-      if (typeof value === 'number' && Number.isFinite(value)) return isoDate(value);
-      if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}/.test(value)) return value.slice(0, 10);
-      throw fail();
-    }
-    case 'timestamp': {
-      if (typeof value === 'number' && Number.isFinite(value)) return isoTime(value);
-      const m = typeof value === 'string' ? SQL_TIME_RE.exec(value.trim()) : null;
-      if (!m) throw fail();
-      return `${m[1]}T${m[2]}Z`;
-    }
-    case 'bool':
-      if (typeof value === 'boolean') return value;
-      throw fail();
-    default:
-      return typeof value === 'object' ? JSON.stringify(value) : String(value);
-  }
-}
-
-/** The value of an expression: by its key, else by the key without spaces or in another case. */
-function lookup(values: AggregationRow, key: string): unknown {
-  if (Object.hasOwn(values, key)) return values[key];
-  const norm = (k: string) => k.replace(/\s+/g, '').toLowerCase();
-  const want = norm(key);
-  for (const k of Object.keys(values)) if (norm(k) === want) return values[k];
-  return undefined;
 }
 
 /** The group values of a row as written (one form whatever the service's wire types). */
@@ -388,108 +198,6 @@ async function fetchPage(
   return routeOf(target.source).fetch(client, target, target.source, q, chainId, window);
 }
 
-/**
- * A wallet's aggregation rows, refusing what the open-source indexer's from/to UNION ALL answers:
- * a 500 to a grouped aggregate, more than one row to an ungrouped one.
- */
-async function walletAggregations(
-  client: InsightClient,
-  target: AggregateTarget,
-  address: string,
-  q: ListQuery,
-  chainId: number,
-  window: { start: number; end: number },
-): Promise<AggregationRow[]> {
-  const grouped = target.groupBy.length > 0;
-  const refused = unionRefused.get(target);
-  if (refused) throw new AggregateWalletUnionError(refused.shortMessage, { details: refused.details, hint: refused.hint });
-  const where = `wallet ${address}, group_by ${(q.groupBy ?? []).join(', ') || '(none)'} (query ${target.queryKey})`;
-  const wholeHint = 'export the transactions dataset and aggregate it in the warehouse';
-  let rows: AggregationRow[];
-  try {
-    const known = grouped ? { likelyCause: 'the service cannot group aggregates of a wallet', sameMessageCounts: true } : undefined;
-    rows = (await client.walletTransactions(address, q, undefined, known)).aggregations ?? [];
-  } catch (err) {
-    if (grouped && target.aggregates.length > 0 && walk(err, (e) => e instanceof HttpStatusError)?.status === 500) {
-      // A property of the service, the same on every chain and window: the details name none of them.
-      const error = new AggregateWalletUnionError(
-        'The service cannot group aggregates of a wallet (HTTP 500 to every grouped wallet aggregate)',
-        {
-          details: where,
-          hint: `The open-source indexer fails to GROUP BY around its from/to UNION of a wallet: ${wholeHint}, or aggregate a contract's events instead.`,
-          cause: err,
-        },
-      );
-      unionRefused.set(target, error);
-      throw error;
-    }
-    throw err;
-  }
-  if (!grouped && rows.length > 1) {
-    const error = new AggregateWalletUnionError(
-      `The service answered ${rows.length} rows to an ungrouped wallet aggregate (one expected)`,
-      {
-        details: `${where}; first seen on chain ${chainId}, window [${window.start}, ${window.end})`,
-        hint: `The open-source indexer aggregates the wallet's outgoing and incoming transactions separately (self-transfers in both), so no exact total can be made of them: ${wholeHint}.`,
-      },
-    );
-    unionRefused.set(target, error);
-    throw error;
-  }
-  return rows;
-}
-
-/** What aggregating one kind of source takes: the columns its expressions may name, its names, its request. */
-interface SourceRoute<S extends AggregateSource, K extends 'wallet' | 'contract'> {
-  fields: Record<string, ColumnType>;
-  sourceName: string;
-  /** The source of a unit target, and the target as messages name it. */
-  source(unit: UnitTargetOf<K>): S;
-  label(unit: UnitTargetOf<K>): string;
-  /** The source in the query identity, in the default table name, and in file names. */
-  identity(s: S): string;
-  table(s: S): string;
-  key(s: S): string;
-  fetch(
-    client: InsightClient,
-    target: AggregateTarget,
-    s: S,
-    q: ListQuery,
-    chainId: number,
-    window: { start: number; end: number },
-  ): Promise<AggregationRow[]>;
-}
-
-type SourceRoutes = { [K in AggregateSource['kind']]: SourceRoute<Extract<AggregateSource, { kind: K }>, K> };
-
-const SOURCE_ROUTES: SourceRoutes = {
-  wallet: {
-    fields: TRANSACTION_TYPES,
-    sourceName: 'Wallet transaction',
-    source: (unit) => ({ kind: 'wallet', address: unit.wallet.toLowerCase() }),
-    label: (unit) => `targets[${unit.targetIndex}] (wallet transactions)`,
-    identity: (s) => s.address,
-    table: () => 'aggregates_transactions',
-    key: (s) => s.address,
-    fetch: (client, target, s, q, chainId, window) => walletAggregations(client, target, s.address, q, chainId, window),
-  },
-  contract: {
-    fields: EVENT_TYPES,
-    sourceName: 'Event',
-    source: (unit) => ({ kind: 'contract', address: unit.contract.toLowerCase(), signature: parseEventSignature(unit.event.signature) }),
-    label: (unit) => `targets[${unit.targetIndex}] (events ${unit.event.signature})`,
-    identity: (s) => `${s.address}:${s.signature.topic0}`,
-    table: (s) => `aggregates_${eventTableName(s.signature)}`,
-    key: (s) => `${s.address}_${s.signature.topic0.slice(2, 10)}`,
-    fetch: async (client, _target, s, q) => (await client.contractEvents(s.address, s.signature.human, q)).aggregations ?? [],
-  },
-};
-
-/** The route of a source's kind. */
-function routeOf<S extends AggregateSource>(s: S): SourceRoute<S, S['kind']> {
-  return SOURCE_ROUTES[s.kind] as unknown as SourceRoute<S, S['kind']>;
-}
-
 /** The aggregate target of a unit target, its expressions checked (AggregateExpressionError). */
 function aggregateTarget(unit: UnitTargetOf<'wallet' | 'contract'>, options: TargetOptions): AggregateTarget {
   const route = SOURCE_ROUTES[unit.kind] as unknown as SourceRoute<AggregateSource, typeof unit.kind>;
@@ -502,21 +210,6 @@ function aggregateTarget(unit: UnitTargetOf<'wallet' | 'contract'>, options: Tar
     jobFile: options.jobFile,
     targetLabel: route.label(unit),
   });
-}
-
-/** Sort order of rows by their group values (numbers numerically, decimal strings by value). */
-function compareCells(a: RowValue, b: RowValue): number {
-  if (a === b) return 0;
-  if (a === null) return -1;
-  if (b === null) return 1;
-  if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = String(a);
-  const y = String(b);
-  if (DECIMAL_RE.test(x) && DECIMAL_RE.test(y)) {
-    const d = BigInt(x) - BigInt(y);
-    return d < 0n ? -1 : d > 0n ? 1 : 0;
-  }
-  return x < y ? -1 : 1;
 }
 
 /** UTC time of the window start: on the block axis, the start block's timestamp (asked once). */

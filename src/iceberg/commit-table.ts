@@ -8,21 +8,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
-import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
-import {
-  decodeManifest,
-  decodeManifestList,
-  encodeManifest,
-  encodeManifestList,
-  ENTRY_STATUS,
-  partitionSummaries,
-  type ManifestEntry,
-  type ManifestFile,
-} from './avro-files.js';
+import { encodeManifest, encodeManifestList, ENTRY_STATUS, type ManifestEntry, type ManifestFile } from './avro-files.js';
 import { keyUri } from './destination-uri.js';
-import { IcebergCommitConflictError, IcebergMetadataError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
+import { IcebergCommitConflictError, IcebergReplaceChangesRowsError, IcebergTableRefusedError } from './errors.js';
 import { evolves, schemaChange, schemaRefused, withSchema } from './schema-evolution.js';
+import { manifestFile, nextManifests, readSnapshotManifests, type ReadManifest } from './snapshot-manifests.js';
 import {
   currentSchema,
   currentSnapshot,
@@ -40,6 +31,10 @@ import {
   type PartitionValues,
   type TableColumn,
 } from './table-schema.js';
+import { metadataKey, readCurrentVersion, refreshHint, writeVersion } from './table-versions.js';
+
+export { metadataKey, readCurrentVersion, refreshHint, writeVersion } from './table-versions.js';
+export { keyOf, readManifests, readSnapshotManifests } from './snapshot-manifests.js';
 
 /** A data file the table must list. */
 export interface LiveFile {
@@ -115,79 +110,9 @@ export interface TableCommitted {
 
 /** Manifests a snapshot lists at most before they are merged (Iceberg's commit.manifest.min-count-to-merge is 100). */
 export const MAX_MANIFESTS = 100;
-/** Data files a merged manifest lists at most (about 20 MB of Avro). */
-const ENTRIES_PER_MERGED_MANIFEST = 100_000;
 
 /** Commits tried before the table is left to a later run (exit 75). */
 export const MAX_COMMIT_ATTEMPTS = 5;
-
-const METADATA_FILE = /\/v(\d+)\.metadata\.json$/;
-
-export function metadataKey(table: string, version: number): string {
-  return `${table}/metadata/v${version}.metadata.json`;
-}
-
-/** The newest metadata version of a table (listed, not the hint: a crash may have left the hint behind), null when none. */
-export async function readCurrentVersion(
-  store: ObjectStore,
-  table: string,
-): Promise<{ version: number; key: string; meta: TableMetadata } | null> {
-  let version = 0;
-  for await (const o of store.list(`${table}/metadata/`, { etags: false })) {
-    const m = METADATA_FILE.exec(o.key);
-    if (m && o.key === metadataKey(table, Number(m[1]))) version = Math.max(version, Number(m[1]));
-  }
-  if (version === 0) return null;
-  const key = metadataKey(table, version);
-  const obj = await store.get(key);
-  if (!obj) throw new IcebergMetadataError(key, 'listed but gone');
-  try {
-    return { version, key, meta: JSON.parse(obj.body.toString('utf8')) as TableMetadata };
-  } catch (err) {
-    throw new IcebergMetadataError(key, `not valid JSON (${(err as Error).message})`);
-  }
-}
-
-/** A manifest of the current snapshot, with its entries (sequence numbers inherited where the entry has none). */
-interface ReadManifest {
-  file: ManifestFile;
-  entries: ManifestEntry[];
-}
-
-export function keyOf(rootUri: string, path: string, at: string): string {
-  if (!path.startsWith(`${rootUri}/`)) throw new IcebergMetadataError(at, `${path} is not under ${rootUri} (was the table moved?)`);
-  return decodeURI(path.slice(rootUri.length + 1));
-}
-
-async function readAvro(store: ObjectStore, key: string): Promise<Buffer> {
-  const obj = await store.get(key);
-  if (!obj) throw new IcebergMetadataError(key, 'missing');
-  return obj.body;
-}
-
-/** The current snapshot's manifests and their entries. */
-export async function readSnapshotManifests(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<ReadManifest[]> {
-  const snapshot = currentSnapshot(meta);
-  return snapshot ? readManifests(store, rootUri, snapshot) : [];
-}
-
-/** A snapshot's manifests and their entries. */
-export async function readManifests(store: ObjectStore, rootUri: string, snapshot: Snapshot): Promise<ReadManifest[]> {
-  const listKey = keyOf(rootUri, snapshot['manifest-list'], 'manifest list');
-  const manifests = await decodeManifestList(await readAvro(store, listKey));
-  const out: ReadManifest[] = [];
-  for (const file of manifests) {
-    const entries = await decodeManifest(await readAvro(store, keyOf(rootUri, file.manifest_path, listKey)));
-    for (const e of entries) {
-      if (e.status === ENTRY_STATUS.added) {
-        e.sequence_number ??= file.sequence_number;
-        e.file_sequence_number ??= file.sequence_number;
-      }
-    }
-    out.push({ file, entries });
-  }
-  return out;
-}
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -250,23 +175,58 @@ export async function retryingConflicts<T>(table: string, logger: Logger, attemp
   }
 }
 
-/**
- * Creates `metadata/v<version>.metadata.json` only if absent (the commit point), then refreshes
- * the hint; its key, or null when another writer created that version first.
- */
-export async function writeVersion(store: ObjectStore, table: string, version: number, meta: TableMetadata): Promise<string | null> {
-  const key = metadataKey(table, version);
-  try {
-    await store.put(key, JSON.stringify(meta, null, 2), { contentType: 'application/json', ifNoneMatch: '*' });
-  } catch (err) {
-    if (err instanceof PreconditionFailedError) return null;
-    throw err;
-  }
-  await refreshHint(store, table, version);
-  return key;
+/** The table as an attempt found it: its current version (null: none yet), its metadata with the job's schema, and what it must list. */
+interface CommitBase {
+  current: { version: number; key: string } | null;
+  meta: TableMetadata;
+  evolved: SchemaEvolved | null;
+  schema: IcebergSchema;
+  spec: PartitionSpec;
+  manifests: ReadManifest[];
+  /** The current snapshot, the new one's parent. */
+  parent: Snapshot | undefined;
+  contents: TableContents;
 }
 
+/** What a commit changes: the files it adds and removes (by URI), their records, and the snapshot's operation. */
+interface TableChange {
+  added: LiveFile[];
+  removed: Set<string>;
+  removedRecords: number;
+  totalRecords: number;
+  operation: Snapshot['summary']['operation'];
+}
+
+/**
+ * One attempt, in steps: load the current version (its schema and spec checked against the job's),
+ * decide what changes (nothing: done), write the new snapshot's files, swap the pointer (create the
+ * next metadata version only if absent); 'conflict' when another writer created it first.
+ */
 async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | 'conflict'> {
+  const base = await loadCurrent(t);
+  const change = changeOf(t, base);
+  if (change === null) {
+    if (base.current) await refreshHint(t.store, t.table, base.current.version);
+    return null;
+  }
+  t.guard?.();
+  const snapshot = await writeSnapshotFiles(t, base, change);
+  t.guard?.();
+  const key = await swapPointer(t, base, snapshot);
+  if (key === null) return 'conflict';
+  return {
+    table: t.table,
+    snapshot_id: snapshot['snapshot-id'],
+    metadata_key: key,
+    operation: change.operation,
+    added_files: change.added.length,
+    deleted_files: change.removed.size,
+    ...(base.evolved ? { schema_evolved: base.evolved } : {}),
+  };
+}
+
+/** The table's current version with the job's schema (refused when they cannot agree), its manifests, and the contents asked for on top of it. */
+async function loadCurrent(t: TableCommitInput): Promise<CommitBase> {
   const { store, table, rootUri } = t;
   const jobSchema = tableSchema(t.columns);
   const spec = partitionSpec(jobSchema, t.partitioning);
@@ -277,83 +237,56 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   const schema = currentSchema(meta, current?.key ?? metadataKey(table, 1));
   const manifests = current ? await readSnapshotManifests(store, rootUri, meta) : [];
   const contents = await t.contents(current?.version ?? 0);
+  const parent = current ? currentSnapshot(meta) : undefined;
+  return { current, meta, evolved, schema, spec, manifests, parent, contents };
+}
 
-  const uri = (key: string) => keyUri(rootUri, key);
-  const wanted = new Map(contents.files.map((f) => [uri(f.key), f]));
+/** The files to add and remove for the table to list exactly the contents; null when it already does (and its digest agrees). */
+function changeOf(t: TableCommitInput, base: CommitBase): TableChange | null {
+  const { contents, manifests, parent } = base;
+  const wanted = new Map(contents.files.map((f) => [keyUri(t.rootUri, f.key), f]));
   const live = new Set(
     manifests.flatMap((m) => m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => e.data_file.file_path)),
   );
   const added = [...wanted].filter(([path]) => !live.has(path)).map(([, f]) => f);
   const removed = new Set([...live].filter((path) => !wanted.has(path)));
-  const parent = current ? currentSnapshot(meta) : undefined;
   const sameDigest = !contents.digest || parent?.summary[contents.digest.property] === contents.digest.value;
-  if (added.length === 0 && removed.size === 0 && sameDigest) {
-    if (current) await refreshHint(store, table, current.version);
-    return null;
-  }
+  if (added.length === 0 && removed.size === 0 && sameDigest) return null;
   const liveEntries = manifests.flatMap((m) => m.entries).filter((e) => e.status !== ENTRY_STATUS.deleted);
   const totalBefore = liveEntries.reduce((n, e) => n + e.data_file.record_count, 0);
   const totalRecords = contents.files.reduce((n, f) => n + f.rows, 0);
   const operation = operationOf(t, added, removed.size, totalBefore, totalRecords);
+  const removedEntries = liveEntries.filter((e) => removed.has(e.data_file.file_path));
+  const removedRecords = removedEntries.reduce((n, e) => n + e.data_file.record_count, 0);
+  return { added, removed, removedRecords, totalRecords, operation };
+}
 
+/** Writes the new snapshot's manifests, sidecars and manifest list (nothing current yet); the snapshot that lists them. */
+async function writeSnapshotFiles(t: TableCommitInput, base: CommitBase, change: TableChange): Promise<Snapshot> {
+  const { store, table } = t;
+  const { schema, spec, parent, contents } = base;
+  const { added, removed } = change;
+  const uri = (key: string) => keyUri(t.rootUri, key);
   const snapshotId = newSnapshotId();
-  const sequenceNumber = meta['last-sequence-number'] + 1;
+  const sequenceNumber = base.meta['last-sequence-number'] + 1;
   const commitId = randomUUID();
-  let newManifests: { entries: ManifestEntry[] }[] = [];
-  let carried: ReadManifest[] = [];
-  if (added.length > 0) {
-    newManifests.push({
-      entries: added.map((f) => ({
-        status: ENTRY_STATUS.added,
-        snapshot_id: snapshotId,
-        sequence_number: null,
-        file_sequence_number: null,
-        data_file: {
-          content: 0,
-          file_path: uri(f.key),
-          file_format: 'PARQUET',
-          partition: Object.fromEntries(spec.fields.map((p) => [p.name, f.partition[p.name] ?? null])),
-          record_count: f.rows,
-          file_size_in_bytes: f.bytes,
-        },
-      })),
-    });
-  }
-  for (const m of manifests) {
-    const liveEntries = m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted);
-    if (liveEntries.length === 0) continue;
-    if (!liveEntries.some((e) => removed.has(e.data_file.file_path))) {
-      carried.push(m);
-      continue;
-    }
-    newManifests.push({
-      entries: liveEntries.map((e) =>
-        removed.has(e.data_file.file_path)
-          ? { ...e, status: ENTRY_STATUS.deleted, snapshot_id: snapshotId }
-          : { ...e, status: ENTRY_STATUS.existing },
-      ),
-    });
-  }
-
-  if (newManifests.length + carried.length > (t.maxManifests ?? MAX_MANIFESTS)) {
-    // Every commit adds a manifest: past the bound the snapshot's entries are merged into as few
-    // manifests as they fill (live ones EXISTING, sequence numbers kept), as Iceberg's merge-append
-    // does, so that readers plan a table from a bounded number of files.
-    const entries = [
-      ...newManifests.flatMap((m) => m.entries),
-      ...carried.flatMap((m) =>
-        m.entries.filter((e) => e.status !== ENTRY_STATUS.deleted).map((e) => ({ ...e, status: ENTRY_STATUS.existing })),
-      ),
-    ];
-    newManifests = [];
-    for (let i = 0; i < entries.length; i += ENTRIES_PER_MERGED_MANIFEST)
-      newManifests.push({ entries: entries.slice(i, i + ENTRIES_PER_MERGED_MANIFEST) });
-    carried = [];
-  }
-
-  t.guard?.();
+  const addedEntries: ManifestEntry[] = added.map((f) => ({
+    status: ENTRY_STATUS.added,
+    snapshot_id: snapshotId,
+    sequence_number: null,
+    file_sequence_number: null,
+    data_file: {
+      content: 0,
+      file_path: uri(f.key),
+      file_format: 'PARQUET',
+      partition: Object.fromEntries(spec.fields.map((p) => [p.name, f.partition[p.name] ?? null])),
+      record_count: f.rows,
+      file_size_in_bytes: f.bytes,
+    },
+  }));
+  const { toWrite, carried } = nextManifests(base.manifests, addedEntries, removed, snapshotId, t.maxManifests ?? MAX_MANIFESTS);
   const written: ManifestFile[] = [];
-  for (const [i, m] of newManifests.entries()) {
+  for (const [i, m] of toWrite.entries()) {
     const body = await encodeManifest(m.entries, schema, spec);
     const key = `${table}/metadata/${commitId}-m${i}.avro`;
     await store.put(key, body, { contentType: 'application/avro' });
@@ -370,45 +303,33 @@ async function tryCommit(t: TableCommitInput): Promise<TableCommitted | null | '
   await store.put(listKey, await encodeManifestList(list, { id: snapshotId, parent: parent?.['snapshot-id'] ?? null, sequenceNumber }), {
     contentType: 'application/avro',
   });
-
-  const removedEntries = liveEntries.filter((e) => removed.has(e.data_file.file_path));
-  const snapshot: Snapshot = {
+  return {
     'snapshot-id': snapshotId,
     ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
     'sequence-number': sequenceNumber,
     'timestamp-ms': Date.now(),
     'manifest-list': uri(listKey),
     summary: {
-      operation,
+      operation: change.operation,
       'added-data-files': String(added.length),
       'added-records': String(added.reduce((n, f) => n + f.rows, 0)),
       'deleted-data-files': String(removed.size),
-      'deleted-records': String(removedEntries.reduce((n, e) => n + e.data_file.record_count, 0)),
+      'deleted-records': String(change.removedRecords),
       'total-data-files': String(contents.files.length),
-      'total-records': String(totalRecords),
+      'total-records': String(change.totalRecords),
       ...contents.summary,
       ...(contents.digest ? { [contents.digest.property]: contents.digest.value } : {}),
       ...sidecars,
     },
     'schema-id': schema['schema-id'],
   };
-  t.guard?.();
-  const key = await writeVersion(
-    store,
-    table,
-    (current?.version ?? 0) + 1,
-    withSnapshot(meta, snapshot, current ? uri(current.key) : null),
-  );
-  if (key === null) return 'conflict';
-  return {
-    table,
-    snapshot_id: snapshotId,
-    metadata_key: key,
-    operation,
-    added_files: added.length,
-    deleted_files: removed.size,
-    ...(evolved ? { schema_evolved: evolved } : {}),
-  };
+}
+
+/** The commit point: the next metadata version created only if absent; its key, or null when another writer created it first. */
+async function swapPointer(t: TableCommitInput, base: CommitBase, snapshot: Snapshot): Promise<string | null> {
+  const { current } = base;
+  const meta = withSnapshot(base.meta, snapshot, current ? keyUri(t.rootUri, current.key) : null);
+  return writeVersion(t.store, t.table, (current?.version ?? 0) + 1, meta);
 }
 
 /**
@@ -429,45 +350,4 @@ function operationOf(
   // What a compaction committed to the state and not to the table (a crash between the two).
   if (added.length > 0 && added.every((f) => f.compacted === true) && totalAfter === totalBefore) return 'replace';
   return removed === 0 ? 'append' : added.length === 0 ? 'delete' : 'overwrite';
-}
-
-function manifestFile(
-  path: string,
-  length: number,
-  entries: readonly ManifestEntry[],
-  snapshotId: number,
-  sequenceNumber: number,
-  schema: IcebergSchema,
-  spec: PartitionSpec,
-): ManifestFile {
-  const of = (status: number) => entries.filter((e) => e.status === status);
-  const rows = (list: ManifestEntry[]) => list.reduce((n, e) => n + e.data_file.record_count, 0);
-  const sequences = entries.map((e) => e.sequence_number ?? sequenceNumber);
-  return {
-    manifest_path: path,
-    manifest_length: length,
-    partition_spec_id: spec['spec-id'],
-    content: 0,
-    sequence_number: sequenceNumber,
-    min_sequence_number: sequences.reduce((a, b) => Math.min(a, b), sequenceNumber),
-    added_snapshot_id: snapshotId,
-    added_files_count: of(ENTRY_STATUS.added).length,
-    existing_files_count: of(ENTRY_STATUS.existing).length,
-    deleted_files_count: of(ENTRY_STATUS.deleted).length,
-    added_rows_count: rows(of(ENTRY_STATUS.added)),
-    existing_rows_count: rows(of(ENTRY_STATUS.existing)),
-    deleted_rows_count: rows(of(ENTRY_STATUS.deleted)),
-    partitions: partitionSummaries(entries, schema, spec),
-  };
-}
-
-/**
- * `metadata/version-hint.text`: the current version for readers that open a table by its folder
- * (DuckDB's iceberg_scan, icebird). Only a hint: commits go by the metadata files themselves.
- */
-export async function refreshHint(store: ObjectStore, table: string, version: number): Promise<void> {
-  const key = `${table}/metadata/version-hint.text`;
-  const hint = await store.get(key);
-  if (hint?.body.toString('utf8').trim() === String(version)) return;
-  await store.put(key, String(version), { contentType: 'text/plain' });
 }

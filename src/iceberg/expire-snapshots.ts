@@ -17,7 +17,9 @@
  * crash among the deletes leaves files no one reads (remove-orphan-files takes them).
  */
 import type { ObjectStore } from '../store/store.js';
-import { keyOf, metadataKey, readCurrentVersion, refreshHint, retryingConflicts, writeVersion } from './commit-table.js';
+import { retryingConflicts } from './commit-table.js';
+import { keyOf } from './snapshot-manifests.js';
+import { metadataKey, readCurrentVersion, refreshHint, writeVersion } from './table-versions.js';
 import { destinationUri, keyUri } from './destination-uri.js';
 import type { Snapshot, TableMetadata } from './table-metadata.js';
 import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';

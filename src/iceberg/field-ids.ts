@@ -24,7 +24,7 @@ import {
   type TableUse,
 } from '../state/table-columns.js';
 import type { ObjectStore } from '../store/store.js';
-import { readCurrentVersion } from './commit-table.js';
+import { readCurrentVersion } from './table-versions.js';
 import { promotes, schemaChange, schemaRefused } from './schema-evolution.js';
 import { currentSchema } from './table-metadata.js';
 import { icebergType } from '../sink/column-types.js';

@@ -14,7 +14,8 @@
  * concurrent writer has just uploaded and not yet committed.
  */
 import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
-import { keyOf, readCurrentVersion } from './commit-table.js';
+import { keyOf } from './snapshot-manifests.js';
+import { readCurrentVersion } from './table-versions.js';
 import { destinationUri } from './destination-uri.js';
 import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';
 import { SnapshotFilesReader, stateFileKeys } from './table-references.js';

@@ -9,7 +9,7 @@
 import type { ObjectStore } from '../store/store.js';
 import type { WindowState } from '../state/window-state.js';
 import { decodeManifest, decodeManifestList, ENTRY_STATUS } from './avro-files.js';
-import { keyOf } from './commit-table.js';
+import { keyOf } from './snapshot-manifests.js';
 import { IcebergMetadataError } from './errors.js';
 import type { Snapshot } from './table-metadata.js';
 

@@ -5,6 +5,11 @@ export class StoreError extends InsightExportError {
   override name = 'StoreError';
 }
 
+/** The local file a putFile was given is not there (a store of either kind). */
+export function uploadFileMissing(localPath: string, key: string, cause: unknown): StoreError {
+  return new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause });
+}
+
 /** A conditional write (ifNoneMatch '*' / ifMatch etag) found the object in another state. */
 export class PreconditionFailedError extends StoreError {
   override name = 'PreconditionFailedError';

@@ -1,17 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, type Stats } from 'node:fs';
-import { link, lstat, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { link, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pLimit from 'p-limit';
 import { silentLogger, type Logger } from '../log.js';
 import { makeDirs } from '../make-dirs.js';
-import { pidAlive, thisProcess } from '../process-identity.js';
-import { ContentChecksumError, DestinationUnusableError, StoreError, PreconditionFailedError } from './errors.js';
+import { checkConditions } from './conditional-write.js';
+import { isErrno, unlessAbsent } from './errno.js';
+import { ContentChecksumError, DestinationUnusableError, PreconditionFailedError, StoreError, uploadFileMissing } from './errors.js';
 import { compareKeys, LOCAL_INTERNAL_DIR, validateKey, validatePrefix } from './keys.js';
+import { EtagCache, md5 } from './local-etags.js';
+import { withKeyLock } from './local-lock.js';
+import { sweepAbandonedTemps } from './local-temp-files.js';
 import type { ListOptions, ObjectInfo, ObjectStore, PutOptions } from './store.js';
 
 export interface LocalStoreOptions {
@@ -34,10 +37,6 @@ export interface LocalStoreOptions {
  * Other codes (ENOSPC, EIO ...) may pass: they fail the run as transient.
  */
 const UNUSABLE_DIR_CODES = new Set(['ENOTDIR', 'EEXIST', 'EACCES', 'EPERM', 'EROFS', 'ENOENT']);
-
-/** Temp files (`<pid>-<hex>.tmp`) and lock drafts (`locks/<sha1>.lock.<pid>-<hex>`) of LocalStore. */
-const TEMP_FILE = /\.tmp$/;
-const LOCK_DRAFT = /^[0-9a-f]{40}\.lock\.\d+-[0-9a-f]+$/;
 
 /**
  * A local directory as an object store. Keys map to files below `rootDir`.
@@ -69,8 +68,8 @@ export class LocalStore implements ObjectStore {
   private readonly log: Logger;
   /** The sweep of abandoned temp files, started by the first newTempPath of this instance. */
   private sweep: Promise<void> | undefined;
-  /** MD5s of files this process wrote or read, valid while the file's stat is unchanged. */
-  private readonly etagCache = new Map<string, { sig: string; etag: string }>();
+  /** ETags of files this process wrote or read (src/store/local-etags.ts). */
+  private readonly etags = new EtagCache();
 
   constructor(rootDir: string, opts: LocalStoreOptions = {}) {
     this.rootDir = path.resolve(rootDir);
@@ -101,7 +100,7 @@ export class LocalStore implements ObjectStore {
     } catch (err) {
       await rm(tmp, { force: true });
       if (isErrno(err, 'ENOENT') && !(await exists(localPath))) {
-        throw new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause: err });
+        throw uploadFileMissing(localPath, key, err);
       }
       throw this.ioError('write', key, err);
     }
@@ -159,7 +158,7 @@ export class LocalStore implements ObjectStore {
     const file = this.fileOf(key);
     const st = await unlessAbsent(stat(file), (err) => this.ioError('stat', key, err));
     if (!st?.isFile()) return null;
-    const etag = await this.etagOf(file, st);
+    const etag = await this.etags.etagOf(file, st);
     if (etag === null) return null;
     return { key, size: st.size, etag, lastModified: st.mtime };
   }
@@ -193,7 +192,7 @@ export class LocalStore implements ObjectStore {
         if (isErrno(err, 'EISDIR') || isErrno(err, 'EPERM')) return; // a "folder", not an object
         throw this.ioError('delete', key, err);
       }
-      this.etagCache.delete(this.fileOf(key));
+      this.etags.delete(this.fileOf(key));
     });
     await this.pruneEmptyDirs(path.dirname(this.fileOf(key)));
   }
@@ -205,7 +204,7 @@ export class LocalStore implements ObjectStore {
   }
 
   async close(): Promise<void> {
-    this.etagCache.clear();
+    this.etags.clear();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -238,40 +237,8 @@ export class LocalStore implements ObjectStore {
 
   private async newTempPath(): Promise<string> {
     await this.makeOwnDir(this.tmpDir);
-    await (this.sweep ??= this.sweepAbandonedTemps().catch(() => undefined));
+    await (this.sweep ??= sweepAbandonedTemps(this.tmpDir, this.abandonedTempMs, this.log).catch(() => undefined));
     return path.join(this.tmpDir, `${process.pid}-${randomBytes(8).toString('hex')}.tmp`);
-  }
-
-  /**
-   * Removes temp files and lock drafts older than abandonedTempMs. Never throws: a file that is
-   * gone meanwhile (another process swept it) or cannot be removed is left to a later run.
-   */
-  private async sweepAbandonedTemps(): Promise<void> {
-    const lockDir = path.join(this.tmpDir, 'locks');
-    const candidates = [
-      ...(await namesIn(this.tmpDir)).filter((n) => TEMP_FILE.test(n)).map((n) => path.join(this.tmpDir, n)),
-      ...(await namesIn(lockDir)).filter((n) => LOCK_DRAFT.test(n)).map((n) => path.join(lockDir, n)),
-    ];
-    const cutoff = Date.now() - this.abandonedTempMs;
-    const limit = pLimit(8);
-    const removed = await Promise.all(
-      candidates.map((file) =>
-        limit(async () => {
-          try {
-            const st = await lstat(file);
-            if (!st.isFile() || st.mtimeMs >= cutoff) return false;
-            await unlink(file);
-            return true;
-          } catch (err) {
-            if (!isErrno(err, 'ENOENT'))
-              this.log.debug({ file, code: (err as NodeJS.ErrnoException)?.code }, 'abandoned temp file not removed');
-            return false;
-          }
-        }),
-      ),
-    );
-    const count = removed.filter(Boolean).length;
-    if (count > 0) this.log.warn({ folder: this.tmpDir, files: count }, 'removed temp files of killed writers');
   }
 
   /** Moves a finished temp file to its key, honouring the write conditions. */
@@ -279,12 +246,7 @@ export class LocalStore implements ObjectStore {
     const file = this.fileOf(key);
     try {
       await this.withLock(key, async () => {
-        if (opts.ifMatch !== undefined) {
-          const current = await this.currentEtag(file);
-          if (current === null || current !== normaliseEtag(opts.ifMatch)) {
-            throw new PreconditionFailedError(this.location, key, opts);
-          }
-        }
+        if (opts.ifMatch !== undefined) checkConditions(this.location, key, await this.etags.currentEtag(file), opts);
         await this.withParentDir(key, async () => {
           if (opts.ifNoneMatch === '*') {
             try {
@@ -300,7 +262,7 @@ export class LocalStore implements ObjectStore {
         });
         await fsyncDir(path.dirname(file));
         const st = await stat(file);
-        this.etagCache.set(file, { sig: statSignature(st), etag });
+        this.etags.set(file, st, etag);
       });
     } catch (err) {
       await rm(tmp, { force: true });
@@ -339,76 +301,11 @@ export class LocalStore implements ObjectStore {
     }
   }
 
-  private async currentEtag(file: string): Promise<string | null> {
-    const st = await unlessAbsent(stat(file), (err) => err as Error);
-    if (!st?.isFile()) return null;
-    return this.etagOf(file, st);
-  }
-
-  /** MD5 of the file, from the cache when the file's stat has not changed since it was hashed. */
-  private async etagOf(file: string, st: Stats): Promise<string | null> {
-    const sig = statSignature(st);
-    const cached = this.etagCache.get(file);
-    if (cached && cached.sig === sig) return cached.etag;
-    const hash = createHash('md5');
-    try {
-      await pipeline(createReadStream(file), async function (source: AsyncIterable<Buffer>) {
-        for await (const chunk of source) hash.update(chunk);
-      });
-    } catch (err) {
-      if (isErrno(err, 'ENOENT')) return null;
-      throw err;
-    }
-    const etag = hash.digest('hex');
-    // Only cache when the file did not change while it was read.
-    const after = await stat(file).catch(() => null);
-    if (after && statSignature(after) === sig) this.etagCache.set(file, { sig, etag });
-    return etag;
-  }
-
-  /**
-   * Exclusive section for one key, across processes: a lock file created with O_EXCL. A lock older
-   * than staleLockMs is broken (its holder died: the sections it guards last milliseconds), and so
-   * is one whose holder is a process of this machine that no longer exists (a killed run), at once.
-   */
+  /** Exclusive section for one key, across processes (src/store/local-lock.ts). */
   private async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const lockDir = path.join(this.tmpDir, 'locks');
     await this.makeOwnDir(lockDir);
-    const lockFile = path.join(lockDir, `${createHash('sha1').update(key).digest('hex')}.lock`);
-    const deadline = Date.now() + this.lockTimeoutMs;
-    let wait = 1;
-    for (;;) {
-      // Written aside then linked: a lock file never exists without its holder's pid (a process
-      // killed between creating and writing it would leave an anonymous lock).
-      const draft = `${lockFile}.${process.pid}-${randomBytes(4).toString('hex')}`;
-      try {
-        await writeFile(draft, `${process.pid}\n${LOCK_OWNER}\n`, { flag: 'wx' });
-        await link(draft, lockFile);
-        break;
-      } catch (err) {
-        if (!isErrno(err, 'EEXIST')) throw err;
-      } finally {
-        await unlink(draft).catch(() => undefined);
-      }
-      const st = await stat(lockFile).catch(() => null);
-      if (st && (Date.now() - st.mtimeMs > this.staleLockMs || (await lockHolderIsGone(lockFile)))) {
-        await unlink(lockFile).catch(() => undefined);
-        continue;
-      }
-      if (Date.now() > deadline) {
-        throw new StoreError(`Timed out waiting for the lock on ${key}`, {
-          details: `${lockFile} held for more than ${this.lockTimeoutMs} ms`,
-          hint: 'Another process writes the same key; if none runs, delete the lock file.',
-        });
-      }
-      await sleep(wait);
-      wait = Math.min(wait * 2, 50);
-    }
-    try {
-      return await fn();
-    } finally {
-      await unlink(lockFile).catch(() => undefined);
-    }
+    return withKeyLock(lockDir, key, { timeoutMs: this.lockTimeoutMs, staleMs: this.staleLockMs }, fn);
   }
 
   /** Every file under `dirKey`, skipping folders whose keys cannot start with `prefix` (default: none skipped). */
@@ -452,43 +349,6 @@ export class LocalStore implements ObjectStore {
   }
 }
 
-/**
- * Host, boot and pid namespace of this process: a lock's pid is only checked by a process of the
- * same. null where they cannot be read (not Linux): locks of crashed processes are then broken when stale only.
- */
-const LOCK_OWNER = ((me) => (me.bootId === null ? null : `${me.host} ${me.bootId}`))(thisProcess());
-
-/** True when the lock file names a process of this machine (same boot and pid namespace) that has exited. */
-async function lockHolderIsGone(lockFile: string): Promise<boolean> {
-  if (LOCK_OWNER === null) return false;
-  const text = await readFile(lockFile, 'utf8').catch(() => '');
-  const [pidLine, owner] = text.split('\n');
-  const pid = Number(pidLine);
-  return owner === LOCK_OWNER && Number.isSafeInteger(pid) && pid > 0 && !pidAlive(pid);
-}
-
-function md5(data: Buffer): string {
-  return createHash('md5').update(data).digest('hex');
-}
-
-/** ETags are compared without quotes ("abc" and abc are the same tag). */
-export function normaliseEtag(etag: string): string {
-  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
-}
-
-function statSignature(st: Stats): string {
-  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-}
-
-function isErrno(err: unknown, code: string): boolean {
-  return (err as NodeJS.ErrnoException | undefined)?.code === code;
-}
-
-/** Entry names of a folder; none when it cannot be read. */
-async function namesIn(dir: string): Promise<string[]> {
-  return readdir(dir).catch(() => []);
-}
-
 async function exists(p: string): Promise<boolean> {
   return stat(p).then(
     () => true,
@@ -524,15 +384,5 @@ async function fileOnThePath(dir: string): Promise<string | null> {
     const st = await stat(p).catch(() => null);
     if (st) return st.isDirectory() ? null : p;
     if (path.dirname(p) === p) return null;
-  }
-}
-
-/** What `op` gives, or null when the path it reads is absent (ENOENT, ENOTDIR, and the codes in `also`); else throws `fail(err)`. */
-async function unlessAbsent<T>(op: Promise<T>, fail: (err: unknown) => Error, also: readonly string[] = []): Promise<T | null> {
-  try {
-    return await op;
-  } catch (err) {
-    if (['ENOENT', 'ENOTDIR', ...also].some((code) => isErrno(err, code))) return null;
-    throw fail(err);
   }
 }

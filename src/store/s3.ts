@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
@@ -10,23 +10,18 @@ import {
   HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
-  S3Client,
   type PutObjectCommandInput,
+  type S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { silentLogger, type Logger } from '../log.js';
-import { InsightExportError } from '../errors.js';
-import {
-  BucketNotFoundError,
-  ContentChecksumError,
-  ConditionalWritesUnsupportedError,
-  PreconditionFailedError,
-  StoreAccessError,
-  StoreError,
-  StoreUnavailableError,
-} from './errors.js';
+import { checkConditions, isConditional, normaliseEtag as unquote } from './conditional-write.js';
+import { BucketNotFoundError, ContentChecksumError, StoreAccessError, StoreError, uploadFileMissing } from './errors.js';
 import { joinKey, normalisePrefix, validateKey, validatePrefix } from './keys.js';
+import { createS3Client, endpointOrigin } from './s3-client.js';
+import { httpStatus, isNoSuchKey, isPreconditionFailed, s3StoreError } from './s3-errors.js';
+import { retrying, type RetryBudget } from './s3-retry-budget.js';
 import type { ObjectInfo, ObjectStore, PutOptions } from './store.js';
 import { hexToBase64, readVerified } from './verified-read.js';
 
@@ -80,9 +75,6 @@ const WRITE_ID_META = 'insight-export-write-id';
 const MAX_SINGLE_PUT = 5 * 1024 * MiB;
 const DEFAULT_RETRY_BUDGET_MS = 30_000;
 const DEFAULT_STILL_WAITING_MS = 10_000;
-/** Backoff between tries of an operation: doubling from the first wait up to the longest, with jitter. */
-const BACKOFF_FIRST_MS = 200;
-const BACKOFF_MAX_MS = 5_000;
 
 /**
  * An S3 bucket (+ prefix) as an object store, with @aws-sdk/client-s3 v3.
@@ -106,10 +98,8 @@ export class S3Store implements ObjectStore {
   private readonly listPageSize: number;
   private readonly conditionalBufferMaxBytes: number;
   private readonly singlePutMaxBytes: number;
-  private readonly retryBudgetMs: number;
-  private readonly stillWaitingMs: number;
-  /** The endpoint's origin (no credentials, path or query), or "aws" for AWS's own. */
-  private readonly endpointOrigin: string;
+  /** How long an operation is tried again while the endpoint is unavailable (see retrying). */
+  private readonly budget: RetryBudget;
   private bucketChecked = false;
 
   constructor(opts: S3StoreOptions) {
@@ -122,33 +112,14 @@ export class S3Store implements ObjectStore {
     this.listPageSize = opts.listPageSize ?? 1000;
     this.conditionalBufferMaxBytes = opts.conditionalBufferMaxBytes ?? 64 * MiB;
     this.singlePutMaxBytes = Math.min(opts.singlePutMaxBytes ?? MAX_SINGLE_PUT, MAX_SINGLE_PUT);
-    this.retryBudgetMs = opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS;
-    this.stillWaitingMs = opts.stillWaitingMs ?? DEFAULT_STILL_WAITING_MS;
-    this.endpointOrigin = endpointOrigin(opts.endpoint);
-    const custom = opts.endpoint !== undefined && opts.endpoint !== '';
-    const config: S3ClientConfig = {
-      region: opts.region ?? (custom ? 'us-east-1' : undefined),
-      maxAttempts: opts.maxAttempts ?? 3,
-      requestHandler: {
-        connectionTimeout: opts.connectionTimeoutMs ?? 5_000,
-        socketTimeout: opts.socketTimeoutMs ?? 60_000,
-      },
+    this.budget = {
+      retryBudgetMs: opts.retryBudgetMs ?? DEFAULT_RETRY_BUDGET_MS,
+      stillWaitingMs: opts.stillWaitingMs ?? DEFAULT_STILL_WAITING_MS,
+      endpointOrigin: endpointOrigin(opts.endpoint),
+      log: this.log,
+      stats: this.stats,
     };
-    if (opts.credentials) config.credentials = opts.credentials;
-    config.logger = sdkLogger(this.log);
-    if (custom) {
-      config.endpoint = opts.endpoint;
-      config.forcePathStyle = opts.forcePathStyle ?? true;
-      // Otherwise streamed PUTs go aws-chunked with trailing checksums, which radosgw answers with 411.
-      config.requestChecksumCalculation = 'WHEN_REQUIRED';
-      config.responseChecksumValidation = 'WHEN_REQUIRED';
-    } else {
-      if (opts.forcePathStyle !== undefined) config.forcePathStyle = opts.forcePathStyle;
-      config.followRegionRedirects = true;
-    }
-    this.client = new S3Client(config);
-    addContentMd5ToDeleteObjects(this.client);
-    countSdkRetries(this.client, this.stats);
+    this.client = createS3Client(opts, this.log, this.stats);
   }
 
   async putFile(key: string, localPath: string, opts: PutOptions = {}): Promise<{ etag: string }> {
@@ -157,9 +128,9 @@ export class S3Store implements ObjectStore {
     try {
       size = (await stat(localPath)).size;
     } catch (err) {
-      throw new StoreError(`Local file to upload is missing: ${localPath}`, { details: `key ${key}`, cause: err });
+      throw uploadFileMissing(localPath, key, err);
     }
-    const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
+    const conditional = isConditional(opts);
     // A file of one part goes in one PUT that carries its digests (Content-MD5, which every S3
     // checks, and x-amz-checksum-sha256, which AWS checks): the store refuses other bytes.
     if ((conditional || opts.digests) && size <= (conditional ? this.conditionalBufferMaxBytes : this.partSize)) {
@@ -376,7 +347,7 @@ export class S3Store implements ObjectStore {
     body: Buffer | (() => Readable),
     opts: PutOptions & { contentLength?: number },
   ): Promise<{ etag: string }> {
-    const conditional = opts.ifNoneMatch !== undefined || opts.ifMatch !== undefined;
+    const conditional = isConditional(opts);
     const writeId = conditional ? randomUUID() : undefined;
     let sent = 0;
     return this.retrying('put', key, async () => {
@@ -410,62 +381,18 @@ export class S3Store implements ObjectStore {
     });
   }
 
-  /**
-   * Runs one try of an operation again while the store is unavailable (StoreUnavailableError:
-   * connection refused or reset, timeouts, 5xx after the SDK's own attempts), waiting longer each
-   * time, until the retry budget is spent; any other error ends it at once.
-   */
+  /** One try of an operation, again while the store is unavailable, within the retry budget (src/store/s3-retry-budget.ts). */
   private async retrying<T>(op: string, key: string, once: () => Promise<T>): Promise<T> {
-    const started = Date.now();
-    const waiting = setInterval(() => {
-      const waitedS = Math.round((Date.now() - started) / 100) / 10;
-      this.log.warn(
-        { op, key, endpoint: this.endpointOrigin, waited_s: waitedS, retry_budget_s: this.retryBudgetMs / 1000 },
-        'S3 operation still waiting for the endpoint',
-      );
-    }, this.stillWaitingMs);
-    waiting.unref();
-    try {
-      return await this.tryWithinBudget(op, key, once, started);
-    } finally {
-      clearInterval(waiting);
-    }
-  }
-
-  private async tryWithinBudget<T>(op: string, key: string, once: () => Promise<T>, started: number): Promise<T> {
-    for (let tries = 1; ; tries++) {
-      try {
-        return await once();
-      } catch (err) {
-        if (!(err instanceof StoreUnavailableError)) throw err;
-        const elapsed = Date.now() - started;
-        const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** (tries - 1)) * (0.5 + Math.random() / 2);
-        if (elapsed + wait > this.retryBudgetMs) {
-          if (tries === 1) throw err;
-          throw new StoreUnavailableError(err.shortMessage, {
-            details: `${err.details ?? ''}; tried ${tries} times over ${Math.round(elapsed / 100) / 10} s (s3.retry_budget ${this.retryBudgetMs / 1000} s)`,
-            hint: err.hint,
-            cause: err.cause,
-          });
-        }
-        if (tries === 1) this.log.warn({ op, key, err: err.shortMessage }, 'S3 unavailable; retrying');
-        this.stats.retries++;
-        await new Promise((resolve) => setTimeout(resolve, wait));
-      }
-    }
+    return retrying(this.budget, op, key, once);
   }
 
   private checksumError(key: string, details: string, cause?: unknown): ContentChecksumError {
     return new ContentChecksumError(this.location, key, { metaMessages: [details], cause });
   }
-
   /** Best-effort check before a conditional multipart upload (see the class comment). */
   private async precheck(key: string, opts: PutOptions): Promise<void> {
     const current = await this.head(key);
-    if (opts.ifNoneMatch === '*' && current) throw new PreconditionFailedError(this.location, key, opts);
-    if (opts.ifMatch !== undefined && (!current || current.etag !== unquote(opts.ifMatch))) {
-      throw new PreconditionFailedError(this.location, key, opts);
-    }
+    checkConditions(this.location, key, current?.etag ?? null, opts);
   }
 
   private async checkBucket(): Promise<void> {
@@ -484,214 +411,8 @@ export class S3Store implements ObjectStore {
       throw this.mapError(err, 'head', '');
     }
   }
-
-  /** SDK/network error -> typed store error naming the bucket and key, never the credentials. */
+  /** SDK/network error -> typed store error naming the bucket and key, never the credentials (src/store/s3-errors.ts). */
   private mapError(err: unknown, op: string, key: string, cond: PutOptions = {}): Error {
-    if (err instanceof InsightExportError) return err;
-    const e = err as {
-      name?: string;
-      code?: string;
-      message?: string;
-      $metadata?: { httpStatusCode?: number; attempts?: number; requestId?: string };
-    };
-    const status = e.$metadata?.httpStatusCode;
-    const name = e.name ?? 'Error';
-    const where = key === '' ? this.location : `${this.location} key ${key}`;
-    const attempts = e.$metadata?.attempts;
-    const facts = [
-      `${op} ${where}`,
-      `${name}${status ? ` (HTTP ${status})` : ''}${attempts && attempts > 1 ? ` after ${attempts} attempts` : ''}`,
-    ];
-    const details = facts.join(': ');
-
-    if (isPreconditionFailed(err)) return new PreconditionFailedError(this.location, key, cond, { cause: err });
-    if (DIGEST_ERRORS.has(name)) return this.checksumError(key, details, err);
-    if (status === 501 && (cond.ifNoneMatch !== undefined || cond.ifMatch !== undefined)) {
-      return new ConditionalWritesUnsupportedError(this.location, {
-        details: `${details}${e.message ? ` - ${e.message}` : ''}`,
-        cause: err,
-      });
-    }
-    if (name === 'NoSuchBucket') return new BucketNotFoundError(this.bucket, { details, cause: err });
-    if (name === 'CredentialsProviderError' || /credential/i.test(name)) {
-      return new StoreAccessError(`No S3 credentials found for ${this.location}`, {
-        details,
-        hint: 'Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE, or run where an IAM role is attached).',
-        cause: err,
-      });
-    }
-    if (status === 403 || ACCESS_ERRORS.has(name)) {
-      const hint =
-        name === 'InvalidAccessKeyId'
-          ? 'The access key id is unknown to this S3 endpoint: check AWS_ACCESS_KEY_ID (and the endpoint).'
-          : name === 'SignatureDoesNotMatch'
-            ? 'The secret key does not match the access key id: check AWS_SECRET_ACCESS_KEY.'
-            : name === 'ExpiredToken' || name === 'TokenRefreshRequired'
-              ? 'The session token expired: refresh the credentials.'
-              : 'Check the credentials and that they may read and write this bucket and prefix.';
-      return new StoreAccessError(`Access to ${where} denied (${name})`, { details, hint, cause: err });
-    }
-    if (isUnavailable(err)) {
-      return new StoreUnavailableError(`S3 endpoint unavailable while trying to ${op} ${where}`, {
-        details: `${details}${e.message ? ` - ${e.message}` : ''}`,
-        hint: 'Check that the endpoint (S3_ENDPOINT / AWS_ENDPOINT_URL_S3) is reachable; the run can be repeated, completed windows are kept.',
-        cause: err,
-      });
-    }
-    if (/region is missing/i.test(e.message ?? '')) {
-      return new StoreError(`No AWS region set for ${this.location}`, {
-        details,
-        hint: 'Set AWS_REGION (or s3.region in the config).',
-        cause: err,
-      });
-    }
-    if (name === 'PermanentRedirect' || name === 'AuthorizationHeaderMalformed' || name === 'IllegalLocationConstraintException') {
-      return new StoreError(`Wrong region for ${this.location} (${name})`, {
-        details,
-        hint: "Set AWS_REGION to the bucket's region.",
-        cause: err,
-      });
-    }
-    return new StoreError(`S3 ${op} failed for ${where}: ${name}`, {
-      details: `${details}${e.message ? ` - ${e.message}` : ''}`,
-      cause: err,
-    });
+    return s3StoreError(err, this, op, key, cond);
   }
-}
-
-const ACCESS_ERRORS = new Set([
-  'AccessDenied',
-  'InvalidAccessKeyId',
-  'SignatureDoesNotMatch',
-  'ExpiredToken',
-  'InvalidToken',
-  'TokenRefreshRequired',
-  'AllAccessDisabled',
-  'AccountProblem',
-  'InvalidClientTokenId',
-]);
-
-/** The store's answers to a body that is not what its digests (Content-MD5, x-amz-checksum-*, the signed payload hash) say. */
-const DIGEST_ERRORS = new Set(['BadDigest', 'XAmzContentSHA256Mismatch', 'InvalidChecksum']);
-
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'ECONNABORTED',
-  'ERR_SOCKET_CONNECTION_TIMEOUT',
-  'UND_ERR_SOCKET',
-]);
-
-function httpStatus(err: unknown): number | undefined {
-  return (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-}
-
-function isNoSuchKey(err: unknown): boolean {
-  const name = (err as { name?: string })?.name;
-  return name === 'NoSuchKey' || (httpStatus(err) === 404 && name !== 'NoSuchBucket');
-}
-
-function isPreconditionFailed(err: unknown): boolean {
-  const name = (err as { name?: string })?.name;
-  const status = httpStatus(err);
-  // 409 ConditionalRequestConflict: AWS saw a concurrent conditional write to the same key.
-  return name === 'PreconditionFailed' || status === 412 || name === 'ConditionalRequestConflict';
-}
-
-function isUnavailable(err: unknown): boolean {
-  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
-  const status = e.$metadata?.httpStatusCode;
-  // 501 Not Implemented: the endpoint lacks the operation (or a header it was sent), which no retry changes.
-  if (status !== undefined && status >= 500 && status !== 501) return true;
-  if (e.code && NETWORK_CODES.has(e.code)) return true;
-  return e.name === 'TimeoutError' || e.name === 'RequestTimeout' || e.name === 'SlowDown' || e.name === 'ServiceUnavailable';
-}
-
-/**
- * The SDK prints its warnings with console.warn unless given a logger. Only warnings and errors
- * are passed on (its info lines carry whole command inputs); the warning that accompanies every
- * failed streamed PUT (a 412 included) adds nothing to the error thrown and goes to debug.
- */
-function sdkLogger(log: Logger): NonNullable<S3ClientConfig['logger']> {
-  const noop = () => undefined;
-  // The SDK logs a failed command with its input: never its Body (a state object or a whole buffered
-  // data file, rendered as a JSON array of bytes).
-  const omitBody = (key: string, value: unknown) => (key === 'Body' ? '[body omitted]' : value);
-  const text = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : JSON.stringify(a, omitBody))).join(' ');
-  return {
-    trace: noop,
-    debug: noop,
-    info: noop,
-    warn: (...args: unknown[]) => {
-      const msg = text(args);
-      if (msg.includes('non-retryable streaming request')) log.debug({ sdk: msg }, 'aws-sdk');
-      else log.warn({ sdk: msg }, 'aws-sdk warning');
-    },
-    error: (...args: unknown[]) => {
-      // 404 (absent key) and 412 (a conditional write lost) are answers the store turns into
-      // results (null, PreconditionFailedError), not errors of the run.
-      const status = (args[0] as { metadata?: { httpStatusCode?: number } } | undefined)?.metadata?.httpStatusCode;
-      if (status === 404 || status === 412) log.debug({ sdk: text(args) }, 'aws-sdk');
-      else log.error({ sdk: text(args) }, 'aws-sdk error');
-    },
-  };
-}
-
-/** The origin of an endpoint URL (credentials, path and query left out); "aws" when none is given. */
-function endpointOrigin(endpoint: string | undefined): string {
-  if (!endpoint) return 'aws';
-  try {
-    return new URL(endpoint).origin;
-  } catch {
-    return '(unparsable endpoint)';
-  }
-}
-
-function unquote(etag: string): string {
-  return etag.replace(/^W\//, '').replace(/^"|"$/g, '');
-}
-
-/** Adds the SDK's own retries of each command (its attempts beyond the first, answered or failed) to `stats`. */
-function countSdkRetries(client: S3Client, stats: { retries: number }): void {
-  const retriesOf = (x: unknown) => Math.max(((x as { $metadata?: { attempts?: number } } | undefined)?.$metadata?.attempts ?? 1) - 1, 0);
-  client.middlewareStack.add(
-    (next) => async (args) => {
-      try {
-        const out = await next(args);
-        stats.retries += retriesOf(out.output);
-        return out;
-      } catch (err) {
-        stats.retries += retriesOf(err);
-        throw err;
-      }
-    },
-    { step: 'initialize', name: 'insightExportCountRetries' },
-  );
-}
-
-/**
- * DeleteObjects needs an integrity header. SDK v3 sends a CRC32 checksum; older radosgw and other
- * S3-compatible servers want Content-MD5, so it is added too.
- */
-function addContentMd5ToDeleteObjects(client: S3Client): void {
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      const req = args.request as { headers?: Record<string, string>; body?: unknown } | undefined;
-      if (
-        context.commandName === 'DeleteObjectsCommand' &&
-        req?.headers &&
-        (typeof req.body === 'string' || req.body instanceof Uint8Array)
-      ) {
-        req.headers['content-md5'] = createHash('md5').update(req.body).digest('base64');
-      }
-      return next(args);
-    },
-    { step: 'build', name: 'insightExportDeleteObjectsContentMd5' },
-  );
 }
