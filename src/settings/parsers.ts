@@ -4,7 +4,9 @@
  */
 import path from 'node:path';
 import { foreignPathProblem } from '../store/local-path.js';
-import { parseDurationMs, type Parsed } from './values.js';
+import { z } from 'zod';
+import { checked } from './setting.js';
+import { DURATION_ERROR, DURATION_PATTERN, parseDurationMs, type Parsed } from './values.js';
 
 export function intIn(min: number, max: number) {
   return (v: unknown): Parsed<number> => {
@@ -66,4 +68,15 @@ export function milliseconds(ms: number): string {
 
 export function flagBoolean(v: unknown): Parsed<boolean> {
   return typeof v === 'boolean' ? { ok: true, value: v } : { ok: false, problem: 'is not true or false' };
+}
+
+/** What the duration settings share: written "30s" in files (checked as a duration), held in milliseconds, shown as such. */
+export function durationSetting(parse: (v: unknown) => Parsed<number>, defaultMs: number, defaultText: string) {
+  return {
+    parse,
+    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), parse),
+    default: () => defaultMs,
+    defaultText,
+    show: milliseconds,
+  };
 }

@@ -2,14 +2,13 @@
 import { z } from 'zod';
 import {
   intIn,
-  milliseconds,
+  durationSetting,
   positiveDurationMs,
   requestsPerSecond,
   requestsPerSecondInRange,
   REQUESTS_PER_SECOND_RANGE,
 } from './parsers.js';
-import { ALL, checked, SOURCE_AND_JOB, type Setting } from './setting.js';
-import { DURATION_ERROR, DURATION_PATTERN } from './values.js';
+import { ALL, SOURCE_AND_JOB, type Setting } from './setting.js';
 
 export const REQUEST_SETTINGS = {
   'concurrency.requests_in_flight': {
@@ -73,11 +72,7 @@ export const REQUEST_SETTINGS = {
     fileKey: 'retries.timeout',
     flag: { name: 'timeout', type: 'string', for: SOURCE_AND_JOB },
     env: ['INSIGHT_EXPORT_TIMEOUT'],
-    parse: positiveDurationMs,
-    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), positiveDurationMs),
-    default: () => 30_000,
-    defaultText: '30s',
-    show: milliseconds,
+    ...durationSetting(positiveDurationMs, 30_000, '30s'),
     doc: 'Time limit of one request, e.g. "30s" (default), "2m".',
     places: ALL,
   },

@@ -2,9 +2,9 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { directory, flagBoolean, milliseconds, oneOf, rangePoint } from './parsers.js';
+import { directory, flagBoolean, durationSetting, oneOf, rangePoint } from './parsers.js';
 import { checked, SOURCE_AND_JOB, type Setting } from './setting.js';
-import { DURATION_ERROR, DURATION_PATTERN, parseDurationMs } from './values.js';
+import { parseDurationMs } from './values.js';
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,11 +28,7 @@ export const RUN_SETTINGS = {
     fileKey: 'stop_grace',
     flag: { name: 'stop-grace', type: 'string', for: ['run'] },
     env: ['INSIGHT_EXPORT_STOP_GRACE'],
-    parse: parseDurationMs,
-    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), parseDurationMs),
-    default: () => 25_000,
-    defaultText: '25s',
-    show: milliseconds,
+    ...durationSetting(parseDurationMs, 25_000, '25s'),
     doc: 'After SIGINT/SIGTERM a run sends no new request and commits, for this long, what it has wholly received (batches whose pages are all in, the received part of the others); then it abandons the rest and exits 130. Default 25s, within Kubernetes\' default terminationGracePeriodSeconds (30); "0s" abandons everything in flight at once. A second signal stops at once.',
     places: ['config', 'env', 'flag'],
   },

@@ -3,9 +3,9 @@
  * (its URLs, how long its answers may still change) and its credentials.
  */
 import { z } from 'zod';
-import { anyString, directory, milliseconds } from './parsers.js';
+import { anyString, directory, durationSetting } from './parsers.js';
 import { ALL, checked, SOURCE_AND_JOB, type Setting } from './setting.js';
-import { DURATION_ERROR, DURATION_PATTERN, parseBaseUrl, parseDurationMs } from './values.js';
+import { parseBaseUrl, parseDurationMs } from './values.js';
 
 export const SOURCE_SETTINGS = {
   config_file: {
@@ -39,11 +39,7 @@ export const SOURCE_SETTINGS = {
     fileKey: 'source.settle_horizon',
     flag: { name: 'settle-horizon', type: 'string', for: ['job'] },
     env: ['INSIGHT_EXPORT_SETTLE_HORIZON'],
-    parse: parseDurationMs,
-    file: () => checked(z.string().regex(new RegExp(DURATION_PATTERN), { error: DURATION_ERROR }), parseDurationMs),
-    default: () => 86_400_000,
-    defaultText: '1d',
-    show: milliseconds,
+    ...durationSetting(parseDurationMs, 86_400_000, '1d'),
     doc: "How long after a block's time the service may still answer differently for it (a lagging replica, a back-fill): a window committed by a run is recounted (one count per window batch and target for up to 55 chains) by the next run, and by later runs until its block time is older than this; a window whose count differs is exported again. Default 1d; 0s: recounted once.",
     places: ALL,
   },
