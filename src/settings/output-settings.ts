@@ -1,7 +1,7 @@
 /** Settings of the output files: format, compression, writer, destination, layout, file sizes and batching of windows. */
 import { z } from 'zod';
 import { parsePartitioning } from './partitioning.js';
-import { intIn, oneOf } from './parsers.js';
+import { choiceSetting, intIn } from './parsers.js';
 import { ALL, checked, type Setting } from './setting.js';
 import { BYTE_SIZE_ERROR, BYTE_SIZE_PATTERN, parseByteSize, parseDestination, type Destination } from './values.js';
 import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS } from '../sink/partitioning.js';
@@ -24,8 +24,7 @@ export const OUTPUT_SETTINGS = {
   'output.format': {
     key: 'output.format',
     flag: { name: 'format', type: 'string', for: ['job'], choices: OUTPUT_FORMATS },
-    parse: oneOf(OUTPUT_FORMATS),
-    file: () => z.enum(OUTPUT_FORMATS),
+    ...choiceSetting(OUTPUT_FORMATS),
     default: () => DEFAULT_FORMAT,
     defaultText: DEFAULT_FORMAT,
     doc: 'File format: "parquet" (default), "ndjson" (one JSON object per line) or "iceberg" (an Iceberg v2 table per dataset table, Parquet data files).',
@@ -34,8 +33,7 @@ export const OUTPUT_SETTINGS = {
   'output.compression': {
     key: 'output.compression',
     flag: { name: 'compression', type: 'string', for: ['job'], choices: COMPRESSIONS },
-    parse: oneOf(COMPRESSIONS),
-    file: () => z.enum(COMPRESSIONS),
+    ...choiceSetting(COMPRESSIONS),
     defaultFrom: { key: 'output.format', value: defaultCompression },
     defaultText: 'zstd for Parquet, gzip for NDJSON',
     doc: `Compression: Parquet ${compressionsText('parquet')}; NDJSON ${compressionsText('ndjson')}.`,
@@ -44,8 +42,7 @@ export const OUTPUT_SETTINGS = {
   'output.parquet_engine': {
     key: 'output.parquet_engine',
     flag: { name: 'parquet-engine', type: 'string', for: ['job'], choices: PARQUET_ENGINES },
-    parse: oneOf(PARQUET_ENGINES),
-    file: () => z.enum(PARQUET_ENGINES),
+    ...choiceSetting(PARQUET_ENGINES),
     default: () => DEFAULT_PARQUET_ENGINE,
     defaultText: DEFAULT_PARQUET_ENGINE,
     doc: 'Parquet writer: "duckdb" (default, fastest) or "hyparquet" (pure JavaScript). Ignored for NDJSON.',
@@ -98,8 +95,7 @@ export const OUTPUT_SETTINGS = {
   'output.batch_windows': {
     key: 'output.batch_windows',
     flag: { name: 'batch-windows', type: 'string', for: ['job'], choices: BATCH_WINDOWS },
-    parse: oneOf(BATCH_WINDOWS),
-    file: () => z.enum(BATCH_WINDOWS),
+    ...choiceSetting(BATCH_WINDOWS),
     default: () => 'on' as BatchWindows,
     defaultText: 'on',
     doc: `"on" (default): consecutive windows of a unit within one UTC day (windows by time) or one span of ${BLOCK_BATCH_SPAN.toLocaleString('en-US')} blocks (by block) are exported as one, written to one file per partition and committed together. "off": every window on its own, in files of its own.`,

@@ -80,3 +80,13 @@ export function durationSetting(parse: (v: unknown) => Parsed<number>, defaultMs
     show: milliseconds,
   };
 }
+
+/** A whole number from `min` to `max`: the same bounds for the environment, flags and files. */
+export function wholeNumberSetting(min: number, max: number) {
+  return { parse: intIn(min, max), file: () => z.number().int().min(min).max(max) };
+}
+
+/** One of `values`: the same list for the environment, flags and files. */
+export function choiceSetting<V extends string>(values: readonly V[]) {
+  return { parse: oneOf(values), file: () => z.enum(values) };
+}

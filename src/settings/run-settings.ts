@@ -2,7 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { directory, flagBoolean, durationSetting, oneOf, rangePoint } from './parsers.js';
+import { directory, flagBoolean, durationSetting, choiceSetting, rangePoint } from './parsers.js';
 import { checked, SOURCE_AND_JOB, type Setting } from './setting.js';
 import { parseDurationMs } from './values.js';
 
@@ -36,8 +36,7 @@ export const RUN_SETTINGS = {
     key: 'log_level',
     flag: { name: 'log-level', type: 'string', for: SOURCE_AND_JOB, choices: LOG_LEVELS },
     env: ['INSIGHT_EXPORT_LOG_LEVEL'],
-    parse: oneOf(LOG_LEVELS),
-    file: () => z.enum(LOG_LEVELS),
+    ...choiceSetting(LOG_LEVELS),
     default: (): LogLevel => 'info',
     defaultText: 'info',
     doc: 'Least severe log line written (stderr).',
@@ -47,8 +46,7 @@ export const RUN_SETTINGS = {
     key: 'log_format',
     flag: { name: 'log-format', type: 'string', for: SOURCE_AND_JOB, choices: LOG_FORMATS },
     env: ['INSIGHT_EXPORT_LOG_FORMAT'],
-    parse: oneOf(LOG_FORMATS),
-    file: () => z.enum(LOG_FORMATS),
+    ...choiceSetting(LOG_FORMATS),
     default: (): LogFormat => (process.stderr.isTTY === true ? 'pretty' : 'json'),
     defaultText: 'pretty on a terminal, json otherwise',
     doc: 'Log lines on stderr: "pretty" (for people) or "json" (one object a line, for log collectors).',
