@@ -1,4 +1,4 @@
-import type { CommandModule } from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { describeError, ExitCode, worstExitCode } from '../errors.js';
 import { runJob } from '../run/run-job.js';
 import { failureReportOf, reportExitCode, type RunReport } from '../run/report.js';
@@ -53,48 +53,7 @@ export function runCommand(
     command: 'run <jobs..>',
     describe:
       "Export what each job asks for and is not exported yet, one job after another; resumes where the last run stopped. Exit code: the most severe of the jobs'",
-    builder: (y) =>
-      withSettingFlags(withSettingFlags(withConfigFlags(y), 'run'), 'write')
-        .positional('jobs', { type: 'string', array: true, demandOption: true, describe: 'Job file(s) (YAML or JSON)' })
-        .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
-        .option('rewind', {
-          type: 'string',
-          describe:
-            'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
-        })
-        .option('repair', {
-          type: 'boolean',
-          default: false,
-          describe:
-            'Export again the completed windows whose files are gone, changed, or hold fewer or more rows than the service counts (what verify --recount finds); one count request per window and target',
-        })
-        .option('json', {
-          type: 'boolean',
-          default: false,
-          describe: 'Print the run report as JSON on stdout (several job files: an array of {job_file, exit_code, report | error})',
-        })
-        .option('shard', {
-          type: 'string',
-          describe:
-            'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
-        })
-        .option('worker-of', {
-          type: 'string',
-          hidden: true,
-          describe: 'A worker of `run --workers`: the run id of its parent, which commits the Iceberg tables once every worker has ended',
-        })
-        .option('pushgateway', {
-          type: 'string',
-          describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)',
-        })
-        .example('$0 run jobs/x.yaml --dry-run', 'Check everything and print what a run would export, writing nothing')
-        .example('$0 run jobs/x.yaml --from 2024-03-01 --to 2024-03-08 --force', 'Export one week again, replacing its files')
-        .example('$0 run jobs/x.yaml --repair', 'Export again every window verify --recount finds damaged')
-        .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
-        .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out/parquet)')
-        .example('$0 run jobs/a.yaml jobs/b.yaml', 'Two jobs, one after the other (a bad job file is reported and skipped)')
-        .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
-        .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited') as never,
+    builder: (y) => runOptions(y) as never,
     handler: async (args) => {
       if (args['worker-of'] !== undefined) endWithParent();
       // Flags shared by every job are checked once, before anything runs.
@@ -105,48 +64,103 @@ export function runCommand(
         ? parsePushgatewayUrl(pushUrl, args.pushgateway ? '--pushgateway' : 'INSIGHT_EXPORT_PUSHGATEWAY_URL')
         : null;
       const files = args.jobs.map(String);
-      const several = files.length > 1;
-      if (!several) {
-        const ctx = await loadJobContext(files[0]!, args, ['source', 'destination'], { range: rangeFlags(args) });
-        const outcome = await runOne(files[0]!, ctx, { args, rewind, shard, pushTarget, argv, files });
-        if (outcome.report)
-          process.stdout.write(
-            args.json
-              ? `${JSON.stringify(outcome.report, null, 2)}\n`
-              : outcome.report.dry_run
-                ? dryRunSummary(outcome.report)
-                : summary(outcome.report),
-          );
-        setExit(outcome.exit_code);
-        return;
-      }
-      // Every job file is checked before the first export starts: a bad one is reported at once
-      // (file, line, field) and not run; the other jobs still run, one after another.
-      const contexts = new Map<string, JobContext>();
-      const outcomes: JobOutcome[] = [];
-      for (const file of files) {
-        try {
-          contexts.set(file, await loadJobContext(file, args, ['source', 'destination'], { range: rangeFlags(args) }));
-        } catch (err) {
-          outcomes.push(failedJob(file, err));
-        }
-      }
-      for (const file of files) {
-        const ctx = contexts.get(file);
-        if (!ctx) continue;
-        const interrupted = outcomes.some((o) => o.exit_code === ExitCode.interrupted);
-        const outcome = interrupted
-          ? { job_file: file, exit_code: ExitCode.interrupted, error: 'not run: the batch was interrupted' }
-          : await runOne(file, ctx, { args, rewind, shard, pushTarget, argv, files }).catch((err: unknown) => failedJob(file, err));
-        outcomes.push(outcome);
-        if (!args.json && outcome.report)
-          process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report) : summary(outcome.report));
-      }
-      outcomes.sort((a, b) => files.indexOf(a.job_file) - files.indexOf(b.job_file));
-      process.stdout.write(args.json ? `${JSON.stringify(outcomes, null, 2)}\n` : batchSummary(outcomes));
-      setExit(worstExitCode(outcomes.map((o) => o.exit_code)));
+      const shared: SharedRunOptions = { args, rewind, shard, pushTarget, argv, files };
+      setExit(files.length > 1 ? await runBatch(shared) : await runSingle(files[0]!, shared));
     },
   };
+}
+
+/** The flags and examples of `run`, beside the settings' flags. */
+function runOptions(y: Argv<object>) {
+  return withSettingFlags(withSettingFlags(withConfigFlags(y), 'run'), 'write')
+    .positional('jobs', { type: 'string', array: true, demandOption: true, describe: 'Job file(s) (YAML or JSON)' })
+    .option('force', { type: 'boolean', default: false, describe: 'Re-export every window of the range, replacing its files' })
+    .option('rewind', {
+      type: 'string',
+      describe:
+        'Export the most recent windows of every unit again, replacing their files (reorganisations): blocks ("128") or a duration ("6h") back from the newest exported point',
+    })
+    .option('repair', {
+      type: 'boolean',
+      default: false,
+      describe:
+        'Export again the completed windows whose files are gone, changed, or hold fewer or more rows than the service counts (what verify --recount finds); one count request per window and target',
+    })
+    .option('json', {
+      type: 'boolean',
+      default: false,
+      describe: 'Print the run report as JSON on stdout (several job files: an array of {job_file, exit_code, report | error})',
+    })
+    .option('shard', {
+      type: 'string',
+      describe:
+        'Export shard i of N (0-based "i/N"); default: JOB_COMPLETION_INDEX/JOB_COMPLETION_COUNT or AWS_BATCH_JOB_ARRAY_INDEX/AWS_BATCH_JOB_ARRAY_SIZE when set',
+    })
+    .option('worker-of', {
+      type: 'string',
+      hidden: true,
+      describe: 'A worker of `run --workers`: the run id of its parent, which commits the Iceberg tables once every worker has ended',
+    })
+    .option('pushgateway', {
+      type: 'string',
+      describe: 'Push run metrics to this Prometheus Pushgateway URL (default: INSIGHT_EXPORT_PUSHGATEWAY_URL)',
+    })
+    .example('$0 run jobs/x.yaml --dry-run', 'Check everything and print what a run would export, writing nothing')
+    .example('$0 run jobs/x.yaml --from 2024-03-01 --to 2024-03-08 --force', 'Export one week again, replacing its files')
+    .example('$0 run jobs/x.yaml --repair', 'Export again every window verify --recount finds damaged')
+    .example('$0 run jobs/x.yaml --shard 2/8', 'One of eight workers of a sharded backfill')
+    .example('$0 run jobs/demo.yaml', 'Run the demo job (built-in sandbox -> ./out/parquet)')
+    .example('$0 run jobs/a.yaml jobs/b.yaml', 'Two jobs, one after the other (a bad job file is reported and skipped)')
+    .example('$0 run jobs/s3-export.yaml --destination s3://my-bucket/insight', 'Export to S3')
+    .example('$0 run jobs/x.yaml --format ndjson --requests-per-second 20', 'NDJSON.gz, rate-limited');
+}
+
+/** One job file: its report (or the JSON of it) on stdout; its exit code. */
+async function runSingle(file: string, shared: SharedRunOptions): Promise<number> {
+  const { args } = shared;
+  const ctx = await loadJobContext(file, args, ['source', 'destination'], { range: rangeFlags(args) });
+  const outcome = await runOne(file, ctx, shared);
+  if (outcome.report)
+    process.stdout.write(
+      args.json
+        ? `${JSON.stringify(outcome.report, null, 2)}\n`
+        : outcome.report.dry_run
+          ? dryRunSummary(outcome.report)
+          : summary(outcome.report),
+    );
+  return outcome.exit_code;
+}
+
+/**
+ * Several job files: every one is checked before the first export starts: a bad one is reported
+ * at once (file, line, field) and not run; the other jobs still run, one after another. The exit
+ * code is the most severe of the jobs'.
+ */
+async function runBatch(shared: SharedRunOptions): Promise<number> {
+  const { args, files } = shared;
+  const contexts = new Map<string, JobContext>();
+  const outcomes: JobOutcome[] = [];
+  for (const file of files) {
+    try {
+      contexts.set(file, await loadJobContext(file, args, ['source', 'destination'], { range: rangeFlags(args) }));
+    } catch (err) {
+      outcomes.push(failedJob(file, err));
+    }
+  }
+  for (const file of files) {
+    const ctx = contexts.get(file);
+    if (!ctx) continue;
+    const interrupted = outcomes.some((o) => o.exit_code === ExitCode.interrupted);
+    const outcome = interrupted
+      ? { job_file: file, exit_code: ExitCode.interrupted, error: 'not run: the batch was interrupted' }
+      : await runOne(file, ctx, shared).catch((err: unknown) => failedJob(file, err));
+    outcomes.push(outcome);
+    if (!args.json && outcome.report)
+      process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report) : summary(outcome.report));
+  }
+  outcomes.sort((a, b) => files.indexOf(a.job_file) - files.indexOf(b.job_file));
+  process.stdout.write(args.json ? `${JSON.stringify(outcomes, null, 2)}\n` : batchSummary(outcomes));
+  return worstExitCode(outcomes.map((o) => o.exit_code));
 }
 
 /** --from / --to, parsed by their settings (the job's schema then checks them like the file's range). */

@@ -1,0 +1,75 @@
+/** Settings of the requests to the service: how many at once, how fast, how often retried, how long each may take. */
+import { z } from 'zod';
+import {
+  wholeNumberSetting,
+  durationSetting,
+  positiveDurationMs,
+  requestsPerSecond,
+  requestsPerSecondInRange,
+  REQUESTS_PER_SECOND_RANGE,
+} from './parsers.js';
+import { ALL, SOURCE_AND_JOB, type Setting } from './setting.js';
+
+export const REQUEST_SETTINGS = {
+  'concurrency.requests_in_flight': {
+    key: 'concurrency.requests_in_flight',
+    flag: { name: 'requests-in-flight', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_REQUESTS_IN_FLIGHT'],
+    ...wholeNumberSetting(1, 1024),
+    default: () => 8,
+    defaultText: '8',
+    doc: 'Most HTTP requests open at once, over all work units. Default 8.',
+    places: ALL,
+  },
+  'concurrency.units_in_flight': {
+    key: 'concurrency.units_in_flight',
+    flag: { name: 'units-in-flight', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_UNITS_IN_FLIGHT'],
+    ...wholeNumberSetting(1, 1024),
+    default: () => 4,
+    defaultText: '4',
+    doc: 'Most work units (dataset x target x chain x window) paging at once; up to two more may be finishing their files (conversion, upload) beside them. Default 4.',
+    places: ALL,
+  },
+  'concurrency.workers': {
+    key: 'concurrency.workers',
+    flag: { name: 'workers', type: 'number', for: ['run'] },
+    env: ['INSIGHT_EXPORT_WORKERS'],
+    ...wholeNumberSetting(1, 256),
+    default: () => 1,
+    defaultText: '1',
+    doc: "Shard processes a run starts on this machine, each exporting its share of every unit's windows (as --shard i/N would); their reports are merged into one. requests_per_second is divided between them. Default 1.",
+    places: ALL,
+  },
+  'concurrency.requests_per_second': {
+    key: 'concurrency.requests_per_second',
+    flag: { name: 'requests-per-second', type: 'number', for: ['job'] },
+    env: ['INSIGHT_EXPORT_REQUESTS_PER_SECOND'],
+    parse: requestsPerSecond,
+    file: () => z.number().min(0).refine(requestsPerSecondInRange, { message: REQUESTS_PER_SECOND_RANGE }),
+    default: () => 0,
+    defaultText: '0',
+    show: (n: number) => (n === 0 ? '0 (unlimited)' : String(n)),
+    doc: 'Request budget per second shared by all units; 0 = unlimited (default).',
+    places: ALL,
+  },
+  'retries.max_attempts': {
+    key: 'retries.max_attempts',
+    flag: { name: 'max-attempts', type: 'number', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPORT_MAX_ATTEMPTS'],
+    ...wholeNumberSetting(1, 100),
+    default: () => 6,
+    defaultText: '6',
+    doc: 'Attempts per request (first try included) on 429, 5xx and network errors. Default 6.',
+    places: ALL,
+  },
+  'retries.timeout_ms': {
+    key: 'retries.timeout_ms',
+    fileKey: 'retries.timeout',
+    flag: { name: 'timeout', type: 'string', for: SOURCE_AND_JOB },
+    env: ['INSIGHT_EXPORT_TIMEOUT'],
+    ...durationSetting(positiveDurationMs, 30_000, '30s'),
+    doc: 'Time limit of one request, e.g. "30s" (default), "2m".',
+    places: ALL,
+  },
+} as const satisfies Record<string, Setting>;
