@@ -45,7 +45,7 @@ export class CatalogAuth {
       body: {
         access_token: token,
         token_type: 'bearer',
-        expires_in: lifetime,
+        expires_in: Math.ceil(lifetime),
         issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
         ...(form.scope ? { scope: form.scope } : {}),
       },
