@@ -5,12 +5,6 @@
 export { RestCatalogClient } from './rest-catalog-client.js';
 export type { RestCatalogSettings } from './rest-catalog-client.js';
 export type { AwsCredentials, AwsCredentialsSource, CatalogAuthSettings } from './catalog-auth.js';
-export {
-  CatalogAuthError,
-  CatalogCommitConflictError,
-  CatalogNotFoundError,
-  CatalogRequestError,
-  CommitStateUnknownError,
-} from './catalog-errors.js';
+export * from './catalog-errors.js';
 export { mainSnapshotId } from './catalog-types.js';
 export type * from './catalog-types.js';
