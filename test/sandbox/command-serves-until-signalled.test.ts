@@ -10,7 +10,22 @@ describe('insight-export sandbox command', () => {
   it('prints its URLs on stdout, serves them, and exits 0 on SIGTERM', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', script, 'sandbox', '--port', '0', '--transactions', '1000', '--path-prefix', '/v1', '--fault-503', '0'],
+      [
+        '--import',
+        'tsx',
+        script,
+        'sandbox',
+        '--port',
+        '0',
+        '--transactions',
+        '1000',
+        '--path-prefix',
+        '/v1',
+        '--fault-503',
+        '0',
+        '--catalog-prefix',
+        'cli-wh',
+      ],
       {
         stdio: ['ignore', 'pipe', 'pipe'],
       },
@@ -30,6 +45,9 @@ describe('insight-export sandbox command', () => {
     expect(stdout).toMatch(/^explorer_url=http:\/\/127\.0\.0\.1:\d+\/api\/v2$/m);
     const res = await fetch(`${url}/resolve/alice.eth`);
     expect(res.status).toBe(200);
+    const catalogUrl = /^catalog_url=(\S+)$/m.exec(stdout)?.[1];
+    expect(catalogUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/iceberg$/);
+    expect(await (await fetch(`${catalogUrl}/v1/config`)).json()).toMatchObject({ overrides: { prefix: 'cli-wh' } });
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGTERM');
     expect(await exit).toBe(0);
@@ -68,6 +86,21 @@ describe('insight-export sandbox command', () => {
     expect(opts.faults).toMatchObject({ rates: { http500: 0.1 }, retryAfterSeconds: 4 });
     expect(opts.latency).toEqual({ fixedMs: 5, jitterMs: 0 });
     expect(opts.auth).toEqual({ clientId: undefined, secretKey: 'sk' });
+  });
+
+  it("maps the catalog's flags, its secrets from the environment only", () => {
+    const opts = sandboxOptionsFromArgs(args({ 'catalog-prefix': 'p', 'catalog-commit-faults': '502, 500', 'catalog-expire-tokens': 1 }), {
+      INSIGHT_SANDBOX_CATALOG_CLIENT_ID: 'id',
+      INSIGHT_SANDBOX_CATALOG_CLIENT_SECRET: 'secret',
+    });
+    expect(opts.catalog).toEqual({
+      prefix: 'p',
+      commitFaults: [502, 500],
+      expireTokens: 1,
+      auth: { clientId: 'id', clientSecret: 'secret' },
+    });
+    expect(sandboxOptionsFromArgs(args({}), {}).catalog).toEqual({});
+    expect(() => sandboxOptionsFromArgs(args({ 'catalog-commit-faults': '503' }), {})).toThrow(SandboxOptionsError);
   });
 
   it('rejects a fault rate outside 0..1 with a typed bad-input error', () => {

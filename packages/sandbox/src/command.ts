@@ -5,8 +5,9 @@ import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type San
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
 import { serveUntilSignalled } from './serve-until-signalled.js';
 import { blockTime, inconsistencyFlags, inconsistencyOptionsFromArgs, type InconsistencyArgs } from './inconsistency-flags.js';
+import { catalogFlags, catalogOptionsFromArgs, type CatalogArgs } from './catalog/catalog-flags.js';
 
-export interface SandboxArgs extends RpcSandboxArgs, InconsistencyArgs {
+export interface SandboxArgs extends RpcSandboxArgs, InconsistencyArgs, CatalogArgs {
   port: number;
   host: string;
   transactions: number;
@@ -124,6 +125,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     indexedUntil: args['indexed-until'] === undefined ? undefined : blockTime(args['indexed-until'], '--indexed-until'),
     compress: args.compress !== false,
     ...inconsistencyOptionsFromArgs(args),
+    catalog: catalogOptionsFromArgs(args, env),
   };
   for (const [flag, option] of BEHAVIOUR_FLAGS) {
     if (args[flag] !== undefined) (opts as Record<string, unknown>)[option] = args[flag];
@@ -159,7 +161,9 @@ export const sandboxCommand: CommandModule<object, SandboxArgs> = {
   describe:
     'Serve the read interface locally from a seeded data set, or from a JSON-RPC node with --rpc (with optional latency, rate limit and faults)',
   builder: (y: Argv<object>) =>
-    rpcOptions(indexerAnswerOptions(dataShapeOptions(behaviourOptions(serverAndFaultOptions(inconsistencyFlags(y)))))).example(
+    rpcOptions(
+      indexerAnswerOptions(dataShapeOptions(behaviourOptions(serverAndFaultOptions(catalogFlags(inconsistencyFlags(y)))))),
+    ).example(
       '$0 sandbox --rpc http://127.0.0.1:8545 --abi 0x5FbDB2315678afecb367f032d93F642f64180aa3=out/MyToken.json',
       'Serve a local anvil chain',
     ) as unknown as Argv<SandboxArgs>,

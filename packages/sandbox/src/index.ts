@@ -5,6 +5,9 @@
 export { serveReadInterface, startSandbox } from './server.js';
 export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxServer, SandboxStats } from './server.js';
 export { buildSandboxData } from './data.js';
+// The Iceberg REST catalog served at /iceberg (sandbox.catalog).
+export { CATALOG_ROOT } from './catalog/catalog-server.js';
+export type { CatalogAuthOptions, CatalogExchange, CatalogOptions, CommitFaultStatus, SandboxCatalog } from './catalog/catalog-options.js';
 export { SANDBOX_PROFILES, SANDBOX_PROFILE_NAMES, profileOptions, withProfile } from './profiles.js';
 export type { ProfileOptions, SandboxProfile } from './profiles.js';
 export { OK_ERROR_MESSAGE } from './ok-misbehaviour.js';

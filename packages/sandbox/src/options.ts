@@ -4,6 +4,7 @@
  */
 import type { SandboxData } from './data.js';
 import type { InconsistencyOptions } from './inconsistencies.js';
+import type { CatalogOptions } from './catalog/catalog-options.js';
 
 /** The profiles (src/profiles.ts): defaults for the behaviour options. */
 export type SandboxProfile = 'contract' | 'indexer' | 'hostile';
@@ -48,6 +49,8 @@ export interface SandboxOptions extends InconsistencyOptions {
   faults?: FaultOptions;
   /** Collections per NFT page, default 50. */
   nftPageSize?: number;
+  /** The Iceberg REST catalog served at /iceberg: its warehouse and knobs (src/catalog/catalog-options.ts). */
+  catalog?: CatalogOptions;
   /** When set, requests without a matching x-client-id or x-secret-key get 401. */
   auth?: { clientId?: string; secretKey?: string };
   /**

@@ -3,6 +3,8 @@ export interface ServingSandbox {
   url: string;
   explorerUrl: string;
   port: number;
+  /** The Iceberg REST catalog at /iceberg. */
+  catalog?: { url: string };
   close(): Promise<void>;
 }
 
@@ -12,6 +14,7 @@ export interface ServingSandbox {
  */
 export async function serveUntilSignalled(sandbox: ServingSandbox, summary: string[], out: NodeJS.WritableStream): Promise<void> {
   out.write(`url=${sandbox.url}\nexplorer_url=${sandbox.explorerUrl}\nport=${sandbox.port}\n`);
+  if (sandbox.catalog) out.write(`catalog_url=${sandbox.catalog.url}\n`);
   for (const line of summary) out.write(line);
   await new Promise<void>((resolve) => {
     const stop = () => {

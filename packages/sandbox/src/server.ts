@@ -15,6 +15,8 @@ import { validateInconsistencies } from './inconsistencies.js';
 import type { FaultKind, FaultOptions, SandboxOptions } from './options.js';
 import type { InconsistencyOptions } from './inconsistencies.js';
 import { InconsistentService } from './inconsistent-service.js';
+import { IcebergCatalog, isCatalogPath } from './catalog/catalog-server.js';
+import type { SandboxCatalog } from './catalog/catalog-options.js';
 
 export type { SandboxStats } from './request-stats.js';
 export type { FaultKind, FaultOptions, SandboxOptions, SandboxRoute } from './options.js';
@@ -36,6 +38,8 @@ export interface SandboxServer<D extends ReadInterfaceSource> {
   setInconsistencies(patch: InconsistencyOptions): void;
   /** Ends every inconsistency: the service answers consistently from now on (also `POST /_sandbox/consistent`). */
   consistent(): void;
+  /** The Iceberg REST catalog served at /iceberg on the same port (src/catalog/). */
+  catalog: SandboxCatalog;
   stats(): SandboxStats;
   resetStats(): void;
   close(): Promise<void>;
@@ -111,7 +115,8 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
   const full = indexedUntil(data, () => until);
   const answer = routeAnswers(full, opts, stats);
   const service = new InconsistentService({ data, full, fullUntil: () => until, opts, stats, replies });
-  const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer, service });
+  const catalog = new IcebergCatalog(opts.catalog ?? {}, timers);
+  const onRequest = requestHandler({ data, opts, prefixes, stats, timers, conditions, replies, answer, service, catalog });
 
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
@@ -158,15 +163,18 @@ export async function serveReadInterface<D extends ReadInterfaceSource>(data: D,
     },
     setInconsistencies: (patch) => service.inconsistencies.set(patch),
     consistent: () => service.inconsistencies.consistent(),
+    catalog: catalog.handle(origin),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         timers.clear();
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
         server.closeAllConnections();
-      }),
+      });
+      await catalog.close();
+    },
   };
 }
 
@@ -180,6 +188,7 @@ interface RequestContext {
   replies: Replies;
   answer: RouteAnswers;
   service: InconsistentService;
+  catalog: IcebergCatalog;
 }
 
 /**
@@ -202,6 +211,7 @@ function requestHandler(c: RequestContext): (req: IncomingMessage, res: ServerRe
     }
     if (url.pathname === REORG_ROUTE && req.method === 'POST') return controlReorg(c, url, res);
     if (url.pathname === CONSISTENT_ROUTE && req.method === 'POST') return controlConsistent(c, res);
+    if (isCatalogPath(url.pathname)) return c.catalog.serve(req, res, url);
     stats.route(m?.route ?? 'unknown');
 
     const delay = conditions.delayMs();

@@ -1,0 +1,148 @@
+/**
+ * What the sandbox's Iceberg REST catalog holds: namespaces, and per table the location of its
+ * current metadata file. Each commit writes a new metadata file, as a real catalog does
+ * (`metadata/<5-digit version>-<uuid>.metadata.json`, the naming of Iceberg's Java
+ * BaseMetastoreTableOperations), and adds the previous one to the metadata-log. A table whose
+ * location is a local path or a file: URI gets its metadata files there; any other location
+ * (s3://...) gets them under the warehouse folder, since the sandbox has no way to reach S3.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { CatalogHttpError } from './catalog-errors.js';
+import { applyUpdates } from './table-updates.js';
+import { blankTableMetadata, checkRequirement, newTableMetadata, type Json, type TableMetadata } from './table-metadata.js';
+
+export interface StoredTable {
+  metadata: TableMetadata;
+  metadataLocation: string;
+  /** How many metadata files the table has had (the version of the current one). */
+  version: number;
+}
+
+const SEP = '\u001f';
+const key = (ns: string[]) => ns.join(SEP);
+
+export class CatalogStore {
+  private readonly namespaces = new Map<string, Record<string, string>>();
+  private readonly tables = new Map<string, StoredTable>();
+  private folder: string | undefined;
+
+  /** `warehouse`: a folder (created when missing); undefined: a temporary one, removed by close(). */
+  constructor(private readonly warehouse: string | undefined) {}
+
+  /** The warehouse folder (a temporary one is made on first use). */
+  async warehouseFolder(): Promise<string> {
+    if (this.folder) return this.folder;
+    const folder = this.warehouse ?? (await mkdtemp(join(tmpdir(), 'sandbox-catalog-')));
+    await mkdir(folder, { recursive: true });
+    this.folder = folder;
+    return folder;
+  }
+
+  async close(): Promise<void> {
+    if (this.warehouse === undefined && this.folder) await rm(this.folder, { recursive: true, force: true });
+  }
+
+  createNamespace(ns: string[], properties: Record<string, string>): void {
+    if (this.namespaces.has(key(ns)))
+      throw new CatalogHttpError(409, 'AlreadyExistsException', `Namespace already exists: ${ns.join('.')}`);
+    this.namespaces.set(key(ns), { ...properties });
+  }
+
+  namespace(ns: string[]): Record<string, string> {
+    const props = this.namespaces.get(key(ns));
+    if (!props) throw new CatalogHttpError(404, 'NoSuchNamespaceException', `Namespace does not exist: ${ns.join('.')}`);
+    return props;
+  }
+
+  /** The namespaces directly under `parent` (all top-level ones for []). */
+  listNamespaces(parent: string[]): string[][] {
+    if (parent.length > 0) this.namespace(parent);
+    const all = [...this.namespaces.keys()].map((k) => k.split(SEP));
+    return all.filter((ns) => ns.length === parent.length + 1 && parent.every((p, i) => ns[i] === p));
+  }
+
+  dropNamespace(ns: string[]): void {
+    this.namespace(ns);
+    if (this.listTables(ns).length > 0)
+      throw new CatalogHttpError(409, 'NamespaceNotEmptyException', `Namespace is not empty: ${ns.join('.')}`);
+    this.namespaces.delete(key(ns));
+  }
+
+  listTables(ns: string[]): { namespace: string[]; name: string }[] {
+    this.namespace(ns);
+    return [...this.tables.keys()]
+      .map((k) => k.split(SEP))
+      .filter((parts) => parts.length === ns.length + 1 && ns.every((p, i) => parts[i] === p))
+      .map((parts) => ({ namespace: parts.slice(0, -1), name: parts.at(-1)! }));
+  }
+
+  table(ns: string[], name: string): StoredTable {
+    this.namespace(ns);
+    const t = this.tables.get(key([...ns, name]));
+    if (!t) throw new CatalogHttpError(404, 'NoSuchTableException', `Table does not exist: ${[...ns, name].join('.')}`);
+    return t;
+  }
+
+  dropTable(ns: string[], name: string): void {
+    this.table(ns, name);
+    this.tables.delete(key([...ns, name]));
+  }
+
+  async createTable(ns: string[], req: Json, now: number): Promise<StoredTable> {
+    this.namespace(ns);
+    const name = req.name as string;
+    if (this.tables.has(key([...ns, name]))) {
+      throw new CatalogHttpError(409, 'AlreadyExistsException', `Table already exists: ${[...ns, name].join('.')}`);
+    }
+    const location = (req.location as string | undefined) ?? (await this.defaultLocation(ns, name));
+    return this.write(ns, name, newTableMetadata(req, location.replace(/\/$/, ''), now), undefined);
+  }
+
+  /**
+   * A commit: every requirement checked against the table as it is, then the updates applied and
+   * a new metadata file written. A missing table with assert-create is created by the commit.
+   */
+  async commit(ns: string[], name: string, requirements: Json[], updates: Json[], now: number): Promise<StoredTable> {
+    this.namespace(ns);
+    const current = this.tables.get(key([...ns, name]));
+    for (const r of requirements) checkRequirement(current?.metadata, r);
+    if (!current && !requirements.some((r) => r.type === 'assert-create')) {
+      throw new CatalogHttpError(404, 'NoSuchTableException', `Table does not exist: ${[...ns, name].join('.')}`);
+    }
+    const base = current?.metadata ?? blankTableMetadata(await this.defaultLocation(ns, name), now);
+    return this.write(ns, name, applyUpdates(base, updates, now), current);
+  }
+
+  private async defaultLocation(ns: string[], name: string): Promise<string> {
+    return pathToFileURL(join(await this.warehouseFolder(), ...ns, name)).href;
+  }
+
+  /** Where a table's metadata files go: its location when local, else a folder of the warehouse. */
+  private async metadataFolder(location: string, ns: string[], name: string): Promise<string> {
+    if (location.startsWith('file:')) return join(fileURLToPath(location), 'metadata');
+    if (location.startsWith('/')) return join(location, 'metadata');
+    return join(await this.warehouseFolder(), ...ns, name, 'metadata');
+  }
+
+  private async write(ns: string[], name: string, next: TableMetadata, previous: StoredTable | undefined): Promise<StoredTable> {
+    const version = (previous?.version ?? 0) + 1;
+    if (previous) {
+      next['metadata-log'] = [
+        ...previous.metadata['metadata-log'],
+        { 'metadata-file': previous.metadataLocation, 'timestamp-ms': previous.metadata['last-updated-ms'] },
+      ];
+    }
+    const folder = await this.metadataFolder(next.location, ns, name);
+    await mkdir(folder, { recursive: true });
+    const file = join(folder, `${String(version).padStart(5, '0')}-${randomUUID()}.metadata.json`);
+    await writeFile(file, JSON.stringify(next, null, 2));
+    const metadataLocation = next.location.startsWith('/') ? file : pathToFileURL(file).href;
+    const stored = { metadata: next, metadataLocation, version };
+    this.tables.set(key([...ns, name]), stored);
+    return stored;
+  }
+}
