@@ -54,8 +54,14 @@ it('--version loads no package at all', async () => {
   expect(packages).toEqual([]);
 });
 
-it('the crash points load only in a run that asks for one (they patch the S3 store, which loads the AWS SDK)', async () => {
+it('the crash points load only in a run that asks for one, and the S3 store (the AWS SDK) only with an S3 endpoint', async () => {
   const asked = await packagesLoadedBy(['--version'], { INSIGHT_TEST_COUNTS: join(tmp.dir, 'counts.json') });
-  expect(asked.packages).toContain('@aws-sdk/client-s3');
   expect(JSON.parse(await readFile(join(tmp.dir, 'counts.json'), 'utf8'))).toHaveProperty('upload', 0);
+  expect(asked.packages).not.toContain('@aws-sdk/client-s3');
+  const s3 = await packagesLoadedBy(['--version'], {
+    INSIGHT_TEST_COUNTS: join(tmp.dir, 'counts-s3.json'),
+    S3_ENDPOINT: 'http://127.0.0.1:9',
+  });
+  expect(JSON.parse(await readFile(join(tmp.dir, 'counts-s3.json'), 'utf8'))).toHaveProperty('upload', 0);
+  expect(s3.packages).toContain('@aws-sdk/client-s3');
 });

@@ -17,11 +17,11 @@ import { reorganise, type ReorgSummary } from '@insight-export/sandbox';
 import { listFiles, readTable, startRecordingProxy, type OutputFormat, type RecordingProxy } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli } from '../helpers/cli-in-process.js';
+import { readNdjsonExport, writeJob } from './harness.js';
 
 const sandbox = useSandbox({});
 const tmp = useTempDir('reorg-mid-run-');
-let cli: TestCli;
 let proxy: RecordingProxy | undefined;
 /** The block whose `resolve` sets off the reorganisation (once), and what it did. */
 let trigger: { block: number; fired: ReorgSummary | null } | null = null;
@@ -35,7 +35,6 @@ const CHUNK = 10;
 const LAG = 5;
 
 beforeAll(async () => {
-  cli = await buildTestCli();
   // In front of the sandbox: reorganises the chain when the run asks for the chosen edge, after
   // its first list request (so the head search before the export cannot set it off).
   proxy = await startRecordingProxy(sandbox.url, {
@@ -51,7 +50,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await proxy?.close();
-  await cli?.remove();
 });
 
 /** Wallets with transactions in the last blocks of the chain (below the safety lag): the reorganisation touches their rows. */
@@ -75,8 +73,9 @@ function job(name: string, baseUrl: string, out: string, format: OutputFormat, w
   };
 }
 
+/** A run in this process (what is tested is the run's reorganisation check, not the process). */
 async function run(jobFile: string): Promise<{ code: number | null; report: RunReport; stderr: string }> {
-  const r = await runCli(cli, ['run', jobFile, '--log-level', 'warn', '--json', '--units-in-flight', '1'], { timeoutMs: 120_000 });
+  const r = await runCli(['run', jobFile, '--log-level', 'warn', '--json', '--units-in-flight', '1'], { logs: true });
   expect(r.code, r.stderr).toBe(0);
   return { code: r.code, report: JSON.parse(r.stdout) as RunReport, stderr: r.stderr };
 }
@@ -111,7 +110,7 @@ it.each(['ndjson', 'parquet'] as const)(
     expect(first.report.windows.done).toBe(first.report.windows.planned);
 
     const fresh = join(base, 'fresh');
-    const freshRun = await runCli(cli, [
+    const freshRun = await runCli([
       'run',
       await writeJob(join(base, 'fresh-job'), job(`reorg-mid-run-fresh-${format}`, sandbox.url, fresh, format, wallets, from)),
       '--log-level',

@@ -6,23 +6,19 @@
  * rewind leaves files equal to a fresh export of the new branch, and the next run finds nothing.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise } from '@insight-export/sandbox';
 import { listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli as runInProcess } from '../helpers/cli-in-process.js';
+import { readNdjsonExport, writeJob } from './harness.js';
 
 const sandbox = useSandbox({});
 const tmp = useTempDir('reorg-deep-');
-let cli: TestCli;
-beforeAll(async () => {
-  cli = await buildTestCli();
-});
-afterAll(async () => {
-  await cli?.remove();
-});
+// The CLI runs in this process (with its log lines in stderr): what is tested is the run's horizon check and rewind, not the process.
+const runCli = (argv: string[]) => runInProcess(argv, { logs: true });
 
 const CHAIN = 1;
 const DEPTH = 1200;
@@ -48,12 +44,12 @@ it('the rewind a reorganisation deeper than the horizon names, followed once, re
   const out = join(base, 'out');
   const jobFile = await writeJob(base, job('reorg-deep-hint', out));
   const flags = ['--log-level', 'warn', '--json'];
-  const first = await runCli(cli, ['run', jobFile, ...flags]);
+  const first = await runCli(['run', jobFile, ...flags]);
   expect(first.code, first.stderr).toBe(0);
   const before = readNdjsonExport(out).files;
 
   const summary = reorganise(sandbox.data, CHAIN, DEPTH);
-  const deep = await runCli(cli, ['run', jobFile, ...flags]);
+  const deep = await runCli(['run', jobFile, ...flags]);
   expect(deep.code, deep.stderr).toBe(2);
   expect(deep.stderr).toMatch(/A chain reorganisation reaches deeper than the reorg horizon: nothing was exported/);
   expect(readNdjsonExport(out).files).toEqual(before);
@@ -69,21 +65,21 @@ it('the rewind a reorganisation deeper than the horizon names, followed once, re
   const kept = Math.floor((frontier - rewind) / CHUNK) * CHUNK;
   expect(kept).toBeLessThanOrEqual(summary.from_block);
   // A scheduled run without the rewind cannot repair it either: the same refusal, the same rewind.
-  const cron = await runCli(cli, ['run', jobFile, ...flags]);
+  const cron = await runCli(['run', jobFile, ...flags]);
   expect(cron.code).toBe(2);
   expect(cron.stderr).toContain(`--rewind ${rewind} or more`);
 
-  const followed = await runCli(cli, ['run', jobFile, ...flags, '--rewind', String(rewind)]);
+  const followed = await runCli(['run', jobFile, ...flags, '--rewind', String(rewind)]);
   expect(followed.code, followed.stderr).toBe(0);
   const fresh = join(base, 'fresh');
-  const freshRun = await runCli(cli, ['run', await writeJob(join(base, 'fresh-job'), job('reorg-deep-fresh', fresh)), ...flags]);
+  const freshRun = await runCli(['run', await writeJob(join(base, 'fresh-job'), job('reorg-deep-fresh', fresh)), ...flags]);
   expect(freshRun.code, freshRun.stderr).toBe(0);
   const got = readNdjsonExport(out);
   const want = readNdjsonExport(fresh);
   expect(got.files).toEqual(want.files);
   expect(got.itemIds.length).toBe(want.itemIds.length);
 
-  const next = await runCli(cli, ['run', jobFile, ...flags]);
+  const next = await runCli(['run', jobFile, ...flags]);
   expect(next.code, next.stderr).toBe(0);
   const report = JSON.parse(next.stdout) as RunReport;
   expect(report.reorgs).toEqual([]);

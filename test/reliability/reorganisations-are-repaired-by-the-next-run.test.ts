@@ -12,28 +12,24 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { listFiles } from '../helpers/export.js';
-import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli } from '../helpers/cli-in-process.js';
+import { readNdjsonExport, writeJob } from './harness.js';
 
 const sandbox = useSandbox({ transactions: 40_000 });
 const tmp = useTempDir('reorg-repair-');
-let cli: TestCli;
 /** Senders of the newest transactions of the reorganised chain (before any reorganisation): they have rows in its last blocks. */
 let newest: string[] = [];
 
-beforeAll(async () => {
-  cli = await buildTestCli();
+beforeAll(() => {
   const senders: string[] = [];
   for (const t of sandbox.data.transactions(REORG_CHAIN)) senders.push(t.from_address);
   newest = [...new Set(senders.reverse())].slice(0, 3);
-});
-afterAll(async () => {
-  await cli?.remove();
 });
 
 const CHAINS = [1, 8453];
@@ -54,8 +50,12 @@ const flags = ['--log-level', 'warn', '--json'];
 /** Cron-like: up to the head, nothing held back, so even a reorganisation of the head block alone touches exported rows. */
 const LATEST = { to: 'latest', safety_lag: '0s' };
 
+/**
+ * A run in this process (what is tested is the run's plan and repair, not the process): its exit
+ * code, its --json report and its stderr with the log lines.
+ */
 async function run(jobFile: string, extra: string[] = []): Promise<{ code: number | null; report: RunReport | null; stderr: string }> {
-  const r = await runCli(cli, ['run', jobFile, ...flags, ...extra], { timeoutMs: 240_000 });
+  const r = await runCli(['run', jobFile, ...flags, ...extra], { logs: true });
   return { code: r.code, report: r.stdout.trim().startsWith('{') ? (JSON.parse(r.stdout) as RunReport) : null, stderr: r.stderr };
 }
 

@@ -19,11 +19,13 @@ import { LocalStore } from '../../src/store/local.js';
 import { listFiles } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { buildTestCli, duplicates, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli as runInProcess } from '../helpers/cli-in-process.js';
+import { duplicates, writeJob } from './harness.js';
 
 const sandbox = useSandbox({});
-let cli: TestCli;
 const tmp = useTempDir('rewind-');
+// The CLI runs in this process (with its log lines in stderr): what is tested is what --rewind exports again, not the process.
+const runCli = (argv: string[]) => runInProcess(argv, { logs: true });
 let proxy: Server;
 let proxyUrl: string;
 /** Blocks from here on are "reorganised" by the proxy (null: the source as it is). */
@@ -42,7 +44,6 @@ function reorganise(rows: TransactionRecord[]): TransactionRecord[] {
 }
 
 beforeAll(async () => {
-  cli = await buildTestCli();
   // A proxy in front of the sandbox that rewrites list pages as the reorganised chain would answer.
   proxy = createServer(async (req, res) => {
     const upstream = await fetch(`${sandbox.url}${req.url!.replace(/^\/insights\/v1/, '')}`, { headers: { accept: 'application/json' } });
@@ -61,7 +62,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => proxy?.close(r));
-  await cli?.remove();
 });
 
 it('--rewind replaces the reorganised windows; a plain run does not', { timeout: 120_000 }, async () => {
@@ -82,10 +82,10 @@ it('--rewind replaces the reorganised windows; a plain run does not', { timeout:
   // A first run up to a block in the middle of the last aligned window, then incrementally to latest.
   const middle = Math.floor(headEnd / chunk) * chunk - chunk / 2;
   const flags = ['--log-level', 'warn', '--json'];
-  const first = await runCli(cli, ['run', await writeJob(base, job(middle)), ...flags]);
+  const first = await runCli(['run', await writeJob(base, job(middle)), ...flags]);
   expect(first.code, first.stderr).toBe(0);
   const jobFile = await writeJob(base, job('latest'));
-  const second = await runCli(cli, ['run', jobFile, ...flags]);
+  const second = await runCli(['run', jobFile, ...flags]);
   expect(second.code, second.stderr).toBe(0);
   const store = new LocalStore(out);
   const before = await verifyDestination({ store, job: await loadJob(jobFile) });
@@ -103,13 +103,13 @@ it('--rewind replaces the reorganised windows; a plain run does not', { timeout:
       ).map((t) => [`1:${t.hash}:${alice}`, t.block_hash]),
     );
   const expected = truthRows();
-  const plain = await runCli(cli, ['run', jobFile, ...flags]);
+  const plain = await runCli(['run', jobFile, ...flags]);
   expect(plain.code, plain.stderr).toBe(0);
   expect((JSON.parse(plain.stdout) as RunReport).windows.planned).toBe(0);
   const stale = await readRows(out);
   expect(stale).not.toEqual(expected);
 
-  const rewound = await runCli(cli, ['run', jobFile, ...flags, '--rewind', '5000']);
+  const rewound = await runCli(['run', jobFile, ...flags, '--rewind', '5000']);
   expect(rewound.code, rewound.stderr).toBe(0);
   const report = JSON.parse(rewound.stdout) as RunReport;
   const got = await readRows(out);
@@ -127,7 +127,7 @@ it('--rewind replaces the reorganised windows; a plain run does not', { timeout:
       `--rewind 5000 re-exported ${report.windows.done} windows (${report.rows} rows), destination equals the changed source (${got.size} rows), verify clean`,
   );
 
-  const wrongAxis = await runCli(cli, ['run', jobFile, '--rewind', '6h']);
+  const wrongAxis = await runCli(['run', jobFile, '--rewind', '6h']);
   expect(wrongAxis.code).toBe(2);
   expect(wrongAxis.stderr).toMatch(/--rewind 6h is a duration but the job's windows are by block/);
   reorgFrom = null;

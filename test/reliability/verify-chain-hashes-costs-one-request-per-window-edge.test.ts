@@ -7,24 +7,20 @@
  * are named with the first block whose rows are no longer the service's.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { ChainHashReport } from '../../src/state/verify-chain-hashes.js';
 import type { VerifyReport } from '../../src/state/verify.js';
 import { reorganise } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import { completedWindows } from '../helpers/completed-windows.js';
-import { buildTestCli, readNdjsonExport, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli as runInProcess } from '../helpers/cli-in-process.js';
+import { readNdjsonExport, writeJob } from './harness.js';
 
 const sandbox = useSandbox({ transactions: 40_000 });
 const tmp = useTempDir('verify-hashes-cost-');
-let cli: TestCli;
-beforeAll(async () => {
-  cli = await buildTestCli();
-});
-afterAll(async () => {
-  await cli?.remove();
-});
+// The CLI runs in this process (with its log lines in stderr): what is tested is what verify asks and finds, not the process.
+const runCli = (argv: string[]) => runInProcess(argv, { logs: true });
 
 const CHAINS = [1, 8453, 42161];
 const REORG_CHAIN = 8453;
@@ -47,14 +43,14 @@ it('asks one hash per window edge, bisects only the windows whose edge changed, 
     range: { from: '2024-01-29', to: 'latest', safety_lag: '0s', chunk: '1d' },
     output: { format: 'ndjson', destination: out },
   });
-  const run = await runCli(cli, ['run', jobFile, '--log-level', 'error']);
+  const run = await runCli(['run', jobFile, '--log-level', 'error']);
   expect(run.code, run.stderr).toBe(0);
   const rows = readNdjsonExport(out).itemIds.length;
   expect(rows).toBeGreaterThan(2000);
 
   const verify = async () => {
     sandbox.resetStats();
-    const r = await runCli(cli, ['verify', jobFile, '--chain-hashes', '--json', '--log-level', 'info']);
+    const r = await runCli(['verify', jobFile, '--chain-hashes', '--json', '--log-level', 'info']);
     const report = JSON.parse(r.stdout) as VerifyReport & { chain_hashes: ChainHashReport };
     return { code: r.code, report, h: report.chain_hashes, sent: sandbox.stats().byRoute.resolve ?? 0, stderr: r.stderr };
   };

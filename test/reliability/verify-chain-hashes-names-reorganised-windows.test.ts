@@ -6,23 +6,18 @@
  * read from NDJSON and from Parquet files alike.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { VerifyReport } from '../../src/state/verify.js';
 import type { ChainHashReport } from '../../src/state/verify-chain-hashes.js';
 import { reorganise } from '@insight-export/sandbox';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
-import { buildTestCli, runCli, writeJob, type TestCli } from './harness.js';
+import { runCli } from '../helpers/cli-in-process.js';
+import { writeJob } from './harness.js';
 
 const sandbox = useSandbox({ transactions: 40_000 });
 const tmp = useTempDir('verify-hashes-');
-let cli: TestCli;
-beforeAll(async () => {
-  cli = await buildTestCli();
-});
-afterAll(async () => {
-  await cli?.remove();
-});
+// The runs and verifies run in this process: what is tested is what verify finds, not the process.
 
 type Report = VerifyReport & { chain_hashes: ChainHashReport };
 
@@ -39,9 +34,9 @@ it.each(['ndjson', 'parquet'])(
       range: { from: '2024-02-03', to: 'latest', safety_lag: '0s', chunk: '6h' },
       output: { format, destination: out },
     });
-    expect((await runCli(cli, ['run', jobFile, '--log-level', 'error'])).code).toBe(0);
+    expect((await runCli(['run', jobFile, '--log-level', 'error'])).code).toBe(0);
     const verify = async (...extra: string[]) => {
-      const r = await runCli(cli, ['verify', jobFile, '--chain-hashes', '--json', '--log-level', 'error', ...extra]);
+      const r = await runCli(['verify', jobFile, '--chain-hashes', '--json', '--log-level', 'error', ...extra]);
       return { code: r.code, report: JSON.parse(r.stdout) as Report };
     };
     const clean = await verify();
@@ -63,7 +58,7 @@ it.each(['ndjson', 'parquet'])(
     expect(sampled.code).toBe(1);
     expect(sampled.report.chain_hashes.row_blocks_checked).toBeGreaterThan(0);
 
-    expect((await runCli(cli, ['run', jobFile, '--log-level', 'error'])).code).toBe(0);
+    expect((await runCli(['run', jobFile, '--log-level', 'error'])).code).toBe(0);
     const repaired = await verify();
     expect(repaired.code).toBe(0);
     console.log(
