@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { resolveConfig } from '../src/config/index.js';
 import { loadJob } from '../src/job/index.js';
 import { silentLogger } from '../src/log.js';
-import { sliceSizes } from '../src/run/export-units.js';
+import { sliceSizes } from '../src/run/export-windows.js';
 import { runJob } from '../src/run/run-job.js';
 import { buildSandboxData, startSandbox, type SandboxData, type SandboxProfile } from '@insight-export/sandbox';
 import { chainIdBatches } from '../src/source/query.js';
@@ -160,7 +160,7 @@ export async function measurePaging(opts: {
     const from = Date.parse(FROM) / 1000;
     // `to` lies past every chain's head: each chain is exported up to its head minus the safety lag
     // (900 s), in 1-day windows from midnight, the last one ending there. Chains share a window's
-    // requests when its bounds are the same (see exportUnits).
+    // requests when its bounds are the same (see exportWindows).
     const windows = new Map<string, WindowRows>();
     const truth = CHAINS.flatMap((c) => {
       const end = Math.min(Date.parse(to) / 1000, data.chain(c)!.headTimestamp - 900 + 1);

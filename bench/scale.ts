@@ -6,7 +6,7 @@
  * For each size, a destination's state is generated, without rows: every window's `WindowRecord`
  * as `WindowState.commit` writes it (with the window's edge block where the sandbox has one, as a
  * run records it), in one of two layouts (`--scale-layout`): `manifests` (today's: one manifest
- * and one record segment per unit, as a run's fold leaves them, src/state/unit-manifest.ts) or
+ * and one record segment per unit, as a run's fold leaves them, src/state/stream-manifest.ts) or
  * `markers` (one completed marker per window, the layout of older versions, which the first run
  * folds). The job is shaped like a real back-fill: wallets x chains x daily windows, ending inside
  * the sandbox's data, so the range is complete. The days before the sandbox's first block are
@@ -39,7 +39,7 @@ import { DEFAULT_PARTITIONING, renderPartition } from '../src/sink/partitioning.
 import { LocalStore } from '../src/store/local.js';
 import { openStore } from '../src/store/open-store.js';
 import { WindowState, type BlockEdge, type WindowRecord } from '../src/state/window-state.js';
-import { encodeWindows, type Segment, type UnitManifest } from '../src/state/unit-manifest.js';
+import { encodeWindows, type Segment, type StreamManifest } from '../src/state/stream-manifest.js';
 
 /** A command of the CLI run in a child process (bench/run.ts `--child`). */
 export interface CliSpec {
@@ -412,7 +412,7 @@ export async function generateState(
     }
     if (layout === 'manifests') {
       const segment = `${state.root}/segments/${spec.unitKey}/${GENERATED_RUN_ID}.json`;
-      const manifest: UnitManifest = {
+      const manifest: StreamManifest = {
         format: 1,
         unit_key: spec.unitKey,
         ...encodeWindows(records),

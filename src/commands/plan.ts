@@ -13,12 +13,12 @@ import {
   type ShardLoad,
 } from '../plan/index.js';
 import { settleShardSplit } from '../state/shard-split-record.js';
-import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
-import { type UnitTarget } from '../plan/plan.js';
+import { expectedRowsFrom, unitDensities } from '../state/stream-densities.js';
+import { type StreamTarget } from '../plan/plan.js';
 import { jobStreams } from '../plan/streams.js';
 import type { Job, Target } from '../job/schema.js';
-import type { TargetKind, UnitTargetOf } from '../datasets/index.js';
-import { parseUnitKey } from '../plan/unit-key.js';
+import type { TargetKind, StreamTargetOf } from '../datasets/index.js';
+import { parseStreamKey } from '../plan/stream-key.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
 import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tables.js';
@@ -38,7 +38,7 @@ interface PlanArgs extends ConfigArgs {
   shard?: string | undefined;
 }
 
-/** Prints the work units a run would export and an estimate of its requests, exporting nothing. */
+/** Prints the windows a run would export and an estimate of its requests, exporting nothing. */
 export const planCommand: CommandModule<object, PlanArgs> = {
   command: 'plan <job>',
   describe:
@@ -123,7 +123,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
 const short = (address: string) => (/^0x[0-9a-f]{40}$/i.test(address) ? `${address.slice(0, 6)}…${address.slice(-4)}` : address);
 
 /** A unit target as a person reads it: the wallet's name as the job file writes it or its short address, the event and short contract; a chain target is its chain. */
-const WHO: { [K in TargetKind]: (t: UnitTargetOf<K>, original: Target | undefined) => string } = {
+const WHO: { [K in TargetKind]: (t: StreamTargetOf<K>, original: Target | undefined) => string } = {
   wallet: (t, original) => (original?.kind === 'wallet' && original.isName ? original.wallet : short(t.wallet)),
   contract: (t) => `${t.event.name} ${short(t.contract)}`,
   chain: () => '',
@@ -136,11 +136,11 @@ const WHO: { [K in TargetKind]: (t: UnitTargetOf<K>, original: Target | undefine
 export function unitLabels(job: Job, named: Job): Map<string, string> {
   const labels = new Map<string, string>();
   for (const spec of jobStreams(job)) {
-    const who = (WHO[spec.target.kind] as (t: UnitTarget, original: Target | undefined) => string)(
+    const who = (WHO[spec.target.kind] as (t: StreamTarget, original: Target | undefined) => string)(
       spec.target,
       named.targets[spec.target.targetIndex],
     );
-    const variant = parseUnitKey(spec.unitKey)!.variant;
+    const variant = parseStreamKey(spec.unitKey)!.variant;
     labels.set(spec.unitKey, `${[spec.dataset, who].filter(Boolean).join(' ')}${variant ? ` ~${variant}` : ''} chain ${spec.chainId}`);
   }
   return labels;
@@ -196,7 +196,7 @@ function renderSettle(s: SettleSummary, labels: Map<string, string>): string {
       `${s.recounted_once} recounted once are recounted again after their block time passes the settle horizon`,
   ];
   for (const w of s.recount) {
-    const axis = parseUnitKey(w.unit)!.axis;
+    const axis = parseStreamKey(w.unit)!.axis;
     lines.push(`    recount ${labels.get(w.unit) ?? w.unit} ${formatInterval(axis, { start: w.window[0], end: w.window[1] })}`);
   }
   return `${lines.join('\n')}\n`;

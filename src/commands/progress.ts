@@ -1,5 +1,5 @@
 import { setStatusLine, type StatusLine } from '../log.js';
-import type { ProgressEvent } from '../run/export-units.js';
+import type { ProgressEvent } from '../run/export-windows.js';
 
 /** Carriage return and ANSI "erase the whole line": the cursor is back at column 0 of an empty line. */
 const CLEAR_LINE = '\r\x1b[2K';

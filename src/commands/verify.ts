@@ -6,7 +6,7 @@ import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, t
 import { recountWindows } from '../run/recount.js';
 import { limitHeapGrowth } from '../run/heap-growth.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
-import { axisOfUnitKey } from '../plan/unit-key.js';
+import { axisOfStreamKey } from '../plan/stream-key.js';
 import { openStore } from '../store/open-store.js';
 import { verifyChainHashes, type ChainHashReport } from '../state/verify-chain-hashes.js';
 import { WindowState } from '../state/window-state.js';
@@ -137,7 +137,7 @@ function verifyFlags(y: Argv): Argv<VerifyArgs> {
 
 /** The command that exports a window again (`job`: the job file and the flags verify was given). */
 function repairCommand(job: string, unit: string, window: [number, number]): string {
-  const axis = axisOfUnitKey(unit);
+  const axis = axisOfStreamKey(unit);
   const point = (n: number) => (axis === 'block' ? String(n) : isoUtc(n));
   return `insight-export run ${job} --repair --from ${point(window[0])} --to ${point(window[1])}`;
 }
@@ -145,7 +145,7 @@ function repairCommand(job: string, unit: string, window: [number, number]): str
 function describeProblem(p: VerifyProblem): string {
   const where = [
     p.unit,
-    p.window && p.unit ? formatInterval(axisOfUnitKey(p.unit), { start: p.window[0], end: p.window[1] }) : undefined,
+    p.window && p.unit ? formatInterval(axisOfStreamKey(p.unit), { start: p.window[0], end: p.window[1] }) : undefined,
     p.key,
   ]
     .filter(Boolean)

@@ -13,7 +13,7 @@ import type { ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import type { AggregateSource, AggregateTarget } from './aggregate-query.js';
 import { eventTableName } from './events.js';
-import type { UnitTargetOf } from './target-kinds.js';
+import type { StreamTargetOf } from './target-kinds.js';
 
 /**
  * The wallet route answered an aggregate the way the open-source indexer's UNION ALL of a from-
@@ -92,8 +92,8 @@ export interface SourceRoute<S extends AggregateSource, K extends 'wallet' | 'co
   fields: Record<string, ColumnType>;
   sourceName: string;
   /** The source of a unit target, and the target as messages name it. */
-  source(unit: UnitTargetOf<K>): S;
-  label(unit: UnitTargetOf<K>): string;
+  source(unit: StreamTargetOf<K>): S;
+  label(unit: StreamTargetOf<K>): string;
   /** The source in the query identity, in the default table name, and in file names. */
   identity(s: S): string;
   table(s: S): string;

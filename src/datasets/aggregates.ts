@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { InsightExportError, InterruptedError } from '../errors.js';
 import { tagFailedChain } from '../source/errors.js';
 import type { InsightClient } from '../source/client.js';
-import type { ChainDone, PagedBatch } from '../source/paginator.js';
+import type { ChainDone, RecordPage } from '../source/paginator.js';
 import { MAX_PAGE_AGGREGATED, type Filters, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import { column, isoTime, type Column, type ColumnType, type RowOf, type RowValue, type RowWith } from '../columns/columns.js';
@@ -39,8 +39,8 @@ import {
 } from './aggregate-query.js';
 import { routeOf, SOURCE_ROUTES, type SourceRoute } from './aggregate-sources.js';
 import { cell, compareCells, lookup } from './aggregate-values.js';
-import { BLOCK_WINDOW_FILTERS, type Dataset, type TargetOptions, type WindowAxis, type WindowRequest } from './dataset.js';
-import type { UnitTargetOf } from './target-kinds.js';
+import { BLOCK_WINDOW_FILTERS, type Dataset, type TargetOptions, type Axis, type WindowRequest } from './dataset.js';
+import type { StreamTargetOf } from './target-kinds.js';
 
 export { AggregateExpressionError } from './aggregate-query.js';
 export type { AggregateExpression, AggregateRecord, AggregateSource, AggregateTarget, GroupExpression } from './aggregate-query.js';
@@ -180,7 +180,7 @@ async function fetchPage(
   client: InsightClient,
   target: AggregateTarget,
   chainId: number,
-  axis: WindowAxis,
+  axis: Axis,
   window: { start: number; end: number },
   filters: Filters,
   limit: number,
@@ -199,7 +199,7 @@ async function fetchPage(
 }
 
 /** The aggregate target of a unit target, its expressions checked (AggregateExpressionError). */
-function aggregateTarget(unit: UnitTargetOf<'wallet' | 'contract'>, options: TargetOptions): AggregateTarget {
+function aggregateTarget(unit: StreamTargetOf<'wallet' | 'contract'>, options: TargetOptions): AggregateTarget {
   const route = SOURCE_ROUTES[unit.kind] as unknown as SourceRoute<AggregateSource, typeof unit.kind>;
   const spec = options.aggregates ?? { group_by: [], aggregate: [] };
   return createAggregateTarget({
@@ -213,7 +213,7 @@ function aggregateTarget(unit: UnitTargetOf<'wallet' | 'contract'>, options: Tar
 }
 
 /** UTC time of the window start: on the block axis, the start block's timestamp (asked once). */
-async function windowStartTime(client: InsightClient, chainId: number, axis: WindowAxis, start: number): Promise<number> {
+async function windowStartTime(client: InsightClient, chainId: number, axis: Axis, start: number): Promise<number> {
   if (axis === 'time') return start;
   const res = await client.resolve(String(start), { chainIds: [chainId] });
   const block = res.data.blocks.find((b) => b.block_number === start && (b.chain_id === chainId || res.data.blocks.length === 1));
@@ -292,7 +292,7 @@ export const aggregatesDataset: Dataset<AggregateTarget, AggregateRecord, 'aggre
   targetKey: (target) => routeOf(target.source).key(target.source),
   collection: {
     kind: 'streamed',
-    async *streamWindow(client, target, req): AsyncGenerator<PagedBatch<AggregateRecord> | ChainDone> {
+    async *streamWindow(client, target, req): AsyncGenerator<RecordPage<AggregateRecord> | ChainDone> {
       for (const chainId of req.chainIds) {
         try {
           for await (const records of aggregateWindow(client, target, chainId, req, req.start, req.end)) {

@@ -9,7 +9,7 @@
 import { InsightExportError, InterruptedError } from '../errors.js';
 import type { InsightClient } from '../source/client.js';
 import { tagFailedChain } from '../source/errors.js';
-import type { ChainDone, PagedBatch } from '../source/paginator.js';
+import type { ChainDone, RecordPage } from '../source/paginator.js';
 import { chainIdBatches } from '../source/query.js';
 import type { BlockRecord } from '../source/records.js';
 import type { RowOf } from '../columns/columns.js';
@@ -51,7 +51,7 @@ async function blocksAt(client: InsightClient, chainIds: number[], n: number): P
   });
 }
 
-async function* streamBlocks(client: InsightClient, req: WindowRequest): AsyncGenerator<PagedBatch<BlockRecord> | ChainDone> {
+async function* streamBlocks(client: InsightClient, req: WindowRequest): AsyncGenerator<RecordPage<BlockRecord> | ChainDone> {
   for (const chainIds of chainIdBatches(req.chainIds)) {
     const asked: Promise<BlockRecord[]>[] = [];
     let next = req.start;

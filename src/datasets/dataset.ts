@@ -1,14 +1,14 @@
 import type { Abi } from 'viem';
 import type { Recount } from './recount.js';
-import type { TargetKind, UnitTargetOf } from './target-kinds.js';
+import type { TargetKind, StreamTargetOf } from './target-kinds.js';
 import { column, isoTime, type Column, type Row } from '../columns/columns.js';
 import { BLOCK_FIELDS } from '../columns/record-fields.js';
 import type { HeldBody, InsightClient } from '../source/client.js';
 import type { Filters, ListQuery } from '../source/query.js';
-import type { ChainDone, PagedBatch, RejectReason, SliceAxis } from '../source/paginator.js';
+import type { ChainDone, RecordPage, RejectReason, SliceAxis } from '../source/paginator.js';
 
-/** What a window of a work unit is measured in. */
-export type WindowAxis = 'block' | 'time';
+/** What a range and its windows count: UTC seconds or block numbers (the glossary's axis). */
+export type Axis = 'block' | 'time';
 
 /** Where in the source a record sits: the paginator's cursor when a window must be split. */
 export interface RecordPosition {
@@ -32,7 +32,7 @@ export interface PageRequest {
 export interface WindowRequest {
   /** Every chain of the shared group; each ends with its own ChainDone. */
   chainIds: number[];
-  axis: WindowAxis;
+  axis: Axis;
   start: number;
   /** Exclusive. */
   end: number;
@@ -57,7 +57,7 @@ export interface DatasetCapabilities<Kind extends TargetKind = TargetKind> {
    */
   readonly extent: 'ranged' | 'snapshot';
   /** What the job's range may count for a ranged dataset (a job counting another axis is refused); none for a snapshot. */
-  readonly rangeAxes: readonly WindowAxis[];
+  readonly rangeAxes: readonly Axis[];
   /** Pages the service serves a query at most (the estimate's page cap); without it the dataset has no cap. */
   readonly pageCap?: number;
   /**
@@ -90,14 +90,14 @@ export interface TargetOptions {
 export interface PagedCollection<Target, Rec> {
   readonly kind: 'paged';
   /** Filter names bounding a window on each axis. */
-  readonly windowFilters: Record<WindowAxis, { gte: string; lt: string }>;
+  readonly windowFilters: Record<Axis, { gte: string; lt: string }>;
   /** The service's count of a window's rows (verify --recount, settling), with the target it needs. */
   readonly recount: Recount<object>;
   /**
    * The axes pageWindow cuts a window's slices on: the window's axis, then finer positions of a
    * row, down to one that holds at most two rows (see blockSliceAxes).
    */
-  sliceAxes(axis: WindowAxis): SliceAxis<Rec>[];
+  sliceAxes(axis: Axis): SliceAxis<Rec>[];
   fetchPage(client: InsightClient, target: Target, req: PageRequest): Promise<Rec[]>;
   /**
    * Why a record the service sent for `target` is not the target's (another wallet, contract or
@@ -113,7 +113,7 @@ export interface PagedCollection<Target, Rec> {
  */
 export interface StreamedCollection<Target, Rec> {
   readonly kind: 'streamed';
-  streamWindow(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<PagedBatch<Rec> | ChainDone>;
+  streamWindow(client: InsightClient, target: Target, req: WindowRequest): AsyncIterable<RecordPage<Rec> | ChainDone>;
 }
 
 export type Collection<Target, Rec> = PagedCollection<Target, Rec> | StreamedCollection<Target, Rec>;
@@ -160,9 +160,9 @@ export interface Dataset<Target, Rec, Name extends string = string, Kind extends
 > {
   readonly capabilities: DatasetCapabilities<Kind>;
   /** The dataset's target of a unit target (built once per target and filters; the run keeps it). */
-  buildTarget(unit: UnitTargetOf<Kind>, options: TargetOptions): Target | Promise<Target>;
+  buildTarget(unit: StreamTargetOf<Kind>, options: TargetOptions): Target | Promise<Target>;
   /** Checks the job's options for the unit target before the run sends a request; throws a UserInputError. */
-  checkOptions?(unit: UnitTargetOf<Kind>, options: TargetOptions): void;
+  checkOptions?(unit: StreamTargetOf<Kind>, options: TargetOptions): void;
 }
 
 /** `a` and `b` name the same address or hash (the service may send either case). */
@@ -182,7 +182,7 @@ export const BLOCK_COLUMNS = [
 ] as const;
 
 /** Window bounds of the list operations: block_number or block_timestamp, half-open. */
-export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string }> = {
+export const BLOCK_WINDOW_FILTERS: Record<Axis, { gte: string; lt: string }> = {
   block: { gte: 'filter_block_number_gte', lt: 'filter_block_number_lt' },
   time: { gte: 'filter_block_timestamp_gte', lt: 'filter_block_timestamp_lt' },
 };
@@ -192,7 +192,7 @@ export const BLOCK_WINDOW_FILTERS: Record<WindowAxis, { gte: string; lt: string 
  * block_number, then the row's position in its block (`inner`), where one value holds at most two
  * rows (a wallet's self-transfer comes back once as sender and once as receiver).
  */
-export function blockSliceAxes<Rec extends RecordPosition>(axis: WindowAxis, inner: SliceAxis<Rec>): SliceAxis<Rec>[] {
+export function blockSliceAxes<Rec extends RecordPosition>(axis: Axis, inner: SliceAxis<Rec>): SliceAxis<Rec>[] {
   const block: SliceAxis<Rec> = { field: 'block_number', value: (r) => r.block_number };
   return axis === 'time' ? [{ field: 'block_timestamp', value: (r) => r.block_timestamp }, block, inner] : [block, inner];
 }

@@ -49,4 +49,4 @@ export function isSnapshot(name: DatasetName): boolean {
 }
 
 export type { DatasetCapabilities } from './dataset.js';
-export type { TargetKind, UnitTarget, UnitTargetOf } from './target-kinds.js';
+export type { TargetKind, StreamTarget, StreamTargetOf } from './target-kinds.js';

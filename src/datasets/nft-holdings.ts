@@ -12,7 +12,7 @@
 import { InsightExportError, InterruptedError } from '../errors.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
-import type { ChainDone, PagedBatch } from '../source/paginator.js';
+import type { ChainDone, RecordPage } from '../source/paginator.js';
 import type { NftTokenType } from '../source/query.js';
 import type { NftCollection, NftTokenInstance } from '../source/records.js';
 import { column, isoDate, type RowOf } from '../columns/columns.js';
@@ -138,7 +138,7 @@ export const nftHoldingsDataset: Dataset<NftHoldingsTarget, NftHoldingRecord, 'n
   targetKey: (target) => target.address,
   collection: {
     kind: 'streamed',
-    async *streamWindow(client: InsightClient, target, req: WindowRequest): AsyncGenerator<PagedBatch<NftHoldingRecord> | ChainDone> {
+    async *streamWindow(client: InsightClient, target, req: WindowRequest): AsyncGenerator<RecordPage<NftHoldingRecord> | ChainDone> {
       const snapshotDate = isoDate(req.start);
       const wanted = new Set<string>(target.types);
       for (const chainId of req.chainIds) {

@@ -1,7 +1,7 @@
 import type { InsightClient } from '../source/client.js';
 import type { ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
-import type { UnitTarget } from './target-kinds.js';
+import type { StreamTarget } from './target-kinds.js';
 
 /**
  * How `verify --recount`, `run --repair` and settling ask the service how many rows a window of a
@@ -12,7 +12,7 @@ export interface Recount<Target> {
    * The target as a count needs it, from the unit's target (its address, its event): built without
    * decoders, since a count decodes nothing, so a run that only recounts loads none (viem).
    */
-  target(unit: UnitTarget): Target;
+  target(unit: StreamTarget): Target;
   /** The aggregate answer of the dataset's route to `q` (a count, grouped by chain_id or not). */
   aggregate(client: InsightClient, target: Target, q: ListQuery): Promise<AggregationRow[]>;
   /**

@@ -11,7 +11,7 @@ import type { NftTokenType } from '../source/query.js';
 /** wallet: an address or name; contract: a contract's events; chain: the chains themselves (no wallet or contract). */
 export type TargetKind = 'wallet' | 'contract' | 'chain';
 
-interface UnitTargetBase {
+interface StreamTargetBase {
   /** Index in the job's targets. */
   targetIndex: number;
   /** Where the job file writes the target's `tables:` (`targets[1]`, or `targets[1].events[0]` for an event). */
@@ -22,7 +22,7 @@ interface UnitTargetBase {
   tables?: Partial<Record<string, string>>;
 }
 
-export interface WalletUnitTarget extends UnitTargetBase {
+export interface WalletStreamTarget extends StreamTargetBase {
   kind: 'wallet';
   /** Lowercase address or ENS name. */
   wallet: string;
@@ -31,7 +31,7 @@ export interface WalletUnitTarget extends UnitTargetBase {
 }
 
 /** One event signature of a contract target. */
-export interface ContractUnitTarget extends UnitTargetBase {
+export interface ContractStreamTarget extends StreamTargetBase {
   kind: 'contract';
   contract: Hex;
   event: ParsedEventSignature & { signature: string };
@@ -41,10 +41,10 @@ export interface ContractUnitTarget extends UnitTargetBase {
 }
 
 /** A chain target: what a dataset exports of each chain itself (its blocks). */
-export interface ChainUnitTarget extends UnitTargetBase {
+export interface ChainStreamTarget extends StreamTargetBase {
   kind: 'chain';
 }
 
-export type UnitTarget = WalletUnitTarget | ContractUnitTarget | ChainUnitTarget;
+export type StreamTarget = WalletStreamTarget | ContractStreamTarget | ChainStreamTarget;
 
-export type UnitTargetOf<K extends TargetKind> = Extract<UnitTarget, { kind: K }>;
+export type StreamTargetOf<K extends TargetKind> = Extract<StreamTarget, { kind: K }>;

@@ -66,7 +66,7 @@ interface TableState {
  */
 async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableState>> {
   const read = keyReader(o.partitioning);
-  const tableOfUnit = new Map(o.tables.flatMap((t) => t.units.map((u) => [u, t.name] as const)));
+  const tableOfStream = new Map(o.tables.flatMap((t) => t.units.map((u) => [u, t.name] as const)));
   const out = new Map<string, TableState>();
   const of = (table: string) => {
     let t = out.get(table);
@@ -75,13 +75,13 @@ async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableS
   };
   // The unit's windows without rows whose table its windows with files tell (records come unit by unit).
   const unit = { key: '', table: undefined as string | undefined, rowless: [] as WindowRecord[] };
-  const endUnit = () => {
+  const endStream = () => {
     if (unit.table !== undefined) of(unit.table).windows.push(...unit.rowless);
   };
   for await (const rec of o.state.completedRecords()) {
     if (unit.key !== rec.unit_key) {
-      endUnit();
-      Object.assign(unit, { key: rec.unit_key, table: tableOfUnit.get(rec.unit_key), rowless: [] });
+      endStream();
+      Object.assign(unit, { key: rec.unit_key, table: tableOfStream.get(rec.unit_key), rowless: [] });
     }
     let table: string | undefined;
     for (const f of rec.files) {
@@ -102,7 +102,7 @@ async function stateByTable(o: IcebergCommitOptions): Promise<Map<string, TableS
       unit.table ??= table;
     } else if (rec.files.length === 0) unit.rowless.push(rec);
   }
-  endUnit();
+  endStream();
   return out;
 }
 

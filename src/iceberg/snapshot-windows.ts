@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { parseUnitKey } from '../plan/unit-key.js';
+import { parseStreamKey } from '../plan/stream-key.js';
 import type { BlockEdge, WindowRecord } from '../state/window-state.js';
 
 /** The summary property naming the snapshot's windows file. */
@@ -34,7 +34,7 @@ export interface SnapshotWindow {
 
 /** One window of a table, from its state record; `uri` names a data file as the manifests do. */
 export function snapshotWindow(rec: WindowRecord, uri: (key: string) => string): SnapshotWindow {
-  const unit = parseUnitKey(rec.unit_key);
+  const unit = parseStreamKey(rec.unit_key);
   return {
     unit: rec.unit_key,
     chain_id: unit?.chainId ?? null,
@@ -72,15 +72,15 @@ export function decodeWindows(body: Buffer): SnapshotWindow[] {
  * (a block number: every row below it is in the table) or `…-complete-before-time` (ISO 8601).
  */
 export function completeBefore(windows: readonly SnapshotWindow[]): Record<string, string> {
-  const byUnit = new Map<string, SnapshotWindow[]>();
+  const byStream = new Map<string, SnapshotWindow[]>();
   for (const w of windows) {
     if (w.chain_id === null || w.axis === null) continue;
-    let list = byUnit.get(w.unit);
-    if (!list) byUnit.set(w.unit, (list = []));
+    let list = byStream.get(w.unit);
+    if (!list) byStream.set(w.unit, (list = []));
     list.push(w);
   }
   const lowest = new Map<string, { axis: 'block' | 'time'; end: number }>();
-  for (const list of byUnit.values()) {
+  for (const list of byStream.values()) {
     list.sort((a, b) => a.start - b.start);
     let end = list[0]!.end;
     for (const w of list.slice(1)) {

@@ -34,7 +34,9 @@ export function fileShape(ctx: JobSchemaContext) {
       targets: z
         .array(z.union([walletTargetSchema, contractTargetSchema, chainTargetSchema]))
         .min(1)
-        .describe('Wallets, contracts and chain targets to export. Each target x dataset x chain x window is one work unit.'),
+        .describe(
+          'Wallets, contracts and chain targets to export. Each target x dataset x chain is one stream, exported window by window.',
+        ),
       aggregates: z
         .strictObject({
           group_by: z

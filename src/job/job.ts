@@ -19,7 +19,9 @@ export const DEFAULT_TIME_CHUNK = 86_400;
 export const DEFAULT_BLOCK_SAFETY_LAG = 64;
 export const DEFAULT_TIME_SAFETY_LAG = 900;
 
-export type Axis = 'block' | 'time';
+/** What a range and its windows count, declared once with the datasets. */
+import type { Axis } from '../datasets/dataset.js';
+export type { Axis };
 
 export interface JobRange {
   /** What `from`/`to`/`chunk`/`safety_lag` count: block numbers or unix seconds of block_timestamp. */

@@ -86,7 +86,7 @@ export const contractTargetSchema = z
     events: z
       .array(contractEventSchema)
       .min(1)
-      .describe('Event signatures to export (a signature, or {signature, tables}); one work unit per signature.'),
+      .describe('Event signatures to export (a signature, or {signature, tables}); one stream per signature and chain.'),
     datasets: z
       .array(z.enum(datasetsFor('contract')))
       .min(1)

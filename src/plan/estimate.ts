@@ -14,14 +14,14 @@ import type { Axis } from '../job/schema.js';
 import { MAX_CHAIN_IDS } from '../source/query.js';
 import { batchable, joinsBatch } from './batch-cells.js';
 import { length } from './intervals.js';
-import { windowKey, type Plan, type WorkUnit } from './plan.js';
-import { keyAcrossChains, parseUnitKey } from './unit-key.js';
+import { windowKey, type Plan, type PlannedWindow } from './plan.js';
+import { keyAcrossChains, parseStreamKey } from './stream-key.js';
 
 export const DEFAULT_PAGE_LIMIT = 1000;
 
 export interface EstimateOptions {
   /** Expected rows per block (by: block) or per second (by: time) of a unit; undefined = unknown. */
-  density?: (unit: WorkUnit) => number | undefined;
+  density?: (unit: PlannedWindow) => number | undefined;
   /** Rows per page (the `limit` parameter). Default 1000. */
   pageLimit?: number;
 }
@@ -91,7 +91,7 @@ export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolea
   for (const u of opts.batched ? asBatches(plan.units) : plan.units) {
     const capabilities = capabilitiesOf(u.dataset);
     if (capabilities.extent !== 'snapshot') edges.set(`${u.chainId}:${u.axis}:${u.window.end}`, u.axis);
-    const group = `${keyAcrossChains(parseUnitKey(u.unitKey)!)}|${u.windowKey}`;
+    const group = `${keyAcrossChains(parseStreamKey(u.unitKey)!)}|${u.windowKey}`;
     const each = capabilities.requestServes === 'block' ? length(u.window) : 1;
     const g = groups.get(group) ?? { chains: 0, each };
     groups.set(group, { chains: g.chains + 1, each });
@@ -105,15 +105,15 @@ export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolea
  * The plan's windows as a run with output.batch_windows "on" exports them: the consecutive windows
  * of a unit in one cell as one window (src/run/window-batches.ts).
  */
-function asBatches(units: readonly WorkUnit[]): WorkUnit[] {
-  const byUnit = new Map<string, WorkUnit[]>();
+function asBatches(units: readonly PlannedWindow[]): PlannedWindow[] {
+  const byStream = new Map<string, PlannedWindow[]>();
   for (const u of units) {
-    let list = byUnit.get(u.unitKey);
-    if (!list) byUnit.set(u.unitKey, (list = []));
+    let list = byStream.get(u.unitKey);
+    if (!list) byStream.set(u.unitKey, (list = []));
     list.push(u);
   }
-  const out: WorkUnit[] = [];
-  for (const list of byUnit.values()) {
+  const out: PlannedWindow[] = [];
+  for (const list of byStream.values()) {
     list.sort((a, b) => a.window.start - b.window.start);
     for (const u of list) {
       const last = out[out.length - 1];

@@ -6,11 +6,19 @@ export {
   type ChainHead,
   type Plan,
   type PlanOptions,
-  type UnitCoverage,
-  type UnitTarget,
-  type WorkUnit,
+  type StreamCoverage,
+  type StreamTarget,
+  type PlannedWindow,
 } from './plan.js';
-export { axisOfUnitKey, formatUnitKey, isSnapshotUnit, keyAcrossChains, parseUnitKey, shardOfUnitKey, type UnitKey } from './unit-key.js';
+export {
+  axisOfStreamKey,
+  formatStreamKey,
+  isSnapshotStream,
+  keyAcrossChains,
+  parseStreamKey,
+  shardOfStreamKey,
+  type StreamKey,
+} from './stream-key.js';
 export { estimateRequests, estimateRun, pagesFor, type EstimateOptions, type RequestEstimate, type RunEstimate } from './estimate.js';
 export {
   alignedPieces,

@@ -1,5 +1,5 @@
 /**
- * Job -> work units: dataset x target x chain x window.
+ * Job -> planned windows: the windows of each stream (dataset x target x chain).
  *
  * Windows are half-open [start, end) over block numbers or block timestamps (unix seconds),
  * cut on a fixed grid of `range.chunk` starting at 0 (for time: the unix epoch, so with chunks
@@ -12,28 +12,28 @@
  * A snapshot dataset (extent: snapshot) has one unit per wallet x chain for the UTC day of the run.
  */
 import { InsightExportError } from '../errors.js';
-import { isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
+import { isSnapshot, type DatasetName, type StreamTarget } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { intersect, subtract, type Interval } from './intervals.js';
 import { coverWhole, windowsOf } from './whole-replacements.js';
 import { jobStreams, type Stream } from './streams.js';
 
-export type { UnitTarget } from '../datasets/index.js';
+export type { StreamTarget } from '../datasets/index.js';
 
 /** The table the job file names for a unit target's dataset, if it names one. */
-export function chosenTable(dataset: DatasetName, t: UnitTarget): string | undefined {
+export function chosenTable(dataset: DatasetName, t: StreamTarget): string | undefined {
   return t.tables?.[dataset];
 }
 
-export interface WorkUnit {
+export interface PlannedWindow {
   dataset: DatasetName;
-  target: UnitTarget;
+  target: StreamTarget;
   /** `targets` part of the keys: lowercase address, name, or `address_topic0` for events. */
   targetKey: string;
   chainId: number;
   axis: Axis;
   window: Interval;
-  /** Stable identity of the unit's data stream: `<dataset>/<target>[~<variant>]/<chain>/<axis>` (see unit-key.ts). */
+  /** Stable identity of the unit's data stream: `<dataset>/<target>[~<variant>]/<chain>/<axis>` (see stream-key.ts). */
   unitKey: string;
   /** `start_end`, zero-padded to 12 digits (as in src/state) so keys sort like the numbers. */
   windowKey: string;
@@ -41,7 +41,7 @@ export interface WorkUnit {
   filters: Record<string, string>;
 }
 
-export interface UnitCoverage {
+export interface StreamCoverage {
   unitKey: string;
   dataset: DatasetName;
   targetKey: string;
@@ -97,8 +97,8 @@ export interface Plan {
    * at `end` (exclusive), exactly as `to: latest` would; later runs export the rest.
    */
   clamped: { chainId: number; to: number; end: number }[];
-  units: WorkUnit[];
-  coverage: UnitCoverage[];
+  units: PlannedWindow[];
+  coverage: StreamCoverage[];
 }
 
 /** The planner could not do its part (e.g. no chain head for `to: latest`). */
@@ -128,8 +128,8 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
   const failed = (await Promise.allSettled(chainIds.map(ranges.rangeOf))).find((r) => r.status === 'rejected');
   if (failed) throw failed.reason;
 
-  const units: WorkUnit[] = [];
-  const coverage: UnitCoverage[] = [];
+  const units: PlannedWindow[] = [];
+  const coverage: StreamCoverage[] = [];
   for (const spec of streams) {
     const snapshot = isSnapshot(spec.dataset);
     const axis: Axis = snapshot ? 'time' : range!.by;

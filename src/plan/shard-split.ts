@@ -12,9 +12,9 @@
  * covers yet (the first run, a range moved forward, the newest windows of `to: latest`) get new
  * spans, divided over the shards again.
  */
-import type { Plan, WorkUnit } from './plan.js';
+import type { Plan, PlannedWindow } from './plan.js';
 import { length, type Interval } from './intervals.js';
-import { keyAcrossChains, parseUnitKey, shardOfUnitKey } from './unit-key.js';
+import { keyAcrossChains, parseStreamKey, shardOfStreamKey } from './stream-key.js';
 
 export interface SplitPart {
   start: number;
@@ -37,7 +37,7 @@ export interface ShardSplit {
 
 /** Windows of units a split is to cover: a plan's, or completed ones. */
 export interface PlannedWindows {
-  units: readonly Pick<WorkUnit, 'unitKey' | 'window'>[];
+  units: readonly Pick<PlannedWindow, 'unitKey' | 'window'>[];
 }
 
 /** Expected rows of a window of a unit; undefined when unknown. */
@@ -61,7 +61,7 @@ export function ownerOf(split: ShardSplit, unitKey: string, start: number): numb
  * records): the one the unit key's hash names, so it never changes while the unit grows.
  */
 export function leadShardOf(unitKey: string, count: number): number {
-  return shardOfUnitKey(unitKey, count);
+  return shardOfStreamKey(unitKey, count);
 }
 
 /**
@@ -92,28 +92,28 @@ export function divideWindows(windows: readonly Interval[], weights: readonly nu
  * same window of every chain goes to one shard and the chains still share its requests.
  */
 export function uncoveredSpans(split: ShardSplit, plan: PlannedWindows, expected?: ExpectedRows): Record<string, SplitSpan[]> {
-  const byUnit = new Map<string, Interval[]>();
+  const byStream = new Map<string, Interval[]>();
   for (const u of plan.units) {
     if (ownerOf(split, u.unitKey, u.window.start) !== null) continue;
-    let list = byUnit.get(u.unitKey);
-    if (!list) byUnit.set(u.unitKey, (list = []));
+    let list = byStream.get(u.unitKey);
+    if (!list) byStream.set(u.unitKey, (list = []));
     list.push(u.window);
   }
   const byQuery = new Map<string, string[]>();
-  for (const unitKey of byUnit.keys()) {
-    const parsed = parseUnitKey(unitKey);
+  for (const unitKey of byStream.keys()) {
+    const parsed = parseStreamKey(unitKey);
     const query = parsed ? keyAcrossChains(parsed) : unitKey;
     byQuery.set(query, [...(byQuery.get(query) ?? []), unitKey]);
   }
   const added = new Map<string, SplitSpan[]>();
   for (const [query, unitKeys] of byQuery) {
     const shardAt = queryCuts(
-      unitKeys.map((k) => [k, byUnit.get(k)!] as const),
+      unitKeys.map((k) => [k, byStream.get(k)!] as const),
       split.count,
       leadShardOf(query, split.count),
       expected,
     );
-    for (const unitKey of unitKeys) added.set(unitKey, unitSpans(spansOf(split, unitKey), byUnit.get(unitKey)!, shardAt));
+    for (const unitKey of unitKeys) added.set(unitKey, unitSpans(spansOf(split, unitKey), byStream.get(unitKey)!, shardAt));
   }
   return Object.fromEntries(added);
 }
@@ -213,7 +213,7 @@ export interface ShardLoad {
 
 export function shardLoads(plan: Pick<Plan, 'units'>, split: ShardSplit, expected?: ExpectedRows): ShardLoad[] {
   const loads: ShardLoad[] = Array.from({ length: split.count }, (_, shard) => ({ shard, windows: 0, expected_rows: 0 }));
-  for (const u of plan.units as WorkUnit[]) {
+  for (const u of plan.units as PlannedWindow[]) {
     const owner = ownerOf(split, u.unitKey, u.window.start);
     if (owner === null) continue;
     const load = loads[owner]!;

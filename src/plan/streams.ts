@@ -4,10 +4,10 @@
  * tables and claims all take this list instead of deriving it again.
  */
 import { createHash } from 'node:crypto';
-import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type UnitTarget } from '../datasets/index.js';
+import { capabilitiesOf, DATASET_NAMES, isSnapshot, type DatasetName, type StreamTarget } from '../datasets/index.js';
 import { NFT_TYPES, type Job, type Target } from '../job/schema.js';
-import { unitTargets } from './unit-targets.js';
-import { formatUnitKey } from './unit-key.js';
+import { unitTargets } from './stream-targets.js';
+import { formatStreamKey } from './stream-key.js';
 
 function shortHash(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 8);
@@ -19,7 +19,7 @@ function shortHash(value: unknown): string {
  */
 export interface Stream {
   dataset: DatasetName;
-  target: UnitTarget;
+  target: StreamTarget;
   targetKey: string;
   chainId: number;
   filters: Record<string, string>;
@@ -59,7 +59,7 @@ export function queryParts(job: Pick<Job, 'aggregates'>, t: Target, dataset: Dat
 function streamsOf(job: Job): Stream[] {
   const axis = job.range?.by ?? 'time';
   const specs: Stream[] = [];
-  const add = (t: Target, dataset: DatasetName, target: UnitTarget, targetKey: string, eventIndex: number) => {
+  const add = (t: Target, dataset: DatasetName, target: StreamTarget, targetKey: string, eventIndex: number) => {
     const filters = capabilitiesOf(dataset).filters === 'none' ? {} : t.filters;
     const shape = queryParts(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
     const variant = shape.length ? shortHash(shape) : null;
@@ -71,7 +71,7 @@ function streamsOf(job: Job): Stream[] {
         targetKey,
         chainId,
         filters,
-        unitKey: formatUnitKey({ dataset, target: targetKey, variant, chainId, axis: unitAxis }),
+        unitKey: formatStreamKey({ dataset, target: targetKey, variant, chainId, axis: unitAxis }),
         order: [DATASET_NAMES.indexOf(dataset), t.index, eventIndex, chainId],
       });
     }

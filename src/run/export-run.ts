@@ -1,7 +1,7 @@
 /**
  * Stage 4 of a run, export: once the plan is made and the lease still held, the claims, the chain
  * heads and the tables' columns recorded (nothing is written at the destination before), then the
- * plan's windows exported and each committed (src/run/export-units.ts), the Iceberg tables
+ * plan's windows exported and each committed (src/run/export-windows.ts), the Iceberg tables
  * committed as they go.
  */
 import { writeKnownHeads } from '../state/chain-heads.js';
@@ -9,7 +9,7 @@ import { claimPartitions } from '../state/owners.js';
 import { replacementReason } from '../state/replacement-record.js';
 import { recordTableColumns } from '../state/table-columns.js';
 import { openRunStagingDir } from '../sink/staging-dir.js';
-import { exportUnits, type UnitOutcome } from './export-units.js';
+import { exportWindows, type WindowOutcome } from './export-windows.js';
 import { icebergCommit } from './iceberg-commits.js';
 import type { OpenedRun } from './open-run.js';
 import type { StateRead } from './read-state.js';
@@ -52,7 +52,7 @@ export async function exportPlan(
   o: OpenedRun,
   s: StateRead,
   p: RunPlan,
-): Promise<{ outcomes: UnitOutcome[]; tableCommits: TableCommits | null }> {
+): Promise<{ outcomes: WindowOutcome[]; tableCommits: TableCommits | null }> {
   const { input, run, store, stagingDir, open } = ctx;
   const { config, logger } = input;
   const { job, state, held, iceberg } = o;
@@ -67,7 +67,7 @@ export async function exportPlan(
     s.listed,
   );
   await s.replacements.record(replacementReason(input, s.repairs.size > 0), p.units, s.listed);
-  const outcomes = await exportUnits(p.units, {
+  const outcomes = await exportWindows(p.units, {
     jobName: job.name,
     runId: run.runId,
     client: o.source.client,

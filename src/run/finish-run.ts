@@ -3,7 +3,7 @@
  * written beside the state; a dry run's report of what a run would export.
  */
 import { errorMessage } from '../errors.js';
-import type { UnitOutcome } from './export-units.js';
+import type { WindowOutcome } from './export-windows.js';
 import type { OpenedRun } from './open-run.js';
 import type { StateRead } from './read-state.js';
 import { buildReport, type RunReport } from './report.js';
@@ -17,7 +17,7 @@ export function reportOfRun(
   o: OpenedRun,
   s: StateRead,
   p: RunPlan,
-  outcomes: UnitOutcome[],
+  outcomes: WindowOutcome[],
   interrupted: boolean,
 ): RunReport {
   const { run, store } = ctx;

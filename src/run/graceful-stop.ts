@@ -10,7 +10,7 @@
  * a step that does not stop must not keep the process, and the commit protocol makes that safe.
  */
 import type { Logger } from '../log.js';
-import type { UnitOutcome } from './export-units.js';
+import type { WindowOutcome } from './export-windows.js';
 
 /** What a stopped run kept and abandoned (RunReport.stop). */
 export interface StopSummary {
@@ -76,7 +76,7 @@ export class GracefulStop {
   }
 
   /** What the stop kept and abandoned, when the run was stopped (undefined otherwise); logged once. */
-  summary(outcomes: readonly UnitOutcome[]): StopSummary | undefined {
+  summary(outcomes: readonly WindowOutcome[]): StopSummary | undefined {
     if (this.stoppedAt === null) return undefined;
     const kept = outcomes.filter((o) => o.duringStop === true);
     const summary: StopSummary = {
@@ -94,7 +94,7 @@ export class GracefulStop {
   }
 
   /** The run report's `stop`, when the run was stopped. */
-  reported(outcomes: readonly UnitOutcome[]): { stop?: StopSummary } {
+  reported(outcomes: readonly WindowOutcome[]): { stop?: StopSummary } {
     const stop = this.summary(outcomes);
     return stop ? { stop } : {};
   }

@@ -91,7 +91,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     ...(sum((r) => r.windows_resumed ?? 0) > 0 ? { windows_resumed: sum((r) => r.windows_resumed ?? 0) } : {}),
     by_dataset: addFigures(reports.map((r) => r.by_dataset)),
     by_chain: addFigures(reports.map((r) => r.by_chain)) as Record<string, ChainFigures>,
-    empty_units: emptyUnits(reports),
+    empty_units: emptyStreams(reports),
     files_written: files.slice(0, FILES_LISTED),
     ...(omitted > 0 ? { files_written_omitted: omitted } : {}),
     shards: m.workers.map((w) => ({
@@ -156,7 +156,7 @@ function addFigures(all: Record<string, RunFigures | ChainFigures>[]): Record<st
 }
 
 /** Units a worker found without rows that no other worker wrote rows of (as far as the listed files say). */
-function emptyUnits(reports: RunReport[]): string[] {
+function emptyStreams(reports: RunReport[]): string[] {
   if (reports.some((r) => (r.files_written_omitted ?? 0) > 0)) return [];
   const written = new Set(reports.flatMap((r) => (r.files_written ?? []).filter((f) => f.rows > 0).map((f) => f.unit)));
   return [...new Set(reports.flatMap((r) => r.empty_units ?? []))].filter((u) => !written.has(u)).sort();

@@ -31,7 +31,7 @@ import { ROW_COUNT_KEY } from '../datasets/aggregates.js';
 import type { Recount } from '../datasets/recount.js';
 import type { Job } from '../job/schema.js';
 import { jobStreams } from '../plan/streams.js';
-import { keyAcrossChains, parseUnitKey } from '../plan/unit-key.js';
+import { keyAcrossChains, parseStreamKey } from '../plan/stream-key.js';
 import type { InsightClient } from '../source/client.js';
 import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
@@ -249,7 +249,7 @@ function groupRecords(input: RecountInput): { groups: Map<string, Group>; skippe
       skipped.set(rec.unit_key, `${dataset} rows are not the service's rows one for one`);
       continue;
     }
-    const unit = parseUnitKey(rec.unit_key)!;
+    const unit = parseStreamKey(rec.unit_key)!;
     const axis = unit.axis;
     const sharedKey = `${keyAcrossChains(unit)}|${rec.start}|${rec.end}`;
     let group = groups.get(sharedKey);

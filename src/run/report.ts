@@ -1,9 +1,9 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Plan, ShardLoad } from '../plan/index.js';
-import { parseUnitKey } from '../plan/unit-key.js';
+import { parseStreamKey } from '../plan/stream-key.js';
 import type { ClientStats, InsightClient } from '../source/client.js';
-import type { UnitOutcome } from './export-units.js';
+import type { WindowOutcome } from './export-windows.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import type { ServiceHead } from './chains.js';
 import { addRejected, REJECT_REASONS, type RejectReason } from '../source/paginator.js';
@@ -182,7 +182,7 @@ export interface ReportInput {
   runId: string;
   started: number;
   plan: Plan;
-  outcomes: UnitOutcome[];
+  outcomes: WindowOutcome[];
   destination: string;
   client: InsightClient;
   /** The destination's retry count (ObjectStore.stats), when it keeps one. */
@@ -196,7 +196,7 @@ export interface ReportInput {
 }
 
 export function buildReport(r: ReportInput): RunReport {
-  const count = (s: UnitOutcome['status']) => r.outcomes.filter((o) => o.status === s).length;
+  const count = (s: WindowOutcome['status']) => r.outcomes.filter((o) => o.status === s).length;
   const failed = r.outcomes.filter((o) => o.status === 'failed');
   const abandoned = count('abandoned');
   const finished = Date.now();
@@ -244,17 +244,17 @@ export function buildReport(r: ReportInput): RunReport {
     reorgs: r.reorgs ?? [],
     windows_reexported: (r.reorgs ?? []).reduce((n, x) => n + x.windows.length, 0),
     ...(r.settle ? { settle: r.settle } : {}),
-    by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => parseUnitKey(unitKey)!.dataset),
+    by_dataset: figuresBy(r.plan, r.outcomes, (unitKey) => parseStreamKey(unitKey)!.dataset),
     by_chain: withChainRequests(
       figuresBy(r.plan, r.outcomes, (_unitKey, chainId) => String(chainId)),
       stats.byChain,
     ),
-    empty_units: emptyUnits(r.plan, r.outcomes),
+    empty_units: emptyStreams(r.plan, r.outcomes),
     ...filesWritten(r.outcomes),
   };
 }
 
-function filesWritten(outcomes: UnitOutcome[]): Pick<RunReport, 'files_written' | 'files_written_omitted'> {
+function filesWritten(outcomes: WindowOutcome[]): Pick<RunReport, 'files_written' | 'files_written_omitted'> {
   const all = [...outcomes]
     .sort((a, b) => (a.unitKey < b.unitKey ? -1 : a.unitKey > b.unitKey ? 1 : a.start - b.start))
     .flatMap((o) =>
@@ -338,14 +338,14 @@ export function failureReportOf(err: unknown): RunReport | undefined {
   return typeof err === 'object' && err !== null ? (err as { [FAILURE_REPORT]?: RunReport })[FAILURE_REPORT] : undefined;
 }
 
-function emptyUnits(plan: Plan, outcomes: UnitOutcome[]): string[] {
+function emptyStreams(plan: Plan, outcomes: WindowOutcome[]): string[] {
   const rows = new Map<string, number>();
   for (const o of outcomes) rows.set(o.unitKey, (rows.get(o.unitKey) ?? 0) + (o.status === 'done' ? o.rows : Number.NaN));
   return plan.coverage.filter((c) => c.done.length === 0 && c.todo.length > 0 && rows.get(c.unitKey) === 0).map((c) => c.unitKey);
 }
 
 /** Planned windows and outcomes grouped by a key; groups in key order (chains numerically). */
-function figuresBy(plan: Plan, outcomes: UnitOutcome[], keyOf: (unitKey: string, chainId: number) => string): Record<string, RunFigures> {
+function figuresBy(plan: Plan, outcomes: WindowOutcome[], keyOf: (unitKey: string, chainId: number) => string): Record<string, RunFigures> {
   const groups = new Map<string, RunFigures>();
   const group = (key: string): RunFigures => {
     let g = groups.get(key);
@@ -374,12 +374,12 @@ function withChainRequests(byChain: Record<string, RunFigures>, requests: Client
   return out;
 }
 
-function rowsRejected(outcomes: UnitOutcome[]): Record<RejectReason, number> {
+function rowsRejected(outcomes: WindowOutcome[]): Record<RejectReason, number> {
   const all: Partial<Record<RejectReason, number>> = {};
   for (const o of outcomes) if (o.rejected) addRejected(all, o.rejected);
   return Object.fromEntries(REJECT_REASONS.map((reason) => [reason, all[reason] ?? 0])) as Record<RejectReason, number>;
 }
 
-function sum(outcomes: UnitOutcome[], field: 'rows' | 'files' | 'bytes'): number {
+function sum(outcomes: WindowOutcome[], field: 'rows' | 'files' | 'bytes'): number {
   return outcomes.reduce((n, o) => n + o[field], 0);
 }

@@ -10,7 +10,7 @@ import type { Lease } from '../state/lease.js';
 import type { Rewind } from '../state/rewind.js';
 import type { WindowState } from '../state/window-state.js';
 import type { ObjectStore } from '../store/store.js';
-import type { ProgressEvent } from './export-units.js';
+import type { ProgressEvent } from './export-windows.js';
 import type { GracefulStop } from './graceful-stop.js';
 import type { Shard } from './shard.js';
 import type { SourceSession } from './source-session.js';

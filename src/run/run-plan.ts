@@ -1,6 +1,6 @@
 /**
  * Stage 3 of a run, plan: the one immutable plan of the run, made once from what the open and
- * read-state stages found: the windows to export (this shard's share), as export units with their
+ * read-state stages found: the windows to export (this shard's share), as windows to export with their
  * built targets and tables, the shard split and ownership, the tables' columns settled against the
  * destination, the service's heads. The export, commit and report stages read it and change nothing.
  */
@@ -13,13 +13,13 @@ import {
   type Plan,
   type ShardLoad,
   type ShardSplit,
-  type WorkUnit,
+  type PlannedWindow,
 } from '../plan/index.js';
 import { settleShardSplit } from '../state/shard-split-record.js';
 import type { SettledColumns } from '../state/table-columns.js';
-import { expectedRowsFrom, unitDensities } from '../state/unit-densities.js';
+import { expectedRowsFrom, unitDensities } from '../state/stream-densities.js';
 import type { ServiceHead } from './chains.js';
-import type { ExportUnit } from './export-units.js';
+import type { ExportWindow } from './export-windows.js';
 import type { OpenedRun } from './open-run.js';
 import { contractsOf, recoverState, type StateRead } from './read-state.js';
 import type { RunContext } from './run-context.js';
@@ -32,8 +32,8 @@ import { checkUnreferencedBeforeExport, type UnreferencedFound } from './unrefer
 export interface RunPlan {
   /** The windows this run exports (a shard's share of the whole job's). */
   readonly plan: Plan;
-  /** The same windows as export units: dataset module, built target, table. */
-  readonly units: readonly ExportUnit[];
+  /** The same windows as windows to export: dataset module, built target, table. */
+  readonly units: readonly ExportWindow[];
   /** A shard's split of the job's windows (null: not sharded). */
   readonly split: ShardSplit | null;
   /** What each shard exports (a sharded run). */
@@ -120,13 +120,13 @@ async function divideWindows(
   return { split, balance: shardLoads(whole, split, densities.rows ?? undefined) };
 }
 
-/** The windows left to export (this shard's), as export units; chains and contracts the service does not know are refused first. */
+/** The windows left to export (this shard's), as windows to export; chains and contracts the service does not know are refused first. */
 async function planWindows(
   ctx: RunContext,
   o: OpenedRun,
   s: StateRead,
   select: (whole: Plan) => Promise<Plan>,
-): Promise<{ plan: Plan; units: ExportUnit[] }> {
+): Promise<{ plan: Plan; units: ExportWindow[] }> {
   const { input } = ctx;
   const { job } = o;
   const { completed, listed, heads, blocks, chains } = s;
@@ -152,7 +152,7 @@ async function planWindows(
       { chainId: c.chainId, to: c.to, end: c.end, lag: c.to - c.end, lag_unit: plan.axis === 'block' ? 'blocks' : 'seconds' },
       'range.to is past what the service serves (its head minus the safety lag): exporting up to its head now, the rest in later runs as it indexes them',
     );
-  const units = await Promise.all(plan.units.map((u) => toExportUnit(u, factory, listed.get(u.unitKey) ?? [])));
+  const units = await Promise.all(plan.units.map((u) => toExportWindow(u, factory, listed.get(u.unitKey) ?? [])));
   // A chain the service does not serve, or a contract it never saw, answers with empty pages:
   // refuse them before exporting anything (after the job's own checks, which need no request).
   const streams = plan.units.filter((u) => !isSnapshot(u.dataset));
@@ -165,7 +165,7 @@ async function planWindows(
 }
 
 /** A unit's window to export; `held`: the unit's windows the destination holds (is it exported again?). */
-async function toExportUnit(u: WorkUnit, factory: TargetFactory, held: Interval[]): Promise<ExportUnit> {
+async function toExportWindow(u: PlannedWindow, factory: TargetFactory, held: Interval[]): Promise<ExportWindow> {
   const target = await factory.forDataset(u);
   const again = held.some((i) => i.start < u.window.end && u.window.start < i.end);
   return {

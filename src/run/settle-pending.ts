@@ -8,7 +8,7 @@
 import pLimit from 'p-limit';
 import { DATASETS } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
-import { keyAcrossChains, parseUnitKey, windowKey, type Interval } from '../plan/index.js';
+import { keyAcrossChains, parseStreamKey, windowKey, type Interval } from '../plan/index.js';
 import { jobStreams } from '../plan/streams.js';
 import { MAX_CHAIN_IDS } from '../source/query.js';
 import { SettledWindows } from '../state/settled-windows.js';
@@ -49,7 +49,7 @@ export async function pendingSettle(
 ): Promise<PendingSettle> {
   const paged = new Set(jobStreams(job).flatMap((s) => (DATASETS[s.dataset].collection.kind === 'paged' ? [s.unitKey] : [])));
   const records = new SettledWindows(state.store, state.root, guard);
-  const byUnit: PendingSettle['read'] = new Map();
+  const byStream: PendingSettle['read'] = new Map();
   const unreadable: PendingSettle['unreadable'] = [];
   const units = [...completed].filter(([unitKey, list]) => paged.has(unitKey) && list.some((w) => owns(unitKey, w)));
   const limit = pLimit(READS);
@@ -57,7 +57,7 @@ export async function pendingSettle(
   const windows: PendingWindow[] = [];
   units.forEach(([unitKey, list], i) => {
     const read = reads[i]!;
-    byUnit.set(unitKey, read);
+    byStream.set(unitKey, read);
     if (read.problem) unreadable.push({ unit: unitKey, problem: read.problem });
     for (const w of list) {
       if (!owns(unitKey, w)) continue;
@@ -67,7 +67,7 @@ export async function pendingSettle(
       windows.push({ unit_key: unitKey, start: w.start, end: w.end, run_id, recounted });
     }
   });
-  return { windows, unreadable, records, read: byUnit };
+  return { windows, unreadable, records, read: byStream };
 }
 
 /** The run a commit name (WindowState.commitOf) names; undefined for a marker's. */
@@ -84,7 +84,7 @@ export function countRequests(windows: readonly { unit_key: string; start: numbe
   const groups = new Map<string, number>();
   const probes = new Set<string>();
   for (const w of windows) {
-    const unit = parseUnitKey(w.unit_key)!;
+    const unit = parseStreamKey(w.unit_key)!;
     const key = `${keyAcrossChains(unit)}|${w.start}|${w.end}`;
     groups.set(key, (groups.get(key) ?? 0) + 1);
     const dataset = DATASETS[unit.dataset as keyof typeof DATASETS];

@@ -28,12 +28,12 @@ import pLimit from 'p-limit';
 import { errorMessage, exitCodeOf, InterruptedError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { countAlignedPieces, parseUnitKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
+import { countAlignedPieces, parseStreamKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { InsightClient } from '../source/client.js';
 import type { RecountedWindow } from '../state/verify.js';
 import type { SettledUpdate } from '../state/settled-windows.js';
-import type { ManifestWindow } from '../state/unit-manifest.js';
+import type { ManifestWindow } from '../state/stream-manifest.js';
 import { PreconditionFailedError } from '../store/errors.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
 import { recountConfirmed } from './recount.js';
@@ -221,7 +221,7 @@ async function withAge(input: SettleInput, windows: Omit<Candidate, 'old'>[]): P
   const age = new SettleAge({ horizonS: input.horizonS, now: input.now, head: input.head, blocks: input.blocks });
   const byChainAxis = new Map<string, (Omit<Candidate, 'old'> & Interval)[]>();
   for (const c of windows) {
-    const unit = parseUnitKey(c.rec.unit_key)!;
+    const unit = parseStreamKey(c.rec.unit_key)!;
     const key = `${unit.chainId}/${unit.axis}`;
     let list = byChainAxis.get(key);
     if (!list) byChainAxis.set(key, (list = []));
@@ -255,11 +255,11 @@ function classify(results: RecountedWindow[], asked: Map<string, Candidate>): Ou
 
 /** Adds the windows settled and recounted to their units' records, each named by the run that committed it. */
 async function recordOutcome(input: SettleInput, pending: PendingSettle, outcome: Outcome): Promise<void> {
-  const byUnit = new Map<string, { settled: ManifestWindow[]; recounted: ManifestWindow[] }>();
+  const byStream = new Map<string, { settled: ManifestWindow[]; recounted: ManifestWindow[] }>();
   const add = (list: 'settled' | 'recounted', c: Candidate) => {
-    const u = byUnit.get(c.rec.unit_key) ?? { settled: [], recounted: [] };
+    const u = byStream.get(c.rec.unit_key) ?? { settled: [], recounted: [] };
     u[list].push({ start: c.rec.start, end: c.rec.end, run_id: c.rec.run_id });
-    byUnit.set(c.rec.unit_key, u);
+    byStream.set(c.rec.unit_key, u);
   };
   for (const c of outcome.settled) add('settled', c);
   // A window recounted again within the horizon is on the list already.
@@ -278,7 +278,7 @@ async function recordOutcome(input: SettleInput, pending: PendingSettle, outcome
       input.logger.warn({ unit: unitKey, err: errorMessage(err) }, 'settled record not written: its windows are recounted by the next run');
     }
   };
-  await Promise.all([...byUnit].map(([unitKey, update]) => limit(() => write(unitKey, update))));
+  await Promise.all([...byStream].map(([unitKey, update]) => limit(() => write(unitKey, update))));
 }
 
 function withoutDiffered(completed: Map<string, Interval[]>, differed: RecountedWindow[]): Map<string, Interval[]> {

@@ -1,5 +1,5 @@
 /**
- * Shards: one worker of N exports a disjoint, stable share of a job's work units, so a backfill
+ * Shards: one worker of N exports a disjoint, stable share of a job's windows, so a backfill
  * spreads over the parallel workers of an engine that already exists (Kubernetes indexed Jobs,
  * AWS Batch array jobs) with no coordinator. Each unit's windows are divided into contiguous parts,
  * one per shard, recorded at the destination (src/plan/shard-split.ts,

@@ -11,12 +11,12 @@ import { fileStem, runIdInNames } from '../sink/file-names.js';
 import { contentType } from '../sink/formats.js';
 import type { PartitionedWriter, PlannedFile } from '../sink/partitioned-writer.js';
 import type { BlockEdge } from '../state/window-state.js';
-import type { ExportOptions, ExportUnit, UnitOutcome } from './export-units.js';
+import type { ExportOptions, ExportWindow, WindowOutcome } from './export-windows.js';
 import { cutOutcomes, stopCut } from './stop-cut.js';
 
 /** One chain of a batch the stop found still paging. */
 export interface ReceivedChain {
-  unit: ExportUnit;
+  unit: ExportWindow;
   /** The planned windows of the batch. */
   windows: readonly Interval[];
   writer: PartitionedWriter;
@@ -29,11 +29,11 @@ export interface ReceivedChain {
   /** Rows written per planned window (batches of several windows). */
   windowRows: number[] | undefined;
   /** The chain's outcome over the whole batch (an abandoned one carries why). */
-  outcome(status: 'done' | 'abandoned', rows: number, files: PlannedFile[]): UnitOutcome;
+  outcome(status: 'done' | 'abandoned', rows: number, files: PlannedFile[]): WindowOutcome;
 }
 
 /** The outcomes of the batch's windows once the part received is committed; null when there is none, or its commit did not happen. */
-export async function commitReceived(c: ReceivedChain): Promise<UnitOutcome[] | null> {
+export async function commitReceived(c: ReceivedChain): Promise<WindowOutcome[] | null> {
   const { unit: u, opts } = c;
   const abandon = opts.abandon ?? opts.signal;
   const cut = stopCut({

@@ -3,7 +3,7 @@
  * the part of it whose rows are wholly received, as a shorter window [start, cut).
  *
  * The paginator yields a chain's rows in the order of the window's axis, slice after proven slice,
- * and says after each how far the chain is proven (PagedBatch.provenTo): every row below that point
+ * and says after each how far the chain is proven (RecordPage.provenTo): every row below that point
  * has been yielded. So when the run stops, the rows a chain has written are exactly those below
  * its proven point, unless a slice one value wide (a block, a second) was being cut on a finer
  * axis: its rows are then only partly written, and the chain's batch is abandoned whole.
@@ -17,7 +17,7 @@
  * The cut then moves down to that interval's start, when no row at or above it was written.
  */
 import type { Interval } from '../plan/index.js';
-import type { UnitOutcome } from './export-units.js';
+import type { WindowOutcome } from './export-windows.js';
 
 export interface CutInput {
   /** The batch of one chain: [start, end) on the window's axis. */
@@ -48,15 +48,15 @@ export function stopCut(c: CutInput): number | null {
  * files go on the last window holding committed rows.
  */
 export function cutOutcomes(
-  committed: UnitOutcome,
+  committed: WindowOutcome,
   windows: readonly Interval[],
   cut: number,
   rowsOf: (window: Interval, index: number) => number,
-  abandoned: (window: Interval) => UnitOutcome,
-): UnitOutcome[] {
+  abandoned: (window: Interval) => WindowOutcome,
+): WindowOutcome[] {
   const { written, warnings, ...rest } = committed;
   const last = windows.reduce((at, w, i) => (w.start < cut ? i : at), -1);
-  return windows.map((w, i): UnitOutcome => {
+  return windows.map((w, i): WindowOutcome => {
     if (w.start >= cut) return abandoned(w);
     const part = w.end > cut;
     const carries = i === last;

@@ -1,7 +1,7 @@
 import type { TableCommitted } from '../iceberg/index.js';
 import type { Logger } from '../log.js';
 import type { Interval } from '../plan/index.js';
-import type { ProgressEvent } from './export-units.js';
+import type { ProgressEvent } from './export-windows.js';
 
 /**
  * `output.format: iceberg`: the job's tables committed while a run exports (every

@@ -1,7 +1,7 @@
 import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
-import { chosenTable, type UnitTarget } from '../plan/plan.js';
+import { chosenTable, type StreamTarget } from '../plan/plan.js';
 import { queryParts, jobStreams } from '../plan/streams.js';
 import type { Interval } from '../plan/intervals.js';
 import { TargetFactory } from './targets.js';
@@ -16,7 +16,7 @@ export class TableSchemaConflictError extends UserInputError {
 }
 
 /** The job-file field that names a unit's table: its `tables:` entry, or the target (event) that gets the default name. */
-function tableField(dataset: DatasetName, t: UnitTarget): { field: string; chosen: boolean } {
+function tableField(dataset: DatasetName, t: StreamTarget): { field: string; chosen: boolean } {
   return chosenTable(dataset, t) ? { field: `${t.at}.tables.${dataset}`, chosen: true } : { field: t.defaultTableAt, chosen: false };
 }
 

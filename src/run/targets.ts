@@ -6,7 +6,7 @@ import { HttpStatusError } from '../source/errors.js';
 import { chainIdBatches } from '../source/query.js';
 import type { TargetOptions } from '../datasets/dataset.js';
 import { DATASETS } from '../datasets/index.js';
-import { chosenTable, type WorkUnit } from '../plan/plan.js';
+import { chosenTable, type PlannedWindow } from '../plan/plan.js';
 import { jobStreams } from '../plan/streams.js';
 
 export class NameNotResolvedError extends UserInputError {
@@ -137,7 +137,7 @@ export class TargetFactory {
   constructor(private readonly job: Job) {}
 
   /** The target of a unit for its dataset. */
-  forDataset(u: Pick<WorkUnit, 'dataset' | 'target' | 'targetKey' | 'filters'>): Promise<unknown> {
+  forDataset(u: Pick<PlannedWindow, 'dataset' | 'target' | 'targetKey' | 'filters'>): Promise<unknown> {
     const key = `${u.dataset}:${u.targetKey}:${JSON.stringify(u.filters)}`;
     let target = this.built.get(key);
     if (!target) {
@@ -148,7 +148,7 @@ export class TargetFactory {
   }
 
   /** The table a unit's rows go to: the one the job file names for its dataset, else the dataset's default. */
-  static tableName(u: Pick<WorkUnit, 'dataset' | 'target'>, target: unknown): string {
+  static tableName(u: Pick<PlannedWindow, 'dataset' | 'target'>, target: unknown): string {
     return chosenTable(u.dataset, u.target) ?? DATASETS[u.dataset].tableName(target);
   }
 

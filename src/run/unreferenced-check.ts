@@ -21,7 +21,7 @@ import { UnreferencedFilesError } from '../state/errors.js';
 import { unreferencedDataFiles, type UnreferencedFile } from '../state/unreferenced-files.js';
 import type { WindowState } from '../state/window-state.js';
 import type { ObjectStore } from '../store/store.js';
-import type { ExportUnit } from './export-units.js';
+import type { ExportWindow } from './export-windows.js';
 
 /** What a run reports of the files no state names it found (RunReport.unreferenced_files). */
 export interface UnreferencedFound {
@@ -47,7 +47,7 @@ export async function checkUnreferencedBeforeExport(o: {
   state: WindowState;
   job: Job;
   partitioning: string;
-  units: readonly ExportUnit[];
+  units: readonly ExportWindow[];
   remove: string;
   logger: Logger;
 }): Promise<UnreferencedFound | null> {
@@ -72,7 +72,7 @@ export async function checkUnreferencedBeforeExport(o: {
 }
 
 /** Whether a file lies where one of the units writes: its folders, its target, a window overlapping the unit's. */
-function writtenBeside(f: UnreferencedFile, units: readonly ExportUnit[], partitioning: string, jobName: string): boolean {
+function writtenBeside(f: UnreferencedFile, units: readonly ExportWindow[], partitioning: string, jobName: string): boolean {
   const name = parseFileName(f.key);
   if (!name) return false;
   const folder = f.key.slice(0, f.key.lastIndexOf('/') + 1);

@@ -16,11 +16,11 @@
  */
 import type { Interval } from '../plan/index.js';
 import { batchable, joinsBatch } from '../plan/batch-cells.js';
-import type { ExportUnit } from './export-units.js';
+import type { ExportWindow } from './export-windows.js';
 
 /** A batch: one unit per chain over [first window's start, last window's end), and the planned windows it covers. */
 export interface WindowBatch {
-  units: ExportUnit[];
+  units: ExportWindow[];
   windows: Interval[];
 }
 
@@ -28,8 +28,8 @@ export interface WindowBatch {
  * The units' windows as batches (each window on its own when `batched` is false), in the order of
  * their first window in `units`. `targetOf`: what units of one target share (a batch never mixes targets).
  */
-export function windowBatches(units: readonly ExportUnit[], batched: boolean, targetOf: (u: ExportUnit) => string): WindowBatch[] {
-  const lines = new Map<string, { u: ExportUnit; at: number }[]>();
+export function windowBatches(units: readonly ExportWindow[], batched: boolean, targetOf: (u: ExportWindow) => string): WindowBatch[] {
+  const lines = new Map<string, { u: ExportWindow; at: number }[]>();
   units.forEach((u, at) => {
     const key = `${targetOf(u)}|${u.chainId}`;
     let line = lines.get(key);

@@ -19,7 +19,7 @@ import { sameHex } from '../datasets/dataset.js';
 import { EdgeNotServedError, type BlockLookup } from '../source/block-by-number.js';
 import type { BadAnswer } from '../source/bad-answers.js';
 import type { BlockRecord } from '../source/records.js';
-import type { ExportUnit } from './export-units.js';
+import type { ExportWindow } from './export-windows.js';
 import type { BlockEdge } from '../state/window-state.js';
 
 /**
@@ -36,7 +36,7 @@ const MAX_SECONDS = 1e11;
  * two then shows as a changed edge at the next run (and is repaired), never as an edge that
  * matches stale rows.
  */
-export async function windowEdges(group: ExportUnit[], blocks: BlockLookup | undefined): Promise<WindowEdges> {
+export async function windowEdges(group: ExportWindow[], blocks: BlockLookup | undefined): Promise<WindowEdges> {
   const edges: WindowEdges = new Map();
   const first = group[0]!;
   if (!blocks || first.dataset.capabilities.extent === 'snapshot') return edges;
@@ -54,7 +54,7 @@ export async function windowEdges(group: ExportUnit[], blocks: BlockLookup | und
  * The edge a chain's window commits with (its block number and hash); EdgeNotServedError when it
  * has rows and the service denied its edge block (a window is never committed with rows and no edge).
  */
-export function edgeToCommit(u: ExportUnit, edges: WindowEdges, rows: number, blocks: BlockLookup | undefined): BlockEdge | undefined {
+export function edgeToCommit(u: ExportWindow, edges: WindowEdges, rows: number, blocks: BlockLookup | undefined): BlockEdge | undefined {
   const b = edges.get(u.chainId);
   if (b === null && rows > 0) {
     const edge = u.axis === 'block' ? `block ${u.end - 1}` : `block before ${new Date(u.end * 1000).toISOString()}`;
@@ -68,7 +68,7 @@ export function edgeToCommit(u: ExportUnit, edges: WindowEdges, rows: number, bl
  * `blocks` are the blocks the run resolved.
  */
 export function rowCheck(
-  group: ExportUnit[],
+  group: ExportWindow[],
   edges: WindowEdges,
   blocks: BlockLookup | undefined,
 ): (rec: unknown) => 'implausible' | 'block_hash' | null {
@@ -96,7 +96,7 @@ export function rowCheck(
  * service knows the row's hash as that block, the run adopts it (the window's edge too, when it is
  * that block), so the answers of the current branch prove the window; else the answer is asked again.
  */
-export function recheckBlocks(group: ExportUnit[], edges: WindowEdges, blocks: BlockLookup | undefined) {
+export function recheckBlocks(group: ExportWindow[], edges: WindowEdges, blocks: BlockLookup | undefined) {
   const ds = group[0]!.dataset;
   return async (bad: BadAnswer): Promise<void> => {
     if (bad.reason !== 'block_hash' || bad.row === undefined || !blocks) return;
@@ -117,7 +117,7 @@ const AGAIN_BELOW = 8;
  * hashes, so that no cache keyed by URL answers it with what an earlier export of the window (of
  * another branch) was sent. Small limits (tests) are kept as they are.
  */
-export function pagingLimit(limit: number, group: ExportUnit[], edges: WindowEdges): number {
+export function pagingLimit(limit: number, group: ExportWindow[], edges: WindowEdges): number {
   const hash = group.filter((u) => u.again).map((u) => edges.get(u.chainId)?.block_hash)[0];
   if (!hash || limit < 4 * AGAIN_BELOW) return limit;
   return limit - AGAIN_BELOW - (parseInt(hash.slice(-6), 16) % AGAIN_BELOW);

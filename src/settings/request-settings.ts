@@ -18,7 +18,7 @@ export const REQUEST_SETTINGS = {
     ...wholeNumberSetting(1, 1024),
     default: () => 8,
     defaultText: '8',
-    doc: 'Most HTTP requests open at once, over all work units. Default 8.',
+    doc: 'Most HTTP requests open at once, over all windows being paged. Default 8.',
     places: ALL,
   },
   'concurrency.units_in_flight': {
@@ -28,7 +28,7 @@ export const REQUEST_SETTINGS = {
     ...wholeNumberSetting(1, 1024),
     default: () => 4,
     defaultText: '4',
-    doc: 'Most work units (dataset x target x chain x window) paging at once; up to two more may be finishing their files (conversion, upload) beside them. Default 4.',
+    doc: 'Most windows (of any stream) paging at once; up to two more may be finishing their files (conversion, upload) beside them. Default 4.',
     places: ALL,
   },
   'concurrency.workers': {

@@ -2,7 +2,7 @@
  * Data file names: `<target>__<start>_<end>[__<run id>]__<seq><extension>`, the window's own
  * interval and a sequence that depends only on the rows. An Iceberg table's files carry the run id
  * (of the run, or of the compaction, that wrote them): a window written again never overwrites a
- * file an older snapshot names. Runs write them (src/run/export-units.ts, partitioned-writer.ts),
+ * file an older snapshot names. Runs write them (src/run/export-windows.ts, partitioned-writer.ts),
  * compaction writes and reads them (src/state/compact.ts).
  */
 import { FORMAT_RULES, COMPRESSIONS } from './formats.js';

@@ -7,7 +7,7 @@ import { WindowPager, type Sent, type WindowPagerOptions } from './window-pager.
 export { addRejected, newPagingStats, REJECT_REASONS, rejectedTotals, type PagingStats, type RejectReason } from './paging-stats.js';
 export { TARGET_FILL, type RequestPool, type SliceAxis, type WindowPagerOptions } from './window-pager.js';
 
-export interface PagedBatch<Rec> {
+export interface RecordPage<Rec> {
   chainId: number;
   records: Rec[];
   /**
@@ -61,7 +61,7 @@ async function* cutAndPage<Rec>(
   box: Box,
   axis: number,
   known: Map<number, Knowledge>,
-): AsyncGenerator<PagedBatch<Rec>> {
+): AsyncGenerator<RecordPage<Rec>> {
   const chains = [...known.keys()];
   const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target);
   const queue: Sent<Rec>[] = [];
@@ -92,8 +92,8 @@ async function* cutAndPage<Rec>(
       const head = queue.shift()!;
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
       const provenTo = onWindowAxis ? { provenTo: head.box.hi[0]! } : {};
-      const proven: PagedBatch<Rec>[] = [];
-      const full: { chainId: number; pieces: AsyncGenerator<PagedBatch<Rec>> }[] = [];
+      const proven: RecordPage<Rec>[] = [];
+      const full: { chainId: number; pieces: AsyncGenerator<RecordPage<Rec>> }[] = [];
       const answers = w.read(head, await w.receive(head));
       const bad = w.problem(head, answers, (c) => known.get(c)!.density, known, axis);
       if (bad) {
@@ -162,7 +162,7 @@ function splitFull<Rec>(
   box: Box,
   answer: ChainAnswer<Rec>,
   density: number,
-): AsyncGenerator<PagedBatch<Rec>> {
+): AsyncGenerator<RecordPage<Rec>> {
   const { axis, known } = fullAnswerKnowledge(w, chainId, box, answer, density);
   return cutAndPage(w, box, axis, new Map([[chainId, known]]));
 }
@@ -203,7 +203,7 @@ interface CutChains {
  *   found by that request) share the pieces of the window's axis, each piece sized for the chain
  *   that fills it first; a chain whose piece comes back full cuts that piece again alone.
  */
-export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
+export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<RecordPage<Rec> | ChainDone> {
   const w = new WindowPager(opts);
   const box = w.window;
   const width = box.hi[0]! - box.lo[0]!;
@@ -256,7 +256,7 @@ async function* sharedFirst<Rec>(
   shared: number[],
   dense: Map<number, Knowledge>,
   cuts: CutChains[],
-): AsyncGenerator<PagedBatch<Rec> | ChainDone> {
+): AsyncGenerator<RecordPage<Rec> | ChainDone> {
   const { opts } = w;
   const width = box.hi[0]! - box.lo[0]!;
   const sends = chainIdBatches(shared).map((chains) => w.send(box, chains, true)!);

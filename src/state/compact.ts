@@ -261,8 +261,8 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   if (!opts.dryRun) await state.foldMarkers();
   // The merges' replace commit must change files only: what the state holds beyond the table goes in first.
   const commits = tables && !opts.dryRun ? await tables.commit(state, runId) : [];
-  const byUnit = await readWindows(state);
-  const all = [...byUnit.values()].flat();
+  const byStream = await readWindows(state);
+  const all = [...byStream.values()].flat();
   // A date is closed when it is before the cut-off day.
   const cutoff = closedBefore(all, opts);
   const isClosed = (key: string) => {
@@ -290,7 +290,7 @@ export async function compactJob(opts: CompactOptions): Promise<CompactReport> {
   const staging = await openRunStagingDir(opts.stagingDir, runId, log);
   const engine: { duck: DuckDBInstance | null } = { duck: null };
   try {
-    for (const [unitKey, windows] of byUnit) {
+    for (const [unitKey, windows] of byStream) {
       for (const group of planGroups(windows, isClosed, opts.targetBytes, opts.maxRows)) {
         const { info, sources, partitions } = describeGroup(unitKey, group);
         report.groups.push(info);

@@ -2,8 +2,8 @@ import pLimit from 'p-limit';
 import type { ObjectStore } from '../store/store.js';
 import { StateCorruptError } from './errors.js';
 import { windowKey, type Interval } from '../plan/index.js';
-import { committedBy, manifestWindows, type UnitManifest } from './unit-manifest.js';
-import { UnitManifests } from './unit-manifests.js';
+import { committedBy, manifestWindows, type StreamManifest } from './stream-manifest.js';
+import { StreamManifests } from './stream-manifests.js';
 import { parseMarkerName, parseMarkerPlace, parsePendingKeys, recordFitsPlace } from './markers.js';
 import type { WindowRecord } from './window-record.js';
 
@@ -18,7 +18,7 @@ const READS_AHEAD = 8;
 interface Listed {
   /** Windows with a completed marker, by unit: window key -> the marker's ETag. */
   markers: Map<string, Map<string, string>>;
-  manifests: Map<string, UnitManifest>;
+  manifests: Map<string, StreamManifest>;
   /** Units this instance folded windows into since (their manifests hold more than `manifests`). */
   folded: Set<string>;
 }
@@ -44,7 +44,7 @@ export class CompletedWindows {
   protected known: Map<string, Interval[]> | null = null;
   /** Where completedIntervals() found each unit's windows (null: not listed yet). */
   protected listed: Listed | null = null;
-  protected readonly manifests: UnitManifests;
+  protected readonly manifests: StreamManifests;
 
   constructor(
     readonly store: ObjectStore,
@@ -52,7 +52,7 @@ export class CompletedWindows {
     protected readonly guard: () => void,
   ) {
     this.root = `_state/${jobName}`;
-    this.manifests = new UnitManifests(store, this.root, () => this.guard());
+    this.manifests = new StreamManifests(store, this.root, () => this.guard());
   }
 
   completedKey(unitKey: string, start: number, end: number): string {

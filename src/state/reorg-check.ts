@@ -36,7 +36,7 @@ import pLimit from 'p-limit';
 import { ExitCode, InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { windowKey, type Interval } from '../plan/index.js';
-import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { BlockEdge, WindowState } from './window-state.js';
 import { stillTheChain, type Checked } from './reorg-records.js';
@@ -120,14 +120,14 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<ReorgCheckRes
   const searches: ForkSearch[] = [];
   const checked = new Map<string, Checked>();
   const mine = [...input.completed].filter(([unitKey, intervals]) => {
-    const unit = parseUnitKey(unitKey);
-    return unit !== null && !isSnapshotUnit(unit) && input.owns(unitKey) && intervals.length > 0;
+    const unit = parseStreamKey(unitKey);
+    return unit !== null && !isSnapshotStream(unit) && input.owns(unitKey) && intervals.length > 0;
   });
   const limit = pLimit(UNITS_AT_ONCE);
   const units = await Promise.all(
     mine.map(([unitKey, intervals]) => {
-      const { chainId, axis } = parseUnitKey(unitKey)!;
-      return limit(() => checkUnit(input, unitKey, chainId, axis, intervals));
+      const { chainId, axis } = parseStreamKey(unitKey)!;
+      return limit(() => checkStream(input, unitKey, chainId, axis, intervals));
     }),
   );
   mine.forEach(([unitKey, intervals], i) => {
@@ -176,7 +176,7 @@ export async function checkReorgs(input: ReorgCheckInput): Promise<ReorgCheckRes
   return { completed: out, reorgs, checked };
 }
 
-interface UnitCheck {
+interface StreamCheck {
   search?: ForkSearch;
   tooDeep?: TooDeep;
   /** What to record as still the chain's (absent: unchanged). */
@@ -184,13 +184,13 @@ interface UnitCheck {
 }
 
 /** One unit's windows against the chain (see the file comment). */
-async function checkUnit(
+async function checkStream(
   input: ReorgCheckInput,
   unitKey: string,
   chainId: number,
   axis: string,
   intervals: Interval[],
-): Promise<UnitCheck> {
+): Promise<StreamCheck> {
   const { state, blocks } = input;
   const horizon = input.horizon(chainId);
   const sorted = [...intervals].sort((a, b) => a.start - b.start);

@@ -216,11 +216,11 @@ export class Replacements {
 
   /** At the end of the run: records whose pending windows this run all exported again (`done`) are deleted. */
   async settle(done: readonly ({ unitKey: string } & Interval)[]): Promise<void> {
-    const byUnit = new Map<string, Interval[]>();
-    for (const d of done) byUnit.set(d.unitKey, [...(byUnit.get(d.unitKey) ?? []), d]);
+    const byStream = new Map<string, Interval[]>();
+    for (const d of done) byStream.set(d.unitKey, [...(byStream.get(d.unitKey) ?? []), d]);
     const covered = (w: ReplacedWindow) => {
       let at = w.start;
-      for (const d of [...(byUnit.get(w.unit_key) ?? [])].sort((a, b) => a.start - b.start)) if (d.start <= at && d.end > at) at = d.end;
+      for (const d of [...(byStream.get(w.unit_key) ?? [])].sort((a, b) => a.start - b.start)) if (d.start <= at && d.end > at) at = d.end;
       return at >= w.end;
     };
     for (const r of this.open) {

@@ -8,7 +8,7 @@
 import { UserInputError } from '../errors.js';
 import { datasetsWhere } from '../datasets/index.js';
 import type { Interval } from '../plan/index.js';
-import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
 import { parseDurationSeconds } from '../settings/values.js';
 
 export type Rewind = { axis: 'block'; amount: number; text: string } | { axis: 'time'; amount: number; text: string };
@@ -77,8 +77,8 @@ export function rewindCompleted(
   const out = new Map<string, Interval[]>();
   const rewound: Rewound[] = [];
   for (const [unitKey, intervals] of completed) {
-    const unit = parseUnitKey(unitKey);
-    if (unit?.axis !== rewind.axis || isSnapshotUnit(unit) || intervals.length === 0) {
+    const unit = parseStreamKey(unitKey);
+    if (unit?.axis !== rewind.axis || isSnapshotStream(unit) || intervals.length === 0) {
       out.set(unitKey, intervals);
       continue;
     }

@@ -20,7 +20,7 @@
 import { PreconditionFailedError } from '../store/errors.js';
 import type { ObjectStore } from '../store/store.js';
 import { windowKey } from '../plan/index.js';
-import { encodeWindows, manifestWindows, type ManifestWindow, type WindowRun } from './unit-manifest.js';
+import { encodeWindows, manifestWindows, type ManifestWindow, type WindowRun } from './stream-manifest.js';
 
 /** Windows with the run that committed each: runs[run] of [start, width, count, run], `count` consecutive windows of `width` from `start`. */
 export interface RunWindows {

@@ -1,6 +1,6 @@
 /**
  * A table never holds rows of two queries of one target for one window. A unit's key carries its
- * query (the `~<variant>` of src/plan/unit-key.ts: filters, aggregate expressions, NFT types) and
+ * query (the `~<variant>` of src/plan/stream-key.ts: filters, aggregate expressions, NFT types) and
  * the axis its windows count: a job edited so that a target's query or `range.by` changes while its
  * table stays (the columns being the same, src/state/table-columns.ts lets it through) has a new
  * unit, which would export its range again beside the old unit's rows, each row twice (a wallet's
@@ -15,7 +15,7 @@
 import { UserInputError } from '../errors.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { intersect, merge, type Interval } from '../plan/intervals.js';
-import { isSnapshotUnit, parseUnitKey, type UnitKey } from '../plan/unit-key.js';
+import { isSnapshotStream, parseStreamKey, type StreamKey } from '../plan/stream-key.js';
 import { partitioningUses, partitionKeyPattern } from '../sink/partitioning.js';
 import type { WindowRecord, WindowState } from './window-state.js';
 
@@ -24,7 +24,7 @@ export class TableQueryChangedError extends UserInputError {
 }
 
 /** A unit of the job, the table its rows go to, and what names it in the job file (for messages). */
-export interface UnitWrite {
+export interface StreamWrite {
   unitKey: string;
   table: string;
   /** The target in the job file: `targets[0]`, `targets[1].events[0]`. */
@@ -49,7 +49,7 @@ export function fileInTable(partitioning: string, jobName: string): (key: string
   };
 }
 
-const streamOf = (k: UnitKey) => `${k.dataset}/${k.target}/${k.chainId}`;
+const streamOf = (k: StreamKey) => `${k.dataset}/${k.target}/${k.chainId}`;
 
 /**
  * Refuses (TableQueryChangedError, exit 2) the first unit of `writes` whose windows overlap those of
@@ -59,14 +59,14 @@ const streamOf = (k: UnitKey) => `${k.dataset}/${k.target}/${k.chainId}`;
 export async function checkTableQueries(
   state: WindowState,
   job: { jobFile: string },
-  writes: readonly UnitWrite[],
+  writes: readonly StreamWrite[],
   completed: ReadonlyMap<string, readonly Interval[]>,
   inTable: (key: string, table: string) => boolean,
 ): Promise<void> {
   const current = new Set(writes.map((w) => w.unitKey));
-  const byStream = new Map<string, { write: UnitWrite; key: UnitKey }[]>();
+  const byStream = new Map<string, { write: StreamWrite; key: StreamKey }[]>();
   for (const write of writes) {
-    const key = parseUnitKey(write.unitKey)!;
+    const key = parseStreamKey(write.unitKey)!;
     let list = byStream.get(streamOf(key));
     if (!list) byStream.set(streamOf(key), (list = []));
     list.push({ write, key });
@@ -79,7 +79,7 @@ export async function checkTableQueries(
     return (await read).filter((r) => r.files.some((f) => inTable(f.key, table)));
   };
   for (const [otherKey, otherWindows] of completed) {
-    const other = parseUnitKey(otherKey);
+    const other = parseStreamKey(otherKey);
     if (!other || current.has(otherKey)) continue;
     for (const { write, key } of byStream.get(streamOf(other)) ?? []) {
       // Windows counting another axis cannot be told apart: any window of the other unit clashes.
@@ -99,10 +99,10 @@ export async function checkTableQueries(
 interface Clash {
   state: WindowState;
   job: { jobFile: string };
-  write: UnitWrite;
-  key: UnitKey;
+  write: StreamWrite;
+  key: StreamKey;
   otherKey: string;
-  other: UnitKey;
+  other: StreamKey;
   /** The other unit's windows with files in the table. */
   inThisTable: WindowRecord[];
   /** Windows of both queries the table holds already; windows this run would export beside the other's. */
@@ -113,7 +113,7 @@ interface Clash {
 function refusal(c: Clash): TableQueryChangedError {
   const { write, key, other } = c;
   const table = `"${write.table}"`;
-  const span = (axis: UnitKey['axis'], windows: readonly Interval[]) => {
+  const span = (axis: StreamKey['axis'], windows: readonly Interval[]) => {
     const all = merge(windows);
     return formatInterval(axis, { start: all[0]!.start, end: all.at(-1)!.end });
   };
@@ -127,7 +127,7 @@ function refusal(c: Clash): TableQueryChangedError {
       : `this run would export ${span(key.axis, c.wouldWrite)} again beside them`;
   const old = `${c.inThisTable.length} window(s) over ${span(other.axis, c.inThisTable)}, unit ${c.otherKey}, now ${write.unitKey}`;
   const steps = [`give the changed query a table of its own in ${write.tableField}`, 'undo the edit'];
-  if (key.axis === other.axis && !isSnapshotUnit(key) && c.held.length === 0)
+  if (key.axis === other.axis && !isSnapshotStream(key) && c.held.length === 0)
     steps.push(`start it after the old query's rows (range.from: ${formatPoint(key.axis, Math.max(...c.inThisTable.map((r) => r.end)))})`);
   const root = c.state.root;
   return new TableQueryChangedError(`Table ${table} would hold rows of two queries of ${write.at} on chain ${key.chainId}`, {
@@ -139,4 +139,4 @@ function refusal(c: Clash): TableQueryChangedError {
 }
 
 const capitalise = (s: string) => `${s[0]!.toUpperCase()}${s.slice(1)}`;
-const formatPoint = (axis: UnitKey['axis'], point: number) => (axis === 'block' ? String(point) : `"${isoUtc(point)}"`);
+const formatPoint = (axis: StreamKey['axis'], point: number) => (axis === 'block' ? String(point) : `"${isoUtc(point)}"`);

@@ -22,7 +22,7 @@
  * counted after (`requests`).
  */
 import pLimit from 'p-limit';
-import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { ObjectStore } from '../store/store.js';
 import type { WindowRecord, WindowState } from './window-state.js';
@@ -82,8 +82,8 @@ export async function verifyChainHashes(opts: {
   };
   const windows: Windowed[] = [];
   for await (const rec of opts.state.completedRecords()) {
-    const unit = parseUnitKey(rec.unit_key);
-    if (!unit || isSnapshotUnit(unit)) continue;
+    const unit = parseStreamKey(rec.unit_key);
+    if (!unit || isSnapshotStream(unit)) continue;
     windows.push({ rec, chainId: unit.chainId, window: [rec.start, rec.end] });
   }
   report.windows_checked = windows.length;

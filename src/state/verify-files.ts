@@ -4,7 +4,7 @@ import { hashStoredFile, readItemIds } from './exported-files.js';
 import type { ContentCheck } from './verify-content.js';
 import { errorMessage } from '../errors.js';
 import { formatInterval } from '../plan/format-interval.js';
-import { axisOfUnitKey } from '../plan/unit-key.js';
+import { axisOfStreamKey } from '../plan/stream-key.js';
 import type { FileRecord, WindowRecord } from './window-state.js';
 import type { VerifyOptions, VerifyProblem } from './verify-report.js';
 
@@ -37,7 +37,7 @@ export async function checkListedFiles(
             problems.push({
               kind: 'missing-file',
               ...where,
-              message: `file listed by window ${formatInterval(axisOfUnitKey(rec.unit_key), rec)} is missing`,
+              message: `file listed by window ${formatInterval(axisOfStreamKey(rec.unit_key), rec)} is missing`,
             });
             continue;
           }

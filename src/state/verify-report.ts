@@ -58,7 +58,7 @@ export interface VerifyProblem {
   pending?: boolean;
 }
 
-export interface UnitSummary {
+export interface StreamSummary {
   unit: string;
   /** Expected range [start, end); null when nothing is expected yet (to: latest, nothing exported). */
   range: [number, number] | null;
@@ -109,7 +109,7 @@ export interface VerifyReport {
   job: string;
   destination: string;
   ok: boolean;
-  units: UnitSummary[];
+  units: StreamSummary[];
   /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
   windows: { planned: number; completed: number; damaged: number; missing: number };
   files: { listed: number; checked_rows: number; unreferenced: number };

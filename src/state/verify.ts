@@ -18,7 +18,7 @@ import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
 import { alignedPieces, countAlignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
-import { isSnapshotUnit, parseUnitKey } from '../plan/unit-key.js';
+import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
 import { batchable, batchPieces } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable } from './lease.js';
@@ -29,7 +29,7 @@ import { checkListedFiles } from './verify-files.js';
 import {
   damagedWindows,
   type RecountReport,
-  type UnitSummary,
+  type StreamSummary,
   type VerifyOptions,
   type VerifyProblem,
   type VerifyReport,
@@ -40,7 +40,7 @@ export {
   WINDOW_DAMAGE,
   type RecountedWindow,
   type RecountReport,
-  type UnitSummary,
+  type StreamSummary,
   type VerifyOptions,
   type VerifyProblem,
   type VerifyProblemKind,
@@ -53,7 +53,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const state = new WindowState(store, job.name);
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
-  const { units, otherUnits } = await checkPlannedWindows(opts, completed, problems);
+  const { units, otherStreams } = await checkPlannedWindows(opts, completed, problems);
   const { records, windows, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined, (rec) =>
     windowsIn(rec, opts.job),
   );
@@ -114,7 +114,7 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
       distinct: opts.quick ? null : distinct,
     },
     lease,
-    other_units: otherUnits,
+    other_units: otherStreams,
     ...(recount ? { recount } : {}),
     problems,
   };
@@ -125,13 +125,13 @@ async function checkPlannedWindows(
   opts: VerifyOptions,
   completed: Map<string, Interval[]>,
   problems: VerifyProblem[],
-): Promise<{ units: UnitSummary[]; otherUnits: string[] }> {
+): Promise<{ units: StreamSummary[]; otherStreams: string[] }> {
   const { job } = opts;
   const axis = job.range?.by ?? 'time';
   const frontier = new Map<number, number>();
   for (const [unitKey, list] of completed) {
-    const unit = parseUnitKey(unitKey);
-    if (!unit || unit.axis !== axis || isSnapshotUnit(unit)) continue;
+    const unit = parseStreamKey(unitKey);
+    if (!unit || unit.axis !== axis || isSnapshotStream(unit)) continue;
     frontier.set(unit.chainId, Math.max(frontier.get(unit.chainId) ?? -Infinity, ...list.map((i) => i.end)));
   }
   const lag = job.range?.safety_lag ?? 0;
@@ -149,10 +149,10 @@ async function checkPlannedWindows(
     now: opts.now ? () => opts.now!() / 1000 : undefined,
   });
 
-  const units: UnitSummary[] = [];
-  const jobUnits = new Set<string>();
+  const units: StreamSummary[] = [];
+  const jobStreamKeys = new Set<string>();
   for (const c of plan.coverage) {
-    jobUnits.add(c.unitKey);
+    jobStreamKeys.add(c.unitKey);
     const done = completed.get(c.unitKey) ?? [];
     const windowsCompleted = done.reduce((n, d) => n + windowsIn({ ...d, unit_key: c.unitKey }, job), 0);
     for (let i = 1; i < done.length; i++) {
@@ -194,8 +194,8 @@ async function checkPlannedWindows(
       missing: pairs,
     });
   }
-  const otherUnits = [...completed.keys()].filter((k) => !jobUnits.has(k)).sort();
-  return { units, otherUnits };
+  const otherStreams = [...completed.keys()].filter((k) => !jobStreamKeys.has(k)).sort();
+  return { units, otherStreams };
 }
 
 /**
@@ -203,8 +203,8 @@ async function checkPlannedWindows(
  * the windows of the grid it covers, any other one (a snapshot's day) one.
  */
 function windowsIn(rec: Interval & { unit_key: string }, job: Job): number {
-  const unit = parseUnitKey(rec.unit_key);
-  if (!job.range || !unit || isSnapshotUnit(unit)) return 1;
+  const unit = parseStreamKey(rec.unit_key);
+  if (!job.range || !unit || isSnapshotStream(unit)) return 1;
   return Math.max(1, countAlignedPieces(rec, job.range.chunk));
 }
 

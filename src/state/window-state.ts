@@ -20,7 +20,7 @@ export { CompletedWindows } from './completed-windows.js';
  *
  * Layout under `_state/<job>/`:
  *   units/<unitKey>.json, segments/<unitKey>/ the unit's completed windows folded out of their markers
- *                                            (src/state/unit-manifest.ts): what a run reads
+ *                                            (src/state/stream-manifest.ts): what a run reads
  *   completed/<unitKey>/<start>_<end>.json   one marker per window committed and not yet folded: its files
  *   pending/<unitKey>/<start>_<end>.json     keys about to be uploaded (written before the upload,
  *                                            removed after the completed marker): orphans of a crash
@@ -107,18 +107,18 @@ export class WindowState extends CompletedWindows {
    */
   async foldMarkers(owns: OwnsWindow = () => true): Promise<number> {
     const prefix = `${this.root}/completed/`;
-    const byUnit = new Map<string, string[]>();
+    const byStream = new Map<string, string[]>();
     for await (const obj of this.store.list(prefix, { etags: false })) {
       const { unitKey, window } = parseMarkerPlace(obj.key.slice(prefix.length));
       if (!window || !owns(unitKey, window)) continue;
-      let list = byUnit.get(unitKey);
-      if (!list) byUnit.set(unitKey, (list = []));
+      let list = byStream.get(unitKey);
+      if (!list) byStream.set(unitKey, (list = []));
       list.push(obj.key);
     }
     const limit = pLimit(FOLDS);
     let folded = 0;
     await Promise.all(
-      [...byUnit].map(([unitKey, keys]) =>
+      [...byStream].map(([unitKey, keys]) =>
         limit(async () => {
           const records: WindowRecord[] = [];
           const foldable: string[] = [];
@@ -144,11 +144,11 @@ export class WindowState extends CompletedWindows {
   /** Folds the windows this instance committed into their units' manifests (the end of a run). */
   async foldCommitted(): Promise<void> {
     const limit = pLimit(FOLDS);
-    await Promise.all([...this.unfolded.keys()].map((unitKey) => limit(() => this.foldUnit(unitKey))));
+    await Promise.all([...this.unfolded.keys()].map((unitKey) => limit(() => this.foldStream(unitKey))));
   }
 
   /** Folds the unit's windows this instance committed, after any fold of the unit under way. */
-  private foldUnit(unitKey: string): Promise<void> {
+  private foldStream(unitKey: string): Promise<void> {
     const next = (this.folding.get(unitKey) ?? Promise.resolve()).then(async () => {
       const records = this.unfolded.get(unitKey) ?? [];
       if (records.length === 0) return;
@@ -255,7 +255,7 @@ export class WindowState extends CompletedWindows {
     const unfolded = this.unfolded.get(record.unit_key) ?? [];
     this.unfolded.set(record.unit_key, [...unfolded.filter((r) => !overlaps(r, record)), record]);
     // The window is committed whatever the fold does: what it could not fold, foldCommitted tries again.
-    if (unfolded.length + 1 >= FOLD_EVERY) await this.foldUnit(record.unit_key).catch(() => undefined);
+    if (unfolded.length + 1 >= FOLD_EVERY) await this.foldStream(record.unit_key).catch(() => undefined);
   }
 
   async deleteCompleted(unitKey: string, start: number, end: number): Promise<void> {
@@ -272,7 +272,7 @@ export class WindowState extends CompletedWindows {
   /**
    * Recovers what crashed runs left (see the file comment): removes the files of windows they
    * uploaded without completing, finishes replacements whose new marker was written, and deletes
-   * the pending markers. Returns the data keys deleted. `ownsUnit` limits the cleanup to some unit
+   * the pending markers. Returns the data keys deleted. `ownsStream` limits the cleanup to some unit
    * keys (a shard must not delete what another shard is uploading at the same time).
    */
   async cleanPending(owns: OwnsWindow = () => true): Promise<string[]> {

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, expect, it, vi } from 'vitest';
 import { ProgressLine } from '../../src/commands/progress.js';
 import { setStatusLine } from '../../src/log.js';
-import type { ProgressEvent } from '../../src/run/export-units.js';
+import type { ProgressEvent } from '../../src/run/export-windows.js';
 import { exportJob } from '../helpers/export.js';
 import { FakeTty } from '../helpers/fake-tty.js';
 import { useSandbox } from '../helpers/sandbox.js';

@@ -10,7 +10,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/index.js';
-import type { ProgressEvent } from '../../src/run/export-units.js';
+import type { ProgressEvent } from '../../src/run/export-windows.js';
 import {
   downloadPrefix,
   exportJob,

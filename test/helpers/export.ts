@@ -22,7 +22,7 @@ import { resolveConfig, type CliFlags } from '../../src/config/index.js';
 import { loadJob } from '../../src/job/index.js';
 import { createLogger, silentLogger, type Logger } from '../../src/log.js';
 import type { Plan } from '../../src/plan/index.js';
-import type { ProgressEvent } from '../../src/run/export-units.js';
+import type { ProgressEvent } from '../../src/run/export-windows.js';
 import type { RunReport } from '../../src/run/report.js';
 import { runJob } from '../../src/run/run-job.js';
 import type { EventRecord, TransactionRecord } from '../../src/source/records.js';

@@ -6,7 +6,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { emptySplit, ownerOf, uncoveredSpans, withSpans, type Plan, type UnitCoverage, type WorkUnit } from '../../src/plan/index.js';
+import {
+  emptySplit,
+  ownerOf,
+  uncoveredSpans,
+  withSpans,
+  type Plan,
+  type StreamCoverage,
+  type PlannedWindow,
+} from '../../src/plan/index.js';
 import { ownershipOf, parseShard, planForShard, resolveShard, ShardError } from '../../src/run/shard.js';
 
 describe('resolveShard', () => {
@@ -64,9 +72,9 @@ describe('resolveShard', () => {
 /** A plan of `windows` consecutive windows of length 10 per unit, from `from`. */
 function planOf(unitKeys: string[], windows: number, from = 0): Plan {
   const units = unitKeys.flatMap((unitKey) =>
-    Array.from({ length: windows }, (_, w) => ({ unitKey, window: { start: from + w * 10, end: from + w * 10 + 10 } }) as WorkUnit),
+    Array.from({ length: windows }, (_, w) => ({ unitKey, window: { start: from + w * 10, end: from + w * 10 + 10 } }) as PlannedWindow),
   );
-  const coverage = unitKeys.map((unitKey) => ({ unitKey }) as UnitCoverage);
+  const coverage = unitKeys.map((unitKey) => ({ unitKey }) as StreamCoverage);
   return { jobName: 'j', axis: 'time', heads: {}, clamped: [], units, coverage };
 }
 

@@ -104,7 +104,7 @@ async function setUp(root: string, s: Scenario, layout: Layout): Promise<LocalSt
   return store;
 }
 
-/** What export-units does for one window: pending marker, uploads, completed marker (then the run's fold). */
+/** What export-windows does for one window: pending marker, uploads, completed marker (then the run's fold). */
 async function commit(store: ObjectStore, s: Scenario, runId: string, layout: Layout): Promise<void> {
   const state = new WindowState(store, 'job', { runId });
   await state.completedIntervals();

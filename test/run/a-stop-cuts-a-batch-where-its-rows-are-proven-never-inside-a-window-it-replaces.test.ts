@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { cutOutcomes, stopCut } from '../../src/run/stop-cut.js';
-import type { UnitOutcome } from '../../src/run/export-units.js';
+import type { WindowOutcome } from '../../src/run/export-windows.js';
 
 describe('stopCut', () => {
   const batch = { start: 100, end: 200, exported: [] };
@@ -44,7 +44,7 @@ describe('cutOutcomes', () => {
     { start: 30, end: 40 },
   ];
   const base = { unitKey: 'u', chainId: 1, start: 0, end: 40 };
-  const committed: UnitOutcome = {
+  const committed: WindowOutcome = {
     ...base,
     status: 'done',
     rows: 9,
@@ -53,7 +53,7 @@ describe('cutOutcomes', () => {
     written: [{ key: 'f', rows: 9, bytes: 99 }],
     duringStop: true,
   };
-  const abandoned = (w: { start: number; end: number }): UnitOutcome => ({
+  const abandoned = (w: { start: number; end: number }): WindowOutcome => ({
     ...base,
     ...w,
     status: 'abandoned',

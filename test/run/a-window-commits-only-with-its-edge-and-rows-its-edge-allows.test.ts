@@ -11,13 +11,13 @@ import { EdgeNotServedError, BlockLookup } from '../../src/source/block-by-numbe
 import { InsightClient } from '../../src/source/client.js';
 import type { TransactionRecord } from '../../src/source/records.js';
 import { edgeToCommit, pagingLimit, rowCheck, windowEdges, type WindowEdges } from '../../src/run/window-proof.js';
-import type { ExportUnit } from '../../src/run/export-units.js';
+import type { ExportWindow } from '../../src/run/export-windows.js';
 import { useSandbox } from '../helpers/sandbox.js';
 
 const sandbox = useSandbox({ seed: 42, transactions: 5_000 });
 const CHAIN = 1;
 
-function unit(start: number, end: number, again = false): ExportUnit {
+function unit(start: number, end: number, again = false): ExportWindow {
   return {
     dataset: DATASETS.transactions,
     target: { wallet: sandbox.data.wallets[0]!.address },

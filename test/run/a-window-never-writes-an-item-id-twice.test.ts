@@ -10,9 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { column } from '../../src/columns/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
 import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
-import type { ExportUnit } from '../../src/run/export-units.js';
+import type { ExportWindow } from '../../src/run/export-windows.js';
 import { LocalStore } from '../../src/store/local.js';
-import { exportUnitsLocally } from '../helpers/local-export-units.js';
+import { exportUnitsLocally } from '../helpers/local-export-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 interface Rec {
@@ -61,7 +61,7 @@ describe('a window', () => {
   ])('writes every item_id once even when the source sends rows again on later pages (by %s)', async (_by, dataset) => {
     const out = join(tmp.dir, `out-${_by}`);
     const store = new LocalStore(out);
-    const unit = (chainId: number): ExportUnit => ({
+    const unit = (chainId: number): ExportWindow => ({
       dataset,
       target: null,
       chainId,

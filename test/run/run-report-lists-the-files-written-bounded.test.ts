@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import type { Plan } from '../../src/plan/index.js';
 import { buildReport, FILES_LISTED } from '../../src/run/report.js';
-import type { UnitOutcome } from '../../src/run/export-units.js';
+import type { WindowOutcome } from '../../src/run/export-windows.js';
 import type { InsightClient } from '../../src/source/client.js';
 import type { Job } from '../../src/job/schema.js';
 import { runCli } from '../helpers/cli-in-process.js';
@@ -67,7 +67,7 @@ it('the JSON report lists every file written (key, rows, bytes, unit, window) an
 }, 120_000);
 
 it(`a run of more than ${FILES_LISTED} files lists ${FILES_LISTED} and counts the others`, () => {
-  const outcomes: UnitOutcome[] = Array.from({ length: 300 }, (_, i) => ({
+  const outcomes: WindowOutcome[] = Array.from({ length: 300 }, (_, i) => ({
     unitKey: 'events/x/1/block',
     start: i * 10,
     end: i * 10 + 10,

@@ -8,10 +8,10 @@ import { expect, it } from 'vitest';
 import { column } from '../../src/columns/columns.js';
 import type { ListDataset } from '../../src/datasets/dataset.js';
 import { nftHoldingsDataset } from '../../src/datasets/nft-holdings.js';
-import type { ExportUnit } from '../../src/run/export-units.js';
+import type { ExportWindow } from '../../src/run/export-windows.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { PutOptions } from '../../src/store/store.js';
-import { exportUnitsLocally } from '../helpers/local-export-units.js';
+import { exportUnitsLocally } from '../helpers/local-export-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 interface Rec {
@@ -67,7 +67,7 @@ class SlowFirstUpload extends LocalStore {
 
 it('starts the next window while the one before it is still uploading its files', { timeout: 30_000 }, async () => {
   const store = new SlowFirstUpload(join(tmp.dir, 'out'));
-  const unit = (day: number): ExportUnit => ({
+  const unit = (day: number): ExportWindow => ({
     dataset,
     target: null,
     chainId: 1,

@@ -4,7 +4,7 @@
  * real indexer misbehaves (shuffled ties, UNION ALL with a doubled offset, repeated rows, rows
  * outside the slice).
  */
-import type { ChainDone, PagedBatch, RequestPool, WindowPagerOptions } from '../../src/source/paginator.js';
+import type { ChainDone, RecordPage, RequestPool, WindowPagerOptions } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
 import { mulberry32 as prng } from '../helpers/prng.js';
 
@@ -182,7 +182,7 @@ export function fakeService(all: Rec[], misbehave: Misbehaviour[] = [], seed = 7
 }
 
 /** The rows a window yields, in the order yielded, and the chains it said were done. */
-export async function collect(gen: AsyncGenerator<PagedBatch<Rec> | ChainDone>): Promise<{ rows: Rec[]; done: number[] }> {
+export async function collect(gen: AsyncGenerator<RecordPage<Rec> | ChainDone>): Promise<{ rows: Rec[]; done: number[] }> {
   const rows: Rec[] = [];
   const done: number[] = [];
   for await (const b of gen) {

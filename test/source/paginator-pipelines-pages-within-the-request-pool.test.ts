@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pageWindow, type PagedBatch, type RequestPool } from '../../src/source/paginator.js';
+import { pageWindow, type RecordPage, type RequestPool } from '../../src/source/paginator.js';
 import type { Filters } from '../../src/source/query.js';
 import { blockWindowOptions, makeRows as makeRowsBy, type Rec } from './paginator-fixtures.js';
 
@@ -60,7 +60,7 @@ function options(src: ReturnType<typeof slowSource>, pool: RequestPool | undefin
   });
 }
 
-async function collect(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
+async function collect(gen: AsyncGenerator<RecordPage<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
   const rows: Rec[] = [];
   for await (const b of gen) if (!('done' in b)) rows.push(...b.records);
   return rows;

@@ -4,10 +4,10 @@
  * them is split, never taken as the whole slice (which would lose the rows the limit cut off).
  */
 import { describe, expect, it } from 'vitest';
-import { newPagingStats, pageWindow, type PagedBatch } from '../../src/source/paginator.js';
+import { newPagingStats, pageWindow, type RecordPage } from '../../src/source/paginator.js';
 import { blockWindowOptions, fakeService, makeRows, type Misbehaviour, type Rec } from './paginator-fixtures.js';
 
-async function rowsOf(gen: AsyncGenerator<PagedBatch<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
+async function rowsOf(gen: AsyncGenerator<RecordPage<Rec> | { chainId: number; done: true }>): Promise<Rec[]> {
   const rows: Rec[] = [];
   for await (const b of gen) if (!('done' in b)) rows.push(...b.records);
   return rows;

@@ -1,6 +1,6 @@
 /**
  * Completed windows are folded out of their per-window markers into one manifest per unit
- * (src/state/unit-manifests.ts): a re-run reads one object per unit whatever the number of
+ * (src/state/stream-manifests.ts): a re-run reads one object per unit whatever the number of
  * windows, several writers of one unit never lose each other's windows, a window exported again
  * replaces the folded windows it overlaps, and many folds keep few segments and every record.
  */

@@ -1,15 +1,15 @@
-import type { TargetKind, UnitTarget, UnitTargetOf } from '../datasets/index.js';
+import type { TargetKind, StreamTarget, StreamTargetOf } from '../datasets/index.js';
 import type { Target } from '../job/schema.js';
 
 /** A unit target of a job target, with the `targets` part of its unit keys and its place among the target's events. */
-export interface KeyedUnitTarget {
-  target: UnitTarget;
+export interface KeyedStreamTarget {
+  target: StreamTarget;
   /** Lowercase address, name, `address_topic0` for an event, `chain` for a chain target. */
   key: string;
   eventIndex: number;
 }
 
-type Expand = { [K in TargetKind]: (t: Extract<Target, { kind: K }>) => (KeyedUnitTarget & { target: UnitTargetOf<K> })[] };
+type Expand = { [K in TargetKind]: (t: Extract<Target, { kind: K }>) => (KeyedStreamTarget & { target: StreamTargetOf<K> })[] };
 
 /** What each kind of job target stands for: one wallet, each event of a contract, the chains themselves. */
 const EXPAND: Expand = {
@@ -50,6 +50,6 @@ const EXPAND: Expand = {
 };
 
 /** The unit targets of a job target. */
-export function unitTargets(t: Target): KeyedUnitTarget[] {
-  return (EXPAND[t.kind] as (t: Target) => KeyedUnitTarget[])(t);
+export function unitTargets(t: Target): KeyedStreamTarget[] {
+  return (EXPAND[t.kind] as (t: Target) => KeyedStreamTarget[])(t);
 }

@@ -1,5 +1,5 @@
 import { silentLogger } from '../../src/log.js';
-import { exportUnits, type ExportUnit, type UnitOutcome } from '../../src/run/export-units.js';
+import { exportWindows, type ExportWindow, type WindowOutcome } from '../../src/run/export-windows.js';
 import type { InsightClient } from '../../src/source/client.js';
 import { WindowState } from '../../src/state/window-state.js';
 import type { ObjectStore } from '../../src/store/store.js';
@@ -9,10 +9,10 @@ import type { ObjectStore } from '../../src/store/store.js';
  * partitioned by chain, one window paging at a time.
  */
 export function exportUnitsLocally(
-  units: ExportUnit[],
+  units: ExportWindow[],
   o: { store: ObjectStore; jobName: string; stagingDir: string },
-): Promise<UnitOutcome[]> {
-  return exportUnits(units, {
+): Promise<WindowOutcome[]> {
+  return exportWindows(units, {
     jobName: o.jobName,
     runId: 'r1',
     client: { maxInFlight: 2 } as InsightClient,

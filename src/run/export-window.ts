@@ -1,8 +1,8 @@
 /**
- * What the export stage is given and gives back (src/run/export-units.ts): the export units of
+ * What the export stage is given and gives back (src/run/export-windows.ts): the windows to export of
  * the plan, the options of an export, its progress events and each window's outcome.
  */
-import type { ListDataset, WindowAxis } from '../datasets/dataset.js';
+import type { ListDataset, Axis } from '../datasets/dataset.js';
 import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Interval } from '../plan/index.js';
@@ -14,12 +14,12 @@ import type { Filters } from '../source/query.js';
 import type { WindowState } from '../state/window-state.js';
 
 /** One window of one target on one chain: the unit of work, of commit and of state. */
-export interface ExportUnit {
+export interface ExportWindow {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each dataset has its own row and target types; a unit of any dataset erases them
   dataset: ListDataset<any, any>;
   target: unknown;
   chainId: number;
-  axis: WindowAxis;
+  axis: Axis;
   start: number;
   end: number;
   /** The planner's unit key (`dataset/target/chain_id/axis`): the state folder of this unit's windows. */
@@ -82,7 +82,7 @@ export type ProgressEvent =
   | { kind: 'unit-done'; unitKey: string; start: number; end: number; rows: number; files: number; bytes: number }
   | { kind: 'unit-failed'; unitKey: string; start: number; end: number; error: string };
 
-export interface UnitOutcome {
+export interface WindowOutcome {
   unitKey: string;
   start: number;
   end: number;
@@ -110,6 +110,6 @@ export interface UnitOutcome {
 }
 
 /** A window stopped because the run is stopping (a signal, a lost lease): abandoned, not failed. */
-export class UnitAbandonedError extends InsightExportError {
-  override name = 'UnitAbandonedError';
+export class WindowAbandonedError extends InsightExportError {
+  override name = 'WindowAbandonedError';
 }

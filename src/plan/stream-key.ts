@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { DATASET_NAMES, isSnapshot, type DatasetName } from '../datasets/index.js';
 import type { Axis } from '../job/schema.js';
 
-export interface UnitKey {
+export interface StreamKey {
   /** A dataset of the registry in every key this version writes; a key read from state may name another. */
   dataset: string;
   /** The target's key, without the variant. */
@@ -27,14 +27,14 @@ export interface UnitKey {
   axis: Axis;
 }
 
-export function formatUnitKey(k: UnitKey & { dataset: DatasetName }): string {
+export function formatStreamKey(k: StreamKey & { dataset: DatasetName }): string {
   return `${k.dataset}/${targetWithVariant(k)}/${k.chainId}/${k.axis}`;
 }
 
-const targetWithVariant = (k: UnitKey) => (k.variant === null ? k.target : `${k.target}~${k.variant}`);
+const targetWithVariant = (k: StreamKey) => (k.variant === null ? k.target : `${k.target}~${k.variant}`);
 
 /** The parts of a unit key; null when `key` is not one. */
-export function parseUnitKey(key: string): UnitKey | null {
+export function parseStreamKey(key: string): StreamKey | null {
   const parts = key.split('/');
   if (parts.length < 4) return null;
   const axis = parts.at(-1);
@@ -52,17 +52,17 @@ export function parseUnitKey(key: string): UnitKey | null {
 }
 
 /** The axis of a unit key's windows ('time' when `key` is not a unit key). */
-export function axisOfUnitKey(key: string): Axis {
-  return parseUnitKey(key)?.axis ?? 'time';
+export function axisOfStreamKey(key: string): Axis {
+  return parseStreamKey(key)?.axis ?? 'time';
 }
 
 /** A unit of a snapshot dataset: no block edges, no reorganisation checks, no rewind. */
-export function isSnapshotUnit(k: UnitKey): boolean {
+export function isSnapshotStream(k: StreamKey): boolean {
   return (DATASET_NAMES as readonly string[]).includes(k.dataset) && isSnapshot(k.dataset as DatasetName);
 }
 
 /** What the units of one query on every chain share: the key without its chain. */
-export function keyAcrossChains(k: UnitKey): string {
+export function keyAcrossChains(k: StreamKey): string {
   return `${k.dataset}/${targetWithVariant(k)}/${k.axis}`;
 }
 
@@ -70,6 +70,6 @@ export function keyAcrossChains(k: UnitKey): string {
  * A shard (0 <= shard < count) named by a unit key alone: the unit's lead when shards divide its
  * windows (src/plan/shard-split.ts), the same whatever the unit's windows are.
  */
-export function shardOfUnitKey(key: string, count: number): number {
+export function shardOfStreamKey(key: string, count: number): number {
   return parseInt(createHash('sha256').update(key).digest('hex').slice(0, 8), 16) % count;
 }

@@ -16,7 +16,7 @@ import type { WindowRecord } from './window-state.js';
  * still in its marker). Manifests are rewritten with conditional writes, so several writers of one
  * unit (shards dividing its windows) never lose each other's windows.
  */
-export interface UnitManifest {
+export interface StreamManifest {
   format: 1;
   unit_key: string;
   /** Run ids the windows refer to by index. */
@@ -45,10 +45,10 @@ export interface Segment {
   records: WindowRecord[];
 }
 
-export const emptyManifest = (unitKey: string): UnitManifest => ({ format: 1, unit_key: unitKey, runs: [], windows: [], segments: [] });
+export const emptyManifest = (unitKey: string): StreamManifest => ({ format: 1, unit_key: unitKey, runs: [], windows: [], segments: [] });
 
 /** The manifest's windows, in start order. */
-export function manifestWindows(m: Pick<UnitManifest, 'runs' | 'windows'>): ManifestWindow[] {
+export function manifestWindows(m: Pick<StreamManifest, 'runs' | 'windows'>): ManifestWindow[] {
   const out: ManifestWindow[] = [];
   for (const [start, width, count, run] of m.windows) {
     const run_id = m.runs[run]!;
@@ -58,7 +58,7 @@ export function manifestWindows(m: Pick<UnitManifest, 'runs' | 'windows'>): Mani
 }
 
 /** The run that committed the manifest's window [start, end), or undefined when it lists no such window. */
-export function committedBy(m: UnitManifest, w: Interval): string | undefined {
+export function committedBy(m: StreamManifest, w: Interval): string | undefined {
   let lo = 0;
   let hi = m.windows.length - 1;
   while (lo <= hi) {
@@ -72,7 +72,7 @@ export function committedBy(m: UnitManifest, w: Interval): string | undefined {
 }
 
 /** Windows (sorted, disjoint) in the manifest's run-length form. */
-export function encodeWindows(windows: readonly ManifestWindow[]): Pick<UnitManifest, 'runs' | 'windows'> {
+export function encodeWindows(windows: readonly ManifestWindow[]): Pick<StreamManifest, 'runs' | 'windows'> {
   const runs: string[] = [];
   const runIndex = new Map<string, number>();
   const out: WindowRun[] = [];
@@ -135,8 +135,8 @@ export function segmentsToMerge(segments: readonly SegmentRef[]): number {
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 /** A manifest read from `key`, checked; throws StateCorruptError when it is not one. */
-export function parseManifest(key: string, body: Buffer, unitKey: string): UnitManifest {
-  const m = parseJson(key, body) as Partial<UnitManifest> | null;
+export function parseManifest(key: string, body: Buffer, unitKey: string): StreamManifest {
+  const m = parseJson(key, body) as Partial<StreamManifest> | null;
   const ok =
     m !== null &&
     typeof m === 'object' &&
@@ -151,7 +151,7 @@ export function parseManifest(key: string, body: Buffer, unitKey: string): UnitM
     Array.isArray(m.segments) &&
     m.segments.every((s) => typeof s?.key === 'string' && isInt(s.records));
   if (!ok) throw new StateCorruptError(key, `not a manifest of unit ${unitKey} (format 1: runs, windows, segments)`);
-  return m as UnitManifest;
+  return m as StreamManifest;
 }
 
 /** A segment read from `key`, checked; throws StateCorruptError when it is not one. */

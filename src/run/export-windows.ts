@@ -10,7 +10,7 @@ import {
   rejectedTotals,
   TARGET_FILL,
   type ChainDone,
-  type PagedBatch,
+  type RecordPage,
   type PagingStats,
 } from '../source/paginator.js';
 import { PartitionedWriter, type PlannedFile } from '../sink/partitioned-writer.js';
@@ -22,16 +22,16 @@ import { windowBatches, type WindowBatch } from './window-batches.js';
 import { commitReceived } from './stop-commit.js';
 import { edgeToCommit, pagingLimit, recheckBlocks, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
-import { UnitAbandonedError, type ExportOptions, type ExportUnit, type UnitOutcome } from './export-unit.js';
+import { WindowAbandonedError, type ExportOptions, type ExportWindow, type WindowOutcome } from './export-window.js';
 
-export { UnitAbandonedError, type ExportOptions, type ExportUnit, type ProgressEvent, type UnitOutcome } from './export-unit.js';
+export { WindowAbandonedError, type ExportOptions, type ExportWindow, type ProgressEvent, type WindowOutcome } from './export-window.js';
 
 /**
  * Exports units, several at a time, the consecutive windows of a unit in batches (window-batches.ts).
  * Batches that differ only by chain share their requests (several chain_id per request); each
  * chain still commits on its own.
  */
-export async function exportUnits(units: readonly ExportUnit[], opts: ExportOptions): Promise<UnitOutcome[]> {
+export async function exportWindows(units: readonly ExportWindow[], opts: ExportOptions): Promise<WindowOutcome[]> {
   const batches = windowBatches(units, opts.batchWindows === true, targetKey);
   const inFlight = Math.max(1, opts.unitsInFlight);
   // A window holds one of the paging slots while it pages; its files are finished and committed
@@ -39,7 +39,7 @@ export async function exportUnits(units: readonly ExportUnit[], opts: ExportOpti
   // others takes a few hundred ms). FINISHING_WINDOWS more may be finishing at once.
   const paging = pLimit(inFlight);
   const open = pLimit(inFlight + FINISHING_WINDOWS);
-  const outcomes: UnitOutcome[] = [];
+  const outcomes: WindowOutcome[] = [];
   const pool = new RunRequestPool(opts.client.maxInFlight);
   const densities = new Map<string, Map<number, number>>();
   await Promise.all(
@@ -70,11 +70,11 @@ const FINISHING_WINDOWS = 2;
 
 /** A window whose pages are all in: its outcomes, once its files are finished and committed. */
 interface Finishing {
-  outcomes: Promise<UnitOutcome[]>;
+  outcomes: Promise<WindowOutcome[]>;
 }
 
 /** What units of one target (any window, any chain) share. */
-function targetKey(u: ExportUnit): string {
+function targetKey(u: ExportWindow): string {
   return [u.dataset.name, u.dataset.targetKey(u.target), u.axis, JSON.stringify(u.filters)].join('|');
 }
 
@@ -85,13 +85,13 @@ export function sliceSizes(pageSize: number | undefined): { limit: number; targe
 }
 
 function outcome(
-  u: ExportUnit,
-  status: UnitOutcome['status'],
+  u: ExportWindow,
+  status: WindowOutcome['status'],
   rows: number,
   files: PlannedFile[],
   error?: unknown,
   text: string = errorMessage(error),
-): UnitOutcome {
+): WindowOutcome {
   return {
     unitKey: u.unitKey,
     start: u.start,
@@ -108,17 +108,17 @@ function outcome(
 
 /** What the steps of one window's export share: its units by chain, their writers and outcomes. */
 interface WindowExport {
-  group: ExportUnit[];
+  group: ExportWindow[];
   /** The planned windows the units cover (one, or a batch of them). */
   windows: Interval[];
   /** Rows written per planned window, by chain (batches only). */
   windowRows: Map<number, number[]>;
   opts: ExportOptions;
   log: Logger;
-  byChain: Map<number, ExportUnit>;
+  byChain: Map<number, ExportWindow>;
   writers: Map<number, PartitionedWriter>;
   /** One outcome per planned window, by chain. */
-  results: Map<number, UnitOutcome[]>;
+  results: Map<number, WindowOutcome[]>;
   /** Each chain's edge block, read before the rows (window-proof.ts). */
   edges: WindowEdges;
   /** Rows written so far, by chain. */
@@ -176,7 +176,7 @@ async function exportGroup(
     // A stopping run still takes what is in hand (no request is sent once it stops), until its grace period ends.
     const abandon = opts.abandon ?? opts.signal;
     for await (const batch of windowPages(w, pool, density, stats)) {
-      if (abandon?.aborted) throw new UnitAbandonedError('interrupted');
+      if (abandon?.aborted) throw new WindowAbandonedError('interrupted');
       const u = w.byChain.get(batch.chainId)!;
       if ('done' in batch) {
         written.delete(u.chainId);
@@ -227,7 +227,7 @@ async function exportGroup(
 }
 
 /** A page's rows not written yet in the window (by their item id's key, per chain and target), mapped to the dataset's rows. */
-function newRows(w: WindowExport, u: ExportUnit, records: readonly unknown[], keys: Set<string>): { rows: Row[]; dropped: number } {
+function newRows(w: WindowExport, u: ExportWindow, records: readonly unknown[], keys: Set<string>): { rows: Row[]; dropped: number } {
   const ds = u.dataset;
   const rows: Row[] = [];
   let dropped = 0;
@@ -246,13 +246,13 @@ function newRows(w: WindowExport, u: ExportUnit, records: readonly unknown[], ke
 }
 
 /** Where a record lies on its window's axis. */
-function axisPosition(u: ExportUnit, record: unknown): number {
+function axisPosition(u: ExportWindow, record: unknown): number {
   const p = u.dataset.position(record);
   return u.axis === 'block' ? p.block_number : p.block_timestamp;
 }
 
 /** Counts a row written by a batch under the planned window that holds it. */
-function countInWindow(w: WindowExport, u: ExportUnit, record: unknown): void {
+function countInWindow(w: WindowExport, u: ExportWindow, record: unknown): void {
   const at = axisPosition(u, record);
   let counts = w.windowRows.get(u.chainId);
   if (!counts) w.windowRows.set(u.chainId, (counts = w.windows.map(() => 0)));
@@ -271,7 +271,7 @@ function countInWindow(w: WindowExport, u: ExportUnit, record: unknown): void {
  * A batch's outcome as one outcome per planned window (the report and the progress count planned
  * windows): each has its rows; the files, the warnings and the interval committed go on the last.
  */
-function perWindow(o: UnitOutcome, windows: Interval[], rows?: number[]): UnitOutcome[] {
+function perWindow(o: WindowOutcome, windows: Interval[], rows?: number[]): WindowOutcome[] {
   if (windows.length === 1) return [o];
   const { written, warnings, ...rest } = o;
   return windows.map((win, i) => {
@@ -310,7 +310,7 @@ function logRejected(w: WindowExport, stats: PagingStats): void {
 }
 
 /** The chain's file writer of this window, created with its first rows. */
-function writerFor(w: WindowExport, u: ExportUnit): PartitionedWriter {
+function writerFor(w: WindowExport, u: ExportWindow): PartitionedWriter {
   let writer = w.writers.get(u.chainId);
   if (!writer) {
     const { opts } = w;
@@ -337,7 +337,7 @@ function windowPages(
   pool: RunRequestPool,
   density: Map<number, number>,
   stats: PagingStats,
-): AsyncIterable<PagedBatch<unknown> | ChainDone> {
+): AsyncIterable<RecordPage<unknown> | ChainDone> {
   const { group, opts } = w;
   const first = group[0]!;
   const ds = first.dataset;
@@ -367,7 +367,7 @@ function windowPages(
     density,
     stats,
     fetch: (chainIds, filters, held, limit) => {
-      if (opts.signal?.aborted) return Promise.reject(new UnitAbandonedError('interrupted'));
+      if (opts.signal?.aborted) return Promise.reject(new WindowAbandonedError('interrupted'));
       const page = collection.fetchPage(opts.client, first.target, { chainIds, filters, limit, held });
       page.then(
         (rows: unknown[]) => opts.onProgress?.({ kind: 'received', unitKey: first.unitKey, rows: rows.length }),
@@ -386,7 +386,7 @@ function windowPages(
 }
 
 /** A chain has all its rows: its files are finished and its window committed, on its own. */
-async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | undefined): Promise<void> {
+async function finishChain(w: WindowExport, u: ExportWindow, warnings: string[] | undefined): Promise<void> {
   const { opts, log } = w;
   const edge = edgeToCommit(u, w.edges, w.rows.get(u.chainId) ?? 0, opts.blocks);
   const files = await writerFor(w, u).finish();
@@ -400,7 +400,7 @@ async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | 
   } catch (err) {
     // This chain's commit failed (the store, after its retries): the other chains sharing
     // the requests still commit their windows.
-    if (err instanceof UnitAbandonedError || (opts.abandon ?? opts.signal)?.aborted) throw err;
+    if (err instanceof WindowAbandonedError || (opts.abandon ?? opts.signal)?.aborted) throw err;
     const message = errorMessage(err);
     w.results.set(u.chainId, perWindow(outcome(u, 'failed', 0, [], err), w.windows));
     log.error({ chainId: u.chainId, err: message }, 'unit failed');
@@ -424,7 +424,7 @@ async function finishChain(w: WindowExport, u: ExportUnit, warnings: string[] | 
  */
 async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
   const { opts, log } = w;
-  const abandoned = err instanceof UnitAbandonedError || opts.signal?.aborted === true;
+  const abandoned = err instanceof WindowAbandonedError || opts.signal?.aborted === true;
   const message = errorMessage(err);
   for (const u of w.group) {
     if (w.results.has(u.chainId)) continue;
@@ -442,7 +442,7 @@ async function failUnfinished(w: WindowExport, err: unknown): Promise<void> {
         },
         ...{ provenTo: w.provenTo.get(u.chainId), lastWritten: w.lastWritten.get(u.chainId), windowRows: w.windowRows.get(u.chainId) },
         outcome: (status, rows, files) =>
-          outcome(u, status, rows, files, status === 'done' ? undefined : new UnitAbandonedError('interrupted')),
+          outcome(u, status, rows, files, status === 'done' ? undefined : new WindowAbandonedError('interrupted')),
       });
       if (kept) {
         w.results.set(u.chainId, kept);

@@ -14,12 +14,12 @@ import {
   parseSegment,
   segmentsToMerge,
   type SegmentRef,
-  type UnitManifest,
-} from './unit-manifest.js';
+  type StreamManifest,
+} from './stream-manifest.js';
 import type { WindowRecord } from './window-state.js';
 
 export interface ReadManifest {
-  manifest: UnitManifest;
+  manifest: StreamManifest;
   /** null: the unit has no manifest yet (the first fold creates it). */
   etag: string | null;
 }
@@ -31,8 +31,8 @@ const FOLD_ATTEMPTS = 8;
 /** Units whose live records stay in memory (a replacement reads the records it replaces). */
 const CACHED_UNITS = 16;
 
-/** Reads and rewrites the unit manifests of one job (the format: src/state/unit-manifest.ts). */
-export class UnitManifests {
+/** Reads and rewrites the unit manifests of one job (the format: src/state/stream-manifest.ts). */
+export class StreamManifests {
   private readonly cache = new Map<string, { etag: string | null; records: Map<string, WindowRecord> }>();
 
   constructor(
@@ -116,7 +116,7 @@ export class UnitManifests {
       const merge = segmentsToMerge(segments);
       let written: SegmentRef[] = [];
       let dropped: SegmentRef[] = [];
-      const next: UnitManifest = { format: 1, unit_key: unitKey, ...encodeWindows(windows), segments };
+      const next: StreamManifest = { format: 1, unit_key: unitKey, ...encodeWindows(windows), segments };
       try {
         if (merge > 1) {
           dropped = segments.slice(-merge);
@@ -151,7 +151,7 @@ export class UnitManifests {
       try {
         await this.store.put(
           this.manifestKey(unitKey),
-          JSON.stringify({ ...current.manifest, ...encodeWindows(kept) } satisfies UnitManifest),
+          JSON.stringify({ ...current.manifest, ...encodeWindows(kept) } satisfies StreamManifest),
           { contentType: 'application/json', ...this.unchangedSince(current.etag) },
         );
         this.cache.delete(unitKey);
@@ -175,13 +175,13 @@ export class UnitManifests {
   }
 
   /** One segment holding the live records of `from` (as `manifest` lists its windows). */
-  private async mergeSegments(unitKey: string, manifest: UnitManifest, from: SegmentRef[], runId: string): Promise<SegmentRef> {
+  private async mergeSegments(unitKey: string, manifest: StreamManifest, from: SegmentRef[], runId: string): Promise<SegmentRef> {
     const live = await this.liveRecords({ ...manifest, segments: from });
     return this.writeSegment(unitKey, [...live.values()], runId);
   }
 
   /** The records of the manifest's segments that it lists as live; a newer segment's record wins. */
-  private async liveRecords(manifest: UnitManifest): Promise<Map<string, WindowRecord>> {
+  private async liveRecords(manifest: StreamManifest): Promise<Map<string, WindowRecord>> {
     const out = new Map<string, WindowRecord>();
     for (const ref of [...manifest.segments].reverse()) {
       const got = await this.store.get(ref.key);
