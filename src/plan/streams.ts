@@ -31,28 +31,28 @@ function sortedRecord(r: Record<string, string>): [string, string][] {
   return Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** A part of a unit's query that the job file sets, and the field that sets it. */
-export interface QueryPart {
+/** A field of a stream's query that the job file sets (its path in the file), and what it adds. */
+export interface QueryField {
   field: string;
-  /** What the part adds to the unit's variant; absent at the part's default. */
+  /** What the field adds to the stream's variant; absent at the field's default. */
   shape?: unknown;
 }
 
 /**
- * What a unit's query is made of besides its target, chain and windows: the target's filters, the
- * job's aggregate expressions, a wallet's NFT types (those its dataset reads). A part at its default
+ * What a stream's query is made of besides its target, chain and windows: the target's filters, the
+ * job's aggregate expressions, a wallet's NFT types (those its dataset reads). A field at its default
  * (no filters, every NFT type) adds nothing to the variant, so the keys already written stay.
  */
-export function queryParts(job: Pick<Job, 'aggregates'>, t: Target, dataset: DatasetName): QueryPart[] {
+export function queryFields(job: Pick<Job, 'aggregates'>, t: Target, dataset: DatasetName): QueryField[] {
   const can = capabilitiesOf(dataset);
   const at = `targets[${t.index}]`;
-  const parts: QueryPart[] = [];
+  const fields: QueryField[] = [];
   if (can.filters !== 'none')
-    parts.push({ field: `${at}.filters`, ...(Object.keys(t.filters).length ? { shape: sortedRecord(t.filters) } : {}) });
-  if (can.readsJobAggregates) parts.push({ field: 'aggregates', shape: job.aggregates });
+    fields.push({ field: `${at}.filters`, ...(Object.keys(t.filters).length ? { shape: sortedRecord(t.filters) } : {}) });
+  if (can.readsJobAggregates) fields.push({ field: 'aggregates', shape: job.aggregates });
   if (can.targetOption === 'nft_types' && t.kind === 'wallet')
-    parts.push({ field: `${at}.nft_types`, ...(t.nft_types.length !== NFT_TYPES.length ? { shape: [...t.nft_types].sort() } : {}) });
-  return parts;
+    fields.push({ field: `${at}.nft_types`, ...(t.nft_types.length !== NFT_TYPES.length ? { shape: [...t.nft_types].sort() } : {}) });
+  return fields;
 }
 
 /** Every stream of the job, with its keys, in a deterministic order (see jobStreams). */
@@ -61,7 +61,7 @@ function streamsOf(job: Job): Stream[] {
   const specs: Stream[] = [];
   const add = (t: Target, dataset: DatasetName, target: StreamTarget, targetKey: string, eventIndex: number) => {
     const filters = capabilitiesOf(dataset).filters === 'none' ? {} : t.filters;
-    const shape = queryParts(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
+    const shape = queryFields(job, t, dataset).flatMap((p) => ('shape' in p ? [p.shape] : []));
     const variant = shape.length ? shortHash(shape) : null;
     const unitAxis = isSnapshot(dataset) ? 'time' : axis;
     for (const chainId of t.chains) {

@@ -62,7 +62,7 @@ export interface RunIdentity {
 }
 
 /** What the run opened, closed by runJob whatever happens. */
-export interface OpenParts {
+export interface OpenedResources {
   lease: Lease | null;
   source: SourceSession | null;
   state: WindowState | null;
@@ -79,7 +79,7 @@ export interface RunContext {
   run: RunIdentity;
   store: ObjectStore;
   stagingDir: string;
-  open: OpenParts;
+  open: OpenedResources;
 }
 
 /** The "latest report" object of a run: one per shard when sharded. */

@@ -22,7 +22,7 @@ import { adviseMallocTuning } from './malloc-tuning.js';
 import { openRun } from './open-run.js';
 import { readState } from './read-state.js';
 import { attachFailureReport, buildFailureReport, type RunReport } from './report.js';
-import { lastRunName, type OpenParts, type RunContext, type RunIdentity, type RunJobInput } from './run-context.js';
+import { lastRunName, type OpenedResources, type RunContext, type RunIdentity, type RunJobInput } from './run-context.js';
 import { planRun } from './run-plan.js';
 import { ownsMarker, shardLabel } from './shard.js';
 import type { SourceSession } from './source-session.js';
@@ -42,7 +42,7 @@ export async function runJob(input: RunJobInput): Promise<RunReport> {
   const run: RunIdentity = { runId: newRunId(), started: Date.now(), shard: input.shard ?? null };
   const store = await openDestination(input, run);
   const stagingDir = runStagingDir(config.stagingDir, run.runId);
-  const open: OpenParts = {
+  const open: OpenedResources = {
     lease: null,
     source: null,
     state: null,
@@ -143,7 +143,7 @@ async function runAgainst(ctx: RunContext): Promise<RunReport> {
  * those partitions, and another job (the same one renamed, say) may take them. Never while the
  * job has a completed window at the destination (whatever this run's own count says).
  */
-async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenParts, logger: Logger): Promise<void> {
+async function withdrawClaims(store: ObjectStore, jobName: string, open: OpenedResources, logger: Logger): Promise<void> {
   if (open.claims.length === 0 || open.committed > 0) return;
   const exported = await new WindowState(store, jobName).hasCompleted().catch(() => true);
   if (exported) return;

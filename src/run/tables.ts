@@ -2,7 +2,7 @@ import { DATASETS, type DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, type StreamTarget } from '../plan/plan.js';
-import { queryParts, jobStreams } from '../plan/streams.js';
+import { queryFields, jobStreams } from '../plan/streams.js';
 import type { Interval } from '../plan/intervals.js';
 import { TargetFactory } from './targets.js';
 import type { ObjectStore } from '../store/store.js';
@@ -112,7 +112,7 @@ export async function checkJobTableQueries(
         unitKey: spec.unitKey,
         table,
         at: spec.target.at,
-        queryFields: queryParts(job, job.targets[spec.target.targetIndex]!, spec.dataset).map((p) => p.field),
+        queryFields: queryFields(job, job.targets[spec.target.targetIndex]!, spec.dataset).map((p) => p.field),
         tableField: `${spec.target.at}.tables.${spec.dataset}`,
         completed: windows.completed.get(spec.unitKey) ?? [],
         planned: planned.get(spec.unitKey) ?? [],

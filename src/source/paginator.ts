@@ -48,13 +48,13 @@ export class SliceIgnoredError extends InsightExportError {
   }
 }
 
-/** Weight of the newest proven piece in a chain's density. */
+/** Weight of the newest proven slice in a chain's density. */
 const DENSITY_WEIGHT = 0.5;
 
 /**
  * Every row of `box` on the chains of `known`, in order by chain: cuts the box on `axis` into
- * pieces the chains share and pages them concurrently; a chain whose piece comes back full cuts
- * that piece again on its own (on the same axis while it is wider than one value, else on the next).
+ * slices the chains share and pages them concurrently; a chain whose slice comes back full cuts
+ * that slice again on its own (on the same axis while it is wider than one value, else on the next).
  */
 async function* cutAndPage<Rec>(
   w: WindowPager<Rec>,
@@ -65,7 +65,7 @@ async function* cutAndPage<Rec>(
   const chains = [...known.keys()];
   const cutter = new Cutter(box.lo[axis]!, box.hi[axis]!, known, w.target);
   const queue: Sent<Rec>[] = [];
-  /** Sends pieces while there is room; the first of an empty queue is the one waited for. */
+  /** Sends slices while there is room; the first of an empty queue is the one waited for. */
   const fill = () => {
     while (!cutter.done()) {
       const [lo, hi] = cutter.next();
@@ -93,7 +93,7 @@ async function* cutAndPage<Rec>(
       const width = head.box.hi[axis]! - head.box.lo[axis]!;
       const provenTo = onWindowAxis ? { provenTo: head.box.hi[0]! } : {};
       const proven: RecordPage<Rec>[] = [];
-      const full: { chainId: number; pieces: AsyncGenerator<RecordPage<Rec>> }[] = [];
+      const full: { chainId: number; slices: AsyncGenerator<RecordPage<Rec>> }[] = [];
       const answers = w.read(head, await w.receive(head));
       const bad = w.problem(head, answers, (c) => known.get(c)!.density, known, axis);
       if (bad) {
@@ -107,14 +107,14 @@ async function* cutAndPage<Rec>(
           if (records.length > 0 || onWindowAxis) proven.push({ chainId, records, ...provenTo });
         } else {
           learn(chainId, answer.sent, width, true);
-          // Keeps only the sample of the full answer: this frame stays while the pieces page.
-          full.push({ chainId, pieces: splitFull(w, chainId, head.box, answer, known.get(chainId)!.density) });
+          // Keeps only the sample of the full answer: this frame stays while the slices page.
+          full.push({ chainId, slices: splitFull(w, chainId, head.box, answer, known.get(chainId)!.density) });
         }
       }
       fill();
       for (const batch of proven.splice(0)) yield batch;
-      for (const { chainId, pieces } of full.splice(0)) {
-        yield* pieces;
+      for (const { chainId, slices } of full.splice(0)) {
+        yield* slices;
         if (onWindowAxis) yield { chainId, records: [], ...provenTo };
       }
       fill();
@@ -154,7 +154,7 @@ function fullAnswerKnowledge<Rec>(
 /**
  * A slice that came back full for a chain: cut on its own, on its first axis wider than one value,
  * by the rows of the answer inside it. Not a generator itself, so that the full answer is not kept
- * while the pieces are paged: only the sample of its axis values is.
+ * while the slices are paged: only the sample of its axis values is.
  */
 function splitFull<Rec>(
   w: WindowPager<Rec>,
@@ -182,9 +182,9 @@ interface CutChains {
  *   filter_<axis>_gte / _lt. A slice is proven complete for a chain only when that chain got fewer
  *   rows than `limit` (raw rows, before de-duplication).
  * - A slice whose answer is full for a chain is cut: its first axis wider than one value is cut
- *   into pieces of about `target` rows, sized from the rows that full answer carried (their
+ *   into slices of about `target` rows, sized from the rows that full answer carried (their
  *   quantiles) and beyond them from the chain's density (rows per axis unit, learnt from proven
- *   pieces and remembered across windows in `density`). Pieces are requested concurrently within
+ *   slices and remembered across windows in `density`). Pieces are requested concurrently within
  *   the request pool. A slice one value wide on every axis that is still full cannot be split:
  *   SliceTooDenseError.
  * - A row is taken only if its chain was requested, it lies inside the slice it was asked for and
@@ -200,8 +200,8 @@ interface CutChains {
  *   chain (what a proxy dropping the last row of a full page sends) is cut like a full one.
  * - Chains share requests, in batches of at most MAX_CHAIN_IDS (the most one request takes): the
  *   window's first request goes to the chains not known to be dense; the dense chains (known, or
- *   found by that request) share the pieces of the window's axis, each piece sized for the chain
- *   that fills it first; a chain whose piece comes back full cuts that piece again alone.
+ *   found by that request) share the slices of the window's axis, each slice sized for the chain
+ *   that fills it first; a chain whose slice comes back full cuts that slice again alone.
  */
 export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGenerator<RecordPage<Rec> | ChainDone> {
   const w = new WindowPager(opts);
@@ -226,8 +226,8 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
     dense,
     cuts,
   );
-  // The dense chains share their pieces too (each still proven only by its own short answer): a
-  // piece sized for the densest of them proves the others on the way.
+  // The dense chains share their slices too (each still proven only by its own short answer): a
+  // slice sized for the densest of them proves the others on the way.
   cuts.unshift(...chainIdBatches([...dense.keys()]).map((chains) => ({ axis: 0, known: new Map(chains.map((c) => [c, dense.get(c)!])) })));
   while (cuts.length > 0) {
     const { axis, known } = cuts.shift()!;

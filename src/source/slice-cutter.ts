@@ -1,5 +1,5 @@
 /**
- * Cutting one axis of a slice into pieces of about `target` rows, from what is known of each
+ * Cutting one axis of a slice into smaller slices of about `target` rows, from what is known of each
  * chain's rows there (a full answer's sample, the chain's density).
  */
 import type { Box } from './slice-answers.js';
@@ -12,14 +12,14 @@ export interface Knowledge {
   density: number;
   /** The whole slice came back full for the chain: it is never asked whole again. */
   wasFull: boolean;
-  /** Axis values of the chain's distinct rows that full answer held, ascending: a piece's answer must hold as many. */
+  /** Axis values of the chain's distinct rows that full answer held, ascending: a slice's answer must hold as many. */
   shown: number[];
 }
 
 /**
- * Cuts [lo, hi) of one axis into pieces that one or more chains share, each of about `target`
+ * Cuts [lo, hi) of one axis into slices that one or more chains share, each of about `target`
  * rows for the chain that fills it first: by a chain's sample quantiles while they last, then by
- * its density; the rest in one piece when no density is known or the axis is unbounded. Never
+ * its density; the rest in one slice when no density is known or the axis is unbounded. Never
  * returns the whole of a slice that came back full for a chain.
  */
 export class Cutter {
@@ -39,7 +39,7 @@ export class Cutter {
     return this.x >= this.hi;
   }
 
-  /** Gives back a piece that could not be sent: the next one starts at `lo` again. */
+  /** Gives back a slice that could not be sent: the next one starts at `lo` again. */
   unget(lo: number): void {
     this.x = lo;
     this.at.clear();
@@ -53,7 +53,7 @@ export class Cutter {
     return [x, cut];
   }
 
-  /** Where a piece from x would end for one chain alone. */
+  /** Where a slice from x would end for one chain alone. */
   private cutFor(chainId: number, known: Knowledge, x: number): number {
     const { sample, density } = known;
     let k = this.at.get(chainId) ?? 0;
@@ -65,9 +65,9 @@ export class Cutter {
       const j = k + this.target;
       if (j < sample.length) {
         cut = sample[j]!;
-        if (cut <= x) cut = x + 1; // more than `target` rows at x: a piece one value wide
+        if (cut <= x) cut = x + 1; // more than `target` rows at x: a slice one value wide
       } else {
-        // The sample ends inside this piece: extend it by the density for what is left of the target.
+        // The sample ends inside this slice: extend it by the density for what is left of the target.
         const left = this.target - (sample.length - k);
         const beyond = density > 0 && bounded ? Math.floor(left / density) : 0;
         cut = sample[sample.length - 1]! + 1 + beyond;

@@ -24,7 +24,7 @@ export interface WindowPagerOptions<Rec> {
   baseFilters: Filters;
   /** The `limit` sent: an answer with fewer rows than this for a chain proves its slice. */
   limit: number;
-  /** Rows aimed at per request when a slice is cut (below `limit`, so that pieces come back short). */
+  /** Rows aimed at per request when a slice is cut (below `limit`, so that slices come back short). */
   target?: number;
   /**
    * Most requests one window keeps in flight beyond the one it waits for (Infinity = no cap of
@@ -74,7 +74,7 @@ export interface RequestPool {
   give(answered: boolean): void;
 }
 
-/** Share of `limit` aimed at per piece when no target is given. */
+/** Share of `limit` aimed at per slice when no target is given. */
 export const TARGET_FILL = 0.7;
 
 export interface Sent<Rec> extends SliceAsked {
