@@ -31,7 +31,7 @@ import { fileURLToPath } from 'node:url';
 import pLimit from 'p-limit';
 import { main as cliMain } from '../src/cli.js';
 import { loadJob } from '../src/job/index.js';
-import { alignedPieces, windowKey } from '../src/plan/index.js';
+import { cutOnGrid, windowKey } from '../src/plan/index.js';
 import { jobStreams } from '../src/plan/streams.js';
 import type { Sandbox } from '@insight-export/sandbox';
 import type { ChildResult } from './run.js';
@@ -379,7 +379,7 @@ export async function generateState(
     if (!edges.has(key)) edges.set(key, lastBlockBefore(sandbox, chainId, end));
     return edges.get(key);
   };
-  const windows = alignedPieces({ start: range.from, end: range.to }, range.chunk);
+  const windows = cutOnGrid({ start: range.from, end: range.to }, range.chunk);
   const limit = pLimit(WRITES_IN_FLIGHT);
   const completedAt = new Date().toISOString();
   let count = 0;

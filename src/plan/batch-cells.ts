@@ -26,7 +26,7 @@ export function batchable(c: DatasetCapabilities): boolean {
 }
 
 /** Sorted windows, the consecutive ones of each cell joined, as a run exports them in batches. */
-export function batchPieces(windows: readonly Interval[], axis: Axis): Interval[] {
+export function batchIntervals(windows: readonly Interval[], axis: Axis): Interval[] {
   const out: Interval[] = [];
   for (const w of windows) {
     const last = out[out.length - 1];

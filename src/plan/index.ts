@@ -20,18 +20,7 @@ export {
   type StreamKey,
 } from './stream-key.js';
 export { estimateRequests, estimateRun, pagesFor, type EstimateOptions, type RequestEstimate, type RunEstimate } from './estimate.js';
-export {
-  alignedPieces,
-  contains,
-  countAlignedPieces,
-  gaps,
-  intersect,
-  length,
-  merge,
-  subtract,
-  totalLength,
-  type Interval,
-} from './intervals.js';
+export { cutOnGrid, contains, countCutsOnGrid, gaps, intersect, length, merge, subtract, totalLength, type Interval } from './intervals.js';
 export {
   divideWindows,
   emptySplit,

@@ -91,7 +91,7 @@ export function gaps(set: readonly Interval[], within: Interval): Interval[] {
  * Cuts an interval at multiples of `size` (the grid starts at 0, or at `origin`):
  * [15, 42) with size 10 -> [15,20) [20,30) [30,40) [40,42).
  */
-export function alignedPieces(i: Interval, size: number, origin = 0): Interval[] {
+export function cutOnGrid(i: Interval, size: number, origin = 0): Interval[] {
   if (!(size > 0) || !Number.isSafeInteger(size)) throw new RangeError(`grid size must be a positive integer, got ${size}`);
   const out: Interval[] = [];
   let start = i.start;
@@ -105,8 +105,8 @@ export function alignedPieces(i: Interval, size: number, origin = 0): Interval[]
   return out;
 }
 
-/** How many pieces alignedPieces(i, size, origin) cuts, without cutting them. */
-export function countAlignedPieces(i: Interval, size: number, origin = 0): number {
+/** How many intervals cutOnGrid(i, size, origin) cuts, without cutting them. */
+export function countCutsOnGrid(i: Interval, size: number, origin = 0): number {
   if (isEmpty(i)) return 0;
   return Math.ceil((i.end - origin) / size) - Math.floor((i.start - origin) / size);
 }

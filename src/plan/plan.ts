@@ -7,7 +7,7 @@
  * clipped to the range. Completed intervals (from state) are subtracted first, so:
  *  - re-runs plan the same windows and skip the finished ones;
  *  - moving `to` forward plans only the new part;
- *  - a partial last window (to: latest) is completed later by the piece that is missing,
+ *  - a partial last window (to: latest) is completed later by the interval that is missing,
  *    never by re-exporting what is done.
  * A snapshot dataset (extent: snapshot) has one unit per wallet x chain for the UTC day of the run.
  */
@@ -148,8 +148,8 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
       todo,
     });
     const grid = snapshot ? DAY : range!.chunk;
-    for (const piece of todo) {
-      for (const w of windowsOf(piece, grid, exported)) {
+    for (const interval of todo) {
+      for (const w of windowsOf(interval, grid, exported)) {
         units.push({
           ...{ dataset: spec.dataset, target: spec.target, targetKey: spec.targetKey, chainId: spec.chainId, axis },
           ...{ window: w, unitKey: spec.unitKey, windowKey: windowKey(w), filters: spec.filters },

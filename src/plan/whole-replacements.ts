@@ -5,7 +5,7 @@
  * interval again whole, as one window: never a part of it, whose replacement would drop the rows
  * of the rest until they are exported again.
  */
-import { alignedPieces, merge, type Interval } from './intervals.js';
+import { cutOnGrid, merge, type Interval } from './intervals.js';
 
 const overlaps = (a: Interval, b: Interval) => a.start < b.end && b.start < a.end;
 
@@ -15,22 +15,22 @@ export function coverWhole(todo: readonly Interval[], exported: readonly Interva
 }
 
 /**
- * A piece of the plan cut into windows: each part of it inside an exported interval is one window
- * (that interval, or its part the piece holds), the rest is cut on the grid.
+ * An interval of the plan cut into windows: each part of it inside an exported interval is one window
+ * (that interval, or its part the interval holds), the rest is cut on the grid.
  */
-export function windowsOf(piece: Interval, grid: number, exported: readonly Interval[]): Interval[] {
+export function windowsOf(interval: Interval, grid: number, exported: readonly Interval[]): Interval[] {
   // Completed intervals of a unit never overlap: each is its own window, even when two touch.
   const inside = [...exported]
     .sort((a, b) => a.start - b.start)
-    .map((e) => ({ start: Math.max(e.start, piece.start), end: Math.min(e.end, piece.end) }))
+    .map((e) => ({ start: Math.max(e.start, interval.start), end: Math.min(e.end, interval.end) }))
     .filter((e) => e.start < e.end);
   const out: Interval[] = [];
-  let cursor = piece.start;
+  let cursor = interval.start;
   for (const e of inside) {
-    if (e.start > cursor) out.push(...alignedPieces({ start: cursor, end: e.start }, grid));
+    if (e.start > cursor) out.push(...cutOnGrid({ start: cursor, end: e.start }, grid));
     out.push(e);
     cursor = e.end;
   }
-  if (cursor < piece.end) out.push(...alignedPieces({ start: cursor, end: piece.end }, grid));
+  if (cursor < interval.end) out.push(...cutOnGrid({ start: cursor, end: interval.end }, grid));
   return out;
 }

@@ -13,7 +13,7 @@ export const ROWS_AHEAD = 12_000;
  *   slot idle, and few requests queue in the client);
  * - rows ahead: sent but not yet consumed, answered or not, at most ROWS_AHEAD rows' worth.
  * An answer waiting for its window (pages are consumed in order) holds memory, not a request
- * slot: when a window's earlier slice comes back full and must be cut, its pieces still find
+ * slot: when a window's earlier slice comes back full and must be cut, its slices still find
  * slots while the later pages it already holds wait.
  * Small pages on a slow service get deep pipelines, shared by the windows that can use them;
  * big pages stay near one page ahead per window.

@@ -28,7 +28,7 @@ import pLimit from 'p-limit';
 import { errorMessage, exitCodeOf, InterruptedError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { countAlignedPieces, parseStreamKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
+import { countCutsOnGrid, parseStreamKey, windowKey, type ChainHead, type Interval } from '../plan/index.js';
 import type { BlockLookup } from '../source/block-by-number.js';
 import type { InsightClient } from '../source/client.js';
 import type { RecountedWindow } from '../state/verify.js';
@@ -172,7 +172,7 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
 const windowsOf =
   (job: Job) =>
   (w: Interval): number =>
-    job.range ? Math.max(1, countAlignedPieces(w, job.range.chunk)) : 1;
+    job.range ? Math.max(1, countCutsOnGrid(w, job.range.chunk)) : 1;
 const sum = (list: Interval[], count: (w: Interval) => number) => list.reduce((n, w) => n + count(w), 0);
 const intervalOf = (r: RecountedWindow): Interval => ({ start: r.window[0], end: r.window[1] });
 

@@ -84,7 +84,7 @@ async function* cutAndPage<Rec>(
     if (full) k.density = Math.max(k.density, seen);
     else k.density = k.density > 0 ? (1 - DENSITY_WEIGHT) * k.density + DENSITY_WEIGHT * seen : seen;
   };
-  // Pieces of the window's axis come in its order: each one's end is where its chains are proven to.
+  // Slices of the window's axis come in its order: each one's end is where its chains are proven to.
   const onWindowAxis = axis === 0;
   try {
     fill();
@@ -184,13 +184,13 @@ interface CutChains {
  * - A slice whose answer is full for a chain is cut: its first axis wider than one value is cut
  *   into slices of about `target` rows, sized from the rows that full answer carried (their
  *   quantiles) and beyond them from the chain's density (rows per axis unit, learnt from proven
- *   slices and remembered across windows in `density`). Pieces are requested concurrently within
+ *   slices and remembered across windows in `density`). Slices are requested concurrently within
  *   the request pool. A slice one value wide on every axis that is still full cannot be split:
  *   SliceTooDenseError.
  * - A row is taken only if its chain was requested, it lies inside the slice it was asked for and
  *   `reject` finds it the target's; the others are dropped and counted by reason (`rejected`),
  *   in every answer read. Whether an answer is full is decided on the rows the service sent, the
- *   dropped ones included. Rows repeated within a slice are dropped. Pieces are disjoint, so no
+ *   dropped ones included. Rows repeated within a slice are dropped. Slices are disjoint, so no
  *   row is emitted twice, and rows are yielded in slice order, sorted by the axes (block order).
  * - An answer proves only the slice it answers (src/source/bad-answers.ts): one with a row of a
  *   requested chain outside its slice, a row `check` refuses, or fewer rows of a chain than the

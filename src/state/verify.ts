@@ -17,9 +17,9 @@ import { ContentCheck } from './verify-content.js';
 import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
 import type { Axis, Job } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
-import { alignedPieces, countAlignedPieces, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
+import { cutOnGrid, countCutsOnGrid, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
 import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
-import { batchable, batchPieces } from '../plan/batch-cells.js';
+import { batchable, batchIntervals } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
 import { parseLease, takeable } from './lease.js';
 import { parseMarkerPlace, WindowState, type PendingMarker, type WindowRecord } from './window-state.js';
@@ -175,8 +175,8 @@ async function checkPlannedWindows(
       units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: windowsCompleted, missing: [] });
       continue;
     }
-    let missing = subtract([c.range], done).flatMap((gap) => alignedPieces(gap, job.range!.chunk));
-    if (opts.output?.batchWindows === 'on' && batchable(capabilitiesOf(c.dataset))) missing = batchPieces(missing, c.axis);
+    let missing = subtract([c.range], done).flatMap((gap) => cutOnGrid(gap, job.range!.chunk));
+    if (opts.output?.batchWindows === 'on' && batchable(capabilitiesOf(c.dataset))) missing = batchIntervals(missing, c.axis);
     const pairs = missing.map((w): [number, number] => [w.start, w.end]);
     if (pairs.length > 0) {
       problems.push({
@@ -189,7 +189,7 @@ async function checkPlannedWindows(
     units.push({
       unit: c.unitKey,
       range: [c.range.start, c.range.end],
-      windows_planned: countAlignedPieces(c.range, job.range!.chunk),
+      windows_planned: countCutsOnGrid(c.range, job.range!.chunk),
       windows_completed: windowsCompleted,
       missing: pairs,
     });
@@ -205,7 +205,7 @@ async function checkPlannedWindows(
 function windowsIn(rec: Interval & { unit_key: string }, job: Job): number {
   const unit = parseStreamKey(rec.unit_key);
   if (!job.range || !unit || isSnapshotStream(unit)) return 1;
-  return Math.max(1, countAlignedPieces(rec, job.range.chunk));
+  return Math.max(1, countCutsOnGrid(rec, job.range.chunk));
 }
 
 /**

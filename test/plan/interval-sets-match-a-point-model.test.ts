@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { alignedPieces, contains, gaps, intersect, merge, subtract, totalLength, type Interval } from '../../src/plan/intervals.js';
+import { cutOnGrid, contains, gaps, intersect, merge, subtract, totalLength, type Interval } from '../../src/plan/intervals.js';
 
 /** The model: a set of integer points in [0, 64). */
 const N = 64;
@@ -73,10 +73,10 @@ describe('interval sets behave like sets of points', () => {
     );
   });
 
-  it('alignedPieces cuts only at grid multiples and keeps every point once', () => {
+  it('cutOnGrid cuts only at grid multiples and keeps every point once', () => {
     fc.assert(
       fc.property(arbInterval, fc.integer({ min: 1, max: 20 }), (i, size) => {
-        const pieces = alignedPieces(i, size);
+        const pieces = cutOnGrid(i, size);
         expect(sorted(points(pieces))).toEqual(sorted(points([i])));
         expect(totalLength(pieces)).toBe(pieces.reduce((n, p) => n + p.end - p.start, 0));
         for (const p of pieces) {
