@@ -7,10 +7,8 @@ import { acquireJobLease } from '../state/job-lease.js';
 import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
-import type { Job } from '../job/schema.js';
 import type { ResolvedConfig } from '../config/index.js';
-import type { Logger } from '../log.js';
-import type { ObjectStore } from '../store/store.js';
+import type { UnreferencedFilesInput } from '../state/unreferenced-files.js';
 
 export interface TableHistoryArgs extends ConfigArgs {
   job: string;
@@ -19,15 +17,8 @@ export interface TableHistoryArgs extends ConfigArgs {
 }
 
 /** What a maintenance command of a job that does not write Iceberg tables is handed (remove-orphan-files). */
-export interface FilesMaintenanceInput {
+export interface FilesMaintenanceInput extends UnreferencedFilesInput {
   config: ResolvedConfig;
-  store: ObjectStore;
-  state: WindowState;
-  job: Job;
-  partitioning: string;
-  dryRun: boolean;
-  logger: Logger;
-  guard?: (() => void) | undefined;
 }
 
 /**

@@ -99,11 +99,8 @@ export interface UnreferencedFilesReport {
   bytes: number;
 }
 
-/**
- * Deletes the job's data files no state names (remove-orphan-files for Parquet and NDJSON). The
- * caller holds the job's lease; `guard` is called before the deletes.
- */
-export async function removeUnreferencedFiles(o: {
+/** What remove-orphan-files of a job's data files (Parquet, NDJSON) is handed. */
+export interface UnreferencedFilesInput {
   store: ObjectStore;
   state: WindowState;
   job: Job;
@@ -111,7 +108,13 @@ export async function removeUnreferencedFiles(o: {
   dryRun: boolean;
   logger: Logger;
   guard?: (() => void) | undefined;
-}): Promise<UnreferencedFilesReport> {
+}
+
+/**
+ * Deletes the job's data files no state names (remove-orphan-files for Parquet and NDJSON). The
+ * caller holds the job's lease; `guard` is called before the deletes.
+ */
+export async function removeUnreferencedFiles(o: UnreferencedFilesInput): Promise<UnreferencedFilesReport> {
   const { listed, unreferenced } = await unreferencedDataFiles(o);
   const keys = unreferenced.map((f) => f.key);
   if (keys.length > 0 && !o.dryRun) {
