@@ -1,90 +1,29 @@
 /** One chain of the data set: its columns of generated rows, blocks and indexes, and the record columns the queries read. */
-import { keccak256, type Hex } from 'viem';
-import {
-  TOPIC0,
-  TxKind,
-  addressTopic,
-  encodeApprove,
-  encodePoke,
-  encodeSafeTransferFrom1155,
-  encodeSafeTransferFrom721,
-  encodeTransfer,
-  encodeTransferFrom,
-  encodeSettle,
-  settledData,
-  settledTopics,
-  uintTopic,
-  uintWord,
-  type RichArgs,
-} from './abi.js';
+import { TOPIC0, TxKind, addressTopic, settledData, settledTopics, uintTopic, uintWord, type RichArgs } from './abi.js';
 import { derivedHex, hash3, mix32, unmix32, wordHex } from './prng.js';
-import type { ColumnCatalog, ColumnSpec } from './query.js';
-import type { Column, ColumnType } from '../../../src/shared-with-sandbox.js';
-import type { BLOCK_FIELDS, EVENT_QUERY_FIELDS, TRANSACTION_QUERY_FIELDS } from '../../../src/shared-with-sandbox.js';
+import { addToBloom } from './bloom.js';
+import { calldataAt } from './calldata.js';
 import { type ChainSpec, type ContractInfo } from './dataset-shapes.js';
 
-/** 2024-02-01T00:00:00Z */
-export const START_TIMESTAMP = 1_706_745_600;
-/** Every chain spans at least this many days of blocks (more when the data set is large). */
-export const MIN_SPAN_DAYS = 4;
-export const NAMES = ['alice.eth', 'bob.eth', 'carol.eth', 'deployer.eth', 'dave.eth', 'erin.eth', 'frank.eth', 'grace.eth'];
-export const NAMED_WALLET_IDS = [0, 1, 2, 3, 4, 5, 6, 7];
-export const DEPLOYER = 3;
-export const ERC20_NAMES: [string, string][] = [
-  ['Sandbox USD', 'SUSD'],
-  ['Wrapped Sand', 'WSAND'],
-  ['Block Token', 'BLK'],
-];
-export const ADJ = ['Pixel', 'Crypto', 'Bored', 'Lazy', 'Cosmic', 'Tiny', 'Golden', 'Neon', 'Quantum', 'Wild'];
-export const NOUN = [
-  'Punks',
-  'Apes',
-  'Lions',
-  'Birds',
-  'Cats',
-  'Robots',
-  'Ghosts',
-  'Frogs',
-  'Knights',
-  'Whales',
-  'Dragons',
-  'Owls',
-  'Foxes',
-];
-export const ERC1155_GENESIS_AMOUNT = 1000n;
-export const ERC1155_ID_SPACE = 20;
-export const ZERO_BLOOM = '0x' + '0'.repeat(512);
-export const EMPTY_TRIE_ROOT = '0x56e81f171bcc55a6ff8345e692c0f86e5b48e01b996cadc001622fb5e363b421';
-export const EMPTY_UNCLES = '0x1dcc4de8dec75d7aab85b567b6ccd41ad312451b948a7413f0a142fd40d49347';
+export {
+  START_TIMESTAMP,
+  MIN_SPAN_DAYS,
+  NAMES,
+  NAMED_WALLET_IDS,
+  DEPLOYER,
+  ERC20_NAMES,
+  ADJ,
+  NOUN,
+  ERC1155_GENESIS_AMOUNT,
+  ERC1155_ID_SPACE,
+  ZERO_BLOOM,
+  EMPTY_TRIE_ROOT,
+  EMPTY_UNCLES,
+} from './world.js';
+import { START_TIMESTAMP, ERC1155_GENESIS_AMOUNT, ZERO_BLOOM } from './world.js';
 
-// field salts for derived values
-export const F = {
-  value: 21,
-  valueMant: 22,
-  valueExp: 23,
-  gas: 24,
-  gasUsed: 25,
-  prio: 26,
-  r: 27,
-  s: 28,
-  v: 29,
-  access: 30,
-  amountMant: 31,
-  amountExp: 32,
-  amount1155: 33,
-  data1155: 34,
-  tag: 35,
-  auth: 36,
-  blob: 37,
-  blobPrice: 38,
-  otherContract: 39,
-  baseFee: 40,
-  blockWords: 41,
-  miner: 42,
-  legacy: 43,
-  variant: 44,
-  rich: 45,
-} as const;
+export { F } from './field-salts.js';
+import { F } from './field-salts.js';
 
 // ------------------------------------------------------------------ internal chain state
 
@@ -371,37 +310,9 @@ export class ChainState {
   }
   /** Calldata, encoded exactly as the ABI says. */
   input(row: number): string {
-    const k = this.kind[row]!;
-    const from = this.fromAddress(row);
-    switch (k) {
-      case TxKind.erc20Transfer:
-        return encodeTransfer(this.address(this.arg[row]!), this.tokenAmount(row));
-      case TxKind.erc20Approve:
-        return encodeApprove(this.address(this.arg[row]!), this.tokenAmount(row));
-      case TxKind.erc721TransferFrom:
-        return encodeTransferFrom(from, this.address(this.arg[row]!), BigInt(this.tokenId[row]!));
-      case TxKind.erc721SafeTransferFrom:
-        return encodeSafeTransferFrom721(from, this.address(this.arg[row]!), BigInt(this.tokenId[row]!));
-      case TxKind.erc1155SafeTransferFrom:
-        return encodeSafeTransferFrom1155(
-          from,
-          this.address(this.arg[row]!),
-          BigInt(this.tokenId[row]!),
-          this.tokenAmount(row),
-          this.bytes1155(row),
-        );
-      case TxKind.unknownPoke:
-        return encodePoke(BigInt(row), this.pokeTag(row));
-      case TxKind.richSettle:
-        return encodeSettle(this.richArgs(row));
-      case TxKind.deploy:
-      case TxKind.createOther:
-        // Init code stub: a recognisable constructor prefix plus a per-contract word.
-        return '0x6080604052348015600f57600080fd5b50' + wordHex(this.r32(row, F.otherContract)) + '00';
-      default:
-        return '0x';
-    }
+    return calldataAt(this, row);
   }
+
   functionSelector(row: number): string | null {
     const k = this.kind[row]!;
     if (k === TxKind.native || k === TxKind.deploy || k === TxKind.createOther) return null;
@@ -474,77 +385,3 @@ export class ChainState {
     return lo;
   }
 }
-
-/** Bloom bit positions per input (addresses and topics repeat a lot, keccak is the cost). */
-export const bloomBitsCache = new Map<string, [number, number, number]>();
-
-export function addToBloom(bloom: Uint8Array, hex: string): void {
-  let bits = bloomBitsCache.get(hex);
-  if (!bits) {
-    const h = keccak256(hex as Hex, 'bytes');
-    bits = [((h[0]! << 8) | h[1]!) & 2047, ((h[2]! << 8) | h[3]!) & 2047, ((h[4]! << 8) | h[5]!) & 2047];
-    if (bloomBitsCache.size >= 500_000) bloomBitsCache.clear();
-    bloomBitsCache.set(hex, bits);
-  }
-  for (const bit of bits) bloom[255 - (bit >> 3)]! |= 1 << (bit & 7);
-}
-
-// ------------------------------------------------------------------ columns
-
-export type TxCol = ColumnCatalog<ChainState>;
-
-/** How the sandbox compares a field of each column type. */
-export type KindOf<T extends ColumnType> = T extends 'int32' | 'int64' ? 'num' : T extends 'uint256' ? 'big' : 'str';
-
-/** Query columns named as the service's fields (src/columns/record-fields.ts) and compared as their type says. */
-export type FieldCatalog<Fields extends readonly Column[]> = {
-  [F in Fields[number] as F['name']]?: ColumnSpec<ChainState> & { kind: KindOf<F['type']> };
-};
-
-export const big = (v: bigint | null) => v;
-
-/** Columns of the block fields of transactions and events. */
-export const BLOCK_FIELD_COLUMNS = {
-  chain_id: { kind: 'num', wire: 'string', get: (c) => c.chainId },
-  block_number: { kind: 'num', wire: 'number', monotonic: true, get: (c, r) => c.blockNumber(r) },
-  block_hash: { kind: 'str', wire: 'string', get: (c, r) => c.blockHashOf(c.blockOff[r]!) },
-  block_timestamp: { kind: 'num', wire: 'number', monotonic: true, get: (c, r) => c.blockTimestamp(r) },
-} satisfies FieldCatalog<typeof BLOCK_FIELDS>;
-
-/** Columns of wallet transactions: filters, group_by and aggregate names. */
-export const TRANSACTION_COLUMNS: TxCol = {
-  ...BLOCK_FIELD_COLUMNS,
-  hash: { kind: 'str', wire: 'string', get: (c, r) => c.txHash(r) },
-  nonce: { kind: 'num', wire: 'number', get: (c, r) => c.nonce[r]! },
-  transaction_index: { kind: 'num', wire: 'number', get: (c, r) => c.txIndex[r]! },
-  from_address: { kind: 'str', wire: 'string', get: (c, r) => c.fromAddress(r) },
-  to_address: { kind: 'str', wire: 'string', get: (c, r) => c.toAddress(r) },
-  value: { kind: 'big', wire: 'string', get: (c, r) => c.value(r) },
-  gas_price: { kind: 'big', wire: 'string', get: (c, r) => c.gasPrice(r) },
-  gas: { kind: 'num', wire: 'number', get: (c, r) => c.gas(r) },
-  function_selector: { kind: 'str', wire: 'string', get: (c, r) => c.functionSelector(r) },
-  max_fee_per_gas: { kind: 'big', wire: 'string', get: (c, r) => big(c.maxFeePerGas(r)) },
-  max_priority_fee_per_gas: { kind: 'big', wire: 'string', get: (c, r) => big(c.maxPriorityFeePerGas(r)) },
-  transaction_type: { kind: 'num', wire: 'number', get: (c, r) => c.type[r]! },
-  contract_address: { kind: 'str', wire: 'string', get: (c, r) => c.contractAddress(r) },
-  gas_used: { kind: 'num', wire: 'number', get: (c, r) => c.gasUsed(r) },
-  cumulative_gas_used: { kind: 'num', wire: 'number', get: (c, r) => c.cumulativeGasUsed(r) },
-  effective_gas_price: { kind: 'big', wire: 'string', get: (c, r) => c.gasPrice(r) },
-  blob_gas_used: { kind: 'num', wire: 'number', get: (c, r) => c.blobGasUsed(r) },
-  blob_gas_price: { kind: 'big', wire: 'string', get: (c, r) => c.blobGasPrice(r) },
-  status: { kind: 'num', wire: 'number', get: (c, r) => c.status[r]! },
-} satisfies FieldCatalog<typeof TRANSACTION_QUERY_FIELDS>;
-
-/** Columns of contract events (`topic_N` are the filter_topic_N columns). */
-export const EVENT_COLUMNS: TxCol = {
-  ...BLOCK_FIELD_COLUMNS,
-  transaction_hash: { kind: 'str', wire: 'string', get: (c, r) => c.txHash(r) },
-  transaction_index: { kind: 'num', wire: 'number', get: (c, r) => c.txIndex[r]! },
-  log_index: { kind: 'num', wire: 'number', get: (c, r) => c.logIndex[r]! },
-  address: { kind: 'str', wire: 'string', get: (c, r) => c.toAddress(r) },
-  data: { kind: 'str', wire: 'string', get: (c, r) => c.logData(r) },
-  topic_0: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 0) },
-  topic_1: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 1) },
-  topic_2: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 2) },
-  topic_3: { kind: 'str', wire: 'string', get: (c, r) => c.topic(r, 3) },
-} satisfies FieldCatalog<typeof EVENT_QUERY_FIELDS>;

@@ -1,7 +1,6 @@
 import type { BlockRecord, DecodedEvent, DecodedTransaction, EventRecord, TransactionRecord } from '../../../src/shared-with-sandbox.js';
 import {
   ABI_BY_KIND,
-  CANONICAL,
   TxKind,
   decodeCallWithAbi,
   decodeLogWith,
@@ -11,28 +10,28 @@ import {
   type ParsedEventSignature,
 } from './abi.js';
 import { goDecodedEvent, goDecodedTransaction } from './go-values.js';
+import { blockRecordAt, eventRecordAt, transactionRecordAt } from './chain-records.js';
+import { logArgsAt as encodedLogArgs, txArgsAt as encodedTxArgs } from './encoded-args.js';
+import { replayHoldings } from './nft-holdings-replay.js';
+import { indexByActor, indexByEvent, numberLogs } from './chain-indexes.js';
 import { SandboxOptionsError } from './errors.js';
-import { Rng, derivedHex, hash3, wordHex } from './prng.js';
+import { Rng, hash3, wordHex } from './prng.js';
 import { CHAIN_SPECS, type ChainSpec, type ContractInfo, type EncodedArgs, type NftHolding, type WalletInfo } from './dataset-shapes.js';
 import {
   ADJ,
   ChainState,
   DEPLOYER,
-  EMPTY_TRIE_ROOT,
-  EMPTY_UNCLES,
   ERC1155_ID_SPACE,
   ERC20_NAMES,
-  F,
   MIN_SPAN_DAYS,
   NAMED_WALLET_IDS,
   NAMES,
   NOUN,
-  ZERO_BLOOM,
-  addToBloom,
   type Actor,
 } from './chain-state.js';
 export type { ChainInfo, ContractInfo, EncodedArgs, NftHolding, NftTokenHolding, WalletInfo } from './dataset-shapes.js';
-export { ChainState, EVENT_COLUMNS, TRANSACTION_COLUMNS } from './chain-state.js';
+export { ChainState } from './chain-state.js';
+export { EVENT_COLUMNS, TRANSACTION_COLUMNS } from './chain-columns.js';
 
 // ------------------------------------------------------------------ build
 
@@ -287,106 +286,16 @@ export class SandboxDataImpl {
     return this.chainStates.find((c) => c.chainId === chainId);
   }
 
-  // Each record kind is one literal with its block columns written out: spreading a shared
-  // block-columns object into it made building a record 6x slower on Node 20.
   transactionRecord(c: ChainState, row: number): TransactionRecord {
-    const off = c.blockOff[row]!;
-    const maxFee = c.maxFeePerGas(row);
-    const maxPrio = c.maxPriorityFeePerGas(row);
-    const blobPrice = c.blobGasPrice(row);
-    const data = c.input(row);
-    const k = c.kind[row]!;
-    return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      block_timestamp: c.blockTimestampOf(off),
-      hash: c.txHash(row),
-      nonce: c.nonce[row]!,
-      transaction_index: c.txIndex[row]!,
-      from_address: c.fromAddress(row),
-      to_address: c.toAddress(row),
-      value: c.value(row).toString(),
-      gas_price: c.gasPrice(row).toString(),
-      gas: c.gas(row),
-      function_selector: k === TxKind.native || k === TxKind.deploy || k === TxKind.createOther ? null : data.slice(0, 10),
-      data,
-      max_fee_per_gas: maxFee === null ? null : maxFee.toString(),
-      max_priority_fee_per_gas: maxPrio === null ? null : maxPrio.toString(),
-      transaction_type: c.type[row]!,
-      r: c.sigWord(row, F.r),
-      s: c.sigWord(row, F.s),
-      v: c.v(row),
-      access_list_json: c.accessListJson(row),
-      authorization_list_json: c.authorizationListJson(row),
-      contract_address: c.contractAddress(row),
-      gas_used: c.gasUsed(row),
-      cumulative_gas_used: c.cumulativeGasUsed(row),
-      effective_gas_price: c.gasPrice(row).toString(),
-      blob_gas_used: c.blobGasUsed(row),
-      blob_gas_price: blobPrice === null ? null : blobPrice.toString(),
-      logs_bloom: c.logsBloom(row),
-      status: c.status[row]!,
-    };
+    return transactionRecordAt(c, row);
   }
 
   eventRecord(c: ChainState, row: number): EventRecord {
-    const off = c.blockOff[row]!;
-    return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      block_timestamp: c.blockTimestampOf(off),
-      transaction_hash: c.txHash(row),
-      transaction_index: c.txIndex[row]!,
-      log_index: c.logIndex[row]!,
-      address: c.toAddress(row)!,
-      data: c.logData(row),
-      topics: c.topics(row),
-    };
+    return eventRecordAt(c, row);
   }
 
   blockRecord(c: ChainState, off: number): BlockRecord {
-    const first = c.firstRowOfBlock(off);
-    let end = first;
-    let gasUsed = 0;
-    const bloom = new Uint8Array(256);
-    let anyLog = false;
-    while (end < c.n && c.blockOff[end] === off) {
-      gasUsed += c.gasUsed(end);
-      if (c.hasLog(end)) {
-        anyLog = true;
-        addToBloom(bloom, c.toAddress(end)!);
-        for (const t of c.topics(end)) addToBloom(bloom, t);
-      }
-      end++;
-    }
-    const txCount = end - first;
-    const w = (salt: number, words: number) => derivedHex(hash3(c.blockKey, off, salt), c.blockKey, salt + 100, words);
-    return {
-      chain_id: c.chainId,
-      block_number: c.spec.firstBlock + off,
-      block_hash: c.blockHashOf(off),
-      parent_hash: off === 0 ? w(F.blockWords, 8) : c.blockHashOf(off - 1),
-      block_timestamp: c.blockTimestampOf(off),
-      nonce: '0x0000000000000000',
-      sha3_uncles: EMPTY_UNCLES,
-      mix_hash: w(F.blockWords + 1, 8),
-      miner: c.chainId === 1 ? w(F.miner, 5) : '0x4200000000000000000000000000000000000011',
-      state_root: w(F.blockWords + 2, 8),
-      transactions_root: txCount === 0 ? EMPTY_TRIE_ROOT : w(F.blockWords + 3, 8),
-      receipts_root: txCount === 0 ? EMPTY_TRIE_ROOT : w(F.blockWords + 4, 8),
-      logs_bloom: anyLog ? '0x' + Buffer.from(bloom).toString('hex') : ZERO_BLOOM,
-      size: 600 + txCount * 180,
-      extra_data: '0x',
-      difficulty: '0',
-      total_difficulty: c.chainId === 1 ? '58750003716598352816469' : '0',
-      transaction_count: txCount,
-      gas_limit: c.chainId === 1 ? 30_000_000 : 60_000_000,
-      gas_used: gasUsed,
-      withdrawals_root: w(F.blockWords + 5, 8),
-      base_fee_per_gas: c.baseFeeOf(off),
-    };
+    return blockRecordAt(c, off);
   }
 
   /**
@@ -420,112 +329,23 @@ export class SandboxDataImpl {
 
   /** The arguments a transaction's calldata was encoded from; null for plain transfers and creations. */
   txArgsAt(c: ChainState, row: number): EncodedArgs | null {
-    const from = c.fromAddress(row);
-    const recipient = () => c.address(c.arg[row]!);
-    switch (c.kind[row]!) {
-      case TxKind.erc20Transfer:
-        return { name: 'transfer', signature: CANONICAL.transfer, args: { to: recipient(), value: c.tokenAmount(row).toString() } };
-      case TxKind.erc20Approve:
-        return { name: 'approve', signature: CANONICAL.approve, args: { spender: recipient(), value: c.tokenAmount(row).toString() } };
-      case TxKind.erc721TransferFrom:
-        return {
-          name: 'transferFrom',
-          signature: CANONICAL.transferFrom,
-          args: { from, to: recipient(), tokenId: String(c.tokenId[row]) },
-        };
-      case TxKind.erc721SafeTransferFrom:
-        return {
-          name: 'safeTransferFrom',
-          signature: CANONICAL.safeTransferFrom721,
-          args: { from, to: recipient(), tokenId: String(c.tokenId[row]) },
-        };
-      case TxKind.erc1155SafeTransferFrom:
-        return {
-          name: 'safeTransferFrom',
-          signature: CANONICAL.safeTransferFrom1155,
-          args: { from, to: recipient(), id: String(c.tokenId[row]), value: c.tokenAmount(row).toString(), data: c.bytes1155(row) },
-        };
-      case TxKind.unknownPoke:
-        return { name: 'poke', signature: 'poke(uint256,bytes32)', args: { round: String(row), tag: c.pokeTag(row) } };
-      default:
-        return null;
-    }
+    return encodedTxArgs(c, row);
   }
 
   /** The arguments a log was encoded from; null when the row has no log. */
   logArgsAt(c: ChainState, row: number): EncodedArgs | null {
-    if (!c.hasLog(row)) return null;
-    const from = c.fromAddress(row);
-    const recipient = c.address(c.arg[row]!);
-    switch (c.kind[row]!) {
-      case TxKind.erc20Transfer:
-        return { name: 'Transfer', signature: CANONICAL.Transfer, args: { from, to: recipient, value: c.tokenAmount(row).toString() } };
-      case TxKind.erc20Approve:
-        return {
-          name: 'Approval',
-          signature: CANONICAL.Approval,
-          args: { owner: from, spender: recipient, value: c.tokenAmount(row).toString() },
-        };
-      case TxKind.erc721TransferFrom:
-      case TxKind.erc721SafeTransferFrom:
-        return { name: 'Transfer', signature: CANONICAL.Transfer, args: { from, to: recipient, tokenId: String(c.tokenId[row]) } };
-      case TxKind.erc1155SafeTransferFrom:
-        return {
-          name: 'TransferSingle',
-          signature: CANONICAL.TransferSingle,
-          args: { operator: from, from, to: recipient, id: String(c.tokenId[row]), value: c.tokenAmount(row).toString() },
-        };
-      case TxKind.unknownPoke:
-        return { name: 'SandboxPing', signature: CANONICAL.SandboxPing, args: { round: String(row), tag: c.pokeTag(row) } };
-      default:
-        return null;
-    }
+    return encodedLogArgs(c, row);
   }
 
   // ---------------------------------------------------------------- NFT holdings
 
   private holdingsCache = new Map<number, Map<number, Map<number, Map<number, bigint>>>>();
 
-  /** actor -> contract actor -> token id -> amount, replayed from the chain's successful NFT transfers. */
+  /** actor -> contract actor -> token id -> amount, replayed from the chain's successful NFT transfers (nft-holdings-replay.ts). */
   holdingsOf(c: ChainState): Map<number, Map<number, Map<number, bigint>>> {
-    const cached = this.holdingsCache.get(c.chainId);
-    if (cached) return cached;
-    const owner721 = new Map<number, Map<number, number>>();
-    const bal1155 = new Map<string, bigint>();
-    for (let i = 0; i < c.n; i++) {
-      if (c.status[i] !== 1) continue;
-      const k = c.kind[i]!;
-      if (k === TxKind.erc721TransferFrom || k === TxKind.erc721SafeTransferFrom) {
-        let m = owner721.get(c.to[i]!);
-        if (!m) owner721.set(c.to[i]!, (m = new Map<number, number>()));
-        m.set(c.tokenId[i]!, c.arg[i]!);
-      } else if (k === TxKind.erc1155SafeTransferFrom) {
-        const amount = c.tokenAmount(i);
-        const fromKey = `${c.to[i]}:${c.tokenId[i]}:${c.from[i]}`;
-        const toKey = `${c.to[i]}:${c.tokenId[i]}:${c.arg[i]}`;
-        if (!c.isGenesis(i)) {
-          const fb = bal1155.get(fromKey) ?? 0n;
-          bal1155.set(fromKey, fb > amount ? fb - amount : 0n);
-        }
-        bal1155.set(toKey, (bal1155.get(toKey) ?? 0n) + amount);
-      }
-    }
-    const out = new Map<number, Map<number, Map<number, bigint>>>();
-    const add = (holder: number, contract: number, id: number, amount: bigint) => {
-      let h = out.get(holder);
-      if (!h) out.set(holder, (h = new Map<number, Map<number, bigint>>()));
-      let t = h.get(contract);
-      if (!t) h.set(contract, (t = new Map<number, bigint>()));
-      t.set(id, amount);
-    };
-    for (const [contract, m] of owner721) for (const [id, holder] of m) add(holder, contract, id, 1n);
-    for (const [key, amount] of bal1155) {
-      if (amount <= 0n) continue;
-      const [contract, id, holder] = key.split(':').map(Number) as [number, number, number];
-      add(holder, contract, id, amount);
-    }
-    this.holdingsCache.set(c.chainId, out);
-    return out;
+    let held = this.holdingsCache.get(c.chainId);
+    if (!held) this.holdingsCache.set(c.chainId, (held = replayHoldings(c)));
+    return held;
   }
 
   /** NFT holdings of an address on a chain, collections ordered by contract address, tokens by id. */
@@ -578,53 +398,4 @@ function drawCall(
   if (kr < 0.96) return { kind: TxKind.createOther, to: -1, arg: 0, tokenId: 0 };
   if (byKind.rich.length > 0) return { kind: TxKind.richSettle, to: pickOf(byKind.rich), arg: 0, tokenId: 0 };
   return { kind: TxKind.native, to: pickRecipient(), arg: 0, tokenId: 0 };
-}
-
-/** Log indexes: one log per successful token or unknown call, numbered within the block. */
-function numberLogs(c: ChainState, n: number): void {
-  let logCount = 0;
-  let blockLogs = 0;
-  for (let i = 0; i < n; i++) {
-    if (c.txIndex[i] === 0) blockLogs = 0;
-    if (c.hasLog(i)) {
-      c.logIndex[i] = blockLogs++;
-      logCount++;
-    }
-  }
-  c.logCount = logCount;
-}
-
-/** The rows of each actor (as sender or recipient; a self-transfer once), as offsets into one array. */
-function indexByActor(c: ChainState, n: number, actorCount: number): void {
-  const A = actorCount;
-  const offsets = new Uint32Array(A + 1);
-  for (let i = 0; i < n; i++) {
-    offsets[c.from[i]! + 1]!++;
-    const t = c.to[i]!;
-    if (t >= 0 && t !== c.from[i]) offsets[t + 1]!++;
-  }
-  for (let a = 0; a < A; a++) offsets[a + 1]! += offsets[a]!;
-  const rows = new Uint32Array(offsets[A]!);
-  const fill = offsets.slice(0, A);
-  for (let i = 0; i < n; i++) {
-    rows[fill[c.from[i]!]!++] = i;
-    const t = c.to[i]!;
-    if (t >= 0 && t !== c.from[i]) rows[fill[t]!++] = i;
-  }
-  c.actorOffsets = offsets;
-  c.actorRows = rows;
-}
-
-/** The rows of each (contract slot, event slot) that logged, as offsets into one array. */
-function indexByEvent(c: ChainState, n: number): void {
-  const S = c.contractActors.length * 2;
-  const eOffsets = new Uint32Array(S + 1);
-  const keyOf = (i: number) => c.contractSlot.get(c.to[i]!)! * 2 + c.eventSlot(i);
-  for (let i = 0; i < n; i++) if (c.hasLog(i)) eOffsets[keyOf(i) + 1]!++;
-  for (let s = 0; s < S; s++) eOffsets[s + 1]! += eOffsets[s]!;
-  const eRows = new Uint32Array(eOffsets[S]!);
-  const eFill = eOffsets.slice(0, S);
-  for (let i = 0; i < n; i++) if (c.hasLog(i)) eRows[eFill[keyOf(i)]!++] = i;
-  c.eventOffsets = eOffsets;
-  c.eventRows = eRows;
 }
