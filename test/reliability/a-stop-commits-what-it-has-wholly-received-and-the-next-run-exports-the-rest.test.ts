@@ -34,8 +34,8 @@ const transactionRequests = () => sandbox.stats().byRoute.transactions ?? 0;
 const CHAINS = [1, 8453, 42161];
 /**
  * alice.eth's transactions on three chains from 2024-02-01 for `days` days. One day is enough where
- * the stop lands in the first day (units one at a time): what it commits, cuts and abandons is the
- * same as with more days, and each next run exports a third of what three days would hold.
+ * the stop lands in the first day (units one at a time): it commits and cuts the same as with more
+ * days (it abandons fewer windows), and each next run exports a third of what three days would hold.
  */
 function stopJob(out: string, chunk: string, days: number): Record<string, unknown> {
   return { ...aliceTransactionsJob(sandbox, 'stop', chunk, out), range: { from: '2024-02-01', to: `2024-02-0${1 + days}`, chunk } };
