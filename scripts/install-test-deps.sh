@@ -16,27 +16,30 @@ need_root() {
   fi
 }
 
+# What is missing is gathered first, then installed in one apt-get update and install and one pip
+# call: each apt-get update fetches and reads every package list again (~10 s here).
+debs=()
+why=()
 if [[ -z "${S3_ENDPOINT:-}" ]] && ! command -v radosgw >/dev/null 2>&1; then
-  need_root "radosgw" "sudo apt-get install -y --no-install-recommends radosgw ceph-mon ceph-osd ceph-common (or set S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY)"
-  echo "install-test-deps: installing Ceph radosgw (Debian packages, ~40 s)" >&2
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends radosgw ceph-mon ceph-osd ceph-common >/dev/null
+  debs+=(radosgw ceph-mon ceph-osd ceph-common)
+  why+=("Ceph radosgw (or set S3_ENDPOINT, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY)")
 fi
-
 if ! command -v prometheus-pushgateway >/dev/null 2>&1 || ! command -v tini >/dev/null 2>&1; then
-  need_root "prometheus-pushgateway/tini" "sudo apt-get install -y --no-install-recommends prometheus-pushgateway tini"
-  echo "install-test-deps: installing prometheus-pushgateway and tini (Debian packages)" >&2
+  debs+=(prometheus-pushgateway tini)
+  why+=("prometheus-pushgateway and tini")
+fi
+if ((${#debs[@]})); then
+  need_root "${why[*]}" "sudo apt-get install -y --no-install-recommends ${debs[*]}"
+  echo "install-test-deps: installing ${why[*]} (Debian packages: ${debs[*]}; ~40 s)" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends prometheus-pushgateway tini >/dev/null
+  apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null
 fi
 
-if ! python3 -c 'import pyarrow' >/dev/null 2>&1; then
-  echo "install-test-deps: installing pyarrow (pip)" >&2
-  python3 -m pip install -q pyarrow || { echo "install-test-deps: pip install pyarrow failed" >&2; exit 1; }
-fi
-if ! python3 -c 'import fastavro' >/dev/null 2>&1; then
-  echo "install-test-deps: installing fastavro (pip)" >&2
-  python3 -m pip install -q fastavro || { echo "install-test-deps: pip install fastavro failed" >&2; exit 1; }
+wheels=()
+python3 -c 'import pyarrow' >/dev/null 2>&1 || wheels+=(pyarrow)
+python3 -c 'import fastavro' >/dev/null 2>&1 || wheels+=(fastavro)
+if ((${#wheels[@]})); then
+  echo "install-test-deps: installing ${wheels[*]} (pip)" >&2
+  python3 -m pip install -q "${wheels[@]}" || { echo "install-test-deps: pip install ${wheels[*]} failed" >&2; exit 1; }
 fi

@@ -20,17 +20,9 @@ import { parseLease } from '../../src/state/lease.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
+import { truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import {
-  aliceTransactionIds,
-  aliceTransactionsJob,
-  duplicates,
-  readNdjsonExport,
-  runCli,
-  setDigest,
-  useTestCli,
-  writeJob,
-} from './harness.js';
+import { aliceTransactionsJob, duplicates, readNdjsonExport, runCli, setDigest, useTestCli, writeJob } from './harness.js';
 
 // About 2,600 of alice's rows a day on each chain (four pages), answered slowly: a stop lands mid-batch.
 const LATENCY = { fixedMs: 60, jitterMs: 0 };
@@ -38,6 +30,23 @@ const sandbox = useSandbox({ transactions: 100_000, latency: LATENCY });
 const work = useTestCli('stop-keeps-');
 
 const transactionRequests = () => sandbox.stats().byRoute.transactions ?? 0;
+
+const CHAINS = [1, 8453, 42161];
+/**
+ * alice.eth's transactions on three chains from 2024-02-01 for `days` days. One day is enough where
+ * the stop lands in the first day (units one at a time): it commits and cuts the same as with more
+ * days (it abandons fewer windows), and each next run exports a third of what three days would hold.
+ */
+function stopJob(out: string, chunk: string, days: number): Record<string, unknown> {
+  return { ...aliceTransactionsJob(sandbox, 'stop', chunk, out), range: { from: '2024-02-01', to: `2024-02-0${1 + days}`, chunk } };
+}
+
+/** item_id of every row stopJob(_, _, days) must export. */
+function stopJobIds(days: number): string[] {
+  const alice = sandbox.data.wallet('alice.eth')!.address;
+  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay(`2024-02-0${1 + days}`) };
+  return truthWalletTransactions(sandbox.data, alice, CHAINS, range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
+}
 
 /** Requests for transactions a run sends before its first page (the chain checks ask for one row each): a dry run's. */
 async function requestsBeforePaging(jobFile: string, extra: string[] = []): Promise<number> {
@@ -73,7 +82,13 @@ const flagsFor = (base: string) => [
 ];
 
 /** The next run completes the export: every source row once, nothing for verify to find. */
-async function expectNextRunCompletes(base: string, jobFile: string, stopped: RunReport, extra: string[] = []): Promise<RunReport> {
+async function expectNextRunCompletes(
+  base: string,
+  jobFile: string,
+  days: number,
+  stopped: RunReport,
+  extra: string[] = [],
+): Promise<RunReport> {
   // Unhurried now: the next run only has to complete the export.
   sandbox.setLatency(null);
   const next = await runCli(work.cli, [
@@ -88,7 +103,7 @@ async function expectNextRunCompletes(base: string, jobFile: string, stopped: Ru
   ]).finally(() => sandbox.setLatency(LATENCY));
   expect(next.code, next.stderr).toBe(0);
   const report = JSON.parse(next.stdout) as RunReport;
-  const want = aliceTransactionIds(sandbox);
+  const want = stopJobIds(days);
   // Only the rest: the rows the stop committed are not exported again.
   expect(stopped.rows + report.rows).toBe(want.length);
   const got = readNdjsonExport(join(base, 'out')).itemIds;
@@ -107,7 +122,7 @@ it.each([
   async ({ signal, chunk, chunkS }) => {
     const base = join(work.dir, `${signal}-${chunk}`);
     const out = join(base, 'out');
-    const jobFile = await writeJob(base, aliceTransactionsJob(sandbox, 'stop', chunk, out));
+    const jobFile = await writeJob(base, stopJob(out, chunk, 1));
     const before = await requestsBeforePaging(jobFile);
     // A few pages in: the day's first slices are proven, most of its rows still to come.
     const stopped = await runCli(work.cli, ['run', jobFile, ...flagsFor(base)], { onSpawn: signalAfterPages(before + 4, signal) });
@@ -136,7 +151,7 @@ it.each([
     expect(intervals.some((w) => w.end % chunkS !== 0)).toBe(true);
     expect(parseLease(await readFile(join(out, '_state/stop/lease.json')))!.released).toBe(true);
 
-    await expectNextRunCompletes(base, jobFile, report);
+    await expectNextRunCompletes(base, jobFile, 1, report);
     console.log(
       `[stop] ${signal} (${chunk}): ${stop.rows_committed} rows committed during the stop in ${stop.windows_committed} whole and ${stop.windows_cut} cut windows, ${stop.windows_abandoned} abandoned; the next run exported the rest`,
     );
@@ -149,7 +164,8 @@ it(
   async () => {
     const base = join(work.dir, 'workers');
     const out = join(base, 'out');
-    const jobFile = await writeJob(base, aliceTransactionsJob(sandbox, 'stop', '1d', out));
+    // Three days: each worker's share is still being paged when the signal comes.
+    const jobFile = await writeJob(base, stopJob(out, '1d', 3));
     const before = await requestsBeforePaging(jobFile, ['--workers', '2']);
     const stopped = await runCli(work.cli, ['run', jobFile, ...flagsFor(base), '--workers', '2'], {
       onSpawn: signalAfterPages(before + 8, 'SIGINT'),
@@ -161,7 +177,7 @@ it(
     expect(report.stop?.signal).toBe('SIGINT');
     expect(report.stop!.rows_committed).toBeGreaterThan(0);
     expect(report.stop!.windows_abandoned).toBe(report.windows.abandoned);
-    await expectNextRunCompletes(base, jobFile, report, ['--workers', '2']);
+    await expectNextRunCompletes(base, jobFile, 3, report, ['--workers', '2']);
   },
 );
 
@@ -173,7 +189,7 @@ it(
     const out = join(base, 'out');
     const holdDir = join(base, 'hold');
     await writeJob(holdDir, {});
-    const jobFile = await writeJob(base, aliceTransactionsJob(sandbox, 'stop', '1d', out));
+    const jobFile = await writeJob(base, stopJob(out, '1d', 3));
     const before = await requestsBeforePaging(jobFile);
     const stopped = await runCli(work.cli, ['run', jobFile, ...flagsFor(base), '--stop-grace', '1s'], {
       // The stop's first commit waits at its first state write until the grace period is over.
@@ -199,6 +215,6 @@ it(
     const midway = await verifyDestination({ store: new LocalStore(out), job: await loadJob(jobFile) });
     expect(midway.problems.map((p) => p.kind).filter((k) => k !== 'missing-windows')).toEqual([]);
     expect(readNdjsonExport(out).itemIds).toEqual([]);
-    await expectNextRunCompletes(base, jobFile, report);
+    await expectNextRunCompletes(base, jobFile, 3, report);
   },
 );

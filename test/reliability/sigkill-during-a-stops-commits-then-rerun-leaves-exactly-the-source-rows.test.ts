@@ -46,12 +46,14 @@ it('SIGKILL while a stop commits what it received: the next run leaves exactly t
   let trial = 0;
   const jobAt = async () => {
     const out = join(work.dir, `trial-${trial++}`);
-    // One chain: each trial exports a third of what the three chains would hold.
+    // One chain and one day (the day the stop lands in): what the stop commits and abandons is all
+    // there is, and each trial's next run exports a ninth of what three chains and days would hold.
     return {
       out,
       file: await writeJob(`${out}-job`, {
         ...aliceTransactionsJob(sandbox, 'stop-crash', '1d', out),
         source: { base_url: sandbox.url, chains: [1] },
+        range: { from: '2024-02-01', to: '2024-02-02', chunk: '1d' },
       }),
     };
   };
@@ -84,7 +86,7 @@ it('SIGKILL while a stop commits what it received: the next run leaves exactly t
   );
   const trials = sampleEachKind(all, ([point]) => point, mulberry32(RELIABILITY_SEED));
   const alice = sandbox.data.wallet('alice.eth')!.address;
-  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-04') };
+  const range = { by: 'time' as const, from: unixDay('2024-02-01'), to: unixDay('2024-02-02') };
   const want = truthWalletTransactions(sandbox.data, alice, [1], range).map((t) => `${t.chain_id}:${t.hash}:${alice}`);
   for (const [point, n] of trials) {
     const t = await jobAt();
