@@ -16,7 +16,9 @@ WORKDIR /app
 # The workspace's packages (the sandbox, packages/sandbox) are part of the install.
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: no dependency has an install script (none is marked hasInstallScript in the lock
+# file), and the package's own `prepare` (which builds dist/) has no sources yet: the build is the step below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts scripts/cli-bundle.ts ./scripts/
 COPY src ./src
@@ -37,7 +39,7 @@ ENV NODE_ENV=production \
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
 # @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
 COPY config ./config
