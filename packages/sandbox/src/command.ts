@@ -36,6 +36,7 @@ export interface SandboxArgs extends RpcSandboxArgs, InconsistencyArgs, CatalogA
   'wallet-union'?: boolean | undefined;
   'unstable-order'?: boolean | undefined;
   'indexer-limits'?: boolean | undefined;
+  'max-chain-ids'?: number | undefined;
   'repeat-earlier-rows'?: number | undefined;
   'foreign-rows'?: number | undefined;
   'ok-error-body'?: number | undefined;
@@ -113,6 +114,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     walletUnion: args['wallet-union'],
     unstableOrder: args['unstable-order'],
     indexerLimits: args['indexer-limits'],
+    maxChainIdsPerRequest: args['max-chain-ids'],
     repeatEarlierRows: args['repeat-earlier-rows'],
     foreignRows: args['foreign-rows'],
     okErrorBody: args['ok-error-body'],
@@ -231,6 +233,10 @@ function behaviourOptions<T>(y: Argv<T>) {
       describe: 'Rows tied on the sort key in a new order per request; without sort_by no order at all',
     })
     .option('indexer-limits', { type: 'boolean', describe: "The indexer's limit and page: default limit 5, no cap on limit or page" })
+    .option('max-chain-ids', {
+      type: 'number',
+      describe: 'Chain ids a request may name (default 55); more are refused with a 400, as a hosted service with a lower limit does',
+    })
     .option('repeat-earlier-rows', {
       type: 'number',
       describe: 'Rate (0..1) of pages that start early, repeating rows an earlier page carried in earlier blocks',
