@@ -8,8 +8,11 @@
 # "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
 # abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
 
-# Node 20 LTS (the package needs >= 20.18.1); pin a patch release (e.g. 20.20.2) for reproducible images.
-ARG NODE_VERSION=20
+# Node 24, the current LTS (Node 20 reached end of life on 30 April 2026; the package itself still
+# runs on >= 20.18.1, package.json's engines). Pin a patch release (e.g. 24.21.0) for reproducible
+# images. On 24 the CLI keeps its compiled code between starts (module.enableCompileCache, bin/cli.js)
+# and zstd is zlib's own (src/sink/zstd.ts, src/source/content-encoding.ts).
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
