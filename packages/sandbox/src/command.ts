@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { SandboxOptionsError } from './errors.js';
+import { sandboxBanner } from './banner.js';
 import { SANDBOX_PROFILE_NAMES, type SandboxProfile } from './profiles.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
@@ -152,10 +153,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
 /** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
 export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const sandbox: Sandbox = await startSandbox(opts);
-  const summary =
-    `# ${sandbox.data.transactionTotal} transactions, chains ${sandbox.data.chains.map((c) => c.chainId).join(',')}; ` +
-    `hot wallet ${sandbox.data.wallets[0]!.address} (${sandbox.data.wallets[0]!.name}); Ctrl-C to stop\n`;
-  await serveUntilSignalled(sandbox, [summary], out);
+  await serveUntilSignalled(sandbox, sandboxBanner(sandbox.data), out);
 }
 
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {
