@@ -10,7 +10,7 @@
  */
 import type { Logger } from '../log.js';
 import { HttpStatusError } from './errors.js';
-import type { ListQuery } from './query.js';
+import { MAX_CHAIN_IDS, type ListQuery } from './query.js';
 import type { ListResponse } from './records.js';
 
 const CHAIN_WORD = /\bchain/i;
@@ -65,7 +65,8 @@ export async function inChainBatches<T>(
 ): Promise<ListResponse<T>> {
   for (;;) {
     const most = chains.current;
-    if (q.chainIds.length > most) {
+    // More than the contract's limit is a caller's error, refused before sending (validateChainIds), never split.
+    if (q.chainIds.length > most && q.chainIds.length <= MAX_CHAIN_IDS) {
       const parts: Promise<ListResponse<T>>[] = [];
       for (let i = 0; i < q.chainIds.length; i += most)
         parts.push(inChainBatches({ ...q, chainIds: q.chainIds.slice(i, i + most) }, chains, send));
