@@ -8,15 +8,20 @@
 # "node" user, and has tini as PID 1, which forwards SIGTERM/SIGINT to the exporter (it then
 # abandons the windows in progress, leaves nothing half-written and exits 130) and reaps zombies.
 
-# Node 20 LTS (the package needs >= 20.18.1); pin a patch release (e.g. 20.20.2) for reproducible images.
-ARG NODE_VERSION=20
+# Node 24, the current LTS (Node 20 reached end of life on 30 April 2026; the package itself still
+# runs on >= 20.18.1, package.json's engines). Pin a patch release (e.g. 24.21.0) for reproducible
+# images. On 24 the CLI keeps its compiled code between starts (module.enableCompileCache, bin/cli.js)
+# and zstd is zlib's own (src/sink/zstd.ts, src/source/content-encoding.ts).
+ARG NODE_VERSION=24
 
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 # The workspace's packages (the sandbox, packages/sandbox) are part of the install.
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
-RUN npm ci --no-audit --no-fund
+# --ignore-scripts: no dependency has an install script (none is marked hasInstallScript in the lock
+# file), and the package's own `prepare` (which builds dist/) has no sources yet: the build is the step below.
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts/build.ts scripts/cli-bundle.ts ./scripts/
 COPY src ./src
@@ -37,7 +42,7 @@ ENV NODE_ENV=production \
 COPY package.json package-lock.json ./
 COPY packages/sandbox/package.json ./packages/sandbox/
 # @duckdb/node-api ships its native binary in a platform package: nothing is downloaded at install.
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The packaged configuration (found from dist/config/resolve.js as ../../config) and the job schema.
 COPY config ./config

@@ -14,6 +14,7 @@ import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
 import { runWorkers } from './workers.js';
 import { endWithParent } from './end-with-parent.js';
+import { emptyStreamsLine } from '../run/empty-streams.js';
 
 interface RunArgs extends ConfigArgs {
   jobs: string[];
@@ -324,7 +325,7 @@ function summary(r: RunReport): string {
   const bad = Object.entries(r.bad_answers ?? {}).filter(([, n]) => n > 0);
   if (bad.length > 0)
     lines.push(`  answers that proved nothing (asked again or cut again): ${bad.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
-  for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
+  if (r.empty_units?.length) lines.push(`  warning: ${emptyStreamsLine(r.empty_units)}`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   return `${lines.join('\n')}\n`;

@@ -10,6 +10,7 @@ import { buildReport, type RunReport } from './report.js';
 import { lastRunName, type RunContext } from './run-context.js';
 import type { RunPlan } from './run-plan.js';
 import { shardLabel } from './shard.js';
+import { emptyStreamsLine } from './empty-streams.js';
 
 /** The report of the run's windows, with what its stages found (reorganisations, settling, shards, files no state names). */
 export function reportOfRun(
@@ -55,8 +56,7 @@ export function dryRunReport(ctx: RunContext, o: OpenedRun, s: StateRead, p: Run
 /** The run's report, written beside the state; a run whose record could not be written did not succeed. */
 export async function finishReport(ctx: RunContext, o: OpenedRun, report: RunReport): Promise<RunReport> {
   const logger = ctx.input.logger;
-  if (report.empty_units?.length)
-    logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
+  if (report.empty_units?.length) logger.warn({ empty_streams: report.empty_units.length }, emptyStreamsLine(report.empty_units));
   try {
     report.report_key = await o.state.writeReport(ctx.run.runId, report, lastRunName(ctx.run.shard));
   } catch (err) {

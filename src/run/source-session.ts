@@ -54,6 +54,7 @@ export async function openSource(config: ResolvedConfig, logger: Logger): Promis
     secretKey: config.auth.secretKey?.reveal(),
     timeoutMs: config.retries.timeoutMs,
     maxAttempts: config.retries.maxAttempts,
+    chainIdsPerRequest: config.source.chainIdsPerRequest,
     maxInFlight: config.concurrency.requestsInFlight,
     connections: config.concurrency.requestsInFlight,
     rateLimiter: config.concurrency.requestsPerSecond > 0 ? runRateLimiter(config.concurrency.requestsPerSecond) : undefined,

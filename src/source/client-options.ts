@@ -26,6 +26,8 @@ export interface ClientOptions {
   connections?: number;
   /** Cap on concurrent requests shared by all calls of this client; default: `connections`. */
   maxInFlight?: number;
+  /** Most chain ids one list request names (source.chain_ids_per_request); halved when the service refuses it. Default 55. */
+  chainIdsPerRequest?: number;
   /** Requests-per-second budget shared by the whole run. */
   rateLimiter?: RateLimiter;
   /** Each retry is logged at warn with url, status, attempt, delay (never headers). */

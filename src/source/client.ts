@@ -29,6 +29,7 @@ import {
   contractEventsPath,
   decodePath,
   isAggregateQuery,
+  MAX_CHAIN_IDS,
   resolvePath,
   validateDecodeBody,
   walletTransactionsPath,
@@ -62,6 +63,7 @@ import {
   type NftRouteOptions,
 } from './explorer-routes.js';
 
+import { ChainsPerRequest, inChainBatches } from './chain-count.js';
 export type { ChainRequestFigures, ClientStats } from './client-stats.js';
 export { authFromEnv, type AuthFromEnv, type ClientOptions } from './client-options.js';
 export { summariseBody } from './error-body.js';
@@ -120,6 +122,7 @@ export class InsightClient {
   private readonly maxAttempts: number;
   private readonly backoff: Backoff;
   private readonly rateLimiter: RateLimiter | undefined;
+  private readonly chainsPerRequest: ChainsPerRequest;
   private readonly logger: Logger;
   private readonly random: () => number;
   private readonly apiHeaders: Record<string, string>;
@@ -138,6 +141,7 @@ export class InsightClient {
     }
     this.rateLimiter = opts.rateLimiter;
     this.logger = opts.logger ?? silentLogger;
+    this.chainsPerRequest = new ChainsPerRequest(positiveInt('chainIdsPerRequest', opts.chainIdsPerRequest ?? MAX_CHAIN_IDS), this.logger);
     this.random = opts.random ?? Math.random;
     const connections = positiveInt('connections', opts.connections ?? 16);
     // Requests beyond the pool would wait inside undici with their deadline already running.
@@ -159,31 +163,40 @@ export class InsightClient {
 
   /** Operation 1: transactions from or to a wallet (address or name). */
   async walletTransactions(wallet: string, q: ListQuery, held?: HeldBody, known?: KnownFailure): Promise<ListResponse<TransactionRecord>> {
-    return this.call(async () => {
-      const path = walletTransactionsPath(wallet, q);
-      const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', {
-        check: listPageCheck(q),
-        held,
-        ...known,
-        chainIds: q.chainIds,
-      });
-      return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
+    return this.call(() => inChainBatches(q, this.chainsPerRequest, (part) => this.walletTransactionsOnce(wallet, part, held, known)));
+  }
+
+  private async walletTransactionsOnce(
+    wallet: string,
+    q: ListQuery,
+    held?: HeldBody,
+    known?: KnownFailure,
+  ): Promise<ListResponse<TransactionRecord>> {
+    const path = walletTransactionsPath(wallet, q);
+    const { json, url } = await this.requestJson('walletTransactions', this.api, path, 'GET', {
+      check: listPageCheck(q),
+      held,
+      ...known,
+      chainIds: q.chainIds,
     });
+    return normaliseListResponse(json, url, 'transactions', isAggregateQuery(q), metaFallback(q));
   }
 
   /** Operation 2: a contract's events matching a human-readable event signature. */
   async contractEvents(contract: string, signature: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<EventRecord>> {
-    return this.call(async () => {
-      const path = contractEventsPath(contract, signature, q);
-      const cause = `the service cannot parse the event signature "${signature}" (write every type in canonical form: uint256, not uint)`;
-      const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', {
-        check: listPageCheck(q),
-        likelyCause: cause,
-        held,
-        chainIds: q.chainIds,
-      });
-      return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
+    return this.call(() => inChainBatches(q, this.chainsPerRequest, (part) => this.contractEventsOnce(contract, signature, part, held)));
+  }
+
+  private async contractEventsOnce(contract: string, signature: string, q: ListQuery, held?: HeldBody): Promise<ListResponse<EventRecord>> {
+    const path = contractEventsPath(contract, signature, q);
+    const cause = `the service cannot parse the event signature "${signature}" (write every type in canonical form: uint256, not uint)`;
+    const { json, url } = await this.requestJson('contractEvents', this.api, path, 'GET', {
+      check: listPageCheck(q),
+      likelyCause: cause,
+      held,
+      chainIds: q.chainIds,
     });
+    return normaliseListResponse(json, url, 'events', isAggregateQuery(q), metaFallback(q));
   }
 
   /** Operation 3. */

@@ -96,6 +96,7 @@ const ENV_SAMPLES: Record<string, string> = {
   'output.destination': '/data/env',
   'output.snapshot_retention_ms': '3d',
   'source.settle_horizon_ms': '6h',
+  'source.chain_ids_per_request': '50',
   stop_grace_ms: '10s',
   staging_dir: '/tmp/env',
   log_level: 'warn',

@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { SandboxOptionsError } from './errors.js';
+import { sandboxBanner } from './banner.js';
 import { SANDBOX_PROFILE_NAMES, type SandboxProfile } from './profiles.js';
 import { startSandbox, type FaultKind, type FaultOptions, type Sandbox, type SandboxOptions } from './server.js';
 import { rpcOptionsFromArgs, runRpcSandbox, type RpcSandboxArgs } from './rpc/command.js';
@@ -36,6 +37,7 @@ export interface SandboxArgs extends RpcSandboxArgs, InconsistencyArgs, CatalogA
   'wallet-union'?: boolean | undefined;
   'unstable-order'?: boolean | undefined;
   'indexer-limits'?: boolean | undefined;
+  'max-chain-ids'?: number | undefined;
   'repeat-earlier-rows'?: number | undefined;
   'foreign-rows'?: number | undefined;
   'ok-error-body'?: number | undefined;
@@ -113,6 +115,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
     walletUnion: args['wallet-union'],
     unstableOrder: args['unstable-order'],
     indexerLimits: args['indexer-limits'],
+    maxChainIdsPerRequest: args['max-chain-ids'],
     repeatEarlierRows: args['repeat-earlier-rows'],
     foreignRows: args['foreign-rows'],
     okErrorBody: args['ok-error-body'],
@@ -150,10 +153,7 @@ export function sandboxOptionsFromArgs(args: SandboxArgs, env: NodeJS.ProcessEnv
 /** Starts the sandbox, prints its URLs (stdout, one `key=value` per line) and waits for SIGINT/SIGTERM. */
 export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStream = process.stdout): Promise<void> {
   const sandbox: Sandbox = await startSandbox(opts);
-  const summary =
-    `# ${sandbox.data.transactionTotal} transactions, chains ${sandbox.data.chains.map((c) => c.chainId).join(',')}; ` +
-    `hot wallet ${sandbox.data.wallets[0]!.address} (${sandbox.data.wallets[0]!.name}); Ctrl-C to stop\n`;
-  await serveUntilSignalled(sandbox, [summary], out);
+  await serveUntilSignalled(sandbox, sandboxBanner(sandbox.data), out);
 }
 
 export const sandboxCommand: CommandModule<object, SandboxArgs> = {
@@ -231,6 +231,10 @@ function behaviourOptions<T>(y: Argv<T>) {
       describe: 'Rows tied on the sort key in a new order per request; without sort_by no order at all',
     })
     .option('indexer-limits', { type: 'boolean', describe: "The indexer's limit and page: default limit 5, no cap on limit or page" })
+    .option('max-chain-ids', {
+      type: 'number',
+      describe: 'Chain ids a request may name (default 55); more are refused with a 400, as a hosted service with a lower limit does',
+    })
     .option('repeat-earlier-rows', {
       type: 'number',
       describe: 'Rate (0..1) of pages that start early, repeating rows an earlier page carried in earlier blocks',

@@ -18,6 +18,7 @@ import { parseEventSignature } from './abi.js';
 import { indexerTransaction, isIndexerSearchInput, omitEmptyMeta } from './indexer-wire.js';
 import type { Matched } from './routes.js';
 import type { SandboxOptions } from './options.js';
+import { refuseTooManyChains } from './chain-limit.js';
 
 export interface Answer {
   status: number;
@@ -169,6 +170,7 @@ export function routeAnswers(data: ReadInterfaceSource, opts: SandboxOptions, st
   }
 
   function transactions(src: ReadInterfaceSource, wallet: string, q: URLSearchParams): Answer {
+    refuseTooManyChains(opts, q);
     const query = src.parseTransactionsQuery(q, paging);
     return listAnswer(!isAggregated(query), (key) => {
       const result = src.walletTransactions(wallet, query, listOpts(key));
@@ -178,6 +180,7 @@ export function routeAnswers(data: ReadInterfaceSource, opts: SandboxOptions, st
   }
 
   function events(src: ReadInterfaceSource, contract: string, signature: string, q: URLSearchParams): Answer {
+    refuseTooManyChains(opts, q);
     if (opts.panicsAs500) {
       try {
         parseEventSignature(signature);

@@ -15,6 +15,7 @@ import { validateInconsistencies } from './inconsistencies.js';
 import type { FaultKind, FaultOptions, SandboxOptions } from './options.js';
 import type { InconsistencyOptions } from './inconsistencies.js';
 import { InconsistentService } from './inconsistent-service.js';
+import { validateChainLimit } from './chain-limit.js';
 import { IcebergCatalog, isCatalogPath } from './catalog/catalog-server.js';
 import type { SandboxCatalog } from './catalog/catalog-options.js';
 
@@ -74,6 +75,7 @@ function validateOptions(opts: SandboxOptions): void {
   if (opts.indexedUntil !== undefined && !Number.isSafeInteger(opts.indexedUntil)) {
     throw new SandboxOptionsError(`invalid indexedUntil ${opts.indexedUntil}`, { hint: 'a block time in unix seconds' });
   }
+  validateChainLimit(opts);
   if (opts.nftPageSize !== undefined && !(Number.isInteger(opts.nftPageSize) && opts.nftPageSize > 0)) {
     throw new SandboxOptionsError(`invalid nftPageSize ${opts.nftPageSize}`);
   }
