@@ -55,7 +55,7 @@ export function canonicaliseTypeAliases(sig: string): string {
  * Throws InvalidSignatureError (exit code 2) with a hint for the usual mistakes.
  */
 export function parseEventSignature(sig: string): ParsedEventSignature {
-  const text = sig.trim().replace(/;\s*$/, '').trim();
+  const text = normaliseWhitespace(sig.trim().replace(/;\s*$/, '').trim());
   const keyword = refuseCommonMistakes(sig, text);
   const abi = parseEventItem(sig, text, keyword);
   const indexedCount = checkEventInputs(sig, abi);
@@ -68,6 +68,21 @@ export function parseEventSignature(sig: string): ParsedEventSignature {
     hasIndexedMarkers: indexedCount > 0,
     human: `${abi.name}(${abi.inputs.map(humanParam).join(', ')})`,
   };
+}
+
+/**
+ * Whitespace means nothing in a signature beyond separating words: runs of it become one space,
+ * none before or inside the parentheses, one after each comma ("Transfer (address  indexed from)"
+ * reads as "Transfer(address indexed from)").
+ */
+function normaliseWhitespace(text: string): string {
+  return text
+    .replace(/\s+/g, ' ')
+    .replace(/\s*\(\s*/g, '(')
+    .replace(/\s*\)/g, ')')
+    .replace(/\s*\[\s*/g, '[')
+    .replace(/\s*\]/g, ']')
+    .replace(/\s*,\s*/g, ', ');
 }
 
 /** The usual mistakes, refused before parsing with a hint each; returns the leading keyword, if any. */

@@ -12,6 +12,7 @@ import type { RangeOverride } from '../job/load.js';
 import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
+import { workerCount } from './worker-count.js';
 import { runWorkers } from './workers.js';
 import { endWithParent } from './end-with-parent.js';
 import { emptyStreamsLine } from '../run/empty-streams.js';
@@ -207,10 +208,11 @@ async function runOne(
   ctx: JobContext,
   { args, rewind, shard, pushTarget, argv, files }: SharedRunOptions,
 ): Promise<JobOutcome> {
-  if (ctx.config.concurrency.workers > 1) {
+  const { count, capped } = workerCount(ctx.config.concurrency.workers);
+  if (capped) ctx.logger.warn({ workers: capped.requested, cores: capped.cores, started: count }, capped.message);
+  if (count > 1) {
     // Each worker pushes its own metrics (under its shard), writes its own report and stops on the signals this run passes on; this run merges them.
     const otherFiles = files.filter((f) => f !== file);
-    const count = ctx.config.concurrency.workers;
     const { report, exitCode } = await runWorkers({ file, ctx, argv, otherFiles, count, shard, dryRun: args['dry-run'] });
     return { job_file: file, exit_code: exitCode, report };
   }

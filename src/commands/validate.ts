@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, InsightExportError, worstExitCode } from '../errors.js';
+import { jobTables } from '../run/tables.js';
 import { checkDatasetOptions } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
@@ -55,6 +56,8 @@ async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdi
   try {
     const { job } = await loadJobContext(file, args, []);
     checkDatasetOptions(job);
+    // Tables two targets would write with different columns: what run refuses before any request.
+    await jobTables(job);
     const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
     return {
       file,

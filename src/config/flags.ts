@@ -14,7 +14,9 @@ export function flagSettings(group: FlagGroup): Setting[] {
 export function yargsOption(s: Setting): Options {
   const f = s.flag!;
   return {
-    type: f.type,
+    // A number flag is read as written ("abc" stays "abc", not NaN): its setting's parser checks
+    // it and names the value; yargs still turns "64" into 64.
+    ...(f.type === 'number' ? { requiresArg: true } : { type: f.type }),
     describe: flagDescription(s),
     ...(f.alias ? { alias: f.alias } : {}),
     ...(f.choices ? { choices: [...f.choices] } : {}),

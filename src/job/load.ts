@@ -3,6 +3,8 @@ import path from 'node:path';
 import { JobFileError } from './errors.js';
 import type { FileProblem } from '../yaml-file/problems.js';
 import { didYouMean, issuesToProblems, keysAt, type IssueContext } from '../yaml-file/issues.js';
+import { chainNameHint } from './chain-names.js';
+import { targetKeyHint } from './key-hints.js';
 import { jobFileSchema, type Job } from './schema.js';
 import { SETTINGS_SECTIONS } from './settings.js';
 import { datasetsFor } from '../datasets/index.js';
@@ -39,6 +41,16 @@ function nameFlags(problems: FileProblem[], range: RangeOverride | undefined): F
     const point = (['from', 'to'] as const).find((k) => range[k] !== undefined && p.field === `range.${k}`);
     return point ? { ...p, field: `range.${point} (--${point} ${JSON.stringify(range[point])})` } : p;
   });
+}
+
+/**
+ * Top-level `x-` keys are the file's own (blocks to anchor and merge elsewhere, as in
+ * docker-compose files): the job ignores them.
+ */
+function withoutExtensionKeys(value: object): object {
+  const keys = Object.keys(value);
+  if (!keys.some((k) => k.startsWith('x-'))) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('x-')));
 }
 
 /** Picks the target form the user meant from the keys written, so errors speak about that form. */
@@ -82,12 +94,23 @@ function parseDoc(doc: YamlDoc, fileName: string, opts: ParseJobOptions): Job {
     jobFile: fileName,
     locate: (p) => doc.locate(p),
   });
-  const value = withRange(doc.value, opts.range);
+  const value = withRange(withoutExtensionKeys(doc.value), opts.range);
   const result = schema.safeParse(dropEmptySections(value, ['aggregates', 'filters', ...SETTINGS_SECTIONS]));
   // Messages echo the value checked: the flag's where it replaced the file's (locations stay the file's).
   const checkedDoc = value === doc.value ? doc : (Object.create(doc, { value: { value } }) as YamlDoc);
   if (!result.success)
-    fail(nameFlags(issuesToProblems(result.error.issues, { doc: checkedDoc, schema, chooseBranch: chooseTargetForm }), opts.range));
+    fail(
+      nameFlags(
+        issuesToProblems(result.error.issues, {
+          doc: checkedDoc,
+          schema,
+          chooseBranch: chooseTargetForm,
+          typeHint: chainNameHint,
+          keyHint: targetKeyHint,
+        }),
+        opts.range,
+      ),
+    );
   return result.data;
 }
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { parsePartitioning } from './partitioning.js';
 import { choiceSetting, intIn } from './parsers.js';
 import { ALL, checked, type Setting } from './setting.js';
-import { BYTE_SIZE_ERROR, BYTE_SIZE_PATTERN, parseByteSize, parseDestination, type Destination } from './values.js';
+import { parseFileSizeLimit } from './file-size-limit.js';
+import { BYTE_SIZE_ERROR, BYTE_SIZE_PATTERN, parseDestination, type Destination } from './values.js';
 import { DEFAULT_PARTITIONING, PARTITION_PLACEHOLDERS } from '../sink/partitioning.js';
 import {
   COMPRESSIONS,
@@ -81,15 +82,15 @@ export const OUTPUT_SETTINGS = {
   'output.max_bytes_per_file': {
     key: 'output.max_bytes_per_file',
     flag: { name: 'max-bytes-per-file', type: 'string', for: ['job'] },
-    parse: (v) => parseByteSize(typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v) : v),
+    parse: parseFileSizeLimit,
     file: () =>
       checked(
         z.union([z.number().int().positive(), z.string().regex(new RegExp(BYTE_SIZE_PATTERN), { error: BYTE_SIZE_ERROR })]),
-        parseByteSize,
+        parseFileSizeLimit,
       ),
     default: () => 512_000_000,
     defaultText: '512MB',
-    doc: 'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes. Default "512MB".',
+    doc: 'Start a new file after about this many bytes: "512MB" (KB/MB/GB = 1000^n), "256MiB" (KiB/MiB/GiB = 1024^n) or a number of bytes; at least 1MB (a file is cut between pages of rows). Default "512MB".',
     places: ['config', 'job', 'flag'],
   },
   'output.batch_windows': {

@@ -266,7 +266,7 @@ export function parseDestination(input: unknown, cwd: string, jobDir?: string): 
   } catch (err) {
     if (!(err instanceof InvalidDestinationError)) throw err;
     if (err.mayHoldSecret) return badSecret(err.problem, 'S3 credentials come from the AWS default chain (environment, profile, role)');
-    return bad(err.problem, 'write "s3://bucket/prefix" or a local directory like "./out"');
+    return bad(err.problem, err.fix ?? 'write "s3://bucket/prefix" or a local directory like "./out"');
   }
 }
 

@@ -114,11 +114,14 @@ export class InvalidDestinationError extends UserInputError {
   readonly problem: string;
   /** The destination may hold credentials: it is not repeated in the message. */
   readonly mayHoldSecret: boolean;
-  constructor(destination: string, problem: string, mayHoldSecret = false) {
+  /** What to write instead, when the problem has a more precise answer than the destination's form. */
+  readonly fix: string | undefined;
+  constructor(destination: string, problem: string, mayHoldSecret = false, fix?: string) {
     super(`Destination ${mayHoldSecret ? 's3://…' : destination} ${problem}`, {
-      hint: 'Write "s3://bucket/prefix" or a local directory like "./out"; S3 credentials come from the environment.',
+      hint: fix ?? 'Write "s3://bucket/prefix" or a local directory like "./out"; S3 credentials come from the environment.',
     });
     this.problem = problem;
     this.mayHoldSecret = mayHoldSecret;
+    this.fix = fix;
   }
 }

@@ -30,6 +30,13 @@ export interface OpenStoreOptions {
 
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
+/** What S3's bucket naming rules ask of this name. */
+function bucketNameFix(bucket: string): string {
+  const rules = 'bucket names are lowercase, no underscores: 3 to 63 letters, digits, dots and hyphens';
+  const named = bucket.toLowerCase().replace(/_/g, '-');
+  return BUCKET_RE.test(named) && !named.includes('..') ? `${rules} (e.g. "${named}")` : rules;
+}
+
 /**
  * "s3://bucket/prefix" -> S3Store; anything else is a local directory (relative to cwd) -> LocalStore.
  * Credentials never come from the destination string: only from opts.s3.credentials or the AWS chain.
@@ -72,7 +79,8 @@ export function parseStoreDestination(input: string, cwd: string, platform: Node
     // Never echo it: it may hold credentials (s3://key:secret@bucket).
     throw new InvalidDestinationError(input, 'must not contain credentials, a port or query parameters', true);
   }
-  if (!BUCKET_RE.test(bucket) || bucket.includes('..')) throw new InvalidDestinationError(input, `has an invalid bucket name "${bucket}"`);
+  if (!BUCKET_RE.test(bucket) || bucket.includes('..'))
+    throw new InvalidDestinationError(input, `has an invalid bucket name "${bucket}"`, false, bucketNameFix(bucket));
   const prefix = (slash === -1 ? '' : rest.slice(slash + 1)).replace(/\/+$/, '');
   if (/[?#]/.test(prefix)) throw new InvalidDestinationError(input, 'must not contain query parameters');
   if (prefix !== '' && prefix.split('/').some((x) => x === '' || x === '.' || x === '..')) {

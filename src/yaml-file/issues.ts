@@ -56,6 +56,10 @@ export interface IssueContext {
   schema: AnySchema;
   /** For unions of objects: which branch did the user mean, from the keys present. */
   chooseBranch?: (value: Record<string, unknown>, branches: AnySchema[]) => number | { message: string; hint?: string } | undefined;
+  /** A hint for a value of the wrong type at a place (e.g. a chain's name where its id belongs). */
+  typeHint?: (path: FieldPath, value: unknown) => string | undefined;
+  /** A hint for an unknown key at a place (where it belongs instead), before the generic ones. */
+  keyHint?: (path: FieldPath, key: string, value: unknown) => string | undefined;
 }
 
 /** What every issue's handling shares: the file, where each key belongs, and the problems found so far. */
@@ -133,13 +137,18 @@ function unknownKeys(r: Reporter, issue: Issue & { code: 'unrecognized_keys' }, 
     return;
   }
   const known = keysAt(schemaAtBase, issue.path as FieldPath);
+  const here = formatFieldPath(path).replace(/\[\d+\]/g, '[]') || '(top level)';
   for (const key of issue.keys) {
-    const close = didYouMean(key, known);
-    const elsewhere = r.keyPaths.get(key)?.filter((p) => p !== (formatFieldPath(path) || '(top level)'));
-    let hint: string | undefined;
-    if (close) hint = `did you mean "${close}"?`;
-    else if (elsewhere?.length) hint = `"${key}" belongs under ${elsewhere.map((p) => `${p}:`).join(' or ')}`;
-    else if (known.length) hint = `known keys here: ${known.join(', ')}`;
+    // A key another form of this place takes is not a typo of itself.
+    const close = didYouMean(
+      key,
+      known.filter((k) => k !== key),
+    );
+    const elsewhere = r.keyPaths.get(key)?.filter((p) => p !== here);
+    let hint: string | undefined = r.ctx.keyHint?.(path, key, value);
+    if (hint === undefined && close) hint = `did you mean "${close}"?`;
+    else if (hint === undefined && elsewhere?.length) hint = `"${key}" belongs under ${elsewhere.map((p) => `${p}:`).join(' or ')}`;
+    else if (hint === undefined && known.length) hint = `known keys here: ${known.join(', ')}`;
     if (/secret|client_?id|password|access_?key/i.test(key)) {
       hint =
         'secrets are read only from the environment (INSIGHT_CLIENT_ID, INSIGHT_SECRET_KEY; S3 credentials from the AWS default chain), never from files';
@@ -198,7 +207,7 @@ function typeMismatch(r: Reporter, issue: Issue & { code: 'invalid_type' }, path
     r.add(path, `${reprValue(value)} is not a whole number`);
     return;
   }
-  r.add(path, `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}, got ${reprValue(value)}`);
+  r.add(path, `expected ${TYPE_NAMES[issue.expected] ?? issue.expected}, got ${reprValue(value)}`, r.ctx.typeHint?.(path, value));
 }
 
 export function issuesToProblems(issues: readonly Issue[], ctx: IssueContext): FileProblem[] {

@@ -112,6 +112,8 @@ export function parseYaml(text: string, file: string): YamlDoc {
     lineCounter,
     prettyErrors: false,
     uniqueKeys: true,
+    // Merge keys (`<<: *common`), as docker-compose files use them with `x-` blocks.
+    merge: true,
     // Integers come back as BigInt so nothing is rounded; see toPlain.
     intAsBigInt: true,
     // YAML 1.2 reads 0x... and 0o... as numbers: an unquoted address would become a (rounded)
