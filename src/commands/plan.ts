@@ -163,8 +163,12 @@ function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<
     );
   }
   for (const c of plan.coverage) {
-    const todo = c.todo.map((i) => formatInterval(c.axis, i)).join(' ') || 'nothing (complete)';
-    lines.push(`  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)`);
+    const todo = c.todo.map((i) => formatInterval(c.axis, i)).join(' ') || (c.pending.length > 0 ? 'nothing now' : 'nothing (complete)');
+    const pending = c.pending.map((i) => formatInterval(c.axis, i)).join(' ');
+    lines.push(
+      `  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)` +
+        (pending ? `; pending ${pending} (not served yet: exported once the service's head reaches it)` : ''),
+    );
   }
   for (const u of plan.units) lines.push(`    ${label(u.unitKey)} ${formatInterval(u.axis, u.window)}`);
   return `${lines.join('\n')}\n`;
