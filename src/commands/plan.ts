@@ -25,7 +25,8 @@ import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tabl
 import { WindowState } from '../state/window-state.js';
 import { Replacements } from '../state/replacement-record.js';
 import { openSource } from '../run/source-session.js';
-import { ChainChecks, headFinder } from '../run/chains.js';
+import { ChainChecks } from '../run/chains.js';
+import { serviceBounds } from '../run/service-bounds.js';
 import { readKnownHeads } from '../state/chain-heads.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
@@ -78,8 +79,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const whole = await planJob(job, {
         completed: (k) => completed.get(k) ?? [],
         exported: (k) => listed.get(k) ?? [],
-        latest: chains ? headFinder(chains) : undefined,
-        serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
+        ...(chains ? serviceBounds(chains) : {}),
       });
       // The split the shards would use: the recorded one, with the windows it does not cover divided as a run would.
       const expected = state && shard ? expectedRowsFrom(await unitDensities(state, listed)) : undefined;
