@@ -67,4 +67,29 @@ describe('a fixed `to` inside the safety lag of the head', () => {
     ]);
     expect(report.ok).toBe(true);
   });
+
+  it('counts a window two runs exported in two parts once', { timeout: 60_000 }, async () => {
+    const head = sandbox.data.chain(8453)!.headBlock;
+    const from = head - (head % 100) - 1_000;
+    const file = join(tmp.dir, 'split.json');
+    const job = (to: number) =>
+      writeFile(
+        file,
+        JSON.stringify({
+          name: 'split',
+          source: { base_url: sandbox.url, chains: [8453] },
+          targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
+          range: { from, to, chunk: 100 },
+          output: { format: 'ndjson', destination: join(tmp.dir, 'split-out') },
+        }),
+      );
+    // The first run ends inside the second window; the next, with `to` moved on, exports its rest.
+    await job(from + 150);
+    expect((await runCli(['run', file])).code).toBe(0);
+    await job(from + 300);
+    expect((await runCli(['run', file])).code).toBe(0);
+    const verify = await runCli(['verify', file, '--json']);
+    expect(verify.code).toBe(0);
+    expect((JSON.parse(verify.stdout) as VerifyReport).windows).toEqual({ planned: 3, completed: 3, missing: 0, pending: 0, damaged: 0 });
+  });
 });
