@@ -25,7 +25,8 @@ import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tabl
 import { WindowState } from '../state/window-state.js';
 import { Replacements } from '../state/replacement-record.js';
 import { openSource } from '../run/source-session.js';
-import { ChainChecks, headFinder } from '../run/chains.js';
+import { ChainChecks } from '../run/chains.js';
+import { serviceBounds } from '../run/service-bounds.js';
 import { readKnownHeads } from '../state/chain-heads.js';
 import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
@@ -78,8 +79,7 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const whole = await planJob(job, {
         completed: (k) => completed.get(k) ?? [],
         exported: (k) => listed.get(k) ?? [],
-        latest: chains ? headFinder(chains) : undefined,
-        serves: chains ? (chainId, axis, point) => chains.serves(chainId, axis, point) : undefined,
+        ...(chains ? serviceBounds(chains) : {}),
       });
       // The split the shards would use: the recorded one, with the windows it does not cover divided as a run would.
       const expected = state && shard ? expectedRowsFrom(await unitDensities(state, listed)) : undefined;
@@ -163,8 +163,12 @@ function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<
     );
   }
   for (const c of plan.coverage) {
-    const todo = c.todo.map((i) => formatInterval(c.axis, i)).join(' ') || 'nothing (complete)';
-    lines.push(`  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)`);
+    const todo = c.todo.map((i) => formatInterval(c.axis, i)).join(' ') || (c.pending.length > 0 ? 'nothing now' : 'nothing (complete)');
+    const pending = c.pending.map((i) => formatInterval(c.axis, i)).join(' ');
+    lines.push(
+      `  ${label(c.unitKey)}: to export ${todo}; done ${c.done.length} interval(s)` +
+        (pending ? `; pending ${pending} (not served yet: exported once the service's head reaches it)` : ''),
+    );
   }
   for (const u of plan.units) lines.push(`    ${label(u.unitKey)} ${formatInterval(u.axis, u.window)}`);
   return `${lines.join('\n')}\n`;

@@ -176,11 +176,17 @@ function rangeFlags(args: RunArgs): RangeOverride {
   return { from: point('range.from', args.from), to: point('range.to', args.to) };
 }
 
+/** Streams whose range the service does not serve to its end yet: neither complete nor to export now. */
+function waiting(r: RunReport): string {
+  const n = r.units_pending ?? 0;
+  return n > 0 ? `, ${n} waiting for the service to serve the rest of their range (see range_clamped)` : '';
+}
+
 function dryRunSummary(r: RunReport): string {
   const todo = r.would_export ?? [];
   const lines = [
     `dry run: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}: nothing written`,
-    `  would export ${todo.length} windows; ${r.units_skipped}/${r.units_total} units already complete`,
+    `  would export ${todo.length} windows; ${r.units_skipped}/${r.units_total} units already complete${waiting(r)}`,
     ...todo.map((w) => `  ${w.unit} [${w.window[0]}, ${w.window[1]})`),
   ];
   const recount = r.settle?.would_recount ?? [];
@@ -305,7 +311,7 @@ const FILES_SHOWN = 10;
 function summary(r: RunReport): string {
   const lines = [
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
-    `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete`,
+    `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete${waiting(r)}`,
     ...settleLine(r.settle),
     `  rows: ${r.rows}  files: ${r.files}  bytes: ${r.bytes}  requests: ${r.requests} (${r.retries} retries)  ${r.duration_s}s`,
     r.report_error === undefined

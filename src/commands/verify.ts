@@ -1,8 +1,18 @@
 import type { Argv, CommandModule } from 'yargs';
 import { ExitCode } from '../errors.js';
-import { openSource } from '../run/source-session.js';
+import { openSource, type SourceSession } from '../run/source-session.js';
+import { ChainChecks } from '../run/chains.js';
+import { lazyServiceBounds } from '../run/service-bounds.js';
+import { readKnownHeads } from '../state/chain-heads.js';
 import { resolveWalletNames } from '../run/targets.js';
-import { damagedWindows, verifyDestination, WINDOW_DAMAGE, type VerifyProblem, type VerifyReport } from '../state/verify.js';
+import {
+  damagedWindows,
+  verifyDestination,
+  WINDOW_DAMAGE,
+  type PendingTail,
+  type VerifyProblem,
+  type VerifyReport,
+} from '../state/verify.js';
 import { recountWindows } from '../run/recount.js';
 import { limitHeapGrowth } from '../run/heap-growth.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
@@ -42,18 +52,25 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       // Unit keys hold addresses: names are resolved by the service, as a run does.
       const needsSource = args['chain-hashes'] || args.recount || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
       const source = needsSource ? await openSource(config, logger) : null;
+      const opened: { session: SourceSession | null } = { session: null };
       const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       try {
         const job =
           source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
         const iceberg = config.output.format === 'iceberg' ? await verifyTables(store, job) : null;
         const given = [args.job, ...givenJobFlags(args)].join(' ');
+        // A fixed range is expected as a run plans it, up to the service's head minus the safety lag (asked only when not complete).
+        const service = lazyServiceBounds(async () => {
+          const client = (source ?? (opened.session ??= await openSource(config, logger))).client;
+          return new ChainChecks(job, client, await readKnownHeads(store, job.name));
+        });
         const report: VerifyReport & { chain_hashes?: ChainHashReport } = await verifyDestination({
           store,
           job,
           quick: args.quick,
           content: args.content,
           output: config.output,
+          service,
           ...(iceberg ? { retained: iceberg.retained } : {}),
           ...(args.recount && source
             ? { recount: (records, files) => recountWindows({ job, records, files, client: source.client, store }) }
@@ -95,6 +112,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
         setExit(report.ok ? ExitCode.ok : ExitCode.failed);
       } finally {
         await source?.close();
+        await opened.session?.close();
         await store.close?.();
       }
     },
@@ -153,6 +171,15 @@ function describeProblem(p: VerifyProblem): string {
   return `  ${p.kind.toUpperCase()} ${where}: ${p.message}`;
 }
 
+/** A chain whose range the service does not serve to its end yet: not a problem, a later run exports it. */
+function describePending(p: PendingTail): string {
+  const at = (n: number) => (p.axis === 'block' ? `block ${n}` : isoUtc(n));
+  return (
+    `  pending: ${p.windows} window(s) on chain ${p.chain_id}, ${formatInterval(p.axis, { start: p.range[0], end: p.range[1] })}: not served yet ` +
+    `(past the service's head${p.head === null ? '' : ` (${at(p.head)})`} minus the safety lag); a run exports them once the head reaches ${at(p.exportable_at_head)}`
+  );
+}
+
 /** The command that removes the job's files no state names (`job`: the job file and the flags verify was given). */
 const removalCommand = (job: string) => `insight-export remove-orphan-files ${job}`;
 
@@ -168,9 +195,11 @@ function withRemoval(r: VerifyReport, job: string): VerifyReport & { remove_unre
 function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: string, iceberg: boolean): string {
   const w = r.windows;
   const lines = [
-    `${r.ok ? 'complete' : 'NOT complete'}: job ${r.job} at ${r.destination}` +
+    `${r.ok ? (r.windows.pending > 0 ? "complete up to the service's head" : 'complete') : 'NOT complete'}: job ${r.job} at ${r.destination}` +
       (r.recount?.not_provable.length ? ` (${r.recount.not_provable.length} window(s) not provable by the recount)` : ''),
-    `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing of ${w.planned} planned (${r.units.length} units)`,
+    `  windows: ${w.completed} completed (${w.completed - w.damaged} intact, ${w.damaged} damaged), ${w.missing} missing` +
+      `${w.pending > 0 ? `, ${w.pending} pending` : ''} of ${w.planned} planned (${r.units.length} streams)`,
+    ...r.pending.map(describePending),
     `  files: ${r.files.listed} listed, ${r.files.unreferenced} not listed by any window; rows: ${r.rows.recorded} recorded` +
       (r.rows.counted === null ? ' (not counted: --quick)' : `, ${r.rows.counted} counted in ${r.files.checked_rows} files`),
     `  ${describeContentCheck(r.content)}`,

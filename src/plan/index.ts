@@ -38,3 +38,4 @@ export {
   type SplitPart,
   type SplitSpan,
 } from './shard-split.js';
+export { addTallies, cellsOf, headServingAll, NO_WINDOWS, tallyWindows, windowCells, type WindowTally } from './window-tally.js';

@@ -53,6 +53,11 @@ export interface StreamCoverage {
   done: Interval[];
   /** What this plan exports. */
   todo: Interval[];
+  /**
+   * What the job asks for that the service does not serve yet (a fixed `to` past its head minus the
+   * safety lag, see `Plan.clamped`), minus what is completed: pending, not missing. Later runs export it.
+   */
+  pending: Interval[];
 }
 
 export interface ChainHead {
@@ -137,6 +142,9 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
     const done = r ? intersect([r], opts.completed(spec.unitKey)) : [];
     const exported = (opts.exported ?? opts.completed)(spec.unitKey);
     const todo = r ? coverWhole(subtract([r], done), exported) : [];
+    const clampedAt = snapshot ? undefined : ranges.clamped.get(spec.chainId);
+    const unserved = clampedAt ? { start: Math.max(range!.from, clampedAt.end), end: clampedAt.to } : null;
+    const pending = unserved ? subtract([unserved], opts.completed(spec.unitKey)) : [];
     coverage.push({
       unitKey: spec.unitKey,
       dataset: spec.dataset,
@@ -146,6 +154,7 @@ export async function planJob(job: Job, opts: PlanOptions): Promise<Plan> {
       range: r,
       done,
       todo,
+      pending,
     });
     const grid = snapshot ? DAY : range!.chunk;
     for (const interval of todo) {

@@ -64,6 +64,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     },
     // A complete unit has no window to export: only its lead counts it.
     units_skipped: sum((r) => r.units_skipped),
+    units_pending: sum((r) => r.units_pending ?? 0),
     units_total: m.unitsTotal,
     rows: sum((r) => r.rows),
     files: sum((r) => r.files),

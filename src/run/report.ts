@@ -27,8 +27,10 @@ export interface RunReport {
   duration_s: number;
   destination: string;
   windows: { planned: number; done: number; failed: number; abandoned: number };
-  /** Unit streams (dataset x target x chain) whose whole range was already exported. */
+  /** Streams (dataset x target x chain) whose whole range was already exported (none of it pending). */
   units_skipped: number;
+  /** Streams with windows the service does not serve yet (a fixed `to` past its head minus the safety lag, see range_clamped): later runs export them. */
+  units_pending?: number;
   units_total: number;
   rows: number;
   files: number;
@@ -212,7 +214,8 @@ export function buildReport(r: ReportInput): RunReport {
     duration_s: Math.round((finished - r.started) / 10) / 100,
     destination: r.destination,
     windows: { planned: r.plan.units.length, done: count('done'), failed: failed.length, abandoned },
-    units_skipped: r.plan.coverage.filter((c) => c.todo.length === 0 && c.done.length > 0).length,
+    units_skipped: r.plan.coverage.filter((c) => c.todo.length === 0 && c.done.length > 0 && c.pending.length === 0).length,
+    units_pending: r.plan.coverage.filter((c) => c.pending.length > 0).length,
     units_total: r.plan.coverage.length,
     rows: sum(r.outcomes, 'rows'),
     files: sum(r.outcomes, 'files'),

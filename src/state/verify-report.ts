@@ -1,7 +1,7 @@
 /** What `insight-export verify` reports and is asked (src/state/verify.ts): the problems it names, per unit and in all. */
 import type { ContentReport } from './verify-content.js';
-import type { Job } from '../job/schema.js';
-import type { Interval } from '../plan/index.js';
+import type { Axis, Job } from '../job/schema.js';
+import type { Interval, PlanOptions } from '../plan/index.js';
 import type { ObjectStore } from '../store/store.js';
 import type { LeaseRecord } from './lease.js';
 import type { WindowRecord } from './window-state.js';
@@ -62,9 +62,30 @@ export interface StreamSummary {
   unit: string;
   /** Expected range [start, end); null when nothing is expected yet (to: latest, nothing exported). */
   range: [number, number] | null;
+  /** The stream's windows on the chunk grid of the range asked for, each counted once: planned = completed + missing + pending. */
   windows_planned: number;
   windows_completed: number;
+  windows_missing: number;
+  /** Not served yet (past the service's head minus the safety lag): a later run exports them, not a problem. */
+  windows_pending: number;
+  /** Missing windows, as a run exports them (batches when batch_windows is on). */
   missing: [number, number][];
+  /** What is not served yet and not completed, [start, end) each. */
+  pending: [number, number][];
+}
+
+/** A chain whose fixed range the service does not serve to its end yet (verify, with the service's head). */
+export interface PendingTail {
+  chain_id: number;
+  axis: Axis;
+  /** Windows of the job's streams on this chain not served yet. */
+  windows: number;
+  /** [start, end): from the service's head minus the safety lag to the range's `to`. */
+  range: [number, number];
+  /** The service's head now: a block number, or a block time (unix seconds) for a range by time. */
+  head: number | null;
+  /** The head at which the whole range is served (`to` - 1 + the safety lag): the next run after it exports the rest. */
+  exportable_at_head: number;
 }
 
 /** One completed window against the service's count (verify --recount). */
@@ -110,8 +131,14 @@ export interface VerifyReport {
   destination: string;
   ok: boolean;
   units: StreamSummary[];
-  /** completed: planned windows the completed windows cover (a batch counts its windows); damaged: completed windows with a problem a re-export repairs (WINDOW_DAMAGE). */
-  windows: { planned: number; completed: number; damaged: number; missing: number };
+  /**
+   * The job's windows on the chunk grid, each counted once: planned = completed + missing + pending
+   * (a batch counts the windows it covers; a window partly exported counts as missing or pending);
+   * damaged: completed windows a damaged record covers (a re-export repairs them, WINDOW_DAMAGE).
+   */
+  windows: { planned: number; completed: number; damaged: number; missing: number; pending: number };
+  /** Chains whose fixed range the service does not serve to its end yet. */
+  pending: PendingTail[];
   files: { listed: number; checked_rows: number; unreferenced: number };
   /** How the files' contents were compared (by size, or by SHA-256 with --content) and what that found. */
   content: ContentReport;
@@ -144,6 +171,11 @@ export interface VerifyOptions {
   within?: Interval;
   /** Files no window lists that something else still names (an Iceberg table's older snapshots): not reported as unreferenced. */
   retained?: ReadonlySet<string>;
+  /**
+   * The service's heads, as a run plans with them (src/run): a fixed `to` past the head minus the
+   * safety lag is pending, not missing. Without it, the whole fixed range is expected.
+   */
+  service?: Pick<PlanOptions, 'latest' | 'serves'>;
   /** Compares the completed windows' files with the service's counts (src/run/recount.ts). */
   recount?: (records: WindowRecord[], files: WindowFiles) => Promise<RecountReport>;
 }

@@ -15,9 +15,27 @@
  */
 import { ContentCheck } from './verify-content.js';
 import { capabilitiesOf, isSnapshot } from '../datasets/index.js';
-import type { Axis, Job } from '../job/schema.js';
+import type { Axis } from '../job/schema.js';
 import { formatInterval } from '../plan/format-interval.js';
-import { cutOnGrid, countCutsOnGrid, merge, planJob, subtract, type ChainHead, type Interval } from '../plan/index.js';
+import {
+  addTallies,
+  cellsOf,
+  cutOnGrid,
+  intersect,
+  merge,
+  planJob,
+  subtract,
+  tallyWindows,
+  totalLength,
+  windowCells,
+  type ChainHead,
+  type Interval,
+  type Plan,
+  type PlanOptions,
+  type StreamCoverage,
+  type WindowTally,
+} from '../plan/index.js';
+import { pendingOf } from './verify-pending.js';
 import { isSnapshotStream, parseStreamKey } from '../plan/stream-key.js';
 import { batchable, batchIntervals } from '../plan/batch-cells.js';
 import type { ObjectStore } from '../store/store.js';
@@ -45,6 +63,7 @@ export {
   type VerifyProblem,
   type VerifyProblemKind,
   type VerifyReport,
+  type PendingTail,
   type WindowFiles,
 } from './verify-report.js';
 
@@ -53,10 +72,8 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const state = new WindowState(store, job.name);
   const problems: VerifyProblem[] = [];
   const completed = await state.completedIntervals();
-  const { units, otherStreams } = await checkPlannedWindows(opts, completed, problems);
-  const { records, windows, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined, (rec) =>
-    windowsIn(rec, opts.job),
-  );
+  const { units, otherStreams, plan } = await checkPlannedWindows(opts, completed, problems);
+  const { records, rows } = await readCompletedMarkers(state, problems, opts.recount !== undefined);
   const listed = new Map<string, { rec: WindowRecord; rows: number; bytes: number }>();
   for (const rec of records) for (const f of rec.files) listed.set(f.key, { rec, rows: f.rows, bytes: f.bytes });
   const format = opts.output?.format;
@@ -93,9 +110,15 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   const unreferenced = await checkUnreferencedFiles(opts, records, listed, pendingKeys, problems);
   const lease = await currentLease(opts, state);
 
-  const plannedTotal = units.reduce((n, u) => n + u.windows_planned, 0);
-  const missingTotal = units.reduce((n, u) => n + u.missing.length, 0);
-  const damaged = damagedWindows(problems);
+  const tally = addTallies(
+    units.map((u) => ({
+      planned: u.windows_planned,
+      completed: u.windows_completed,
+      missing: u.windows_missing,
+      pending: u.windows_pending,
+    })),
+  );
+  const damaged = job.range ? damagedCount(plan, completed, problems, job.range.chunk) : damagedWindows(problems).length;
   problems.sort(
     (a, b) =>
       (a.unit ?? '').localeCompare(b.unit ?? '') || (a.window?.[0] ?? 0) - (b.window?.[0] ?? 0) || (a.key ?? '').localeCompare(b.key ?? ''),
@@ -105,7 +128,8 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
     destination: store.location,
     ok: problems.length === 0,
     units,
-    windows: { planned: plannedTotal, completed: windows, damaged: damaged.length, missing: missingTotal },
+    windows: { ...tally, damaged },
+    pending: pendingOf(plan, units, job),
     files: { listed: listed.size, checked_rows: checkedRows, unreferenced },
     content: content.report,
     rows: {
@@ -120,59 +144,34 @@ export async function verifyDestination(opts: VerifyOptions): Promise<VerifyRepo
   };
 }
 
-/** Planned windows against completed windows: missing and overlapping windows, per unit. */
+/** Planned windows against completed windows: missing, pending and overlapping windows, per stream. */
 async function checkPlannedWindows(
   opts: VerifyOptions,
   completed: Map<string, Interval[]>,
   problems: VerifyProblem[],
-): Promise<{ units: StreamSummary[]; otherStreams: string[] }> {
+): Promise<{ units: StreamSummary[]; otherStreams: string[]; plan: Plan }> {
   const { job } = opts;
-  const axis = job.range?.by ?? 'time';
-  const frontier = new Map<number, number>();
-  for (const [unitKey, list] of completed) {
-    const unit = parseStreamKey(unitKey);
-    if (!unit || unit.axis !== axis || isSnapshotStream(unit)) continue;
-    frontier.set(unit.chainId, Math.max(frontier.get(unit.chainId) ?? -Infinity, ...list.map((i) => i.end)));
-  }
-  const lag = job.range?.safety_lag ?? 0;
   // Only what is missing becomes a window of the plan: a complete job of a million windows plans none.
   const plan = await planJob(job, {
     completed: (unitKey) => completed.get(unitKey) ?? [],
-    // The whole fixed range is expected: windows a run left for later (past the head) are missing until exported.
-    clampFixedTo: false,
-    latest: async (chainId): Promise<ChainHead> => {
-      // The head that makes the planned range end exactly at the chain's newest exported point.
-      const f = frontier.get(chainId);
-      const head = f === undefined ? (job.range?.from ?? 0) + lag - 1 : f + lag - 1;
-      return axis === 'block' ? { block: head } : { time: head };
-    },
+    ...verifiedRange(opts, completed),
     now: opts.now ? () => opts.now!() / 1000 : undefined,
   });
-
   const units: StreamSummary[] = [];
   const jobStreamKeys = new Set<string>();
   for (const c of plan.coverage) {
     jobStreamKeys.add(c.unitKey);
     const done = completed.get(c.unitKey) ?? [];
-    const windowsCompleted = done.reduce((n, d) => n + windowsIn({ ...d, unit_key: c.unitKey }, job), 0);
-    for (let i = 1; i < done.length; i++) {
-      const a = done[i - 1]!;
-      const b = done[i]!;
-      if (b.start < a.end) {
-        problems.push({
-          kind: 'overlap',
-          unit: c.unitKey,
-          window: [b.start, Math.min(a.end, b.end)],
-          message: `completed windows ${formatInterval(c.axis, a)} and ${formatInterval(c.axis, b)} overlap: their rows are there twice`,
-        });
-      }
-    }
+    problems.push(...overlapsOf(c, done));
     if (isSnapshot(c.dataset)) continue;
+    const counts = perStream(tallyWindows(c, done, job.range!.chunk));
+    const range = c.range ? ([c.range.start, c.range.end] as [number, number]) : null;
+    const pending = c.pending.map((w): [number, number] => [w.start, w.end]);
     if (!c.range) {
       if (job.range?.to === 'latest') {
         problems.push({ kind: 'nothing-exported', unit: c.unitKey, message: `nothing exported yet on chain ${c.chainId}` });
       }
-      units.push({ unit: c.unitKey, range: null, windows_planned: 0, windows_completed: windowsCompleted, missing: [] });
+      units.push({ unit: c.unitKey, range, ...counts, missing: [], pending });
       continue;
     }
     let missing = subtract([c.range], done).flatMap((gap) => cutOnGrid(gap, job.range!.chunk));
@@ -183,44 +182,90 @@ async function checkPlannedWindows(
         kind: 'missing-windows',
         unit: c.unitKey,
         windows: pairs,
-        message: `${pairs.length} window(s) missing: ${describeWindows(c.axis, merge(missing))}`,
+        message: `${counts.windows_missing} window(s) missing: ${describeWindows(c.axis, merge(missing))}`,
       });
     }
-    units.push({
-      unit: c.unitKey,
-      range: [c.range.start, c.range.end],
-      windows_planned: countCutsOnGrid(c.range, job.range!.chunk),
-      windows_completed: windowsCompleted,
-      missing: pairs,
-    });
+    units.push({ unit: c.unitKey, range, ...counts, missing: pairs, pending });
   }
   const otherStreams = [...completed.keys()].filter((k) => !jobStreamKeys.has(k)).sort();
-  return { units, otherStreams };
+  return { units, otherStreams, plan };
+}
+
+/** A stream's window counts as the report names them. */
+function perStream(t: WindowTally): Pick<StreamSummary, 'windows_planned' | 'windows_completed' | 'windows_missing' | 'windows_pending'> {
+  return { windows_planned: t.planned, windows_completed: t.completed, windows_missing: t.missing, windows_pending: t.pending };
 }
 
 /**
- * The planned windows a completed window stands for: a batch of windows (or compacted windows)
- * the windows of the grid it covers, any other one (a snapshot's day) one.
+ * Where the range verify expects ends on each chain. A fixed `to`: as a run plans it, with the
+ * service's head (`opts.service`): windows past the head minus the safety lag are pending, not
+ * missing (without it the whole range is expected). `to: latest`: at the chain's newest exported
+ * point (no service is asked), so a stream behind the others on its chain shows its missing windows.
  */
-function windowsIn(rec: Interval & { unit_key: string }, job: Job): number {
-  const unit = parseStreamKey(rec.unit_key);
-  if (!job.range || !unit || isSnapshotStream(unit)) return 1;
-  return Math.max(1, countCutsOnGrid(rec, job.range.chunk));
+function verifiedRange(opts: VerifyOptions, completed: Map<string, Interval[]>): Pick<PlanOptions, 'latest' | 'serves' | 'clampFixedTo'> {
+  const range = opts.job.range;
+  if (range && range.to !== 'latest') return opts.service ? { ...opts.service } : { clampFixedTo: false };
+  const axis = range?.by ?? 'time';
+  const frontier = new Map<number, number>();
+  for (const [unitKey, list] of completed) {
+    const unit = parseStreamKey(unitKey);
+    if (!unit || unit.axis !== axis || isSnapshotStream(unit)) continue;
+    frontier.set(unit.chainId, Math.max(frontier.get(unit.chainId) ?? -Infinity, ...list.map((i) => i.end)));
+  }
+  const lag = range?.safety_lag ?? 0;
+  return {
+    latest: async (chainId): Promise<ChainHead> => {
+      // The head that makes the planned range end exactly at the chain's newest exported point.
+      const f = frontier.get(chainId);
+      const head = f === undefined ? (range?.from ?? 0) + lag - 1 : f + lag - 1;
+      return axis === 'block' ? { block: head } : { time: head };
+    },
+  };
+}
+
+/** Completed windows of a stream that overlap (their rows are there twice). */
+function overlapsOf(c: StreamCoverage, done: readonly Interval[]): VerifyProblem[] {
+  const out: VerifyProblem[] = [];
+  for (let i = 1; i < done.length; i++) {
+    const a = done[i - 1]!;
+    const b = done[i]!;
+    if (b.start < a.end) {
+      out.push({
+        kind: 'overlap',
+        unit: c.unitKey,
+        window: [b.start, Math.min(a.end, b.end)],
+        message: `completed windows ${formatInterval(c.axis, a)} and ${formatInterval(c.axis, b)} overlap: their rows are there twice`,
+      });
+    }
+  }
+  return out;
+}
+
+/** Completed windows (grid windows, as the tally counts them) of the job's streams that a damaged record covers. */
+function damagedCount(plan: Plan, completed: Map<string, Interval[]>, problems: readonly VerifyProblem[], chunk: number): number {
+  const byUnit = new Map<string, Interval[]>();
+  for (const d of damagedWindows(problems)) byUnit.set(d.unit, [...(byUnit.get(d.unit) ?? []), { start: d.window[0], end: d.window[1] }]);
+  let n = 0;
+  for (const c of plan.coverage) {
+    const damaged = byUnit.get(c.unitKey);
+    if (!damaged) continue;
+    if (isSnapshot(c.dataset)) continue;
+    const cells = windowCells(c, completed.get(c.unitKey) ?? [], chunk);
+    if (cells) n += totalLength(subtract(intersect(cellsOf(damaged, chunk), [cells.whole]), [...cells.missing, ...cells.pending]));
+  }
+  return n;
 }
 
 /**
- * Completed windows (manifests and markers), checked against their names and their own row counts,
- * and the planned windows they stand for (`windowsOf`: a batch stands for several).
- * Windows without files are counted, not kept, unless `keepEmpty` (the recount asks about each).
+ * Completed windows (manifests and markers), checked against their names and their own row counts.
+ * Windows without files are not kept unless `keepEmpty` (the recount asks about each).
  */
 async function readCompletedMarkers(
   state: WindowState,
   problems: VerifyProblem[],
   keepEmpty: boolean,
-  windowsOf: (rec: WindowRecord) => number,
-): Promise<{ records: WindowRecord[]; windows: number; rows: number }> {
+): Promise<{ records: WindowRecord[]; rows: number }> {
   const records: WindowRecord[] = [];
-  let windows = 0;
   let rows = 0;
   const bad = (key: string, message: string, unit: string | null) =>
     problems.push({ kind: 'bad-marker', key, ...(unit === null ? {} : { unit }), message });
@@ -235,11 +280,10 @@ async function readCompletedMarkers(
         message: `marker records ${rec.rows} rows but its files add up to ${fileRows}`,
       });
     }
-    windows += windowsOf(rec);
     rows += rec.rows;
     if (keepEmpty || rec.files.length > 0) records.push(rec);
   }
-  return { records, windows, rows };
+  return { records, rows };
 }
 
 /** Pending commits left; returns the keys they name. */

@@ -62,7 +62,13 @@ describe.each(['parquet', 'ndjson'] as const)('%s export in a local directory', 
     const ok = await verify(jobFile);
     expect(ok.code).toBe(0);
     expect(ok.report.ok).toBe(true);
-    expect(ok.report.windows).toEqual({ planned: report.windows.planned, completed: report.windows.planned, damaged: 0, missing: 0 });
+    expect(ok.report.windows).toEqual({
+      planned: report.windows.planned,
+      completed: report.windows.planned,
+      damaged: 0,
+      missing: 0,
+      pending: 0,
+    });
     expect(ok.report.rows).toEqual({ recorded: report.rows, counted: report.rows, distinct: report.rows });
     expect(ok.text).toMatch(/^complete: job proof/);
 

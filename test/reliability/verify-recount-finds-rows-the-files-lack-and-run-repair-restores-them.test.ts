@@ -217,7 +217,7 @@ describe('verify --recount and run --repair', () => {
 
       const found = await verify(jobFile, sandbox);
       expect(found.code).toBe(1);
-      expect(found.report.windows).toEqual({ planned: 9, completed: 9, damaged: 1, missing: 0 });
+      expect(found.report.windows).toEqual({ planned: 9, completed: 9, damaged: 1, missing: 0, pending: 0 });
       expect(found.text).toMatch(/windows: 9 completed \(8 intact, 1 damaged\), 0 missing of 9 planned/);
       const line = found.text.split('\n').find((l) => l.includes('MISSING-FILE'))!;
       expect(line).toContain(`${gone.record.unit_key} [${iso(gone.record.start)}, ${iso(gone.record.end)}) ${gone.record.files[0]!.key}`);
