@@ -6,8 +6,8 @@ import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
 interface RenameArgs extends ConfigArgs {
   job: string;
-  from: string;
-  to?: string | undefined;
+  oldName: string;
+  newName?: string | undefined;
   json: boolean;
 }
 
@@ -23,21 +23,21 @@ export const renameCommand: CommandModule<object, RenameArgs> = {
         demandOption: true,
         describe: 'Job file (YAML or JSON) with the new name: its destination, and by default the new name',
       })
-      .option('from', { type: 'string', demandOption: true, describe: 'The name the job had' })
-      .option('to', { type: 'string', describe: "The new name (default: the job file's name)" })
+      .option('old-name', { type: 'string', demandOption: true, describe: 'The name the job had' })
+      .option('new-name', { type: 'string', describe: "The new name (default: the job file's name)" })
       .option('json', { type: 'boolean', default: false, describe: 'Print what was renamed as JSON' })
-      .example('$0 rename jobs/m7.yaml --from m6', "Job m6 was renamed m7 in its file: its exported windows become m7's") as never,
+      .example('$0 rename jobs/m7.yaml --old-name m6', "Job m6 was renamed m7 in its file: its exported windows become m7's") as never,
   handler: async (args) => {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
-    const to = args.to ?? job.name;
+    const to = args.newName ?? job.name;
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = `rename-${process.pid}-${Date.now()}`;
     // Both names' exclusive leases: no run, shard or maintenance of either writes meanwhile.
     const leases = [];
     try {
-      for (const name of [args.from, to])
+      for (const name of [args.oldName, to])
         leases.push(await acquireJobLease(store, name, { runId, shard: null, command: 'rename', logger }));
-      const r = await renameJob(store, args.from, to, config.output.partitioning);
+      const r = await renameJob(store, args.oldName, to, config.output.partitioning);
       process.stdout.write(
         args.json
           ? `${JSON.stringify({ ...r, destination: store.location }, null, 2)}\n`

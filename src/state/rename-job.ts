@@ -74,7 +74,7 @@ async function checkRename(store: ObjectStore, from: string, to: string, partiti
   for (const name of [from, to])
     if (!JOB_NAME.test(name))
       refuse(`"${name}" is not a job name`, 'job names: [a-z0-9][a-z0-9_-]*', 'Give the names as the job files write them.');
-  if (from === to) refuse(`The job is already named ${to}`, `--from ${from}`, 'Give the old name with --from.');
+  if (from === to) refuse(`The job is already named ${to}`, `--old-name ${from}`, 'Give the old name with --old-name.');
   if (partitioningUses(partitioning, 'job'))
     refuse(
       `Job ${from}'s files are in folders named after the job: a rename would have to move them`,

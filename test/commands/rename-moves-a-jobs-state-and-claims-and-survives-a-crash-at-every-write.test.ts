@@ -1,7 +1,7 @@
 /**
  * A job renamed in its file (edits -> edits-v2) at a destination it exported to: before `rename`,
  * the renamed job's run is refused (exit 2, partitions claimed by the old name) and `release` of
- * the old name is refused too. `rename --from` moves the state and the claims: the next run exports
+ * the old name is refused too. `rename --old-name` moves the state and the claims: the next run exports
  * nothing again, `verify` of the new name is complete over the same files, the old name has no
  * state left. A rename killed at any write leaves one name whole, and the command given again
  * finishes it.
@@ -59,7 +59,7 @@ it('rename moves the state and claims: the renamed job runs and verifies over th
   expect(refused.code).toBe(2);
   expect(refused.stderr).toContain('Another job already exports these partitions');
 
-  const renamed = await runCli(['rename', newFile, '--from', 'edits', '--json', '--log-level', 'error']);
+  const renamed = await runCli(['rename', newFile, '--old-name', 'edits', '--json', '--log-level', 'error']);
   expect(renamed.code, renamed.stderr).toBe(0);
   const r = JSON.parse(renamed.stdout) as { from: string; to: string; claims: number; state_objects: number };
   expect(r).toMatchObject({ from: 'edits', to: 'edits-v2', claims: 2 });
