@@ -22,6 +22,8 @@ const COMMANDS: Record<string, (setExit: SetExit, argv: readonly string[]) => Pr
   'expire-snapshots': async () => (await import('./expire-snapshots.js')).expireSnapshotsCommand,
   'remove-orphan-files': async () => (await import('./remove-orphan-files.js')).removeOrphanFilesCommand,
   release: async () => (await import('./release.js')).releaseCommand,
+  rename: async () => (await import('./rename.js')).renameCommand,
+  retire: async () => (await import('./retire.js')).retireCommand,
   config: async () => (await import('./config.js')).configCommand,
 };
 

@@ -32,6 +32,8 @@ import { resolveWalletNames } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { ownershipOf, planForShard, resolveShard, shardLabel } from '../run/shard.js';
 import { countRequests, pendingSettle, type PendingSettle } from '../run/settle-pending.js';
+import { removedStreamsNote } from '../state/removed-streams.js';
+import { removedStreamsLines } from './removed-streams-lines.js';
 
 interface PlanArgs extends ConfigArgs {
   job: string;
@@ -109,10 +111,14 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       // What planning sent (names, served checks, the head proof): a run sends it again.
       const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });
       const label = shard ? shardLabel(shard) : null;
+      const removed = store ? await removedStreamsNote(store, job, listed) : null;
+      const removedLines = removedStreamsLines(removed, args.job).map((l) => `${l}\n`);
       process.stdout.write(
         args.json
-          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run }, ...(balance ? { shards: balance } : {}), ...(settle ? { settle } : {}) }, null, 2)}\n`
-          : render(plan, run, label, unitLabels(job, loaded), balance) + (settle ? renderSettle(settle, unitLabels(job, loaded)) : ''),
+          ? `${JSON.stringify({ shard: label, plan, estimate: { ...estimate, run }, ...(balance ? { shards: balance } : {}), ...(settle ? { settle } : {}), ...(removed ? { removed_streams: removed } : {}) }, null, 2)}\n`
+          : render(plan, run, label, unitLabels(job, loaded), balance) +
+              (settle ? renderSettle(settle, unitLabels(job, loaded)) : '') +
+              removedLines.join(''),
       );
     } finally {
       await source?.close();

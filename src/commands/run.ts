@@ -11,6 +11,7 @@ import { formatDuration } from '../settings/values.js';
 import type { RangeOverride } from '../job/load.js';
 import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
+import { removedStreamsLines } from './removed-streams-lines.js';
 import { ProgressLine } from './progress.js';
 import { workerCount } from './worker-count.js';
 import { runWorkers } from './workers.js';
@@ -127,8 +128,8 @@ async function runSingle(file: string, shared: SharedRunOptions): Promise<number
       args.json
         ? `${JSON.stringify(outcome.report, null, 2)}\n`
         : outcome.report.dry_run
-          ? dryRunSummary(outcome.report)
-          : summary(outcome.report),
+          ? dryRunSummary(outcome.report, file)
+          : summary(outcome.report, file),
     );
   return outcome.exit_code;
 }
@@ -158,7 +159,7 @@ async function runBatch(shared: SharedRunOptions): Promise<number> {
       : await runOne(file, ctx, shared).catch((err: unknown) => failedJob(file, err));
     outcomes.push(outcome);
     if (!args.json && outcome.report)
-      process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report) : summary(outcome.report));
+      process.stdout.write(outcome.report.dry_run ? dryRunSummary(outcome.report, file) : summary(outcome.report, file));
   }
   outcomes.sort((a, b) => files.indexOf(a.job_file) - files.indexOf(b.job_file));
   process.stdout.write(args.json ? `${JSON.stringify(outcomes, null, 2)}\n` : batchSummary(outcomes));
@@ -182,7 +183,7 @@ function waiting(r: RunReport): string {
   return n > 0 ? `, ${n} waiting for the service to serve the rest of their range (see range_clamped)` : '';
 }
 
-function dryRunSummary(r: RunReport): string {
+function dryRunSummary(r: RunReport, jobFile: string): string {
   const todo = r.would_export ?? [];
   const lines = [
     `dry run: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}: nothing written`,
@@ -195,6 +196,7 @@ function dryRunSummary(r: RunReport): string {
       `  would recount ${recount.length} windows of earlier runs not settled (about ${r.settle!.would_request ?? 0} count requests); ${r.settle!.waiting} recounted before wait until older than the settle horizon`,
       ...recount.map((w) => `  recount ${w.unit} [${w.window[0]}, ${w.window[1]})`),
     );
+  lines.push(...removedStreamsLines(r.removed_streams, jobFile));
   return `${lines.join('\n')}\n`;
 }
 
@@ -308,7 +310,7 @@ function batchSummary(outcomes: JobOutcome[]): string {
 /** Files the summary names; the JSON report lists more (see FILES_LISTED). */
 const FILES_SHOWN = 10;
 
-function summary(r: RunReport): string {
+function summary(r: RunReport, jobFile: string): string {
   const lines = [
     `${r.status}: job ${r.job}${r.shard ? ` (shard ${r.shard})` : ''} -> ${r.destination}`,
     `  windows: ${r.windows.done} done, ${r.windows.failed} failed, ${r.windows.abandoned} abandoned of ${r.windows.planned} planned; ${r.units_skipped}/${r.units_total} units already complete${waiting(r)}`,
@@ -336,6 +338,7 @@ function summary(r: RunReport): string {
   if (r.empty_units?.length) lines.push(`  warning: ${emptyStreamsLine(r.empty_units)}`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
+  lines.push(...removedStreamsLines(r.removed_streams, jobFile));
   return `${lines.join('\n')}\n`;
 }
 

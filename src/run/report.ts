@@ -11,6 +11,7 @@ import type { TableCommitted } from '../iceberg/index.js';
 import type { SettleReport } from './settle.js';
 import type { StopSummary } from './graceful-stop.js';
 import type { UnreferencedFound } from './unreferenced-check.js';
+import type { RemovedStreamsNote } from '../state/removed-streams.js';
 import { allBadAnswerReasons, type BadAnswerReason } from '../source/bad-answers.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
@@ -64,6 +65,8 @@ export interface RunReport {
    * command that removes them (src/run/unreferenced-check.ts).
    */
   unreferenced_files?: UnreferencedFound;
+  /** Streams the job no longer has (a target or chain taken out) whose windows are still at the destination, and what to do. */
+  removed_streams?: RemovedStreamsNote;
   /** `output.format: iceberg`: the tables this run's end committed (their new snapshot and metadata file). */
   iceberg_commits?: TableCommitted[];
   /** "i/N" when this run exported one shard of the job (--shard, indexed/array jobs), else null. */

@@ -8,6 +8,7 @@ import { errorMessage, InterruptedError, UserInputError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { LeaseHeldError } from '../state/lease.js';
 import { newRunId } from '../state/run-id.js';
+import { removedStreamsNote } from '../state/removed-streams.js';
 import { checkRewindAxis } from '../state/rewind.js';
 import { WindowState } from '../state/window-state.js';
 import { runStagingDir } from '../sink/staging-dir.js';
@@ -125,14 +126,17 @@ async function runAgainst(ctx: RunContext): Promise<RunReport> {
   const opened = await openRun(ctx);
   const held = await readState(ctx, opened);
   const plan = await planRun(ctx, opened, held);
-  if (input.dryRun) return dryRunReport(ctx, opened, held, plan);
+  const removed = await removedStreamsNote(ctx.store, opened.job, held.listed);
+  if (removed) input.logger.warn({ units: removed.streams.map((s) => s.unit) }, `streams no longer in the job: ${removed.next}`);
+  const withRemoved = (r: RunReport) => (removed ? Object.assign(r, { removed_streams: removed }) : r);
+  if (input.dryRun) return withRemoved(dryRunReport(ctx, opened, held, plan));
   await startWrites(ctx, opened, held, plan);
   const { outcomes, tableCommits } = await exportPlan(ctx, opened, held, plan);
   await afterExport({
     ...{ state: opened.state, held: opened.held, ownership: plan.ownership, cleans: ownsMarker(run.shard, plan.split) },
     ...{ repairs: held.repairs, replacements: held.replacements, outcomes, logger: input.logger },
   });
-  const report = reportOfRun(ctx, opened, held, plan, outcomes, input.signal?.aborted === true);
+  const report = withRemoved(reportOfRun(ctx, opened, held, plan, outcomes, input.signal?.aborted === true));
   Object.assign(report, held.replacements.reported(), open.stop.reported(outcomes));
   if (tableCommits) report.iceberg_commits = await tableCommits.finish();
   return finishReport(ctx, opened, report);

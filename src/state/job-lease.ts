@@ -5,7 +5,7 @@
  *
  *   _state/<job>/lease.json                   the exclusive entry: a run of the whole job (no shard,
  *                                             no --workers), compact, expire-snapshots,
- *                                             remove-orphan-files, release
+ *                                             remove-orphan-files, release, rename, retire
  *   _state/<job>/lease-shard-<i>-of-<n>.json  a shared entry: a run of shard i/n (--shard, an
  *                                             engine's index, a worker of `run --workers`), and the
  *                                             parent of `run --workers` (its own shard; 0-of-1 for

@@ -1,0 +1,144 @@
+/**
+ * A chain taken out of a job (`chains: [1, 8453]` -> `[8453]`) leaves chain 1's files at the
+ * destination. `plan` and `run` name the stream with the next step (text and --json, the run's
+ * report); `retire --keep` keeps it and they stop naming it; `retire --delete` removes its files,
+ * state and claim (verify stays complete, no chain 1 file is left for a glob to read, the chain
+ * can be added back and is exported again); killed at any write, the next `--delete` finishes
+ * it. An Iceberg job's `--delete` is refused with what to do instead.
+ */
+import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { loadJob } from '../../src/job/index.js';
+import { retireStreams } from '../../src/state/removed-streams.js';
+import { openStore } from '../../src/store/open-store.js';
+import { runCli } from '../helpers/cli-in-process.js';
+import { Crash, crashingStore } from '../helpers/crashing-store.js';
+import { useSandbox } from '../helpers/sandbox.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+import { writeJob } from '../reliability/harness.js';
+
+const sandbox = useSandbox();
+const tmp = useTempDir('removed-streams-');
+const PARTITIONING = '{dataset}/chain_id={chain_id}/date={date}';
+
+function jobOf(chains: number[], out: string, format = 'ndjson') {
+  return {
+    name: 'edits',
+    source: { base_url: sandbox.url, chains },
+    targets: [{ wallet: sandbox.data.wallet('alice.eth')!.address, datasets: ['transactions'] }],
+    range: { from: '2024-02-01', to: '2024-02-03', chunk: '1d' },
+    output: { format, destination: out },
+  };
+}
+
+function walk(dir: string, pre = ''): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(join(dir, e.name), `${pre}${e.name}/`) : [`${pre}${e.name}`],
+  );
+}
+const chainOneFiles = (out: string) => walk(out).filter((k) => k.includes('chain_id=1/'));
+const chainOneState = (out: string) => walk(join(out, '_state/edits')).filter((k) => /\/1\/time(\/|\.json)/.test(k));
+const claims = (out: string) => walk(join(out, '_state/_owners'));
+
+/** A destination where job `edits` exported chains 1 and 8453, and its job file now on 8453 only. */
+async function exported(name: string): Promise<{ out: string; before: string; after: string }> {
+  const dir = join(tmp.dir, name);
+  const out = join(dir, 'out');
+  const before = await writeJob(dir, jobOf([1, 8453], out), 'before.yaml');
+  const after = await writeJob(dir, jobOf([8453], out), 'after.yaml');
+  expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+  expect(chainOneFiles(out).length).toBeGreaterThan(0);
+  return { out, before, after };
+}
+
+it('plan and run name the chain taken out; retire --delete removes its files, state and claim', { timeout: 120_000 }, async () => {
+  const { out, before, after } = await exported('delete');
+  const chainOne = `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
+
+  const plan = await runCli(['plan', after, '--log-level', 'error']);
+  expect(plan.code).toBe(0);
+  expect(plan.stdout).toContain('NOT IN THE JOB: 1 stream(s)');
+  expect(plan.stdout).toContain(`${chainOne}: 2 window(s)`);
+  expect(plan.stdout).toContain(`insight-export retire ${after} --delete`);
+  const planJson = JSON.parse((await runCli(['plan', after, '--json', '--log-level', 'error'])).stdout);
+  expect(planJson.removed_streams.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+
+  const run = await runCli(['run', after, '--json', '--log-level', 'error']);
+  expect(run.code).toBe(0);
+  expect(JSON.parse(run.stdout).removed_streams.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  const runText = await runCli(['run', after, '--log-level', 'error']);
+  expect(runText.stdout).toContain('NOT IN THE JOB');
+
+  const listed = await runCli(['retire', after, '--json', '--log-level', 'error']);
+  expect(listed.code).toBe(0);
+  expect(JSON.parse(listed.stdout).streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  expect(chainOneFiles(out).length).toBeGreaterThan(0); // listing deletes nothing
+
+  const deleted = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+  expect(deleted.code, deleted.stderr).toBe(0);
+  expect(JSON.parse(deleted.stdout).deleted).toMatchObject({ streams: [chainOne], files: 2, claims: 1, resumed: false });
+  expect(chainOneFiles(out)).toEqual([]);
+  expect(chainOneState(out)).toEqual([]);
+  expect(claims(out)).toHaveLength(1);
+
+  const verify = await runCli(['verify', after, '--json', '--log-level', 'error']);
+  expect(verify.code, verify.stdout).toBe(0);
+  expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, other_units: [], files: { unreferenced: 0 } });
+  expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+
+  // Chain 1 added back: exported again, whole.
+  expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+  expect(chainOneFiles(out)).toHaveLength(2);
+  expect((await runCli(['verify', before, '--log-level', 'error'])).code).toBe(0);
+});
+
+it('retire --keep keeps the stream and plan and run stop naming it', { timeout: 120_000 }, async () => {
+  const { out, after } = await exported('keep');
+  const kept = await runCli(['retire', after, '--keep', '--log-level', 'error']);
+  expect(kept.code, kept.stderr).toBe(0);
+  expect(kept.stdout).toContain('kept 1 stream(s)');
+  expect(chainOneFiles(out).length).toBeGreaterThan(0);
+  expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+  const run = await runCli(['run', after, '--json', '--log-level', 'error']);
+  expect(run.code).toBe(0);
+  expect(JSON.parse(run.stdout).removed_streams).toBeUndefined();
+  // Kept is not forever: --delete still removes it.
+  expect((await runCli(['retire', after, '--delete', '--log-level', 'error'])).code).toBe(0);
+  expect(chainOneFiles(out)).toEqual([]);
+});
+
+it('a removal killed at any write is finished by the next one, and touches nothing of the chains kept', { timeout: 120_000 }, async () => {
+  const { out: seed, after } = await exported('crash-seed');
+  const job = await loadJob(after);
+  const kept = walk(seed).filter((k) => !k.includes('chain_id=1/') && !/\/1\/time(\/|\.json)/.test(k) && !k.includes('_owners'));
+  const unit = `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
+  const countDir = join(tmp.dir, 'crash-count');
+  cpSync(seed, countDir, { recursive: true });
+  const counting = crashingStore(await openStore(countDir), Number.MAX_SAFE_INTEGER, false);
+  await retireStreams(counting, job, [unit], PARTITIONING);
+  expect(counting.writes).toBeGreaterThan(4);
+  for (let budget = 0; budget < counting.writes; budget++) {
+    for (const after of [false, true]) {
+      const dir = join(tmp.dir, `crash-${budget}-${after}`);
+      cpSync(seed, dir, { recursive: true });
+      await expect(retireStreams(crashingStore(await openStore(dir), budget, after), job, [unit], PARTITIONING)).rejects.toThrow(Crash);
+      // Listed again, as the command lists them: a stream whose state is gone but whose removal is recorded is finished anyway.
+      await retireStreams(await openStore(dir), job, chainOneState(dir).length > 0 ? [unit] : [], PARTITIONING);
+      expect(chainOneFiles(dir), `crash at write ${budget}`).toEqual([]);
+      expect(chainOneState(dir)).toEqual([]);
+      expect(claims(dir)).toHaveLength(1);
+      expect(walk(dir).filter((k) => kept.includes(k))).toEqual(kept);
+    }
+  }
+});
+
+it("an Iceberg job's retire --delete is refused, naming --keep", { timeout: 60_000 }, async () => {
+  const dir = join(tmp.dir, 'iceberg');
+  const file = await writeJob(dir, jobOf([8453], join(dir, 'out'), 'iceberg'), 'job.yaml');
+  const r = await runCli(['retire', file, '--delete', '--log-level', 'error']);
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('does not remove streams from Iceberg tables yet');
+  expect(r.stderr).toContain('--keep');
+});
