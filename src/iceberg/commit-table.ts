@@ -99,13 +99,15 @@ export interface TableCommitInput {
 export interface TableCommitted {
   table: string;
   snapshot_id: number;
-  /** The metadata file readers open (relative to the destination). */
+  /** The metadata file readers open (relative to the destination; through a catalog, the metadata location it returned). */
   metadata_key: string;
   operation: Snapshot['summary']['operation'];
   added_files: number;
   deleted_files: number;
   /** Present when this commit made a new schema current (columns added or promoted). */
   schema_evolved?: SchemaEvolved;
+  /** A commit through a catalog (output.catalog.uri): the table in it and the metadata location the catalog returned. */
+  catalog?: { namespace: string; metadata_location: string };
 }
 
 /** Manifests a snapshot lists at most before they are merged (Iceberg's commit.manifest.min-count-to-merge is 100). */
@@ -128,7 +130,7 @@ export interface SchemaEvolved {
  * when they agree, a new current schema when the job adds columns or promotes a type; any other
  * difference, or another partition spec, is refused.
  */
-function withJobSchema(
+export function withJobSchema(
   table: string,
   meta: TableMetadata,
   key: string,
@@ -176,7 +178,7 @@ export async function retryingConflicts<T>(table: string, logger: Logger, attemp
 }
 
 /** The table as an attempt found it: its current version (null: none yet), its metadata with the job's schema, and what it must list. */
-interface CommitBase {
+export interface CommitBase {
   current: { version: number; key: string } | null;
   meta: TableMetadata;
   evolved: SchemaEvolved | null;
@@ -242,7 +244,7 @@ async function loadCurrent(t: TableCommitInput): Promise<CommitBase> {
 }
 
 /** The files to add and remove for the table to list exactly the contents; null when it already does (and its digest agrees). */
-function changeOf(t: TableCommitInput, base: CommitBase): TableChange | null {
+export function changeOf(t: TableCommitInput, base: CommitBase): TableChange | null {
   const { contents, manifests, parent } = base;
   const wanted = new Map(contents.files.map((f) => [keyUri(t.rootUri, f.key), f]));
   const live = new Set(
@@ -262,7 +264,7 @@ function changeOf(t: TableCommitInput, base: CommitBase): TableChange | null {
 }
 
 /** Writes the new snapshot's manifests, sidecars and manifest list (nothing current yet); the snapshot that lists them. */
-async function writeSnapshotFiles(t: TableCommitInput, base: CommitBase, change: TableChange): Promise<Snapshot> {
+export async function writeSnapshotFiles(t: TableCommitInput, base: CommitBase, change: TableChange): Promise<Snapshot> {
   const { store, table } = t;
   const { schema, spec, parent, contents } = base;
   const { added, removed } = change;

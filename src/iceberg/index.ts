@@ -11,7 +11,15 @@ import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import { isCompactionRunId } from '../state/run-id.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
-import { commitTable, readCurrentVersion, type LiveFile, type TableCommitted, type TableContents } from './commit-table.js';
+import { catalogTableVersion, commitThroughCatalog, type TableCatalog } from './catalog-commit.js';
+import {
+  commitTable,
+  readCurrentVersion,
+  type LiveFile,
+  type TableCommitInput,
+  type TableCommitted,
+  type TableContents,
+} from './commit-table.js';
 import {
   completeBefore,
   encodeWindows,
@@ -29,6 +37,8 @@ export { MAX_COMMIT_ATTEMPTS, metadataKey, readCurrentVersion, readSnapshotManif
 export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
 export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
 export { destinationUri } from './destination-uri.js';
+export { catalogOfConfig } from './catalog/catalog-of-config.js';
+export type { TableCatalog } from './catalog-commit.js';
 export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 
 /** Throws when the output layout cannot hold Iceberg tables (before a run writes anything). */
@@ -51,6 +61,8 @@ export interface IcebergCommitOptions {
   operation?: 'replace' | undefined;
   logger: Logger;
   guard?: (() => void) | undefined;
+  /** The catalog the tables are committed through (output.catalog.uri); without it, metadata files only. */
+  catalog?: TableCatalog | null | undefined;
 }
 
 /** Per table: its live files and the completed windows they belong to. */
@@ -142,9 +154,10 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
   // The state is read after the tables: a commit on top of a version holds every window committed
   // before it, so it never takes out files another writer (a shard) committed. One read serves every
   // table still at the version read before it; an attempt on a newer version reads the state again.
-  const before = new Map(
-    await Promise.all(o.tables.map(async (t) => [t.name, (await readCurrentVersion(o.store, t.name))?.version ?? 0] as const)),
-  );
+  const catalog = o.catalog ?? null;
+  const versionOf = async (table: string) =>
+    catalog ? catalogTableVersion(catalog, table) : ((await readCurrentVersion(o.store, table))?.version ?? 0);
+  const before = new Map(await Promise.all(o.tables.map(async (t) => [t.name, await versionOf(t.name)] as const)));
   const shared = stateByTable(o);
   // Awaited by the first attempt at the version read above; when every table moved on first (or
   // there is none), nobody awaits it, and its failure must not end the process as unhandled.
@@ -153,7 +166,7 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
   const uri = (key: string) => keyUri(rootUri, key);
   const committed: TableCommitted[] = [];
   for (const table of o.tables) {
-    const done = await commitTable({
+    const input: TableCommitInput = {
       store: o.store,
       table: table.name,
       rootUri,
@@ -167,7 +180,8 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
       operation: o.operation,
       logger: o.logger,
       guard: o.guard,
-    });
+    };
+    const done = catalog ? await commitThroughCatalog(input, catalog) : await commitTable(input);
     if (done) {
       committed.push(done);
       o.logger.info({ ...done }, 'Iceberg table committed');

@@ -25,6 +25,8 @@ export function icebergCommit(
   // The columns with their field ids as the tables' records keep them (recorded before any file), and each table's units.
   const tablesOf = async () => iceberg.committedTables(c.store, c.job.name, await jobTables(c.job));
   let tables: ReturnType<typeof tablesOf> | null = null;
+  // With output.catalog.uri the tables are committed through the catalog (created there when missing).
+  const catalog = iceberg.catalogOfConfig(c.config, c.job.name);
   return async () =>
     iceberg.commitIcebergTables({
       store: c.store,
@@ -35,6 +37,7 @@ export function icebergCommit(
       runId: c.runId,
       logger: c.logger,
       guard: c.guard,
+      catalog,
     });
 }
 

@@ -3,7 +3,7 @@
  * (optional, described by the setting's doc, in table order), the settings a parsed file sets,
  * and the type of what a job file sets.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import {
   SETTING_LIST,
   type SectionOf,
@@ -45,21 +45,42 @@ function split(key: string): [section: string, field: string] {
 /** The fields a file at `place` may hold, by section ("" for top-level fields), sections and fields in table order (`jobDir`: the job file's folder). */
 export function fileFields(place: FilePlace, cwd: string, jobDir?: string): Map<string, Record<string, z.ZodType>> {
   const sections = new Map<string, Record<string, z.ZodType>>();
+  const groups = new Map<string, Record<string, z.ZodType>>();
   for (const s of inFile(place)) {
     const [section, field] = split(s.fileKey ?? s.key);
     const fields = sections.get(section) ?? {};
-    fields[field] = s.file(cwd, jobDir).optional().describe(s.doc);
+    const schema = s.file(cwd, jobDir).optional().describe(s.doc);
+    const [group, inner] = split(field);
+    if (group === '') fields[field] = schema;
+    else {
+      // A field of a group inside the section (`output.catalog.uri`): the group is one object.
+      const groupKey = `${section}.${group}`;
+      if (!groups.has(groupKey)) groups.set(groupKey, {});
+      groups.get(groupKey)![inner] = schema;
+      fields[group] = z.strictObject(groups.get(groupKey)!).optional().describe(`${section}.${group} settings.`);
+    }
     sections.set(section, fields);
   }
+  // Each group's object was made before all its fields were in: made again from them all.
+  for (const [groupKey, groupFields] of groups) {
+    const [section, group] = split(groupKey);
+    sections.get(section)![group] = z.strictObject(groupFields).optional().describe(`${groupKey} settings.`);
+  }
   return sections;
+}
+
+/** The value at a file key's path (`output.catalog.uri`: value.output.catalog.uri). */
+function at(value: Record<string, unknown>, fileKey: string): unknown {
+  let v: unknown = value;
+  for (const name of fileKey.split('.')) v = (v as Record<string, unknown> | undefined)?.[name];
+  return v;
 }
 
 /** The settings a parsed file sets, at their keys (the file's `retries.timeout` is `retries.timeout_ms`). */
 export function settingsInFile(place: FilePlace, value: Record<string, unknown>): Map<SettingKey, unknown> {
   const set = new Map<SettingKey, unknown>();
   for (const s of inFile(place)) {
-    const [section, field] = split(s.fileKey ?? s.key);
-    const v = section === '' ? value[field] : (value[section] as Record<string, unknown> | undefined)?.[field];
+    const v = at(value, s.fileKey ?? s.key);
     if (v !== undefined) set.set(s.key as SettingKey, v);
   }
   return set;

@@ -8,9 +8,10 @@
  * Configuration flows one way: defaults < config file < environment < job file < CLI flag.
  *
  * Its rows are declared by topic, each once, in source-settings.ts, s3-settings.ts,
- * request-settings.ts, output-settings.ts, iceberg-settings.ts and run-settings.ts; their order
+ * request-settings.ts, output-settings.ts, iceberg-settings.ts, catalog-settings.ts and run-settings.ts; their order
  * here is the order of --help and of the settings' docs.
  */
+import { CATALOG_SETTINGS } from './catalog-settings.js';
 import { ICEBERG_SETTINGS } from './iceberg-settings.js';
 import { OUTPUT_SETTINGS } from './output-settings.js';
 import { REQUEST_SETTINGS } from './request-settings.js';
@@ -19,6 +20,7 @@ import { S3_SETTINGS } from './s3-settings.js';
 import type { Setting, SettingPlace } from './setting.js';
 import { SOURCE_SETTINGS } from './source-settings.js';
 
+export { CATALOG_AUTH_KINDS, type CatalogAuthKind } from './catalog-settings.js';
 export { BATCH_WINDOWS, BLOCK_BATCH_SPAN, type BatchWindows } from './output-settings.js';
 export { LOG_FORMATS, LOG_LEVELS, type LogFormat, type LogLevel } from './run-settings.js';
 export { checked, type FlagGroup, type Setting, type SettingPlace } from './setting.js';
@@ -32,6 +34,7 @@ export const SETTINGS = {
   ...REQUEST_SETTINGS,
   ...OUTPUT_SETTINGS,
   ...ICEBERG_SETTINGS,
+  ...CATALOG_SETTINGS,
   ...RUN_SETTINGS,
 } as const satisfies Record<string, Setting>;
 

@@ -90,6 +90,17 @@ const ENV_SAMPLES: Record<string, string> = {
   's3.region': 'eu-west-1',
   's3.retry_budget_ms': '45s',
   'output.iceberg_commit_interval_ms': '2m',
+  'output.catalog_uri': 'http://127.0.0.1:9/iceberg',
+  'output.catalog_warehouse': 'wh',
+  'output.catalog_namespace': 'a.b',
+  'output.catalog_auth': 'oauth2',
+  'output.catalog_token_endpoint': 'http://127.0.0.1:9/iceberg/v1/oauth/tokens',
+  'output.catalog_scope': 'PRINCIPAL_ROLE:ALL',
+  'output.catalog_signing_name': 's3tables',
+  'output.catalog_signing_region': 'eu-west-1',
+  'output.catalog_token': 't0ken',
+  'output.catalog_client_id': 'client',
+  'output.catalog_client_secret': 's3cret',
   'concurrency.requests_in_flight': '3',
   'concurrency.units_in_flight': '3',
   'concurrency.workers': '3',
@@ -172,12 +183,14 @@ describe('defaults: the table, the resolver and config/default.yaml agree', () =
 describe('docs: the JSON Schema and the README say what the table says', () => {
   const schema = jobJsonSchema() as { properties: Record<string, { properties?: Record<string, { description?: string }> }> };
   for (const s of SETTING_LIST.filter((x) => x.places.includes('job'))) {
-    const [section, name] = (s.fileKey ?? s.key).split('.');
-    it(`job.schema.json describes ${section}.${name} with the table's doc`, () => {
-      const prop = schema.properties[section!]!;
-      const fields =
-        prop.properties ?? (prop as { anyOf?: { properties?: Record<string, { description?: string }> }[] }).anyOf?.[0]?.properties;
-      expect(fields?.[name!]?.description).toBe(s.doc);
+    const [section, ...names] = (s.fileKey ?? s.key).split('.');
+    it(`job.schema.json describes ${[section, ...names].join('.')} with the table's doc`, () => {
+      type Prop = { description?: string; properties?: Record<string, Prop>; anyOf?: Prop[] };
+      const fieldsOf = (p: Prop | undefined) => p?.properties ?? p?.anyOf?.find((a) => a.properties)?.properties;
+      // A grouped field (`output.catalog.uri`) is a field of its group's object.
+      let prop: Prop | undefined = schema.properties[section!] as Prop;
+      for (const name of names) prop = fieldsOf(prop)?.[name];
+      expect(prop?.description).toBe(s.doc);
     });
   }
 

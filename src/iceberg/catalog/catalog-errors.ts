@@ -79,3 +79,11 @@ export class CatalogRequestError extends InsightExportError {
     this.exitCode = lost ? ExitCode.failed : ExitCode.badInput;
   }
 }
+
+/** Catalog settings that cannot work together (an auth without its secret or endpoint): exit 2. */
+export class CatalogSettingsError extends UserInputError {
+  override name = 'CatalogSettingsError';
+  constructor(problem: string, hint: string) {
+    super(`The Iceberg catalog settings are incomplete: ${problem}`, { hint });
+  }
+}

@@ -1,5 +1,5 @@
 /**
- * The exporter's client of an Apache Iceberg REST catalog (not wired into runs yet): see
+ * The exporter's client of an Apache Iceberg REST catalog: see
  * rest-catalog-client.ts for why it is our own thin client over undici.
  */
 export { RestCatalogClient } from './rest-catalog-client.js';

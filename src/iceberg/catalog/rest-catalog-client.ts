@@ -7,7 +7,7 @@
  * Answers are sorted by what the caller must do: a 409 on a commit is a CatalogCommitConflictError
  * (re-load, retry), a 5xx or a lost answer on a commit a CommitStateUnknownError (the commit may
  * have landed: re-load and decide), a 401 is retried once with a fresh OAuth2 token and then, like
- * a 403, a CatalogAuthError (exit 2). Not wired into runs yet.
+ * a 403, a CatalogAuthError (exit 2).
  */
 import { request, type Dispatcher } from 'undici';
 import { CatalogAuthenticator, type CatalogAuthSettings, type OutgoingRequest } from './catalog-auth.js';
