@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { sandboxBanner } from '../../packages/sandbox/src/banner.js';
+import { sandboxBanner } from '@insight-export/sandbox';
 import { runCli } from '../helpers/cli-in-process.js';
 import { withSandbox } from '../helpers/knob-sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';

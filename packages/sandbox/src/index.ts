@@ -5,6 +5,7 @@
 export { serveReadInterface, startSandbox } from './server.js';
 export type { FaultKind, FaultOptions, Sandbox, SandboxOptions, SandboxRoute, SandboxServer, SandboxStats } from './server.js';
 export { buildSandboxData } from './data.js';
+export { sandboxBanner } from './banner.js';
 // The Iceberg REST catalog served at /iceberg (sandbox.catalog).
 export { CATALOG_ROOT } from './catalog/catalog-server.js';
 export type { CatalogAuthOptions, CatalogExchange, CatalogOptions, CommitFaultStatus, SandboxCatalog } from './catalog/catalog-options.js';
