@@ -12,6 +12,7 @@ import type { RangeOverride } from '../job/load.js';
 import { givenJobFlags, loadJobContext, withConfigFlags, type ConfigArgs, type JobContext } from './options.js';
 import { CommandArgumentError } from './source-options.js';
 import { ProgressLine } from './progress.js';
+import { decodeSummaryLines } from '../run/decode-report.js';
 import { runWorkers } from './workers.js';
 import { endWithParent } from './end-with-parent.js';
 
@@ -326,6 +327,7 @@ function summary(r: RunReport): string {
     lines.push(`  answers that proved nothing (asked again or cut again): ${bad.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   for (const u of r.empty_units ?? []) lines.push(`  warning: no rows at all for ${u}: check its address, signature, filters and range`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
+  lines.push(...decodeSummaryLines(r));
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   return `${lines.join('\n')}\n`;
 }

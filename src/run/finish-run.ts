@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import type { WindowOutcome } from './export-windows.js';
 import type { OpenedRun } from './open-run.js';
 import type { StateRead } from './read-state.js';
+import { logDecodeWarnings } from './decode-report.js';
 import { buildReport, type RunReport } from './report.js';
 import { lastRunName, type RunContext } from './run-context.js';
 import type { RunPlan } from './run-plan.js';
@@ -57,6 +58,7 @@ export async function finishReport(ctx: RunContext, o: OpenedRun, report: RunRep
   const logger = ctx.input.logger;
   if (report.empty_units?.length)
     logger.warn({ units: report.empty_units }, 'no rows at all for these units: check their address, signature, filters and range');
+  logDecodeWarnings(logger, report);
   try {
     report.report_key = await o.state.writeReport(ctx.run.runId, report, lastRunName(ctx.run.shard));
   } catch (err) {
