@@ -33,11 +33,22 @@ export function decodeReport(outcomes: readonly WindowOutcome[]): {
     into.window = [Math.min(into.window[0], o.start), Math.max(into.window[1], o.end)];
   }
   const warnings = [...byStream.entries()]
-    .filter(([, s]) => undecodedRows(s.tally) > 0)
+    .filter(([, s]) => warnsOf(s.tally))
     .map(([unit, s]) => ({ unit, window: s.window, warning: decodeWarning(s.tally) }));
   if (byTable.size === 0) return { warnings };
   const sorted = [...byTable.keys()].sort();
   return { decode_status: Object.fromEntries(sorted.map((t) => [t, byTable.get(t)!])), warnings };
+}
+
+/**
+ * A stream warns when its signature is shown wrong (indexed topics it does not mark) or none of
+ * its rows that needed decoding decoded; fewer failures (a wallet's calls to contracts of no known
+ * ABI, a few odd logs) are counted in decode_status, the summary and the metrics only.
+ */
+function warnsOf(t: DecodeTally): boolean {
+  const failed = undecodedRows(t);
+  const needed = Object.entries(t.statuses).reduce((n, [status, count]) => n + (status === 'no_calldata' ? 0 : count), 0);
+  return failed > 0 && (t.unmarked !== undefined || failed === needed);
 }
 
 /** "table t: 148 of 148 rows not decoded (no_abi 148): <why and what to do>". */
@@ -61,10 +72,10 @@ export function decodeWarning(t: DecodeTally): string {
 /** One warn log line per warning of decoding (the report's `warnings` hold them too). */
 export function logDecodeWarnings(logger: Logger, report: RunReport): void {
   for (const [table, statuses] of Object.entries(report.decode_status ?? {})) {
-    const failed = undecodedRows({ table, statuses });
-    if (failed === 0) continue;
-    const rows = Object.values(statuses).reduce((a, b) => a + b, 0);
     const hints = report.warnings.filter((w) => w.warning.startsWith(`table ${table}:`)).map((w) => w.warning);
+    if (hints.length === 0) continue;
+    const rows = Object.values(statuses).reduce((a, b) => a + b, 0);
+    const failed = undecodedRows({ table, statuses });
     logger.warn({ table, rows, rows_not_decoded: failed, decode_status: statuses, hint: hints[0] }, 'rows not decoded');
   }
 }
