@@ -14,6 +14,7 @@ import { CommandArgumentError } from './source-options.js';
 import { removedStreamsLines } from './removed-streams-lines.js';
 import { ProgressLine } from './progress.js';
 import { workerCount } from './worker-count.js';
+import { decodeSummaryLines } from '../run/decode-report.js';
 import { runWorkers } from './workers.js';
 import { endWithParent } from './end-with-parent.js';
 import { emptyStreamsLine } from '../run/empty-streams.js';
@@ -337,6 +338,7 @@ function summary(r: RunReport, jobFile: string): string {
     lines.push(`  answers that proved nothing (asked again or cut again): ${bad.map(([reason, n]) => `${reason} ${n}`).join(', ')}`);
   if (r.empty_units?.length) lines.push(`  warning: ${emptyStreamsLine(r.empty_units)}`);
   for (const f of r.failed) lines.push(`  FAILED ${f.unit} [${f.window[0]}, ${f.window[1]}): ${f.error.split('\n')[0]}`);
+  lines.push(...decodeSummaryLines(r));
   for (const w of r.warnings) lines.push(`  WARNING ${w.unit}: ${w.warning}`);
   lines.push(...removedStreamsLines(r.removed_streams, jobFile));
   return `${lines.join('\n')}\n`;

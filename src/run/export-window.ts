@@ -2,6 +2,7 @@
  * What the export stage is given and gives back (src/run/export-windows.ts): the windows to export of
  * the plan, the options of an export, its progress events and each window's outcome.
  */
+import type { DecodeTally } from './decode-tally.js';
 import type { ListDataset, Axis } from '../datasets/dataset.js';
 import { InsightExportError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -107,6 +108,8 @@ export interface WindowOutcome {
   rejected?: Partial<Record<RejectReason, number>>;
   /** Committed after the run was told to stop (its rows were all in). */
   duringStop?: boolean;
+  /** A done window's rows by decode status (datasets that decode; src/run/decode-tally.ts). */
+  decode?: DecodeTally;
 }
 
 /** A window stopped because the run is stopping (a signal, a lost lease): abandoned, not failed. */

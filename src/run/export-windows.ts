@@ -20,6 +20,7 @@ import { windowKey, type Interval } from '../plan/index.js';
 import { RunRequestPool } from './request-pool.js';
 import { windowBatches, type WindowBatch } from './window-batches.js';
 import { commitReceived } from './stop-commit.js';
+import { tallyRow, type DecodeTally } from './decode-tally.js';
 import { edgeToCommit, pagingLimit, recheckBlocks, rowCheck, windowEdges, type WindowEdges } from './window-proof.js';
 
 import { WindowAbandonedError, type ExportOptions, type ExportWindow, type WindowOutcome } from './export-window.js';
@@ -128,6 +129,8 @@ interface WindowExport {
   lastWritten: Map<number, number>;
   /** Chains whose files are finishing: all their rows were in. */
   finishing: Set<number>;
+  /** Rows written by decode status, by chain (src/run/decode-tally.ts). */
+  decodes: Map<number, DecodeTally>;
 }
 
 /** What the steps of a batch's export start with. */
@@ -148,6 +151,7 @@ function windowExport(batch: WindowBatch, opts: ExportOptions): WindowExport {
     provenTo: new Map(),
     lastWritten: new Map(),
     finishing: new Set(),
+    decodes: new Map(),
   };
 }
 
@@ -239,7 +243,9 @@ function newRows(w: WindowExport, u: ExportWindow, records: readonly unknown[], 
       continue;
     }
     keys.add(key);
-    rows.push(ds.toRow(r, u.target));
+    const row = ds.toRow(r, u.target);
+    rows.push(row);
+    tallyRow(w.decodes, u, row, r);
     if (w.windows.length > 1) countInWindow(w, u, r);
   }
   return { rows, dropped };
@@ -273,7 +279,7 @@ function countInWindow(w: WindowExport, u: ExportWindow, record: unknown): void 
  */
 function perWindow(o: WindowOutcome, windows: Interval[], rows?: number[]): WindowOutcome[] {
   if (windows.length === 1) return [o];
-  const { written, warnings, ...rest } = o;
+  const { written, warnings, decode, ...rest } = o;
   return windows.map((win, i) => {
     const last = i === windows.length - 1;
     return {
@@ -285,6 +291,7 @@ function perWindow(o: WindowOutcome, windows: Interval[], rows?: number[]): Wind
       bytes: last ? o.bytes : 0,
       ...(last && written ? { written, committed: [o.start, o.end] as [number, number] } : {}),
       ...(last && warnings ? { warnings } : {}),
+      ...(last && decode ? { decode } : {}),
     };
   });
 }
@@ -407,7 +414,8 @@ async function finishChain(w: WindowExport, u: ExportWindow, warnings: string[] 
     for (const win of w.windows) opts.onProgress?.({ kind: 'unit-failed', unitKey: u.unitKey, ...win, error: message });
     return;
   }
-  const done = { ...outcome(u, 'done', rows, files), ...(opts.signal?.aborted ? { duringStop: true } : {}) };
+  const decode = w.decodes.get(u.chainId);
+  const done = { ...outcome(u, 'done', rows, files), ...(opts.signal?.aborted ? { duringStop: true } : {}), ...(decode ? { decode } : {}) };
   if (warnings?.length) {
     done.warnings = warnings;
     for (const text of warnings) log.warn({ chainId: u.chainId }, text);

@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import type { WindowOutcome } from './export-windows.js';
 import type { OpenedRun } from './open-run.js';
 import type { StateRead } from './read-state.js';
+import { logDecodeWarnings } from './decode-report.js';
 import { buildReport, type RunReport } from './report.js';
 import { lastRunName, type RunContext } from './run-context.js';
 import type { RunPlan } from './run-plan.js';
@@ -57,6 +58,7 @@ export function dryRunReport(ctx: RunContext, o: OpenedRun, s: StateRead, p: Run
 export async function finishReport(ctx: RunContext, o: OpenedRun, report: RunReport): Promise<RunReport> {
   const logger = ctx.input.logger;
   if (report.empty_units?.length) logger.warn({ empty_streams: report.empty_units.length }, emptyStreamsLine(report.empty_units));
+  logDecodeWarnings(logger, report);
   try {
     report.report_key = await o.state.writeReport(ctx.run.runId, report, lastRunName(ctx.run.shard));
   } catch (err) {

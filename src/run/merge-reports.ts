@@ -6,6 +6,7 @@
 import { ExitCode, worstExitCode } from '../errors.js';
 import { REJECT_REASONS } from '../source/paginator.js';
 import { allBadAnswerReasons, BAD_ANSWER_REASONS } from '../source/bad-answers.js';
+import { mergeDecodeStatus } from './decode-report.js';
 import { FILES_LISTED, type ChainFigures, type RunFigures, type RunReport, type WorkerLine } from './report.js';
 import type { SettleReport } from './settle.js';
 import type { StopSummary } from './graceful-stop.js';
@@ -77,6 +78,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     bad_answers: allBadAnswerReasons(Object.fromEntries(BAD_ANSWER_REASONS.map((k) => [k, sum((r) => r.bad_answers?.[k] ?? 0)]))),
     failed: reports.flatMap((r) => r.failed),
     warnings: reports.flatMap((r) => r.warnings),
+    ...mergeDecodeStatus(reports),
     shard: m.shard,
     range_clamped: firstPerKey(
       reports.flatMap((r) => r.range_clamped),

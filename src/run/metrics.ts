@@ -7,6 +7,7 @@
  * that group only: `insight_export_last_success_timestamp_seconds`, sent by succeeded runs alone,
  * therefore survives failed runs, which is what a "no success for N hours" alert needs.
  */
+import { undecodedRows } from './decode-tally.js';
 import { InsightExportError, UserInputError, errorMessage } from '../errors.js';
 import type { RunFigures, RunReport } from './report.js';
 
@@ -139,6 +140,21 @@ function answerFamilies(report: RunReport): Family[] {
       name: 'insight_export_run_bad_answers',
       help: 'Answers of the service the last run did not take as a proof and asked again, by reason (outside_slice, implausible, block_hash, fewer_than_known, unexpectedly_empty, cut_page, edge_not_served)',
       samples: Object.entries(report.bad_answers ?? {}).map(([reason, n]) => ({ labels: { reason }, value: n })),
+    },
+    {
+      name: 'insight_export_run_rows_decode_status',
+      help: "Rows the last run wrote to each table of a dataset that decodes, by decode status (ok, no_calldata, no_abi, 'error: <reason>'); all but ok and no_calldata failed to decode",
+      samples: Object.entries(report.decode_status ?? {}).flatMap(([table, statuses]) =>
+        Object.entries(statuses).map(([status, n]) => ({ labels: { table, status }, value: n })),
+      ),
+    },
+    {
+      name: 'insight_export_run_rows_not_decoded',
+      help: 'Rows the last run wrote that failed to decode (decode_status no_abi or error), by table',
+      samples: Object.entries(report.decode_status ?? {}).map(([table, statuses]) => ({
+        labels: { table },
+        value: undecodedRows({ table, statuses }),
+      })),
     },
   ];
 }

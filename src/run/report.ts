@@ -13,6 +13,7 @@ import type { StopSummary } from './graceful-stop.js';
 import type { UnreferencedFound } from './unreferenced-check.js';
 import type { RemovedStreamsNote } from '../state/removed-streams.js';
 import { allBadAnswerReasons, type BadAnswerReason } from '../source/bad-answers.js';
+import { decodeReport, type DecodeStatusByTable } from './decode-report.js';
 
 /** The run report, written as JSON beside the state (`_state/<job>/reports/<run>.json`). */
 export interface RunReport {
@@ -57,8 +58,16 @@ export interface RunReport {
   bad_answers?: Record<BadAnswerReason, number>;
   /** Windows that failed, each with the exit code its error means (2: no retry cures it; 1: a later run may). */
   failed: { unit: string; window: [number, number]; error: string; exit_code: number }[];
-  /** What exported windows found amiss (their rows are written): e.g. NFT collections the explorer listed incompletely. */
+  /**
+   * What exported windows found amiss (their rows are written): e.g. NFT collections the explorer
+   * listed incompletely, rows that failed to decode (one per stream, src/run/decode-report.ts).
+   */
   warnings: { unit: string; window: [number, number]; warning: string }[];
+  /**
+   * Per table of a dataset that decodes: the rows this run wrote by decode status and reason
+   * ('ok', 'no_calldata', 'no_abi', 'error: <reason>'); they add up to the table's rows.
+   */
+  decode_status?: DecodeStatusByTable;
   /**
    * Data files of the job that no state names, found by this run (its job's state was empty, or
    * --repair checked the destination): readers see their rows beside the state's. `remove` is the
@@ -201,6 +210,7 @@ export interface ReportInput {
 }
 
 export function buildReport(r: ReportInput): RunReport {
+  const decode = decodeReport(r.outcomes);
   const count = (s: WindowOutcome['status']) => r.outcomes.filter((o) => o.status === s).length;
   const failed = r.outcomes.filter((o) => o.status === 'failed');
   const abandoned = count('abandoned');
@@ -235,9 +245,13 @@ export function buildReport(r: ReportInput): RunReport {
       error: o.error ?? 'unknown',
       exit_code: o.exitCode ?? ExitCode.failed,
     })),
-    warnings: r.outcomes.flatMap((o) =>
-      (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
-    ),
+    warnings: [
+      ...r.outcomes.flatMap((o) =>
+        (o.warnings ?? []).map((warning) => ({ unit: o.unitKey, window: [o.start, o.end] as [number, number], warning })),
+      ),
+      ...decode.warnings,
+    ],
+    ...(decode.decode_status ? { decode_status: decode.decode_status } : {}),
     shard: r.shard ?? null,
     range_clamped: (r.plan.clamped ?? []).map((c) => ({
       chain_id: c.chainId,
