@@ -1,6 +1,6 @@
 /**
- * The settings table as Markdown, for README.md's Configuration section (`npx tsx src/config/settings-doc.ts`;
- * a test fails when the README's copy differs).
+ * The settings table as Markdown, for docs/settings.md (`npx tsx src/config/settings-doc.ts`;
+ * a test fails when the doc's copy differs).
  */
 import { fileURLToPath } from 'node:url';
 import { SETTING_LIST } from '../settings/settings.js';
@@ -31,29 +31,29 @@ export function renderSettingsDoc(): string {
   ].join('\n');
 }
 
-/** README text with its settings table replaced by the current one. */
+/** The doc's text with its settings table replaced by the current one. */
 export function withSettingsDoc(readme: string): string {
   const start = readme.indexOf(SETTINGS_DOC_START);
   const end = readme.indexOf(SETTINGS_DOC_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no ${SETTINGS_DOC_START} ... ${SETTINGS_DOC_END} block`);
+  if (start < 0 || end < start) throw new Error(`docs/settings.md has no ${SETTINGS_DOC_START} ... ${SETTINGS_DOC_END} block`);
   return readme.slice(0, start) + renderSettingsDoc() + readme.slice(end + SETTINGS_DOC_END.length);
 }
 
-/** `npx tsx src/config/settings-doc.ts [--check]`: rewrites (or checks) README.md's settings table. */
+/** `npx tsx src/config/settings-doc.ts [--check]`: rewrites (or checks) docs/settings.md's settings table. */
 async function main(): Promise<void> {
   const { readFile, writeFile } = await import('node:fs/promises');
   const path = await import('node:path');
-  const readme = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md');
+  const readme = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/settings.md');
   const text = await readFile(readme, 'utf8');
   const next = withSettingsDoc(text);
   if (process.argv.includes('--check')) {
     if (next !== text) {
-      process.stderr.write('README.md settings table is out of date: run npx tsx src/config/settings-doc.ts\n');
+      process.stderr.write('docs/settings.md settings table is out of date: run npx tsx src/config/settings-doc.ts\n');
       process.exitCode = 1;
     }
   } else if (next !== text) {
     await writeFile(readme, next);
-    process.stdout.write('README.md settings table rewritten\n');
+    process.stdout.write('docs/settings.md settings table rewritten\n');
   }
 }
 

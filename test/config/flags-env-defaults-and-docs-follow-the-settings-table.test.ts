@@ -1,7 +1,7 @@
 /**
  * Issue 15.2: a setting is declared once (src/settings/settings.ts). The commands' flags, the
  * environment names the resolver reads, the defaults, config/default.yaml, the job file's JSON
- * Schema and the README's table all follow it; nothing else defines a flag or reads a variable
+ * Schema and docs/settings.md's table all follow it; nothing else defines a flag or reads a variable
  * for a setting.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -180,7 +180,7 @@ describe('defaults: the table, the resolver and config/default.yaml agree', () =
   }
 });
 
-describe('docs: the JSON Schema and the README say what the table says', () => {
+describe('docs: the JSON Schema and docs/settings.md say what the table says', () => {
   const schema = jobJsonSchema() as { properties: Record<string, { properties?: Record<string, { description?: string }> }> };
   for (const s of SETTING_LIST.filter((x) => x.places.includes('job'))) {
     const [section, ...names] = (s.fileKey ?? s.key).split('.');
@@ -194,8 +194,8 @@ describe('docs: the JSON Schema and the README say what the table says', () => {
     });
   }
 
-  it("README.md's Configuration section holds the table as generated", () => {
-    const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  it('docs/settings.md holds the table as generated', () => {
+    const readme = readFileSync(path.join(REPO, 'docs/settings.md'), 'utf8');
     expect(readme).toContain(renderSettingsDoc());
     for (const s of withFlag) expect(readme).toContain(`\`--${s.flag.name}\``);
   });
