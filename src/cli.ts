@@ -32,7 +32,9 @@ export async function main(argv: string[]): Promise<number> {
     .version(packageVersion())
     .wrap(Math.min(110, process.stdout.columns ?? 110))
     .fail((msg, err) => {
-      if (err) throw err;
+      // yargs' own validation (a flag given without its value) fails with a YError: bad input, not a bug.
+      if (err && err.name !== 'YError') throw err;
+      msg = msg ?? err?.message ?? '';
       const unknown = unknownFlags(msg, parser);
       throw new UserInputError(unknown?.message ?? msg, {
         hint: unknown?.hint ?? 'Run insight-export --help for the commands and their options.',

@@ -217,8 +217,8 @@ async function runOne(
   ctx: JobContext,
   { args, rewind, shard, pushTarget, argv, files }: SharedRunOptions,
 ): Promise<JobOutcome> {
-  const { count, capped } = workerCount(ctx.config.concurrency.workers);
-  if (capped) ctx.logger.warn({ workers: capped.requested, cores: capped.cores, started: count }, capped.message);
+  const { count, aboveCores } = workerCount(ctx.config.concurrency.workers);
+  if (aboveCores) ctx.logger.warn({ workers: aboveCores.requested, cores: aboveCores.cores }, aboveCores.message);
   if (count > 1) {
     // Each worker pushes its own metrics (under its shard), writes its own report and stops on the signals this run passes on; this run merges them.
     const otherFiles = files.filter((f) => f !== file);

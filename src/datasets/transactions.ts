@@ -45,7 +45,7 @@ export const transactionsDataset: Dataset<WalletTransactionsTarget, TransactionR
     pageCap: MAX_PAGE,
     filters: 'list-route',
   },
-  // The decode modules (and viem) load only when decode is on and a target is built (every run builds its targets to check its tables).
+  // The decode modules (and viem) load only when a window is built: a run with nothing to do skips them.
   async buildTarget(unit, options) {
     const { createTransactionDecoder } = options.decode ? await import('../decode/transaction-decoder.js') : {};
     return { kind: 'wallet', address: unit.wallet, label: unit.wallet, decode: options.decode, decoder: createTransactionDecoder?.({}) };

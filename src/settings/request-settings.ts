@@ -38,7 +38,7 @@ export const REQUEST_SETTINGS = {
     ...wholeNumberSetting(1, 256),
     default: () => 1,
     defaultText: '1',
-    doc: "Shard processes a run starts on this machine, each exporting its share of every unit's windows (as --shard i/N would); their reports are merged into one. requests_per_second is divided between them. At most one per core: above the machine's cores a run starts one per core and warns, naming them. Default 1.",
+    doc: "Shard processes a run starts on this machine, each exporting its share of every unit's windows (as --shard i/N would); their reports are merged into one. requests_per_second is divided between them. Above the machine's cores a run warns, naming them (workers beyond the cores compete for them). Default 1.",
     places: ALL,
   },
   'concurrency.requests_per_second': {

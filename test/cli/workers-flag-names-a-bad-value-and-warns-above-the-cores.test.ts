@@ -1,7 +1,6 @@
 /**
  * Issue 45 item 7: `--workers abc` is refused naming "abc" (not "NaN"), and `--workers N` above
- * the machine's cores starts one worker per core, saying so with the cores. The cap is checked on
- * workerCount itself, for one core and for two.
+ * the machine's cores warns, naming the cores (checked on workerCount itself).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,19 +42,18 @@ describe('--workers', () => {
     expect(r.stderr).not.toMatch(/NaN/);
   });
 
-  it('above the cores starts one worker per core and says so, naming the cores', () => {
+  it('above the cores warns naming the cores', () => {
     // The count is judged by workerCount (what `run --workers` calls); a module mock of node:os
     // does not reach a CLI already imported by another file of the same worker (isolate: false).
-    expect(workerCount(64, 1)).toEqual({
-      count: 1,
-      capped: {
+    expect(workerCount(64, 2)).toEqual({
+      count: 64,
+      aboveCores: {
         requested: 64,
-        cores: 1,
-        message: expect.stringMatching(/--workers 64 on 1 core: starting no workers \(the run exports in this process\)/),
+        cores: 2,
+        message: expect.stringMatching(/^--workers 64 on 2 cores: workers beyond the cores compete for them/),
       },
     });
-    expect(workerCount(64, 2).count).toBe(2);
-    expect(workerCount(64, 2).capped?.message).toMatch(/--workers 64 on 2 cores: starting 2 workers, one per core/);
+    expect(workerCount(64, 1).aboveCores?.message).toMatch(/^--workers 64 on 1 core:/);
     expect(workerCount(2, 2)).toEqual({ count: 2 });
   });
 });
