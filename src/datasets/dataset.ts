@@ -163,6 +163,18 @@ export interface Dataset<Target, Rec, Name extends string = string, Kind extends
   buildTarget(unit: StreamTargetOf<Kind>, options: TargetOptions): Target | Promise<Target>;
   /** Checks the job's options for the unit target before the run sends a request; throws a UserInputError. */
   checkOptions?(unit: StreamTargetOf<Kind>, options: TargetOptions): void;
+  /**
+   * The table (name and columns) of a unit target without building its target, for a dataset whose
+   * target holds a decoder (viem, the decode modules): equal to tableName and columns of the built
+   * target. Without it, the table is read from the built target.
+   */
+  tableOf?(unit: StreamTargetOf<Kind>, options: TargetOptions): TableShape | Promise<TableShape>;
+}
+
+/** A table as the job's checks see it: its name and columns. */
+export interface TableShape {
+  readonly name: string;
+  readonly columns: Column[];
 }
 
 /** `a` and `b` name the same address or hash (the service may send either case). */

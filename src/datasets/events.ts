@@ -91,6 +91,13 @@ export const eventsDataset: Dataset<EventTarget, EventRecord, 'events', 'contrac
   },
   tableName: (target) => eventSchemaTableName(target.signature, target.decoder.columns),
   columns: (target) => [...EVENT_COLUMNS, ...target.decoder.columns],
+  // The decoder's columns are a function of the signature (and ABI): no decoder built, viem not loaded.
+  async tableOf(unit, options) {
+    const abi = unit.abi ? await options.abi(unit.abi) : undefined;
+    const signature = parseEventSignature(unit.event.signature);
+    const decoded = eventDecodeColumns(effectiveEvent(signature, abi));
+    return { name: eventSchemaTableName(signature, decoded), columns: [...EVENT_COLUMNS, ...decoded] };
+  },
   sortKey: ['chain_id', 'block_number', 'log_index'],
   targetKey: (target) => `${target.address}_${target.signature.topic0.slice(2, 10)}`,
   collection: {

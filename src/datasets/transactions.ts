@@ -4,6 +4,7 @@ import { BLOCK_COLUMNS, BLOCK_WINDOW_FILTERS, blockSliceAxes, blockTime, pageQue
 import type { TransactionRecord } from '../source/records.js';
 import { MAX_PAGE } from '../source/query.js';
 import type { TransactionDecoder } from '../decode/transaction-decoder.js';
+import { TRANSACTION_DECODE_COLUMNS } from '../decode/columns.js';
 
 /** A wallet whose transactions (as sender or receiver) are exported. */
 export interface WalletTransactionsTarget {
@@ -54,6 +55,10 @@ export const transactionsDataset: Dataset<WalletTransactionsTarget, TransactionR
   columns(target) {
     return target.decoder ? [...TRANSACTION_COLUMNS, ...target.decoder.columns] : [...TRANSACTION_COLUMNS];
   },
+  tableOf: (_unit, options) => ({
+    name: 'transactions',
+    columns: options.decode ? [...TRANSACTION_COLUMNS, ...TRANSACTION_DECODE_COLUMNS] : [...TRANSACTION_COLUMNS],
+  }),
   sortKey: ['chain_id', 'block_number', 'transaction_index'],
   targetKey: (target) => target.address,
   collection: {

@@ -10,6 +10,25 @@ export const DECODE_STATUS_COLUMN = column(
   false,
 );
 
+/**
+ * The columns a transaction decoder adds to each row (decode: true): a constant, so a run knows its
+ * tables' columns without building a decoder (which loads viem).
+ */
+export const TRANSACTION_DECODE_COLUMNS = [
+  column('decoded_function_name', 'string', 'Name of the called function (null unless decode_status is ok)'),
+  column(
+    'decoded_signature',
+    'string',
+    "Canonical signature of the called function, e.g. transfer(address,uint256) (the service's text when its types are unknown)",
+  ),
+  column(
+    'decoded_inputs_json',
+    'json',
+    'Call arguments as a JSON object keyed by parameter name (unnamed: position) in ABI order; integers as decimal strings, bytes and addresses as lowercase hex',
+  ),
+  { ...DECODE_STATUS_COLUMN, description: "'ok', 'no_abi' (no ABI for the selector), 'no_calldata' (plain transfer) or 'error: <reason>'" },
+] as const;
+
 /** `tokenId` -> `token_id`, `_from` -> `from`, `ERC20Token` -> `erc20_token`; only [a-z0-9_]. */
 export function snakeCase(name: string): string {
   return name

@@ -1,9 +1,9 @@
 import type { Abi, AbiEvent, AbiFunction, AbiParameter, Hex } from 'viem';
 import { parseAbiItem } from 'abitype';
-import { column, type Column, type RowOf } from '../columns/columns.js';
+import type { Column, RowOf } from '../columns/columns.js';
 import type { TransactionRecord } from '../source/records.js';
 import { canonicalSignature, functionSelector, isSupportedType } from '../abi/abi-types.js';
-import { DECODE_STATUS_COLUMN } from './columns.js';
+import { TRANSACTION_DECODE_COLUMNS } from './columns.js';
 import type { DecodeResult } from './event-decoder.js';
 import { decodeStaticWords, staticLayout, type StaticLayout } from './static-words.js';
 import { compileParametersDecoder, type ParametersDecoder } from './calldata.js';
@@ -21,21 +21,6 @@ export interface TransactionDecoderOptions {
   /** Use the service's `decoded` object first (default true); false: decode locally first. */
   preferService?: boolean | undefined;
 }
-
-export const TRANSACTION_DECODE_COLUMNS = [
-  column('decoded_function_name', 'string', 'Name of the called function (null unless decode_status is ok)'),
-  column(
-    'decoded_signature',
-    'string',
-    "Canonical signature of the called function, e.g. transfer(address,uint256) (the service's text when its types are unknown)",
-  ),
-  column(
-    'decoded_inputs_json',
-    'json',
-    'Call arguments as a JSON object keyed by parameter name (unnamed: position) in ABI order; integers as decimal strings, bytes and addresses as lowercase hex',
-  ),
-  { ...DECODE_STATUS_COLUMN, description: "'ok', 'no_abi' (no ABI for the selector), 'no_calldata' (plain transfer) or 'error: <reason>'" },
-] as const;
 
 interface KnownFunction {
   name: string;

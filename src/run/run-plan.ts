@@ -63,8 +63,9 @@ export async function planRun(ctx: RunContext, o: OpenedRun, s: StateRead): Prom
   if (s.uncovered > 0 && !dryRun) await recoverState(state, ownsMarker(run.shard, split), logger);
   // A table keeps the columns it was first written with: an edited job is refused before it writes a
   // file (an Iceberg table may gain columns, their field ids recorded before its first file).
-  // Checked only with windows to export: a run with nothing to do builds no decoder (viem).
-  const tables = units.length > 0 ? await jobTables(job) : [];
+  // Checked whether or not the run has windows to export (an edit a later run would refuse is refused
+  // now, not when new data arrives); the tables' columns come without building a decoder (viem).
+  const tables = await jobTables(job);
   const columns = await settleTableColumns(store, job, tables, config.output.format);
   // ... and, for each window of a target, the query it was first exported with.
   await checkJobTableQueries(state, job, tables, { completed: s.listed, planned: units }, config.output.partitioning);

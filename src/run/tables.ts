@@ -1,4 +1,4 @@
-import { DATASETS, type DatasetName } from '../datasets/index.js';
+import type { DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, type StreamTarget } from '../plan/plan.js';
@@ -26,8 +26,8 @@ export interface JobTable extends TableUse {
 }
 
 /**
- * The tables a job writes, with the columns the dataset modules declare for its targets (the same
- * objects the writers get). Targets that share a default table (wallets -> transactions) are
+ * The tables a job writes, with the columns the dataset modules declare for its targets (equal to
+ * those the writers get; no decoder is built for them: TargetFactory.tableOf). Targets that share a default table (wallets -> transactions) are
  * merged by column name, a column with two types being an error; targets the job file sends to
  * one named table must have the same columns.
  */
@@ -35,10 +35,7 @@ export async function jobTables(job: Job): Promise<JobTable[]> {
   const factory = new TargetFactory(job);
   const byName = new Map<string, JobTable & { chosen: boolean }>();
   for (const spec of jobStreams(job)) {
-    const ds = DATASETS[spec.dataset];
-    const target = await factory.forDataset(spec);
-    const name = TargetFactory.tableName(spec, target);
-    const columns = ds.columns(target);
+    const { name, columns } = await factory.tableOf(spec);
     const { field, chosen } = tableField(spec.dataset, spec.target);
     const known = byName.get(name);
     if (!known) {

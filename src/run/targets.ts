@@ -4,7 +4,7 @@ import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
 import { chainIdBatches } from '../source/query.js';
-import type { TargetOptions } from '../datasets/dataset.js';
+import type { TableShape, TargetOptions } from '../datasets/dataset.js';
 import { DATASETS } from '../datasets/index.js';
 import { chosenTable, type PlannedWindow } from '../plan/plan.js';
 import { jobStreams } from '../plan/streams.js';
@@ -145,6 +145,20 @@ export class TargetFactory {
       this.built.set(key, target);
     }
     return target;
+  }
+
+  /**
+   * A unit's table (name and columns) without building its target where the dataset can say it
+   * so (no decoder built: a run with nothing to export loads neither viem nor the decode modules).
+   */
+  async tableOf(u: Pick<PlannedWindow, 'dataset' | 'target' | 'targetKey' | 'filters'>): Promise<TableShape> {
+    const ds = DATASETS[u.dataset];
+    if (ds.tableOf) {
+      const shape = await ds.tableOf(u.target, this.options(u.filters));
+      return { name: chosenTable(u.dataset, u.target) ?? shape.name, columns: shape.columns };
+    }
+    const target = await this.forDataset(u);
+    return { name: TargetFactory.tableName(u, target), columns: ds.columns(target) };
   }
 
   /** The table a unit's rows go to: the one the job file names for its dataset, else the dataset's default. */
