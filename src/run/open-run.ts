@@ -1,7 +1,8 @@
 /**
- * Stage 1 of a run, open: the source session, the job with its wallet names resolved (read-only,
- * before the lease, so a job whose names are wrong leaves nothing at the destination, not even a
- * lease), the job's lease, and the state of the job at the destination.
+ * Stage 1 of a run, open: the source session, the job with its wallet names resolved and what the
+ * job and the destination's tables refuse checked (read-only, before the lease, so a refused job
+ * leaves nothing at the destination, not even a lease or a report), the job's lease, and the state
+ * of the job at the destination.
  */
 import type { Job } from '../job/schema.js';
 import { jobStreams, type Stream } from '../plan/streams.js';
@@ -12,6 +13,7 @@ import { WindowState } from '../state/window-state.js';
 import type { RunContext } from './run-context.js';
 import type { SourceSession } from './source-session.js';
 import { openSource } from './source-session.js';
+import { refuseAtDestination } from './job-refusals.js';
 import { resolveWalletNames } from './targets.js';
 
 /** What the open stage hands the others. */
@@ -41,14 +43,16 @@ export async function openRun(ctx: RunContext): Promise<OpenedRun> {
   const onProgress = input.onProgress;
   if (onProgress) source.client.onRequest(() => onProgress({ kind: 'request' }));
   const job = await resolveWalletNames(input.job, source.client);
+  const streams = jobStreams(job);
+  const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
+  // What the job and the destination's tables refuse, refused before anything is written (src/run/job-refusals.ts).
+  await refuseAtDestination(store, job, streams, config.output, iceberg);
   // One run of a job (or of a shard) at a time, none beside maintenance (src/state/job-lease.ts): nothing is written before the lease is held.
   if (dryRun) await store.checkConditionalWrites?.(`_state/${input.job.name}/conditional-write-probe`);
   const held = dryRun
     ? noLease()
     : (open.lease = await acquireJobLease(store, input.job.name, { runId: run.runId, shard: run.shard, ttlMs: input.leaseTtlMs, logger }));
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
-  const iceberg = config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
-  iceberg?.checkIcebergLayout(config.output.partitioning);
   const remove = input.removeCommand ?? 'insight-export remove-orphan-files <job file>';
   const state = (open.state = new WindowState(store, job.name, {
     runId: run.runId,
@@ -56,7 +60,7 @@ export async function openRun(ctx: RunContext): Promise<OpenedRun> {
     // Files no state names beside a window refuse its commit (src/run/unreferenced-check.ts); an Iceberg table's readers never see them.
     ...(iceberg ? { dropReplaced: iceberg.keepReplacedFiles } : { beforeUpload: refuseFilesBeside(store, job.name, remove) }),
   }));
-  return { job, streams: jobStreams(job), source, held, signal, iceberg, state, remove };
+  return { job, streams, source, held, signal, iceberg, state, remove };
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

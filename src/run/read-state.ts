@@ -9,7 +9,6 @@ import type { Stream } from '../plan/streams.js';
 import { BlockLookup } from '../source/block-by-number.js';
 import { readKnownHeads } from '../state/chain-heads.js';
 import { DestinationFormatError, heldFormat } from '../state/destination-format.js';
-import { claimPartitions } from '../state/owners.js';
 import type { ReorgFound } from '../state/reorg-check.js';
 import { Replacements } from '../state/replacement-record.js';
 import { rewindCompleted } from '../state/rewind.js';
@@ -56,8 +55,6 @@ export async function readState(ctx: RunContext, o: OpenedRun): Promise<StateRea
   // A shard's windows are those the recorded split gives it; the windows it does not cover yet are divided once planned.
   const recorded = run.shard ? (await readShardSplit(store, job.name, run.shard.count)).split : null;
   const known = ownershipOf(run.shard, recorded);
-  // Refused at once when another job owns the partitions; claimed only once the run is about to write.
-  await claimPartitions(store, job.name, config.output.partitioning, o.streams, { checkOnly: true });
   const uncovered = dryRun ? 0 : await recoverState(state, ownsMarker(run.shard, recorded), logger, recorded);
   const done = await completedWindows(ctx, state, known);
   let completed = done.completed;

@@ -25,7 +25,7 @@ import { contractsOf, recoverState, type StateRead } from './read-state.js';
 import type { RunContext } from './run-context.js';
 import { ownershipOf, ownsMarker, planForShard, type Ownership } from './shard.js';
 import { checkJobTableQueries, jobTables, settleTableColumns } from './tables.js';
-import { checkDatasetOptions, TargetFactory } from './targets.js';
+import { TargetFactory } from './targets.js';
 import { checkUnreferencedBeforeExport, type UnreferencedFound } from './unreferenced-check.js';
 
 /** The run's plan: made once by planRun, read by every later stage. */
@@ -131,9 +131,8 @@ async function planWindows(
   const { input } = ctx;
   const { job } = o;
   const { completed, listed, heads, blocks, chains } = s;
-  // The job's options of each dataset (aggregate expressions) are checked before the plan asks the
-  // service anything; a target's decoder is built with its first window.
-  checkDatasetOptions(job);
+  // The job's options of each dataset (aggregate expressions) were checked before the lease
+  // (src/run/job-refusals.ts); a target's decoder is built with its first window.
   const factory = new TargetFactory(job);
   const plan = await select(
     await planJob(job, {
