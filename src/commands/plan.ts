@@ -1,19 +1,5 @@
 import type { CommandModule } from 'yargs';
-import {
-  emptySplit,
-  estimateRequests,
-  estimateRun,
-  planJob,
-  shardLoads,
-  uncoveredSpans,
-  withSpans,
-  type Interval,
-  type Plan,
-  type RunEstimate,
-  type ShardLoad,
-} from '../plan/index.js';
-import { settleShardSplit } from '../state/shard-split-record.js';
-import { expectedRowsFrom, unitDensities } from '../state/stream-densities.js';
+import { estimateRequests, estimateRun, type Plan, type RunEstimate, type ShardLoad } from '../plan/index.js';
 import { type StreamTarget } from '../plan/plan.js';
 import { jobStreams } from '../plan/streams.js';
 import type { Job, Target } from '../job/schema.js';
@@ -21,16 +7,11 @@ import type { TargetKind, StreamTargetOf } from '../datasets/index.js';
 import { parseStreamKey } from '../plan/stream-key.js';
 import { formatInterval, isoUtc } from '../plan/format-interval.js';
 import { openStore } from '../store/open-store.js';
-import { checkJobTableQueries, jobTables, settleTableColumns } from '../run/tables.js';
-import { WindowState } from '../state/window-state.js';
-import { Replacements } from '../state/replacement-record.js';
 import { openSource } from '../run/source-session.js';
-import { ChainChecks } from '../run/chains.js';
-import { serviceBounds } from '../run/service-bounds.js';
-import { readKnownHeads } from '../state/chain-heads.js';
-import { resolveWalletNames } from '../run/targets.js';
+import { noDestination } from '../run/no-destination.js';
+import { planReadOnly } from '../run/read-only-plan.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
-import { ownershipOf, planForShard, resolveShard, shardLabel } from '../run/shard.js';
+import { resolveShard, shardLabel } from '../run/shard.js';
 import { countRequests, pendingSettle, type PendingSettle } from '../run/settle-pending.js';
 import { removedStreamsNote } from '../state/removed-streams.js';
 import { removedStreamsLines } from './removed-streams-lines.js';
@@ -59,59 +40,27 @@ export const planCommand: CommandModule<object, PlanArgs> = {
   handler: async (args) => {
     const { job: loaded, config, logger } = await loadJobContext(args.job, args, []);
     const shard = resolveShard(args.shard);
-    const range = loaded.range;
     // Any range needs the service: only its head says how far it has indexed.
-    const needsSource = range != null || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
+    const needsSource = loaded.range != null || loaded.targets.some((t) => t.kind === 'wallet' && t.isName);
     const source = needsSource ? await openSource(config, logger) : null;
     try {
-      const job = source ? await resolveWalletNames(loaded, source.client) : loaded;
-      const store = config.output.destination ? await openStore(config.output.destination, { s3: config.s3, logger }) : null;
-      // A table whose recorded columns the job would change is refused here as the run would refuse it.
-      const tables = store ? await jobTables(job) : [];
-      if (store) await settleTableColumns(store, job, tables, config.output.format);
-      const state = store ? new WindowState(store, job.name) : null;
-      const listed = state ? await state.completedIntervals() : new Map<string, Interval[]>();
-      // Windows of a replacement a run began and did not finish are exported again by the next run (src/state/replacement-record.ts).
-      const replacements = state
-        ? new Replacements(state, { logger, guard: () => undefined, write: false, runId: 'plan', shard: null })
-        : null;
-      const completed = replacements ? await replacements.resume(listed, listed) : listed;
-      const known = store ? await readKnownHeads(store, job.name) : {};
-      const chains = source ? new ChainChecks(job, source.client, known) : null;
-      const whole = await planJob(job, {
-        completed: (k) => completed.get(k) ?? [],
-        exported: (k) => listed.get(k) ?? [],
-        ...(chains ? serviceBounds(chains) : {}),
-      });
-      // The split the shards would use: the recorded one, with the windows it does not cover divided as a run would.
-      const expected = state && shard ? expectedRowsFrom(await unitDensities(state, listed)) : undefined;
-      const split = !shard
-        ? null
-        : store
-          ? await settleShardSplit(store, job.name, shard.count, whole, {
-              write: false,
-              expected: () => Promise.resolve(expected ?? (() => undefined)),
-            })
-          : withSpans(emptySplit(shard.count), uncoveredSpans(emptySplit(shard.count), whole));
-      const balance = split ? shardLoads(whole, split, expected) : null;
-      const plan = planForShard(whole, shard, split);
-      // So is a window that would put a target's new query beside its old one in a table.
-      if (state)
-        await checkJobTableQueries(
-          state,
-          job,
-          tables,
-          { completed: listed, planned: plan.units.map((u) => ({ unitKey: u.unitKey, ...u.window })) },
-          config.output.partitioning,
-        );
+      const destination = config.output.destination;
+      const store = destination ? await openStore(destination, { s3: config.s3, logger }) : null;
+      // The plan the next run makes, by the run's own stages, read only (src/run/read-only-plan.ts).
+      const {
+        opened,
+        held,
+        plan: planned,
+      } = await planReadOnly({ job: loaded, config, logger, shard, store: store ?? noDestination(), source });
+      const { job, state } = opened;
+      const { plan, balance } = planned;
       // The windows of earlier runs not settled: the next run recounts those never recounted (src/run/settle.ts).
-      const owns = ownershipOf(shard, split).owns;
-      const settle = state ? settleSummary(await pendingSettle(job, state, completed, owns)) : null;
+      const settle = store ? settleSummary(await pendingSettle(job, state, held.completed, planned.ownership.owns)) : null;
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
       const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });
       const label = shard ? shardLabel(shard) : null;
-      const removed = store ? await removedStreamsNote(store, job, listed) : null;
+      const removed = store ? await removedStreamsNote(store, job, held.listed) : null;
       const removedLines = removedStreamsLines(removed, args.job).map((l) => `${l}\n`);
       process.stdout.write(
         args.json
@@ -152,7 +101,13 @@ export function unitLabels(job: Job, named: Job): Map<string, string> {
   return labels;
 }
 
-function render(plan: Plan, run: RunEstimate, shard: string | null, labels: Map<string, string>, balance: ShardLoad[] | null): string {
+function render(
+  plan: Plan,
+  run: RunEstimate,
+  shard: string | null,
+  labels: Map<string, string>,
+  balance: readonly ShardLoad[] | null,
+): string {
   const label = (unitKey: string) => labels.get(unitKey) ?? unitKey;
   const lines = [
     `job ${plan.jobName}${shard ? ` (shard ${shard})` : ''}: ${plan.units.length} windows to export, about ${run.total} requests ` +

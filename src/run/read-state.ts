@@ -90,6 +90,30 @@ export async function readState(ctx: RunContext, o: OpenedRun): Promise<StateRea
   };
 }
 
+/**
+ * The read-state stage of `plan`, read only: what the destination holds, with the windows of a
+ * replacement a run began and did not finish taken out as the next run takes them out. No fold and
+ * no clean (they write), and neither reorganisations nor settling are checked (their requests are
+ * the run's; `plan --json`'s `settle` names the windows the next run recounts).
+ */
+export async function readStateReadOnly(ctx: RunContext, o: OpenedRun): Promise<StateRead> {
+  const { input, run, store } = ctx;
+  const { job, state, held } = o;
+  const recorded = run.shard ? (await readShardSplit(store, job.name, run.shard.count)).split : null;
+  const listed = await state.completedIntervals();
+  const replacements = new Replacements(state, {
+    ...{ logger: input.logger, guard: () => held.assertHeld(), write: false, runId: run.runId, shard: null },
+  });
+  const completed = await replacements.resume(listed, listed);
+  const chains = new ChainChecks(job, o.source.client, await readKnownHeads(store, job.name));
+  const heads = headFinder(chains);
+  return {
+    ...{ completed, listed, recorded, known: ownershipOf(run.shard, recorded), uncovered: 0, chains, heads },
+    ...{ blocks: new BlockLookup(o.source.client, heads), repairs: new Map(), reorgs: [], replacements, unreferenced: null },
+    settle: emptySettleReport(input.config.source.settleHorizonMs / 1000),
+  };
+}
+
 /** The contracts of the streams, by chain. */
 export const contractsOf = (streams: readonly Pick<Stream, 'target' | 'chainId'>[]) =>
   streams.flatMap((u) => (u.target.kind === 'contract' ? [{ contract: u.target.contract, chainId: u.chainId }] : []));

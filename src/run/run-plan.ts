@@ -118,6 +118,8 @@ async function divideWindows(
       (densities.rows = expectedRowsFrom(await unitDensities(o.state, new Map(unitKeys.map((k) => [k, s.listed.get(k) ?? []]))))),
     guard,
   });
+  // A dry run (and `plan`) shows each shard's expected rows, a split recorded already or not.
+  if (!write && densities.rows === null) densities.rows = expectedRowsFrom(await unitDensities(o.state, s.listed));
   return { split, balance: shardLoads(whole, split, densities.rows ?? undefined) };
 }
 
