@@ -5,7 +5,7 @@
  * no positions.
  */
 import { readFileSync } from 'node:fs';
-import type { FieldPath } from '../yaml-file/field-path.js';
+import type { FieldPath, Position } from '../yaml-file/field-path.js';
 import { parseYaml } from '../yaml-file/yaml-doc.js';
 import type { Job } from './job.js';
 
@@ -16,16 +16,19 @@ export function parseFieldPath(field: string): FieldPath {
   return path;
 }
 
-/** `<job file>:<line>:<column> <field>`, or `<job file> <field>` when the file cannot be read again. */
-export function fieldPlace(job: Pick<Job, 'jobFile'>, field: string): string {
+/** Where the field is written in the job's file; undefined when the file cannot be read again. */
+export function fieldPosition(job: Pick<Job, 'jobFile'>, field: string): Position | undefined {
   try {
     const doc = parseYaml(readFileSync(job.jobFile, 'utf8'), job.jobFile);
-    if (doc.syntaxProblems.length === 0) {
-      const { line, column } = doc.locate(parseFieldPath(field));
-      return `${job.jobFile}:${line}:${column} ${field}`;
-    }
+    if (doc.syntaxProblems.length === 0) return doc.locate(parseFieldPath(field));
   } catch {
     // The file moved or is not readable now: the field alone still says where.
   }
-  return `${job.jobFile} ${field}`;
+  return undefined;
+}
+
+/** `<job file>:<line>:<column> <field>`, or `<job file> <field>` when the file cannot be read again. */
+export function fieldPlace(job: Pick<Job, 'jobFile'>, field: string): string {
+  const at = fieldPosition(job, field);
+  return at ? `${job.jobFile}:${at.line}:${at.column} ${field}` : `${job.jobFile} ${field}`;
 }

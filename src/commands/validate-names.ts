@@ -1,0 +1,43 @@
+/**
+ * `validate`'s one read of the service: a job naming a wallet (alice.eth) is refused by `run` when
+ * the name resolves to nothing or to a wallet the job also lists by address, and only the service
+ * can say which. `validate` asks it as `run` does (resolve requests, read-only) unless `--offline`,
+ * which leaves a warning naming the names it did not check.
+ */
+import type { ResolvedConfig } from '../config/index.js';
+import { fieldPosition } from '../job/field-place.js';
+import type { Job } from '../job/schema.js';
+import type { Logger } from '../log.js';
+import { openSource } from '../run/source-session.js';
+import { resolveWalletNames } from '../run/targets.js';
+
+export interface NameWarning {
+  line: number;
+  column: number;
+  field: string;
+  message: string;
+}
+
+/** The job's wallet names resolved as a run resolves them (throws what a run throws), or, offline, a warning per name. */
+export async function checkWalletNames(job: Job, config: ResolvedConfig, logger: Logger, offline: boolean): Promise<NameWarning[]> {
+  const named = job.targets.filter((t) => t.kind === 'wallet' && t.isName);
+  if (named.length === 0) return [];
+  if (offline) {
+    return named.map((t) => {
+      const field = `targets[${t.index}].wallet`;
+      const at = fieldPosition(job, field) ?? { line: 1, column: 1 };
+      return {
+        ...at,
+        field,
+        message: 'not resolved (--offline): run refuses a name that resolves to no address or to a wallet the job also lists',
+      };
+    });
+  }
+  const source = await openSource(config, logger);
+  try {
+    await resolveWalletNames(job, source.client);
+  } finally {
+    await source.close();
+  }
+  return [];
+}
