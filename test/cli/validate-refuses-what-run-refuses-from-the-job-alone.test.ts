@@ -2,7 +2,7 @@
  * Issue 45 item 6: `validate` passed jobs `run` then refused with exit 2. Each case here passed
  * `validate` before: validate now refuses it as run does, naming the file, line and field.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-in-process.js';
@@ -42,5 +42,15 @@ describe('validate refuses what run refuses', () => {
         message: expect.stringContaining('not resolved (--offline)') as unknown,
       }),
     ]);
+  });
+
+  it('an Iceberg destination whose partitioning does not start with {dataset}/ (run refused it after taking the lease)', async () => {
+    const file = jobFile([`  - wallet: ${ALICE}`], ['  format: iceberg', '  partitioning: "chain_id={chain_id}/{dataset}/date={date}"']);
+    const v = await runCli(['validate', file]);
+    expect(v.code).toBe(2);
+    expect(v.stderr).toMatch(/output\.partitioning=.*\(job \S*job\.yaml:13:\d+\): must start with \{dataset\}\/ for Iceberg tables/);
+    const r = await runCli(['run', file]);
+    expect(r.code).toBe(2);
+    expect(existsSync(join(tmp.dir, 'out')), 'a refused run writes nothing').toBe(false);
   });
 });
