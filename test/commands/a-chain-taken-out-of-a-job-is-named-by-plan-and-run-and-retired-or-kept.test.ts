@@ -10,6 +10,8 @@ import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
+import { mergeWorkerReports } from '../../src/run/merge-reports.js';
+import type { RunReport } from '../../src/run/report.js';
 import { retireStreams } from '../../src/state/removed-streams.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli-in-process.js';
@@ -67,7 +69,20 @@ it('plan and run name the chain taken out; retire --delete removes its files, st
 
   const run = await runCli(['run', after, '--json', '--log-level', 'error']);
   expect(run.code).toBe(0);
-  expect(JSON.parse(run.stdout).removed_streams.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  const runReport = JSON.parse(run.stdout) as RunReport;
+  expect(runReport.removed_streams!.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  // `run --workers 2`: the run's report merges its workers', each of which names the stream.
+  const workers = [0, 1].map((index) => ({ index, shard: `${index}/2`, exit_code: 0, report: runReport }));
+  const merged = mergeWorkerReports({
+    job: 'edits',
+    runId: 'r',
+    started: Date.now(),
+    destination: out,
+    unitsTotal: 1,
+    shard: null,
+    workers,
+  });
+  expect(merged.report.removed_streams).toEqual(runReport.removed_streams);
   const runText = await runCli(['run', after, '--log-level', 'error']);
   expect(runText.stdout).toContain('NOT IN THE JOB');
 
