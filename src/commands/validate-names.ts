@@ -41,3 +41,26 @@ export async function checkWalletNames(job: Job, config: ResolvedConfig, logger:
   }
   return [];
 }
+
+/**
+ * Settings a run needs that neither the job, the environment, the config file nor validate's flags
+ * set: not an error (a scheduler may give them as flags to `run` only), but `run` refuses without them.
+ */
+export function unsetForRun(config: ResolvedConfig): NameWarning[] {
+  const unset: NameWarning[] = [];
+  if (!config.output.destination)
+    unset.push({
+      line: 1,
+      column: 1,
+      field: 'output.destination',
+      message: 'is not set: run refuses the job unless --destination or INSIGHT_EXPORT_DESTINATION gives it',
+    });
+  if (!config.source.baseUrl)
+    unset.push({
+      line: 1,
+      column: 1,
+      field: 'source.base_url',
+      message: 'is not set: run refuses the job unless --base-url or INSIGHT_BASE_URL gives it ("sandbox" for the built-in one)',
+    });
+  return unset;
+}

@@ -3,7 +3,7 @@ import { describeError, ExitCode, InsightExportError, worstExitCode } from '../e
 import { jobTables } from '../run/tables.js';
 import { checkDatasetOptions } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
-import { checkWalletNames } from './validate-names.js';
+import { checkWalletNames, unsetForRun } from './validate-names.js';
 
 interface ValidateArgs extends ConfigArgs {
   jobs: string[];
@@ -74,7 +74,11 @@ async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdi
       job: job.name,
       targets: job.targets.length,
       unit_streams: units,
-      warnings: [...job.warnings.map((w) => ({ line: w.line, column: w.column, field: w.field, message: w.message })), ...nameWarnings],
+      warnings: [
+        ...job.warnings.map((w) => ({ line: w.line, column: w.column, field: w.field, message: w.message })),
+        ...nameWarnings,
+        ...unsetForRun(config),
+      ],
     };
   } catch (err) {
     const { text, exitCode } = describeError(err);

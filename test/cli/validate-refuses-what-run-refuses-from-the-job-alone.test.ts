@@ -53,4 +53,24 @@ describe('validate refuses what run refuses', () => {
     expect(r.code).toBe(2);
     expect(existsSync(join(tmp.dir, 'out')), 'a refused run writes nothing').toBe(false);
   });
+
+  it('a job with no destination or service warns that run refuses it without them', async () => {
+    const file = join(tmp.dir, 'unset.yaml');
+    const text = [
+      'name: unset',
+      'source:',
+      '  chains: [1]',
+      'targets:',
+      `  - wallet: ${ALICE}`,
+      'range: {from: "2024-02-01", to: "2024-02-02"}',
+      '',
+    ];
+    writeFileSync(file, text.join('\n'));
+    const v = await runCli(['validate', file, '--json']);
+    expect(v.code).toBe(0);
+    const [verdict] = JSON.parse(v.stdout) as { warnings: { field: string; message: string }[] }[];
+    expect(verdict!.warnings.map((w) => w.field)).toEqual(['output.destination', 'source.base_url']);
+    expect(verdict!.warnings[0]!.message).toContain('run refuses the job unless --destination');
+    expect((await runCli(['run', file, '--log-level', 'error'])).code).toBe(2);
+  });
 });
