@@ -1,9 +1,10 @@
 import type { CommandModule } from 'yargs';
-import { UserInputError } from '../errors.js';
+import type { TableCommitted } from '../iceberg/index.js';
 import { acquireJobLease } from '../state/job-lease.js';
 import { keepStreams, removedStreams, retireStreams } from '../state/removed-streams.js';
 import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
+import { icebergRetirement } from './retire-iceberg.js';
 import { CommandArgumentError } from './source-options.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
@@ -37,11 +38,6 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
         hint: 'Give one: --delete removes the streams, --keep keeps them.',
       });
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
-    if (args.delete && config.output.format === 'iceberg')
-      throw new UserInputError('retire --delete does not remove streams from Iceberg tables yet', {
-        details: `job ${job.name}: output.format iceberg`,
-        hint: "Their rows stay in the tables' snapshots; `insight-export retire <job file> --keep` keeps them and stops plan and run naming them.",
-      });
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = `retire-${process.pid}-${Date.now()}`;
     const lease =
@@ -50,8 +46,12 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
       const listed = await new WindowState(store, job.name).completedIntervals();
       const found = await removedStreams(store, job, listed, { withKept: args.delete === true });
       const units = found.map((s) => s.unit);
+      const iceberg = args.delete && config.output.format === 'iceberg' ? await icebergRetirement(job, config, logger, runId) : null;
       const done = args.delete
-        ? { deleted: await retireStreams(store, job, units, config.output.partitioning) }
+        ? {
+            deleted: await retireStreams(store, job, units, config.output.partitioning, { tables: iceberg?.tables }),
+            ...(iceberg ? { iceberg_commits: iceberg.commits } : {}),
+          }
         : args.keep
           ? (await keepStreams(store, job.name, units), { kept: units })
           : {};
@@ -70,7 +70,7 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
 function text(
   job: string,
   found: { unit: string; windows: number }[],
-  done: { deleted?: Awaited<ReturnType<typeof retireStreams>>; kept?: string[] },
+  done: { deleted?: Awaited<ReturnType<typeof retireStreams>>; kept?: string[]; iceberg_commits?: TableCommitted[] },
 ): string {
   const lines = [`job ${job}: ${found.length} stream(s) no longer in the job with windows at the destination`];
   for (const s of found) lines.push(`  ${s.unit}: ${s.windows} window(s)`);
@@ -79,7 +79,11 @@ function text(
     lines.push(
       `deleted ${d.streams.length} stream(s)${d.resumed ? ' (finishing an interrupted removal)' : ''}: ${d.files} file(s), ${d.state_objects} state object(s), ${d.claims} partition claim(s)`,
     );
-  else if (done.kept) lines.push(`kept ${done.kept.length} stream(s): plan and run no longer name them`);
-  else if (found.length > 0) lines.push('next: retire <job file> --delete removes their files, state and claims; --keep keeps them');
+  for (const c of done.iceberg_commits ?? [])
+    lines.push(
+      `  table ${c.table}: ${c.operation} snapshot ${c.snapshot_id}, files +${c.added_files} -${c.deleted_files} (kept for older snapshots)`,
+    );
+  if (done.kept) lines.push(`kept ${done.kept.length} stream(s): plan and run no longer name them`);
+  else if (found.length > 0 && !d) lines.push('next: retire <job file> --delete removes their files, state and claims; --keep keeps them');
   return `${lines.join('\n')}\n`;
 }

@@ -3,10 +3,12 @@ import { describeError, ExitCode, InsightExportError, worstExitCode } from '../e
 import { jobTables } from '../run/tables.js';
 import { checkDatasetOptions } from '../run/targets.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { checkWalletNames, unsetForRun } from './validate-names.js';
 
 interface ValidateArgs extends ConfigArgs {
   jobs: string[];
   json: boolean;
+  offline: boolean;
 }
 
 /** What `validate` found in one job file. */
@@ -22,7 +24,7 @@ interface FileVerdict {
   error?: { message: string; details?: string | undefined; hint?: string | undefined; problems: string[] };
 }
 
-/** Checks job files and the configuration they resolve to, without contacting anything. */
+/** Checks job files and the configuration they resolve to; contacts the service only to resolve wallet names (not with --offline). */
 export function validateCommand(setExit: (code: number) => void): CommandModule<object, ValidateArgs> {
   return {
     command: 'validate <jobs..>',
@@ -31,6 +33,11 @@ export function validateCommand(setExit: (code: number) => void): CommandModule<
       withConfigFlags(y)
         .positional('jobs', { type: 'string', array: true, demandOption: true, describe: 'Job file(s) (YAML or JSON)' })
         .option('json', { type: 'boolean', default: false, describe: 'Print one verdict per file as JSON' })
+        .option('offline', {
+          type: 'boolean',
+          default: false,
+          describe: 'Send no request: wallet names are not resolved (a warning names each)',
+        })
         .example('$0 validate jobs/*.yaml', 'Check every job file') as never,
     handler: async (args) => {
       const verdicts: FileVerdict[] = [];
@@ -54,10 +61,11 @@ export function validateCommand(setExit: (code: number) => void): CommandModule<
 /** One file's verdict; its problems are printed on stderr as they are found (without --json). */
 async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdict> {
   try {
-    const { job } = await loadJobContext(file, args, []);
+    const { job, config, logger } = await loadJobContext(file, args, []);
     checkDatasetOptions(job);
     // Tables two targets would write with different columns: what run refuses before any request.
     await jobTables(job);
+    const nameWarnings = await checkWalletNames(job, config, logger, args.offline);
     const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
     return {
       file,
@@ -66,7 +74,11 @@ async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdi
       job: job.name,
       targets: job.targets.length,
       unit_streams: units,
-      warnings: job.warnings.map((w) => ({ line: w.line, column: w.column, field: w.field, message: w.message })),
+      warnings: [
+        ...job.warnings.map((w) => ({ line: w.line, column: w.column, field: w.field, message: w.message })),
+        ...nameWarnings,
+        ...unsetForRun(config),
+      ],
     };
   } catch (err) {
     const { text, exitCode } = describeError(err);

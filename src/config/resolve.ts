@@ -18,6 +18,7 @@ import { FileProblemsError, type FileProblem } from '../yaml-file/problems.js';
 import { issuesToProblems } from '../yaml-file/issues.js';
 import { dropEmptySections, parseYaml } from '../yaml-file/yaml-doc.js';
 import { partitioningUses } from '../sink/partitioning.js';
+import { fieldPosition } from '../yaml-file/field-place.js';
 import { SANDBOX } from '../settings/values.js';
 import { compressionAllowed, compressionsList } from '../sink/formats.js';
 import type { Compression, OutputFormat } from '../sink/sink.js';
@@ -269,6 +270,13 @@ function checkAcrossSettings(layers: Layers, input: ResolveConfigInput): void {
       hint: 'files of different datasets have different columns: keep them in different folders',
     });
   }
+  if (format === 'iceberg' && partitioning.split('/')[0] !== '{dataset}') {
+    problems.push({
+      where: `output.partitioning=${JSON.stringify(partitioning)} (${originLine(layers, input, 'output.partitioning')})`,
+      message: `must start with {dataset}/ for Iceberg tables (output.format from ${layers.originOf('output.format')})`,
+      hint: 'each table is the folder of its dataset: keep the default "{dataset}/chain_id={chain_id}/date={date}"',
+    });
+  }
   if (input.require?.includes('source') && !layers.get('source.base_url')) {
     problems.push({
       where: 'source.base_url',
@@ -283,6 +291,13 @@ function checkAcrossSettings(layers: Layers, input: ResolveConfigInput): void {
       hint: 'set output.destination in the job ("s3://bucket/prefix" or "./out"), INSIGHT_EXPORT_DESTINATION, or --destination',
     });
   }
+}
+
+/** A setting's origin, with its line when a job file set it. */
+function originLine(layers: Layers, input: ResolveConfigInput, key: string): string {
+  const origin = layers.originOf(key);
+  const at = input.job && origin.startsWith('job ') ? fieldPosition(input.job.jobFile, key) : undefined;
+  return at ? `${origin}:${at.line}:${at.column}` : origin;
 }
 
 function throwProblems(problems: Problem[]): void {

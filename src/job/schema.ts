@@ -92,5 +92,9 @@ export type JobFileInput = z.input<typeof JobFileSchema>;
 
 export function jobJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(JobFileSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
-  return { $schema: schema.$schema, title: 'insight-export job', ...schema };
+  // Top-level `x-` keys are the file's own blocks (anchored and merged elsewhere): the loader drops them (load.ts).
+  const extensionKeys = {
+    '^x-': { description: "The file's own block (to anchor and merge elsewhere, as in docker-compose files): the job ignores it." },
+  };
+  return { $schema: schema.$schema, title: 'insight-export job', ...schema, patternProperties: extensionKeys };
 }

@@ -104,6 +104,7 @@ export function mergeWorkerReports(m: MergeInput): { report: RunReport; exitCode
     })),
     workers: m.workers.map(workerLine),
     ...mergedStop(reports),
+    ...removedStreams(reports),
     ...(errors.length > 0 ? { error: errors.join('\n') } : {}),
   };
   return { report, exitCode };
@@ -191,6 +192,16 @@ function mergeSettle(reports: RunReport[]): Pick<RunReport, 'settle'> {
 }
 
 /** The workers' stops as one: what they kept and abandoned added up, the latest deadline. */
+/** The streams no longer in the job, as every worker found them at the destination (each once). */
+function removedStreams(reports: RunReport[]): Pick<RunReport, 'removed_streams'> {
+  const notes = reports.flatMap((r) => (r.removed_streams ? [r.removed_streams] : []));
+  if (notes.length === 0) return {};
+  const byUnit = new Map<string, number>();
+  for (const s of notes.flatMap((n) => n.streams)) byUnit.set(s.unit, Math.max(byUnit.get(s.unit) ?? 0, s.windows));
+  const streams = [...byUnit].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([unit, windows]) => ({ unit, windows }));
+  return { removed_streams: { streams, next: notes[0]!.next } };
+}
+
 function mergedStop(reports: RunReport[]): Pick<RunReport, 'stop'> {
   const stops = reports.flatMap((r) => (r.stop ? [r.stop] : []));
   if (stops.length === 0) return {};

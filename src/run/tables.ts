@@ -1,5 +1,6 @@
 import type { DatasetName } from '../datasets/index.js';
 import { UserInputError } from '../errors.js';
+import { fieldPlace } from '../job/field-place.js';
 import type { Job } from '../job/schema.js';
 import { chosenTable, type StreamTarget } from '../plan/plan.js';
 import { queryFields, jobStreams } from '../plan/streams.js';
@@ -48,7 +49,7 @@ export async function jobTables(job: Job): Promise<JobTable[]> {
         known.dataset === spec.dataset ? columnsDiffer(columnShape(known.columns), columnShape(columns)) : `it holds ${known.dataset}`;
       if (diff) {
         throw new TableSchemaConflictError(`Table "${name}" is named for rows with other columns`, {
-          details: `${job.jobFile} ${field} against ${known.field}: ${diff}`,
+          details: `${fieldPlace(job, field)} against ${fieldPlace(job, known.field)}: ${diff}`,
           hint: 'Give each a table name of its own.',
         });
       }
@@ -59,7 +60,7 @@ export async function jobTables(job: Job): Promise<JobTable[]> {
       if (!same) known.columns.push(c);
       else if (same.type !== c.type) {
         throw new TableSchemaConflictError(`Table ${name} gets column ${c.name} as both ${same.type} and ${c.type}`, {
-          details: `job ${job.name}, unit ${spec.unitKey}`,
+          details: `${fieldPlace(job, field)} against ${fieldPlace(job, known.field)} (unit ${spec.unitKey})`,
         });
       }
     }

@@ -1,5 +1,6 @@
 import type { Abi } from 'viem';
 import { UserInputError } from '../errors.js';
+import { fieldPlace } from '../job/field-place.js';
 import type { Job } from '../job/schema.js';
 import type { InsightClient } from '../source/client.js';
 import { HttpStatusError } from '../source/errors.js';
@@ -32,7 +33,7 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
       const address = await nameAddress(client, t.wallet, t.chains);
       if (!address.ok) {
         throw new NameNotResolvedError(`The name "${t.wallet}" does not resolve to an address`, {
-          details: `${job.jobFile} targets[${t.index}].wallet (${address.why})`,
+          details: `${fieldPlace(job, `targets[${t.index}].wallet`)} (${address.why})`,
           hint: 'Write the wallet address instead, or check the name.',
           cause: address.cause,
         });
@@ -48,7 +49,7 @@ export async function resolveWalletNames(job: Job, client: InsightClient): Promi
     const first = seen.get(t.wallet);
     if (first) {
       throw new DuplicateTargetError(`The wallet "${original.wallet}" is already targets[${first.index}] ("${first.label}")`, {
-        details: `${job.jobFile} targets[${t.index}].wallet resolves to ${t.wallet}`,
+        details: `${fieldPlace(job, `targets[${t.index}].wallet`)} resolves to ${t.wallet}, as ${fieldPlace(job, `targets[${first.index}].wallet`)} does`,
         hint: 'List its datasets in one target.',
       });
     }

@@ -107,21 +107,45 @@ export interface Retired {
   resumed: boolean;
 }
 
+/** An Iceberg job's tables, for a removal to take the streams' rows out of them. */
+export interface RetiringTables {
+  /** Throws when a file to retire is in a table the job no longer writes (no commit would drop it). */
+  check(files: readonly string[]): void;
+  /** Commits each table as the state's live files: once the streams' state is gone, a snapshot without their files. */
+  commit(): Promise<void>;
+}
+
+export interface RetireOptions {
+  /**
+   * Iceberg: the tables are committed once the streams' state is deleted (their rows leave the
+   * current snapshots), and their files stay for the older snapshots that name them, until
+   * expire-snapshots and remove-orphan-files.
+   */
+  tables?: RetiringTables | undefined;
+}
+
 /**
  * Deletes `units` (streams the job no longer has) at the destination: their files, state and the
  * claims no stream of the job still needs. The caller holds the job's exclusive lease. Refused when
  * a file of theirs also holds another stream's rows (compaction merges a partition's files).
  */
-export async function retireStreams(store: ObjectStore, job: Job, units: readonly string[], partitioning: string): Promise<Retired> {
+export async function retireStreams(
+  store: ObjectStore,
+  job: Job,
+  units: readonly string[],
+  partitioning: string,
+  opts: RetireOptions = {},
+): Promise<Retired> {
   const earlier = await readJson<Retiring>(store, retiringKey(job.name));
-  const resumed = earlier ? await finish(store, job.name, earlier) : null;
+  const resumed = earlier ? await finish(store, job.name, earlier, opts.tables) : null;
   const plan = await retiring(
     store,
     job,
     units.filter((u) => !earlier?.streams.includes(u)),
     partitioning,
+    opts.tables,
   );
-  const done = plan.streams.length > 0 ? await finish(store, job.name, plan) : { state: 0 };
+  const done = plan.streams.length > 0 ? await finish(store, job.name, plan, opts.tables) : { state: 0 };
   const kept = await readKeptStreams(store, job.name);
   if (units.some((u) => kept.has(u))) {
     const left = [...kept].filter((u) => !units.includes(u));
@@ -137,7 +161,13 @@ export async function retireStreams(store: ObjectStore, job: Job, units: readonl
 }
 
 /** What deleting `units` takes: their files (none shared with the job's other streams) and the claims only they need. */
-async function retiring(store: ObjectStore, job: Job, units: readonly string[], partitioning: string): Promise<Retiring> {
+async function retiring(
+  store: ObjectStore,
+  job: Job,
+  units: readonly string[],
+  partitioning: string,
+  tables: RetiringTables | undefined,
+): Promise<Retiring> {
   const state = new WindowState(store, job.name);
   const gone = new Set(units);
   const files = new Set<string>();
@@ -162,11 +192,12 @@ async function retiring(store: ObjectStore, job: Job, units: readonly string[], 
     const name = claimName({ dataset: k.dataset, targetKey: k.target, chainId: k.chainId }, partitioning, job.name);
     if (!needed.has(name)) claims.add(`${OWNERS_ROOT}/${name}/${job.name}.json`);
   }
-  return { format: 1, streams: [...gone].sort(), files: [...files].sort(), claims: [...claims].sort() };
+  tables?.check([...files]);
+  return { format: 1, streams: [...gone].sort(), files: tables ? [] : [...files].sort(), claims: [...claims].sort() };
 }
 
-/** Runs a recorded removal to its end: record, state, files, claims, record gone. */
-async function finish(store: ObjectStore, jobName: string, r: Retiring): Promise<{ state: number }> {
+/** Runs a recorded removal to its end: record, state, (Iceberg: the tables' commit), files, claims, record gone. */
+async function finish(store: ObjectStore, jobName: string, r: Retiring, tables?: RetiringTables): Promise<{ state: number }> {
   await store.put(retiringKey(jobName), JSON.stringify(r), { contentType: 'application/json' });
   const root = `_state/${jobName}/`;
   const gone = new Set(r.streams);
@@ -180,6 +211,7 @@ async function finish(store: ObjectStore, jobName: string, r: Retiring): Promise
     if (unit !== null && gone.has(unit)) stateKeys.push(o.key);
   }
   await store.deleteMany(stateKeys);
+  await tables?.commit();
   await store.deleteMany(r.files);
   await store.deleteMany(r.claims);
   await store.delete(retiringKey(jobName));

@@ -18,7 +18,7 @@ const target = (contract: string, sig: string) => [
 ];
 
 describe('validate', () => {
-  it('refuses one table name for rows with other columns, naming both fields', async () => {
+  it('refuses one table name for rows with other columns, naming both fields with their file and line', async () => {
     const file = join(tmp.dir, 'job.yaml');
     const head = ['name: tables', 'source:', '  base_url: sandbox', '  chains: [1]', 'targets:'];
     const targets = [
@@ -30,6 +30,9 @@ describe('validate', () => {
     const r = await runCli(['validate', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('Table "shared" is named for rows with other columns');
-    expect(r.stderr).toContain('targets[1].events[0].tables.events against targets[0].events[0].tables.events');
+    // Each field with its file and line, as the loader's own problems are named.
+    expect(r.stderr).toMatch(
+      /job\.yaml:13:\d+ targets\[1\]\.events\[0\]\.tables\.events against \S*job\.yaml:9:\d+ targets\[0\]\.events\[0\]\.tables\.events/,
+    );
   });
 });

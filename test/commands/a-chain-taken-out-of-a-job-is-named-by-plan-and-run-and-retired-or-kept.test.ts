@@ -4,15 +4,18 @@
  * report); `retire --keep` keeps it and they stop naming it; `retire --delete` removes its files,
  * state and claim (verify stays complete, no chain 1 file is left for a glob to read, the chain
  * can be added back and is exported again); killed at any write, the next `--delete` finishes
- * it. An Iceberg job's `--delete` is refused with what to do instead.
+ * it. An Iceberg job's `--delete` commits the tables without the chain's files.
  */
 import { cpSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
+import { mergeWorkerReports } from '../../src/run/merge-reports.js';
+import type { RunReport } from '../../src/run/report.js';
 import { retireStreams } from '../../src/state/removed-streams.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli } from '../helpers/cli-in-process.js';
+import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -43,11 +46,11 @@ const chainOneState = (out: string) => walk(join(out, '_state/edits')).filter((k
 const claims = (out: string) => walk(join(out, '_state/_owners'));
 
 /** A destination where job `edits` exported chains 1 and 8453, and its job file now on 8453 only. */
-async function exported(name: string): Promise<{ out: string; before: string; after: string }> {
+async function exported(name: string, format = 'ndjson'): Promise<{ out: string; before: string; after: string }> {
   const dir = join(tmp.dir, name);
   const out = join(dir, 'out');
-  const before = await writeJob(dir, jobOf([1, 8453], out), 'before.yaml');
-  const after = await writeJob(dir, jobOf([8453], out), 'after.yaml');
+  const before = await writeJob(dir, jobOf([1, 8453], out, format), 'before.yaml');
+  const after = await writeJob(dir, jobOf([8453], out, format), 'after.yaml');
   expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
   expect(chainOneFiles(out).length).toBeGreaterThan(0);
   return { out, before, after };
@@ -67,7 +70,20 @@ it('plan and run name the chain taken out; retire --delete removes its files, st
 
   const run = await runCli(['run', after, '--json', '--log-level', 'error']);
   expect(run.code).toBe(0);
-  expect(JSON.parse(run.stdout).removed_streams.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  const runReport = JSON.parse(run.stdout) as RunReport;
+  expect(runReport.removed_streams!.streams).toEqual([{ unit: chainOne, windows: 2 }]);
+  // `run --workers 2`: the run's report merges its workers', each of which names the stream.
+  const workers = [0, 1].map((index) => ({ index, shard: `${index}/2`, exit_code: 0, report: runReport }));
+  const merged = mergeWorkerReports({
+    job: 'edits',
+    runId: 'r',
+    started: Date.now(),
+    destination: out,
+    unitsTotal: 1,
+    shard: null,
+    workers,
+  });
+  expect(merged.report.removed_streams).toEqual(runReport.removed_streams);
   const runText = await runCli(['run', after, '--log-level', 'error']);
   expect(runText.stdout).toContain('NOT IN THE JOB');
 
@@ -134,11 +150,39 @@ it('a removal killed at any write is finished by the next one, and touches nothi
   }
 });
 
-it("an Iceberg job's retire --delete is refused, naming --keep", { timeout: 60_000 }, async () => {
-  const dir = join(tmp.dir, 'iceberg');
-  const file = await writeJob(dir, jobOf([8453], join(dir, 'out'), 'iceberg'), 'job.yaml');
-  const r = await runCli(['retire', file, '--delete', '--log-level', 'error']);
-  expect(r.code).toBe(2);
-  expect(r.stderr).toContain('does not remove streams from Iceberg tables yet');
-  expect(r.stderr).toContain('--keep');
-});
+it(
+  "an Iceberg job's retire --delete takes the chain's rows out of the tables in one snapshot, and an interrupted one is finished",
+  { timeout: 120_000 },
+  async () => {
+    const { out, after } = await exported('iceberg', 'iceberg');
+    const store = await openStore(out);
+    const before = await icebirdRows(store, 'transactions');
+    const kept = sortedRows(before.filter((r) => r.chain_id !== '1'));
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(before.length);
+    const dataFiles = chainOneFiles(out);
+
+    // Killed after the streams' state is deleted, before the tables' commit: the next --delete finishes it.
+    const unit = `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
+    const killed = { check: () => undefined, commit: () => Promise.reject(new Crash()) };
+    await expect(retireStreams(store, await loadJob(after), [unit], PARTITIONING, { tables: killed })).rejects.toThrow(Crash);
+    expect(chainOneState(out)).toEqual([]);
+
+    const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+    expect(r.code, r.stderr).toBe(0);
+    const done = JSON.parse(r.stdout) as {
+      deleted: { streams: string[]; resumed: boolean };
+      iceberg_commits: { table: string; deleted_files: number }[];
+    };
+    expect(done.deleted).toMatchObject({ streams: [unit], resumed: true });
+    expect(done.iceberg_commits).toEqual([expect.objectContaining({ table: 'transactions', deleted_files: dataFiles.length })]);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
+    expect(claims(out)).toHaveLength(1);
+    // Their files stay for the older snapshots that name them (expire-snapshots, then remove-orphan-files).
+    expect(chainOneFiles(out)).toEqual(dataFiles);
+    const verify = await runCli(['verify', after, '--json', '--log-level', 'error']);
+    expect(verify.code, verify.stdout).toBe(0);
+    expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, problems: [] });
+    expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+  },
+);
