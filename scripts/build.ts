@@ -5,11 +5,15 @@
  * The sandbox package (packages/sandbox, `@insight-export/sandbox`) ships as TypeScript in the
  * repository: the library gets it as dist/sandbox/ (its entries bundled, importing the product's
  * dist/shared-with-sandbox.js, the one module it shares), and the library's imports of the package
- * name point there; the CLI bundle holds it like any other module.
+ * name point there; the CLI bundle holds it like any other module. The package is private (a
+ * devDependency: no registry has it), so the library's declarations cannot name it either: its
+ * declarations are emitted into dist/sandbox/ beside its bundle (tsc --noCheck: the build's tsc above
+ * has type-checked them, as the library imports them) and the library's .d.ts point there too.
  */
 import { execFileSync } from 'node:child_process';
 import { build } from 'esbuild';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { bundleCli } from './cli-bundle.js';
@@ -30,10 +34,12 @@ execFileSync(
 );
 
 await bundleTheSandboxForTheLibrary(outDir);
+emitTheSandboxDeclarations(outDir);
+pointTheLibraryAtTheSandbox(outDir);
 
 await bundleCli(path.join(REPO, 'src/cli.ts'), path.join(outDir, 'bin'));
 
-/** dist/sandbox/index.js and rpc.js from the package's entries, and the library's imports of the package pointed at them. */
+/** dist/sandbox/index.js and rpc.js from the package's entries. */
 async function bundleTheSandboxForTheLibrary(dist: string): Promise<void> {
   const sandboxDir = path.join(dist, 'sandbox');
   rmSync(sandboxDir, { recursive: true, force: true });
@@ -57,7 +63,41 @@ async function bundleTheSandboxForTheLibrary(dist: string): Promise<void> {
     logLevel: 'warning',
     sourcemap: false,
   });
-  for (const file of jsFiles(dist)) {
+}
+
+/**
+ * The sandbox's declarations as dist/sandbox/**\/*.d.ts (index.d.ts beside index.js; rpc/index.d.ts),
+ * their imports of src/shared-with-sandbox.js pointed at dist/shared-with-sandbox.js.
+ */
+function emitTheSandboxDeclarations(dist: string): void {
+  const tmp = mkdtempSync(path.join(tmpdir(), 'sandbox-types-'));
+  try {
+    const entries = ['packages/sandbox/src/index.ts', 'packages/sandbox/src/rpc/index.ts'].map((e) => path.join(REPO, e));
+    // Files named on the command line: tsc reads no tsconfig, so the options the build's are given here.
+    const options = ['--noCheck', '--declaration', '--emitDeclarationOnly', '--rootDir', REPO, '--outDir', tmp, '--skipLibCheck'];
+    const compiler = ['--target', 'ES2022', '--lib', 'ES2023', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--strict'];
+    const more = ['--noUncheckedIndexedAccess', '--resolveJsonModule', '--esModuleInterop', '--types', 'node'];
+    execFileSync(process.execPath, [path.join(REPO, 'node_modules/typescript/bin/tsc'), ...options, ...compiler, ...more, ...entries], {
+      stdio: 'inherit',
+    });
+    const sandboxDir = path.join(dist, 'sandbox');
+    cpSync(path.join(tmp, 'packages/sandbox/src'), sandboxDir, { recursive: true });
+    writeFileSync(path.join(sandboxDir, 'rpc.d.ts'), "export * from './rpc/index.js';\n");
+    for (const file of filesEndingIn(sandboxDir, '.d.ts')) {
+      const shared = path.relative(path.dirname(file), path.join(dist, 'shared-with-sandbox.js'));
+      const text = readFileSync(file, 'utf8');
+      const pointed = text.replace(/(['"])(?:\.\.\/)+src\/shared-with-sandbox\.js\1/g, `'${shared}'`);
+      if (pointed !== text) writeFileSync(file, pointed);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** The library's imports of the package name (.js and .d.ts) pointed at dist/sandbox/. */
+function pointTheLibraryAtTheSandbox(dist: string): void {
+  const sandboxDir = path.join(dist, 'sandbox');
+  for (const file of [...filesEndingIn(dist, '.js'), ...filesEndingIn(dist, '.d.ts')]) {
     if (file.startsWith(sandboxDir + path.sep) || file.startsWith(path.join(dist, 'bin') + path.sep)) continue;
     const text = readFileSync(file, 'utf8');
     const entry = (name: string) => {
@@ -71,8 +111,8 @@ async function bundleTheSandboxForTheLibrary(dist: string): Promise<void> {
   }
 }
 
-function jsFiles(dir: string): string[] {
+function filesEndingIn(dir: string, ending: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? jsFiles(path.join(dir, e.name)) : e.name.endsWith('.js') ? [path.join(dir, e.name)] : [],
+    e.isDirectory() ? filesEndingIn(path.join(dir, e.name), ending) : e.name.endsWith(ending) ? [path.join(dir, e.name)] : [],
   );
 }

@@ -27,7 +27,7 @@ import { useTempDir } from '../helpers/temp-dir.js';
 const sandbox = useSandbox({ seed: 43, transactions: 2_000 });
 const tmp = useTempDir('iceberg-expire-crash-');
 
-const job = { ...walletJob('expirecrash', '2024-02-03', [1]), output: { format: 'iceberg' } };
+const job = { ...walletJob('expirecrash', '2024-02-02', [1]), output: { format: 'iceberg' } };
 
 /** Where every trial runs (metadata addresses files by absolute path: a table is restored in place). */
 let work: string;

@@ -1,6 +1,6 @@
 /**
  * Issue 34: `compact` rewrites the small files of an Iceberg table's closed days as one `replace`
- * snapshot per table. A job of 2-hour windows each committed on its own (many small files), exported
+ * snapshot per table. A job of 6-hour windows each committed on its own (many small files), exported
  * to Iceberg, then compacted: one new snapshot per table, operation replace, the same total
  * records in fewer data files, the merged files with the table's field ids and their rows in the
  * order of the files they replace; icebird reads the current snapshot as a fresh Parquet export of
@@ -31,7 +31,7 @@ const s3Env = useS3CredentialsInEnv();
 const tmp = useTempDir('iceberg-compact-');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
-/** Two tables (transactions, the token's Transfer events) on two chains, 2-hour windows over three days. */
+/** Two tables (transactions, the token's Transfer events) on two chains, 6-hour windows over three days (4 files a day and chain to merge). */
 function job(destination: string) {
   const tokens = sandbox.data.contracts.filter((c) => c.symbol === 'SUSD' && [1, 8453].includes(c.chainId));
   return {
@@ -41,7 +41,7 @@ function job(destination: string) {
       { wallet: 'alice.eth', datasets: ['transactions'] },
       ...tokens.map((t) => ({ contract: t.address, chains: [t.chainId], events: [TRANSFER] })),
     ],
-    range: { from: '2024-02-01', to: '2024-02-04', chunk: '2h' },
+    range: { from: '2024-02-01', to: '2024-02-04', chunk: '6h' },
     output: { format: 'iceberg', destination, batch_windows: 'off' },
   };
 }

@@ -8,9 +8,14 @@
  * logger), and a dead service threw RetriesExhaustedError where the CLI reports a failed run: the
  * documented example (docs/commands.md, linked from the README) runs as written, and a dead
  * service gives a failed report with the exit code.
+ * Issue 43: the private workspace package `@insight-export/sandbox` was a dependency, and the
+ * declarations imported its types by name: no registry has it, so an install failed, and where it
+ * was absent the sandbox's types were `any`. Here the package's node_modules holds its dependencies
+ * but not the workspace's packages (as an install from a registry or a folder would), the manifest's
+ * dependencies name no workspace package, and a consumer's sandbox types are checked as types.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, cp, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -50,7 +55,7 @@ process.stdout.write(JSON.stringify({ status: report.status, rows: report.rows, 
   badIsUserInputError: bad instanceof UserInputError && bad instanceof InsightExportError, badExitCode: bad?.exitCode }));
 `;
 
-const CONSUMER = `import { loadJob, resolveConfig, runJob, createLogger, type RunReport, type ResolvedConfig } from 'insight-export';
+const CONSUMER = `import { loadJob, resolveConfig, runJob, createLogger, startSandbox, type RunReport, type ResolvedConfig, type Sandbox } from 'insight-export';
 export async function exportJob(file: string): Promise<number> {
   const job = await loadJob(file);
   const config: ResolvedConfig = resolveConfig({ job });
@@ -59,19 +64,28 @@ export async function exportJob(file: string): Promise<number> {
   const wrong: string = report.rows;
   return report.rows + wrong.length;
 }
+// The sandbox's types, from the declarations dist/ ships (an unresolved import would make them any).
+export async function sandboxPort(): Promise<number> {
+  const sandbox: Sandbox = await startSandbox({ seed: 1 });
+  // @ts-expect-error: a sandbox's url is a string
+  const wrong: number = sandbox.url;
+  return sandbox.port + wrong;
+}
 `;
 
 let pkg = '';
 let app = '';
 
 beforeAll(async () => {
-  // The package as npm would install it: package.json, the build, config/; its dependencies from the repository.
+  // The package as npm would install it: package.json, the build, config/; its dependencies from the
+  // repository's node_modules, without the workspace's own packages (no registry has them).
   pkg = join(tmp.dir, 'pkg');
   app = join(tmp.dir, 'app');
-  await mkdir(pkg);
+  await mkdir(join(pkg, 'node_modules'), { recursive: true });
   await copyFile(join(REPO, 'package.json'), join(pkg, 'package.json'));
   await symlink(join(REPO, 'config'), join(pkg, 'config'));
-  await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
+  for (const name of await readdir(join(REPO, 'node_modules')))
+    if (name !== '@insight-export') await symlink(join(REPO, 'node_modules', name), join(pkg, 'node_modules', name));
   // The build (tsconfig.build.json, once per test run), copied: the package's modules find its package.json and config/ above them.
   await cp(await builtDist(), join(pkg, 'dist'), { recursive: true });
   await mkdir(join(app, 'node_modules'), { recursive: true });
@@ -88,6 +102,21 @@ it('the build emits the declarations that package.json names', async () => {
   for (const file of [manifest.exports['.'].types, manifest.exports['.'].import])
     expect((await stat(join(pkg, file))).isFile(), file).toBe(true);
   expect(await readFile(join(pkg, manifest.types), 'utf8')).toMatch(/runJob/);
+});
+
+it("the manifest's dependencies name no workspace package: an install from a registry or a folder could not get one", async () => {
+  const manifest = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    devDependencies: Record<string, string>;
+  };
+  const workspaces = await Promise.all(
+    (await readdir(join(REPO, 'packages'))).map(
+      async (dir) => (JSON.parse(await readFile(join(REPO, 'packages', dir, 'package.json'), 'utf8')) as { name: string }).name,
+    ),
+  );
+  expect(workspaces).toContain('@insight-export/sandbox');
+  expect(Object.keys(manifest.dependencies).filter((name) => workspaces.includes(name))).toEqual([]);
+  expect(Object.keys(manifest.devDependencies)).toEqual(expect.arrayContaining(workspaces));
 });
 
 it('a project imports the API by the package name and exports a job through it', async () => {
