@@ -21,6 +21,7 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
 import { truthWalletTransactions, unixDay } from '../helpers/export.js';
+import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { aliceTransactionsJob, duplicates, readNdjsonExport, runCli, setDigest, useTestCli, writeJob } from './harness.js';
 
@@ -51,7 +52,9 @@ function stopJobIds(days: number): string[] {
 /** Requests for transactions a run sends before its first page (the chain checks ask for one row each): a dry run's. */
 async function requestsBeforePaging(jobFile: string, extra: string[] = []): Promise<number> {
   const from = transactionRequests();
-  const dry = await runCli(work.cli, ['run', jobFile, '--dry-run', '--log-level', 'warn', ...extra]);
+  const args = ['run', jobFile, '--dry-run', '--log-level', 'warn', ...extra];
+  // In this process where it runs alone; --workers spawns the built CLI.
+  const dry = await (extra.length === 0 ? runCliInProcess(args) : runCli(work.cli, args));
   expect(dry.code, dry.stderr).toBe(0);
   return transactionRequests() - from;
 }
@@ -91,16 +94,9 @@ async function expectNextRunCompletes(
 ): Promise<RunReport> {
   // Unhurried now: the next run only has to complete the export.
   sandbox.setLatency(null);
-  const next = await runCli(work.cli, [
-    'run',
-    jobFile,
-    '--log-level',
-    'warn',
-    '--json',
-    '--staging-dir',
-    join(base, 'staging'),
-    ...extra,
-  ]).finally(() => sandbox.setLatency(LATENCY));
+  const args = ['run', jobFile, '--log-level', 'warn', '--json', '--staging-dir', join(base, 'staging'), ...extra];
+  // In this process where it runs alone (what is checked is the export, not the process); --workers spawns the built CLI.
+  const next = await (extra.length === 0 ? runCliInProcess(args) : runCli(work.cli, args)).finally(() => sandbox.setLatency(LATENCY));
   expect(next.code, next.stderr).toBe(0);
   const report = JSON.parse(next.stdout) as RunReport;
   const want = stopJobIds(days);

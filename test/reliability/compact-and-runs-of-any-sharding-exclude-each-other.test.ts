@@ -18,7 +18,8 @@ import type { VerifyReport } from '../../src/state/verify.js';
 import { listFiles } from '../helpers/export.js';
 import { heldRun } from '../helpers/held-cli.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { aliceTransactionsJob, runCli, useTestCli, writeJob, type CliResult } from './harness.js';
+import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
+import { aliceTransactionsJob, runCli, useTestCli, writeJob } from './harness.js';
 
 const sandbox = useSandbox();
 const work = useTestCli('compact-runs-');
@@ -38,7 +39,7 @@ let freshRows: string[];
 
 beforeAll(async () => {
   fresh = join(work.dir, 'fresh', 'out');
-  const r = await runCli(work.cli, ['run', await writeJob(join(work.dir, 'fresh'), job(fresh)), '--log-level', 'warn']);
+  const r = await runCliInProcess(['run', await writeJob(join(work.dir, 'fresh'), job(fresh)), '--log-level', 'warn']);
   expect(r.code, r.stderr).toBe(0);
   freshRows = dataRows(fresh);
   expect(freshRows.length).toBeGreaterThan(100);
@@ -80,7 +81,14 @@ async function copyOfFresh(name: string): Promise<{ dir: string; out: string; jo
 const compact = (jobFile: string) => ['compact', jobFile, '--older-than', '0s', '--log-level', 'warn'];
 const rewind = (jobFile: string, ...how: string[]) => ['run', jobFile, '--rewind', '1d', ...how, '--log-level', 'warn'];
 
-function expectBusy(r: CliResult, holder: RegExp): void {
+/**
+ * A command this process runs (what is checked is its refusal: exit code and message), capturing
+ * its log lines as a child's stderr would hold them. The holders stay child processes (held at
+ * their crash points), and so does `run --workers`, which spawns the built CLI.
+ */
+const refusedInProcess = (argv: string[]) => runCliInProcess(argv, { logs: true });
+
+function expectBusy(r: { code: number | null; stderr: string }, holder: RegExp): void {
   expect(r.code, r.stderr).toBe(75);
   expect(r.stderr).toMatch(BUSY);
   expect(r.stderr).toMatch(holder);
@@ -91,7 +99,7 @@ async function expectAFreshExport(s: { out: string; jobFile: string }): Promise<
   const rows = dataRows(s.out);
   expect(rows.length - new Set(rows).size, 'rows written twice').toBe(0);
   expect(rows).toEqual(freshRows);
-  const v = await runCli(work.cli, ['verify', s.jobFile, '--json', '--log-level', 'warn']);
+  const v = await runCliInProcess(['verify', s.jobFile, '--json', '--log-level', 'warn']);
   const report = JSON.parse(v.stdout) as VerifyReport;
   expect(report.problems).toEqual([]);
   expect(report.files.unreferenced).toBe(0);
@@ -103,7 +111,7 @@ it('run --workers 4 --rewind first: compact exits 75 naming the run or a worker;
   const s = await copyOfFresh('workers-then-compact');
   const run = heldRun(work.cli, rewind(s.jobFile, '--workers', '4'), join(s.dir, 'holds'), ['state:1']);
   await run.reached('state:1');
-  expectBusy(await runCli(work.cli, compact(s.jobFile)), /lease-shard-\d-of-[14]\.json: run --(workers 4|shard \d\/4)/);
+  expectBusy(await refusedInProcess(compact(s.jobFile)), /lease-shard-\d-of-[14]\.json: run --(workers 4|shard \d\/4)/);
   run.release('state:1');
   const r = await run.done;
   expect(r.code, r.stderr).toBe(0);
@@ -134,7 +142,7 @@ it('shards --shard 0/2 and 1/2 first: compact exits 75 naming a shard; the shard
   const holds = join(s.dir, 'holds');
   const shards = [0, 1].map((i) => heldRun(work.cli, rewind(s.jobFile, '--shard', `${i}/2`), holds, ['state:1']));
   await Promise.any(shards.map((shard) => shard.reached('state:1')));
-  expectBusy(await runCli(work.cli, compact(s.jobFile)), /lease-shard-[01]-of-2\.json: run --shard [01]\/2, held until/);
+  expectBusy(await refusedInProcess(compact(s.jobFile)), /lease-shard-[01]-of-2\.json: run --shard [01]\/2, held until/);
   shards[0]!.release('state:1'); // both wait in one folder
   for (const r of await Promise.all(shards.map((x) => x.done))) expect(r.code, r.stderr).toBe(0);
   await expectAFreshExport(s);
@@ -148,7 +156,8 @@ it(
     const merging = heldRun(work.cli, compact(s.jobFile), join(s.dir, 'holds'), ['state:1']);
     await merging.reached('state:1');
     const before = contents(s.out);
-    const refused = await Promise.all([0, 1].map((i) => runCli(work.cli, rewind(s.jobFile, '--shard', `${i}/2`))));
+    const refused = [];
+    for (const i of [0, 1]) refused.push(await refusedInProcess(rewind(s.jobFile, '--shard', `${i}/2`)));
     for (const r of refused) expectBusy(r, /`compact` of this job[^]*lease\.json: compact, held until/);
     expect(contents(s.out)).toEqual(before);
     merging.release('state:1');

@@ -4,7 +4,9 @@
  * (a typed error: exit 1 or 2, never "internal error" with a stack) or a correct export, and
  * nothing is ever written outside the destination (and the staging folder).
  *
- * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed).
+ * Seeded: RELIABILITY_SEED=<n> repeats a sequence (the seed is printed). By default each property
+ * runs a third of its cases (a new draw every run: over runs the seeds cover what one long run
+ * does); INSIGHT_EXPORT_LONG_TESTS=1 runs all (150 job files, 120 flag sets, 60 response sets).
  */
 import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -26,12 +28,14 @@ import { TOPIC0 } from '@insight-export/sandbox';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { exportJob, listFiles } from '../helpers/export.js';
+import { LONG_TESTS, RELIABILITY_SEED as SEED } from '../helpers/long-tests.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { duplicates } from './harness.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
 const sandbox = useSandbox({});
-const SEED = Number(process.env.RELIABILITY_SEED ?? Date.now() % 1_000_000);
+/** Cases per property: all under INSIGHT_EXPORT_LONG_TESTS=1, a third by default. */
+const CASES = LONG_TESTS ? { jobs: 150, flags: 120, responses: 60 } : { jobs: 50, flags: 40, responses: 20 };
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 const TRANSFER_TOPIC0 = TOPIC0.Transfer;
 const tmp = useTempDir('fuzz-');
@@ -298,12 +302,12 @@ describe('fuzzed job files', () => {
         onlyUnder(root, ['job.yaml', 'job.json', 'out', 'staging']);
         onlyUnder(tmp.dir, [...Array.from({ length: cases }, (_, i) => `job-${i}`)]);
       }),
-      { seed: SEED, numRuns: 150 },
+      { seed: SEED, numRuns: CASES.jobs },
     );
     console.log(
       `[fuzz] job files: seed ${SEED}, ${cases} cases, exit codes of validate ${JSON.stringify(Object.fromEntries(codes))}; ${valid} valid, ${ran} run, ${exported} exported and verified`,
     );
-    expect(cases).toBe(150);
+    expect(cases).toBe(CASES.jobs);
   });
 });
 
@@ -374,10 +378,10 @@ describe('fuzzed CLI flags', () => {
         codes.set(o.code, (codes.get(o.code) ?? 0) + 1);
         onlyUnder(root, ['job.yaml', 'out', 'staging']);
       }),
-      { seed: SEED, numRuns: 120 },
+      { seed: SEED, numRuns: CASES.flags },
     );
     console.log(`[fuzz] CLI flags: seed ${SEED}, ${cases} cases, exit codes ${JSON.stringify(Object.fromEntries(codes))}`);
-    expect(cases).toBe(120);
+    expect(cases).toBe(CASES.flags);
   });
 });
 
@@ -593,7 +597,7 @@ describe('fuzzed service responses', () => {
             expect(verified.problems.map((p) => p.kind).filter((k) => k !== 'missing-windows')).toEqual([]);
           }
         }),
-        { seed: SEED, numRuns: 60 },
+        { seed: SEED, numRuns: CASES.responses },
       );
     } finally {
       InsightClient.prototype.walletTransactions = originals.wt;
@@ -604,7 +608,7 @@ describe('fuzzed service responses', () => {
     }
     expect(untypedProxyErrors).toEqual([]);
     console.log(`[fuzz] service responses: seed ${SEED}, ${cases} cases: ${JSON.stringify(outcomes)}; untyped errors: ${untyped.length}`);
-    expect(cases).toBe(60);
+    expect(cases).toBe(CASES.responses);
   });
 });
 

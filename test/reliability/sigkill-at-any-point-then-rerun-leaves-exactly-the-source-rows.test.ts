@@ -29,6 +29,7 @@ import { downloadPrefix, duckdb, listFiles, sqlString, truthContractEvents, trut
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
 import { LONG_TESTS, RELIABILITY_SEED as SEED, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
+import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli, type CliResult } from './harness.js';
 
@@ -127,6 +128,7 @@ it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, 
 
   const results: { trial: Trial; killed: number; finishedFirst: number; visibleAfterKill: number; ms: number }[] = [];
   const limit = pLimit(2);
+  const inProcess = pLimit(1);
   // Every trial runs to its end before the test reports (no child outlives the test's clean-up).
   const settled = await Promise.allSettled(
     trials.map((trial) =>
@@ -155,7 +157,8 @@ it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, 
           // What a reader sees right after the crash: only whole files.
           visibleAfterKill += await everyVisibleFileIsWhole(join(base, 'out'));
         }
-        const next = await runCli(work.cli, ['run', jobFile, ...flags(base)]);
+        // The run after the kills in this process, one at a time: what is checked is the destination it leaves.
+        const next = await inProcess(() => runCliInProcess(['run', jobFile, ...flags(base)]));
         expect(next.code, `trial ${trial.n} (${trial.kind} ${trial.crashes.join(' then ')}): next run\n${next.stderr}`).toBe(0);
 
         const out = join(base, 'out');

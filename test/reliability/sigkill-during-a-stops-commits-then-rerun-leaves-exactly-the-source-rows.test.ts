@@ -15,6 +15,7 @@ import { loadJob } from '../../src/job/index.js';
 import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
+import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
 import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -60,7 +61,7 @@ it('SIGKILL while a stop commits what it received: the next run leaves exactly t
   // A dry run's requests: what a run asks before its first page (the chain checks ask for one row each).
   const dry = await jobAt();
   const from = transactionRequests();
-  expect((await runCli(work.cli, ['run', dry.file, '--dry-run', '--log-level', 'error'])).code).toBe(0);
+  expect((await runCliInProcess(['run', dry.file, '--dry-run', '--log-level', 'error'])).code).toBe(0);
   const signalAt = transactionRequests() - from + 4;
 
   // The probe: stopped at the same point, with every crash point counted (all of them during the stop: nothing commits before).
@@ -97,7 +98,8 @@ it('SIGKILL while a stop commits what it received: the next run leaves exactly t
     });
     expect(killed.signal, `${what}: ${killed.stderr.slice(-500)}`).toBe('SIGKILL');
     sandbox.setLatency(null);
-    const next = await runCli(work.cli, ['run', t.file, '--log-level', 'error', '--json']).finally(() => sandbox.setLatency(LATENCY));
+    // The run after the kill in this process: what is checked is the destination it leaves.
+    const next = await runCliInProcess(['run', t.file, '--log-level', 'error', '--json']).finally(() => sandbox.setLatency(LATENCY));
     expect(next.code, `${what}: ${next.stderr.slice(-1000)}`).toBe(0);
     const got = readNdjsonExport(t.out).itemIds;
     expect(duplicates(got), what).toEqual([]);
