@@ -74,6 +74,8 @@ describe('through the catalog, each is one snapshot', () => {
     const forced = await exportTo(job, dir, 'iceberg', true);
     expect(forced.iceberg_commits).toMatchObject([{ table: TABLE, operation: 'overwrite' }]);
     expect(commitsOf('catforce').filter((e) => e.status === 200)).toHaveLength(1);
+    // The commit loads the table once (the review finding of issue 44: it loaded it twice).
+    expect(exchanges.filter((e) => e.method === 'GET' && e.path.endsWith(`/catforce/tables/${TABLE}`))).toHaveLength(1);
     const loaded = await load('catforce');
     expect(loaded.metadata.snapshots!.map((s) => s.summary.operation)).toEqual(['append', 'overwrite']);
     expect(loaded.metadata['current-snapshot-id']).toBe(forced.iceberg_commits![0]!.snapshot_id);
