@@ -189,6 +189,9 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
       guard: o.guard,
     };
     const done = catalog ? await commitThroughCatalog(input, catalog, loadedFirst.get(table.name)) : await commitTable(input);
+    // What the catalog answered on the way (run report and metrics).
+    const answers = catalog?.client.takeCommitAnswers({ namespace: catalog.namespace, name: table.name });
+    if (done?.catalog && answers) done.catalog = { ...done.catalog, conflicts: answers.conflicts, unknown_answers: answers.unknown };
     if (done) {
       committed.push(done);
       o.logger.info({ ...done }, 'Iceberg table committed');
