@@ -137,6 +137,8 @@ describe('lost answers and conflicts', () => {
     expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/race/tables/${table}`) && e.status === 409)).toBe(true);
     const loaded = await js().loadTable(id);
     expect(loaded['current-snapshot-id']).toBe(r.iceberg_commits!.find((x) => x.table === table)!.snapshot_id);
+    // The report (and the metrics) count the 409 retried.
+    expect(r.iceberg_commits!.find((x) => x.table === table)!.catalog!.conflicts).toBe(1);
     expect(loaded.properties.other).toBe('writer');
     const current = loaded.snapshots!.find((x) => x['snapshot-id'] === loaded['current-snapshot-id'])!;
     expect(current['parent-snapshot-id']).toBe(4242);
