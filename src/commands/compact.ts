@@ -64,6 +64,8 @@ export const compactCommand: CommandModule<object, CompactArgs> = {
             compression: compression ?? 'zstd',
             logger,
             guard,
+            // With output.catalog.uri the replace snapshots are committed through the catalog.
+            catalog: (await import('../iceberg/catalog/catalog-of-config.js')).catalogOfConfig(config, job.name),
           })
         : undefined;
       const report = await compactJob({

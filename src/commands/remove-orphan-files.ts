@@ -57,6 +57,7 @@ function icebergSummary(r: RemoveOrphanFilesReport, job: string): string {
     lines.push(
       `  ${t.table}: ${t.deleted.length} of ${t.listed} files` +
         (t.too_young > 0 ? `, ${t.too_young} more unnamed but younger (kept)` : '') +
+        (t.not_in_catalog && t.listed > 0 ? ', the catalog has no such table: none removed' : '') +
         (t.foreign > 0 ? `, ${t.foreign} not the table's (left alone)` : ''),
     );
   return `${lines.join('\n')}\n`;

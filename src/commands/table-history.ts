@@ -53,6 +53,8 @@ export function tableHistoryCommand<R>(spec: {
         });
       }
       const tables = iceberg ? (await jobTables(job)).map((t) => t.name) : [];
+      // With output.catalog.uri each table is read from the catalog, and an expiry committed through it.
+      const catalog = iceberg ? (await import('../iceberg/catalog/catalog-of-config.js')).catalogOfConfig(config, job.name) : null;
       const store = await openStore(config.output.destination!, { s3: config.s3, logger });
       const runId = `${spec.name}-${process.pid}-${Date.now()}`;
       const dryRun = args['dry-run'];
@@ -62,7 +64,7 @@ export function tableHistoryCommand<R>(spec: {
         const state = new WindowState(store, job.name);
         const guard = lease ? () => lease.assertHeld() : undefined;
         const report = iceberg
-          ? await spec.run({ store, state, tables, retentionMs: config.output.snapshotRetentionMs, dryRun, logger, guard })
+          ? await spec.run({ store, state, tables, retentionMs: config.output.snapshotRetentionMs, dryRun, logger, guard, catalog })
           : await spec.otherFormats!({ config, store, state, job, partitioning: config.output.partitioning, dryRun, logger, guard });
         process.stdout.write(args.json ? `${JSON.stringify({ job: job.name, ...report }, null, 2)}\n` : spec.summary(report, job.name));
       } finally {

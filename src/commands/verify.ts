@@ -27,6 +27,7 @@ import { jobTables } from '../run/tables.js';
 import type { IcebergVerifyReport } from '../iceberg/index.js';
 import type { Job } from '../job/schema.js';
 import type { ObjectStore } from '../store/store.js';
+import type { ResolvedConfig } from '../config/index.js';
 
 interface VerifyArgs extends ConfigArgs {
   job: string;
@@ -57,7 +58,7 @@ export function verifyCommand(setExit: (code: number) => void): CommandModule<ob
       try {
         const job =
           source && loaded.targets.some((t) => t.kind === 'wallet' && t.isName) ? await resolveWalletNames(loaded, source.client) : loaded;
-        const iceberg = config.output.format === 'iceberg' ? await verifyTables(store, job) : null;
+        const iceberg = config.output.format === 'iceberg' ? await verifyTables(store, job, config) : null;
         const given = [args.job, ...givenJobFlags(args)].join(' ');
         // A fixed range is expected as a run plans it, up to the service's head minus the safety lag (asked only when not complete).
         const service = lazyServiceBounds(async () => {
@@ -255,8 +256,10 @@ function render(r: VerifyReport & { chain_hashes?: ChainHashReport }, job: strin
 }
 
 /** An Iceberg destination's tables checked against the state (src/iceberg/verify-tables.ts). */
-async function verifyTables(store: ObjectStore, job: Job): Promise<IcebergVerifyReport> {
-  const { verifyIcebergTables } = await import('../iceberg/index.js');
+async function verifyTables(store: ObjectStore, job: Job, config: ResolvedConfig): Promise<IcebergVerifyReport> {
+  const { verifyIcebergTables, catalogOfConfig } = await import('../iceberg/index.js');
   const tables = (await jobTables(job)).map((t) => t.name);
-  return verifyIcebergTables({ store, state: new WindowState(store, job.name), tables });
+  // With output.catalog.uri each table is the one the catalog serves.
+  const catalog = catalogOfConfig(config, job.name);
+  return verifyIcebergTables({ store, state: new WindowState(store, job.name), tables, catalog });
 }

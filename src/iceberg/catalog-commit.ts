@@ -47,31 +47,48 @@ export interface TableCatalog {
 /** Namespaces made sure of, per client: created once per process at most. */
 const namespacesReady = new WeakMap<RestCatalogClient, Map<string, Promise<void>>>();
 
-/** Makes the table list exactly the contents through the catalog; null when it already does. */
-export async function commitThroughCatalog(t: TableCommitInput, catalog: TableCatalog): Promise<TableCommitted | null> {
+/**
+ * Makes the table list exactly the contents through the catalog; null when it already does.
+ * `loaded`: the table as loaded to decide what `contents` is asked at (catalogTable), taken by the
+ * first attempt instead of loading it again (one load per attempt); a later attempt loads anew.
+ */
+export async function commitThroughCatalog(
+  t: TableCommitInput,
+  catalog: TableCatalog,
+  loaded?: LoadedTable | null,
+): Promise<TableCommitted | null> {
   const id = { namespace: catalog.namespace, name: t.table };
-  const result = await retryingConflicts(t.table, t.logger, () => tryCatalogCommit(t, catalog, id));
+  let first = loaded ?? undefined;
+  const result = await retryingConflicts(t.table, t.logger, () => {
+    const taken = first;
+    first = undefined;
+    return tryCatalogCommit(t, catalog, id, taken);
+  });
   if (result?.schema_evolved)
     t.logger.info({ table: t.table, ...result.schema_evolved }, 'Iceberg table schema evolved: older rows read null in the added columns');
   return result;
 }
 
-/** The snapshot main points at in the catalog (0: none, or no table yet): what `contents` is asked at. */
-export async function catalogTableVersion(catalog: TableCatalog, table: string): Promise<number> {
+/** The table as the catalog serves it (null: no table yet); the snapshot main points at is what `contents` is asked at. */
+export async function catalogTable(catalog: TableCatalog, table: string): Promise<LoadedTable | null> {
   try {
-    return mainSnapshotId((await catalog.client.loadTable({ namespace: catalog.namespace, name: table })).metadata) ?? 0;
+    return await catalog.client.loadTable({ namespace: catalog.namespace, name: table });
   } catch (err) {
-    if (err instanceof CatalogNotFoundError) return 0;
+    if (err instanceof CatalogNotFoundError) return null;
     throw err;
   }
 }
+
+/** The snapshot main points at (0: none, or no table yet): what `contents` is asked at. */
+export const catalogTableVersion = (loaded: LoadedTable | null): number => (loaded ? (mainSnapshotId(loaded.metadata) ?? 0) : 0);
 
 async function tryCatalogCommit(
   t: TableCommitInput,
   catalog: TableCatalog,
   id: TableIdentifier,
+  taken: LoadedTable | undefined,
 ): Promise<TableCommitted | null | 'conflict'> {
-  const loaded = await loadOrCreate(t, catalog, id);
+  const loaded = taken ?? (await loadOrCreate(t, catalog, id));
   const base = await catalogBase(t, loaded);
   const change = changeOf(t, base);
   if (change === null) return null;

@@ -106,8 +106,12 @@ export interface TableCommitted {
   deleted_files: number;
   /** Present when this commit made a new schema current (columns added or promoted). */
   schema_evolved?: SchemaEvolved;
-  /** A commit through a catalog (output.catalog.uri): the table in it and the metadata location the catalog returned. */
-  catalog?: { namespace: string; metadata_location: string };
+  /**
+   * A commit through a catalog (output.catalog.uri): the table in it and the metadata location the
+   * catalog returned; `conflicts`: the 409s it retried, `unknown_answers`: the commits whose answer
+   * was lost or a 5xx (decided by re-loading the table).
+   */
+  catalog?: { namespace: string; metadata_location: string; conflicts?: number; unknown_answers?: number };
 }
 
 /** Manifests a snapshot lists at most before they are merged (Iceberg's commit.manifest.min-count-to-merge is 100). */

@@ -15,11 +15,14 @@
  *    metadata files the metadata-log no longer names.
  * Before 2 nothing changed; after it the current version names none of the files of 3, so a
  * crash among the deletes leaves files no one reads (remove-orphan-files takes them).
+ * Through a catalog (output.catalog.uri), 1 loads the table from it and 2 is its commit of
+ * remove-snapshots; its metadata files are the catalog's, never deleted here (catalog-history.ts).
  */
 import type { ObjectStore } from '../store/store.js';
 import { retryingConflicts } from './commit-table.js';
 import { keyOf } from './snapshot-manifests.js';
-import { metadataKey, readCurrentVersion, refreshHint, writeVersion } from './table-versions.js';
+import { readCurrentVersion, refreshHint, writeVersion } from './table-versions.js';
+import { commitExpiry, keyUnder, loadCatalogTable, type CurrentTable } from './catalog-history.js';
 import { destinationUri, keyUri } from './destination-uri.js';
 import type { Snapshot, TableMetadata } from './table-metadata.js';
 import { historyReport, type TableHistoryOptions, type TableHistoryReport } from './table-history.js';
@@ -43,6 +46,8 @@ export interface TableExpiry {
   /** Snapshots the table keeps, the current one included. */
   kept_snapshots: number;
   deleted: ExpiredFiles;
+  /** Through a catalog: its namespace and the metadata location it answered the expiry with. */
+  catalog?: { namespace: string; metadata_location: string };
 }
 
 export type ExpireSnapshotsReport = TableHistoryReport<TableExpiry>;
@@ -54,6 +59,9 @@ interface ExpiryPlan {
   expired: Snapshot[];
   kept: number;
   deleted: ExpiredFiles;
+  /** The metadata file the expiry made (a key of the destination; null: none, or the catalog keeps it elsewhere). */
+  metadataKey?: string | null;
+  catalog?: { namespace: string; metadata_location: string };
 }
 
 export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSnapshotsReport> {
@@ -63,20 +71,7 @@ export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSna
   let stateKeys: Promise<Set<string>> | undefined;
   const tables: TableExpiry[] = [];
   for (const table of o.tables) {
-    const done = await retryingConflicts(table, o.logger, async () => {
-      const current = await readCurrentVersion(o.store, table);
-      if (!current) return null;
-      const plan = await planExpiry(o.store, rootUri, current, cutoff, now);
-      if (o.dryRun) return plan;
-      // Nothing expires: the hint is brought up to date (a crash may have left it behind), as a commit does.
-      if (!plan.next) {
-        await refreshHint(o.store, table, current.version);
-        return plan;
-      }
-      o.guard?.();
-      const key = await writeVersion(o.store, table, plan.version, plan.next);
-      return key === null ? 'conflict' : plan;
-    });
+    const done = await retryingConflicts(table, o.logger, () => expiryAttempt(o, table, rootUri, cutoff, now));
     if (!done?.next) {
       tables.push({ table, metadata_key: null, expired_snapshots: [], kept_snapshots: done?.kept ?? 0, deleted: none() });
       continue;
@@ -90,10 +85,11 @@ export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSna
     }
     const expiry: TableExpiry = {
       table,
-      metadata_key: o.dryRun ? null : metadataKey(table, done.version),
+      metadata_key: o.dryRun ? null : (done.metadataKey ?? null),
       expired_snapshots: done.expired.map((s) => s['snapshot-id']),
       kept_snapshots: done.kept,
       deleted,
+      ...(done.catalog && !o.dryRun ? { catalog: done.catalog } : {}),
     };
     o.logger.info(
       { ...expiry, deleted: Object.fromEntries(Object.entries(deleted).map(([k, v]) => [k, v.length])) },
@@ -104,21 +100,86 @@ export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSna
   return historyReport(o, cutoff, tables);
 }
 
+/**
+ * One attempt: the table read (its files, or its catalog), the expiry planned and committed:
+ * without a catalog the next version's file created only if absent, with one the catalog's commit
+ * of remove-snapshots. 'conflict': another writer moved the table first (read it again).
+ */
+async function expiryAttempt(
+  o: TableHistoryOptions,
+  table: string,
+  rootUri: string,
+  cutoff: number,
+  now: number,
+): Promise<ExpiryPlan | null | 'conflict'> {
+  const current = o.catalog ? await loadCatalogTable(o.catalog, table, rootUri) : await readCurrentVersion(o.store, table);
+  if (!current) return null;
+  const plan = await planExpiry(o.store, rootUri, current, cutoff, now, { metadataFiles: !o.catalog });
+  if (o.dryRun) return plan;
+  // Nothing expires: the hint is brought up to date (a crash may have left it behind), as a commit does.
+  if (!plan.next) {
+    if (!o.catalog) await refreshHint(o.store, table, current.version);
+    return plan;
+  }
+  o.guard?.();
+  if (!o.catalog) {
+    const key = await writeVersion(o.store, table, plan.version, plan.next);
+    return key === null ? 'conflict' : { ...plan, metadataKey: key };
+  }
+  const after = await commitExpiry(
+    o.catalog,
+    table,
+    current,
+    plan.expired.map((s) => s['snapshot-id']),
+  );
+  if (after === 'conflict') return 'conflict';
+  // What the catalog's current metadata names stays, a snapshot another writer added meanwhile included.
+  const named = await namedByTable(o.store, rootUri, after.metadata as unknown as TableMetadata);
+  const keep = (keys: string[]) => keys.filter((k) => !named.has(k));
+  const d = plan.deleted;
+  const deleted: ExpiredFiles = {
+    data_files: keep(d.data_files),
+    manifests: keep(d.manifests),
+    manifest_lists: keep(d.manifest_lists),
+    summary_files: keep(d.summary_files),
+    metadata_files: keep(d.metadata_files),
+  };
+  return {
+    ...plan,
+    deleted,
+    metadataKey: keyUnder(rootUri, after.metadataLocation),
+    catalog: { namespace: o.catalog.namespace.join('.'), metadata_location: after.metadataLocation },
+  };
+}
+
+/** Every file a table's snapshots name (a snapshot that cannot be read stops the expiry). */
+async function namedByTable(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<Set<string>> {
+  const reader = new SnapshotFilesReader(store, rootUri);
+  const named = new Set<string>();
+  for (const s of meta.snapshots ?? []) {
+    const f = (await reader.files(s))!;
+    for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) named.add(k);
+  }
+  return named;
+}
+
 const none = (): ExpiredFiles => ({ data_files: [], manifests: [], manifest_lists: [], summary_files: [], metadata_files: [] });
 
 /** The next version without the snapshots committed before `cutoff`, and what only they named. */
 async function planExpiry(
   store: ObjectStore,
   rootUri: string,
-  current: { version: number; key: string; meta: TableMetadata },
+  current: CurrentTable,
   cutoff: number,
   now: number,
+  opts: { metadataFiles: boolean },
 ): Promise<ExpiryPlan> {
   const { meta } = current;
   const protectedIds = new Set([meta['current-snapshot-id'], ...Object.values(meta.refs).map((r) => r['snapshot-id'])]);
   const expired = meta.snapshots.filter((s) => s['timestamp-ms'] < cutoff && !protectedIds.has(s['snapshot-id']));
   const metadataLog = meta['metadata-log'].filter((m) => m['timestamp-ms'] >= cutoff);
-  const droppedMetadata = meta['metadata-log'].filter((m) => m['timestamp-ms'] < cutoff);
+  // Through a catalog its metadata files are the catalog's: none is dropped here.
+  const droppedMetadata = opts.metadataFiles ? meta['metadata-log'].filter((m) => m['timestamp-ms'] < cutoff) : [];
   if (expired.length === 0 && droppedMetadata.length === 0)
     return { version: current.version, next: null, expired, kept: meta.snapshots.length, deleted: none() };
 

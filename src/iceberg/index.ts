@@ -11,7 +11,8 @@ import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import type { ObjectStore } from '../store/store.js';
 import { isCompactionRunId } from '../state/run-id.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
-import { catalogTableVersion, commitThroughCatalog, type TableCatalog } from './catalog-commit.js';
+import { catalogTable, catalogTableVersion, commitThroughCatalog, type TableCatalog } from './catalog-commit.js';
+import type { LoadedTable } from './catalog/index.js';
 import {
   commitTable,
   readCurrentVersion,
@@ -155,8 +156,14 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
   // before it, so it never takes out files another writer (a shard) committed. One read serves every
   // table still at the version read before it; an attempt on a newer version reads the state again.
   const catalog = o.catalog ?? null;
-  const versionOf = async (table: string) =>
-    catalog ? catalogTableVersion(catalog, table) : ((await readCurrentVersion(o.store, table))?.version ?? 0);
+  // Through a catalog, the table loaded here is the one the first commit attempt takes (one load per attempt).
+  const loadedFirst = new Map<string, LoadedTable | null>();
+  const versionOf = async (table: string) => {
+    if (!catalog) return (await readCurrentVersion(o.store, table))?.version ?? 0;
+    const loaded = await catalogTable(catalog, table);
+    loadedFirst.set(table, loaded);
+    return catalogTableVersion(loaded);
+  };
   const before = new Map(await Promise.all(o.tables.map(async (t) => [t.name, await versionOf(t.name)] as const)));
   const shared = stateByTable(o);
   // Awaited by the first attempt at the version read above; when every table moved on first (or
@@ -181,7 +188,10 @@ export async function commitIcebergTables(o: IcebergCommitOptions): Promise<Tabl
       logger: o.logger,
       guard: o.guard,
     };
-    const done = catalog ? await commitThroughCatalog(input, catalog) : await commitTable(input);
+    const done = catalog ? await commitThroughCatalog(input, catalog, loadedFirst.get(table.name)) : await commitTable(input);
+    // What the catalog answered on the way (run report and metrics).
+    const answers = catalog?.client.takeCommitAnswers({ namespace: catalog.namespace, name: table.name });
+    if (done?.catalog && answers) done.catalog = { ...done.catalog, conflicts: answers.conflicts, unknown_answers: answers.unknown };
     if (done) {
       committed.push(done);
       o.logger.info({ ...done }, 'Iceberg table committed');

@@ -2,6 +2,7 @@
 import type { Logger } from '../log.js';
 import type { WindowState } from '../state/window-state.js';
 import type { ObjectStore } from '../store/store.js';
+import type { TableCatalog } from './catalog-commit.js';
 
 export interface TableHistoryOptions {
   store: ObjectStore;
@@ -17,6 +18,8 @@ export interface TableHistoryOptions {
   logger: Logger;
   /** Called before each write and before the deletes; throws to stop (a lost lease). */
   guard?: (() => void) | undefined;
+  /** The catalog the tables are committed through (output.catalog.uri): each is read from it, an expiry committed through it. */
+  catalog?: TableCatalog | null | undefined;
 }
 
 export interface TableHistoryReport<T> {

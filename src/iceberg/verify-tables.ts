@@ -1,7 +1,9 @@
 /**
  * `verify` of an Iceberg destination: each table's current snapshot lists exactly the state's live
  * files with their row counts, every file it lists exists, and the files only older snapshots
- * name are the table's history, not leftovers.
+ * name are the table's history, not leftovers. With output.catalog.uri each table is the one the
+ * catalog serves; a table whose current snapshot is not what the state expects is named once more
+ * with the snapshot the catalog serves and what to do.
  */
 import type { ObjectStore } from '../store/store.js';
 import type { WindowRecord, WindowState } from '../state/window-state.js';
@@ -9,6 +11,8 @@ import { ICEBERG_DATA_EXTENSION } from '../sink/formats.js';
 import { ENTRY_STATUS } from './avro-files.js';
 import { keyOf, readManifests } from './snapshot-manifests.js';
 import { readCurrentVersion } from './table-versions.js';
+import type { TableCatalog } from './catalog-commit.js';
+import { loadCatalogTable, type CurrentTable } from './catalog-history.js';
 import { destinationUri } from './destination-uri.js';
 import { decodeWindows, WINDOWS_FILE_PROPERTY } from './snapshot-windows.js';
 import { currentSnapshot, type Snapshot } from './table-metadata.js';
@@ -29,6 +33,8 @@ export async function verifyIcebergTables(o: {
   store: ObjectStore;
   state: WindowState;
   tables: readonly string[];
+  /** The catalog the tables are committed through (output.catalog.uri): each table is loaded from it. */
+  catalog?: TableCatalog | null | undefined;
 }): Promise<IcebergVerifyReport> {
   const { store } = o;
   const rootUri = destinationUri(store);
@@ -41,16 +47,13 @@ export async function verifyIcebergTables(o: {
   const report: IcebergVerifyReport = { retained: new Set(), problems: [] };
   for (const table of o.tables) {
     const ofTable = [...live].filter(([k]) => k.startsWith(`${table}/`));
-    const current = await readCurrentVersion(store, table);
+    const current = o.catalog ? await loadCatalogTable(o.catalog, table, rootUri) : await readCurrentVersion(store, table);
     if (!current) {
-      if (ofTable.length > 0)
-        report.problems.push({
-          table,
-          message: `no snapshot yet, the state lists ${ofTable.length} file(s): the next run commits the table`,
-        });
+      if (ofTable.length > 0) report.problems.push({ table, message: noTableMessage(o.catalog, table, ofTable.length) });
       continue;
     }
     const head = currentSnapshot(current.meta);
+    const before = report.problems.length;
     for (const snapshot of current.meta.snapshots) {
       for (const m of await readManifests(store, rootUri, snapshot)) {
         for (const e of m.entries) report.retained.add(keyOf(rootUri, e.data_file.file_path, current.key));
@@ -88,8 +91,47 @@ export async function verifyIcebergTables(o: {
           key,
           message: 'a completed window lists this file, the current snapshot does not: the next run commits the table',
         });
+    // Another writer's snapshot may list the state's files; still not the snapshot the state expects.
+    const foreign = head !== undefined && head.summary['insight-export.run-id'] === undefined;
+    if (o.catalog && (report.problems.length > before || foreign))
+      report.problems.push(catalogSnapshotProblem(o.catalog, table, current, head));
   }
   return report;
+}
+
+function noTableMessage(catalog: TableCatalog | null | undefined, table: string, files: number): string {
+  if (!catalog) return `no snapshot yet, the state lists ${files} file(s): the next run commits the table`;
+  return (
+    `the catalog has no table ${[...catalog.namespace, table].join('.')}, the state lists ${files} file(s): ` +
+    'the next run creates and commits it (or output.catalog.uri, warehouse or namespace name another catalog than the one the runs used)'
+  );
+}
+
+/**
+ * Through a catalog, the table's current snapshot is not the one the state expects: another writer
+ * committed after the exporter (a snapshot without its run id), or the catalog lost or rolled back
+ * the exporter's commit. Named with the snapshot and what to do.
+ */
+function catalogSnapshotProblem(
+  catalog: TableCatalog,
+  table: string,
+  current: CurrentTable,
+  head: Snapshot | undefined,
+): IcebergTableProblem {
+  const name = [...catalog.namespace, table].join('.');
+  const at = current.loaded?.metadataLocation ?? current.key;
+  const whose =
+    head === undefined
+      ? 'has no current snapshot'
+      : head.summary['insight-export.run-id'] === undefined
+        ? `serves snapshot ${head['snapshot-id']}, which another writer committed`
+        : `serves snapshot ${head['snapshot-id']} of run ${head.summary['insight-export.run-id']}, which differs from the state (a lost or rolled-back commit?)`;
+  return {
+    table,
+    message:
+      `the catalog's table ${name} (${at}) ${whose}: run the job again, its commit makes the current snapshot list exactly the state ` +
+      "(on top of any other writer's snapshot, which stays in the history)",
+  };
 }
 
 const windowId = (unit: string, start: number, end: number) => `${unit} ${start}_${end}`;

@@ -8,6 +8,7 @@
  * therefore survives failed runs, which is what a "no success for N hours" alert needs.
  */
 import { undecodedRows } from './decode-tally.js';
+import { icebergFamilies } from './iceberg-metrics.js';
 import { InsightExportError, UserInputError, errorMessage } from '../errors.js';
 import type { RunFigures, RunReport } from './report.js';
 
@@ -230,6 +231,7 @@ export function renderMetrics(report: RunReport): string {
     },
     ...answerFamilies(report),
     ...reorgFamilies(report),
+    ...icebergFamilies(report),
     ...settleFamilies(report),
     ...breakdown('dataset', 'dataset', 'dataset', report.by_dataset),
     ...breakdown('chain', 'chain_id', 'chain', report.by_chain),

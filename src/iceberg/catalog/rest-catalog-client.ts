@@ -58,6 +58,8 @@ export class RestCatalogClient {
   private readonly auth: CatalogAuthenticator;
   private readonly base: string;
   private prefix: Promise<string> | undefined;
+  /** Per table (`ns.name`): commits answered 409, and answered 5xx or not at all (takeCommitAnswers). */
+  private readonly commitAnswers = new Map<string, { conflicts: number; unknown: number }>();
 
   constructor(private readonly settings: RestCatalogSettings) {
     this.auth = new CatalogAuthenticator(settings.auth);
@@ -111,11 +113,25 @@ export class RestCatalogClient {
     const path = await this.tablePath(id);
     const table = [...id.namespace, id.name].join('.');
     const answer = await this.send('POST', path, { requirements, updates });
+    const tally = this.commitAnswers.get(table) ?? { conflicts: 0, unknown: 0 };
+    this.commitAnswers.set(table, tally);
+    if ('lost' in answer || answer.status >= 500) tally.unknown++;
     if ('lost' in answer)
       throw new CommitStateUnknownError(table, `no answer: ${(answer.lost as Error)?.message ?? String(answer.lost)}`, answer.lost);
-    if (answer.status === 409) throw new CatalogCommitConflictError(table, serverMessage(answer.body).message);
+    if (answer.status === 409) {
+      tally.conflicts++;
+      throw new CatalogCommitConflictError(table, serverMessage(answer.body).message);
+    }
     if (answer.status >= 500) throw new CommitStateUnknownError(table, `HTTP ${answer.status}: ${serverMessage(answer.body).message}`);
     return loaded(this.check(answer, 'POST', path));
+  }
+
+  /** The 409s and the lost or 5xx answers of this client's commits to a table since the last call, counted from zero again. */
+  takeCommitAnswers(id: TableIdentifier): { conflicts: number; unknown: number } {
+    const table = [...id.namespace, id.name].join('.');
+    const tally = this.commitAnswers.get(table) ?? { conflicts: 0, unknown: 0 };
+    this.commitAnswers.delete(table);
+    return tally;
   }
 
   /** `/v1/{prefix}` + path: the prefix from the config's overrides, else its defaults, else none. */
