@@ -214,8 +214,10 @@ function bigquery(o: CatalogReadOptions): string[] {
   const host = new URL(o.uri).host;
   const namespace = o.namespace.join('.');
   if (host === 'biglake.googleapis.com') {
-    const project = /^bq:\/\/projects\/([^/]+)/.exec(o.warehouse ?? '')?.[1];
-    const catalog = /^gs:\/\/([^/]+)/.exec(o.warehouse ?? '')?.[1] ?? '<catalog>';
+    // A single-bucket catalog is named by its bucket (gs://<bucket>); a multi-bucket one by bl://projects/<p>/catalogs/<c>.
+    const bl = /^bl:\/\/projects\/([^/]+)\/catalogs\/([^/]+)/.exec(o.warehouse ?? '');
+    const project = bl?.[1];
+    const catalog = bl?.[2] ?? /^gs:\/\/([^/]+)/.exec(o.warehouse ?? '')?.[1] ?? '<catalog>';
     return [
       `-- The catalog is BigLake metastore (warehouse ${o.warehouse ?? '(none)'}): BigQuery queries its tables by\n` +
         `-- project.catalog.namespace.table, current as committed.`,

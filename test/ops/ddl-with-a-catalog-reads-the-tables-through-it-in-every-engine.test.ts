@@ -168,6 +168,12 @@ describe('ddl of a job committed through a REST catalog', () => {
       auth: 'bearer',
     });
     for (const t of TABLES) expect(await ddl(biglake, 'bigquery')).toContain(`FROM \`<project>.chain-lake.bl_job.${t}\`;`);
+    const multi = await jobWith('bl_multi', {
+      uri: 'https://biglake.googleapis.com/iceberg/v1/restcatalog',
+      warehouse: 'bl://projects/my-proj/catalogs/lake',
+      auth: 'bearer',
+    });
+    expect(await ddl(multi, 'bigquery')).toContain('FROM `my-proj.lake.bl_multi.transactions`;');
   });
 
   it('spark and trino without a catalog are refused, exit 2', async () => {
