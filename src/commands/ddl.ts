@@ -4,10 +4,11 @@ import { DIALECTS, exportLayout, firstDateOf, generateDdl, type Dialect } from '
 import { jobTables } from '../run/tables.js';
 import type { ResolvedConfig } from '../config/index.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
+import { CATALOG_ONLY_DIALECTS, catalogDdl, type CatalogReadOptions } from '../warehouse/catalog-ddl.js';
 
 interface DdlArgs extends ConfigArgs {
   job: string;
-  dialect: Dialect;
+  dialect: Dialect | (typeof CATALOG_ONLY_DIALECTS)[number];
   location?: string | undefined;
   schema?: string | undefined;
   connection?: string | undefined;
@@ -22,7 +23,12 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
   builder: (y) =>
     withConfigFlags(y)
       .positional('job', { type: 'string', demandOption: true, describe: 'Job file (YAML or JSON)' })
-      .option('dialect', { type: 'string', choices: DIALECTS, demandOption: true, describe: 'Warehouse SQL dialect' })
+      .option('dialect', {
+        type: 'string',
+        choices: [...DIALECTS, ...CATALOG_ONLY_DIALECTS],
+        demandOption: true,
+        describe: 'Warehouse SQL dialect (spark, trino: an Iceberg job with output.catalog.uri)',
+      })
       .option('location', {
         type: 'string',
         describe: 'Root of the export as the warehouse reads it (default: the destination), e.g. gs://bucket/prefix',
@@ -38,21 +44,32 @@ export const ddlCommand: CommandModule<object, DdlArgs> = {
       .example('$0 ddl jobs/s3-export.yaml --dialect athena --schema insight', 'Athena tables with partition projection') as never,
   handler: async (args) => {
     const { job, config } = await loadJobContext(args.job, args, []);
+    if (config.output.format === 'iceberg' && config.output.catalogUri !== null) {
+      const tables = await jobTables(job);
+      process.stdout.write(catalogDdl(catalogReadOptions(config, args.dialect, job.name, tables)));
+      return;
+    }
+    const dialect = args.dialect;
+    if (dialect === 'spark' || dialect === 'trino') {
+      throw new UserInputError(`${dialect} reads Iceberg tables through a catalog: this job has none`, {
+        hint: 'Set output.format: iceberg and output.catalog.uri (docs/catalogs.md), or use --dialect duckdb, athena, bigquery or snowflake.',
+      });
+    }
     const location = args.location ?? config.output.destination?.url;
     if (!location) {
       throw new UserInputError('No location for the tables: the job has no destination', {
         hint: 'Set output.destination (or --destination), or give the root the warehouse reads with --location.',
       });
     }
-    if (args.dialect !== 'duckdb' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-      throw new UserInputError(`${args.dialect} reads object storage, not the local directory ${location}`, {
+    if (dialect !== 'duckdb' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
+      throw new UserInputError(`${dialect} reads object storage, not the local directory ${location}`, {
         hint: 'Export to s3://bucket/prefix (or copy the output there) and pass --location with that URI.',
       });
     }
     const tables = await jobTables(job);
     const metadataFiles = config.output.format === 'iceberg' ? await currentMetadataFiles(config, tables) : undefined;
     const ddl = generateDdl({
-      dialect: args.dialect,
+      dialect,
       tables,
       layout: exportLayout(config.output.partitioning, job.name),
       location,
@@ -90,4 +107,27 @@ async function currentMetadataFiles(config: ResolvedConfig, tables: { name: stri
     await store.close?.();
   }
   return out;
+}
+
+/** What the catalog statements name, from the resolved settings (never a secret). */
+function catalogReadOptions(
+  config: ResolvedConfig,
+  dialect: CatalogReadOptions['dialect'],
+  jobName: string,
+  tables: { name: string }[],
+): CatalogReadOptions {
+  const c = config.output;
+  return {
+    dialect,
+    tables,
+    jobName,
+    uri: c.catalogUri!,
+    warehouse: c.catalogWarehouse,
+    namespace: (c.catalogNamespace ?? jobName).split('.'),
+    auth: c.catalogAuth,
+    tokenEndpoint: c.catalogTokenEndpoint,
+    scope: c.catalogScope,
+    signingName: c.catalogSigningName,
+    signingRegion: c.catalogSigningRegion ?? config.s3.region,
+  };
 }
