@@ -29,6 +29,9 @@ const sandbox = useSandbox({ transactions: LONG_TESTS ? 960_000 : 640_000 });
 const FROM = LONG_TESTS ? '2024-02-01T00:00:00Z' : '2024-02-03T12:00:00Z';
 const MIN_ROWS = LONG_TESTS ? 200_000 : 50_000;
 const CHAINS = [1, 8453, 42161];
+/** Long mode: a run of ~233k rows may take up to 450 s under load (runCli's limit is 120 s otherwise). */
+const LONG_RUN_MS = 450_000;
+const long = LONG_TESTS ? { timeoutMs: LONG_RUN_MS } : {};
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
 const work = useTestCli('service-faults-');
@@ -37,8 +40,8 @@ const common = (base: string) => ['--staging-dir', join(base, 'staging'), '--log
 
 it(
   `an export of ${MIN_ROWS / 1000}k+ rows under 5xx, 429, resets, truncated and stalled bodies equals the fault-free export`,
-  // Long mode: two runs (fault-free, then faulty) of ~233k rows, up to 450 s each under load.
-  { timeout: longModeTimeout(300_000, 2, 450_000) },
+  // Long mode: two runs (fault-free, then faulty) of ~233k rows.
+  { timeout: longModeTimeout(300_000, 2, LONG_RUN_MS) },
   async () => {
     const from = Date.parse(FROM) / 1000;
     // The last hour every chain serves whole (its head minus the safety lag): the range is complete.
@@ -58,7 +61,7 @@ it(
     expect(expected.length).toBeGreaterThanOrEqual(MIN_ROWS);
 
     const cleanDir = join(work.dir, 'clean');
-    const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
+    const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)], long);
     expect(clean.code, clean.stderr).toBe(0);
     const cleanReport = JSON.parse(clean.stdout) as RunReport;
 
@@ -73,18 +76,22 @@ it(
     // none of a kind over the ~80 requests of the run), then the mix applies.
     sandbox.setFaults({ ...mixed, first: ['stall', 'http429', 'http500', 'reset', 'stall', 'http503', 'truncate', 'http502'] });
     const faultyDir = join(work.dir, 'faulty');
-    const faulty = await runCli(work.cli, [
-      'run',
-      await writeJob(faultyDir, job),
-      '-d',
-      join(faultyDir, 'out'),
-      ...common(faultyDir),
-      // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
-      '--timeout',
-      '2s',
-      '--max-attempts',
-      '12',
-    ]);
+    const faulty = await runCli(
+      work.cli,
+      [
+        'run',
+        await writeJob(faultyDir, job),
+        '-d',
+        join(faultyDir, 'out'),
+        ...common(faultyDir),
+        // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
+        '--timeout',
+        '2s',
+        '--max-attempts',
+        '12',
+      ],
+      long,
+    );
     const stats = sandbox.stats();
     sandbox.setFaults(null);
     expect(faulty.code, faulty.stderr.slice(-3000)).toBe(0);
