@@ -69,7 +69,7 @@ it(
     const mixed = {
       rates: { http500: 0.04, http502: 0.03, http503: 0.03, http429: 0.05, reset: 0.02, truncate: 0.01, stall: 0.005 },
       retryAfterSeconds: 1,
-      stallMs: 10_000,
+      stallMs: LONG_TESTS ? 30_000 : 10_000,
       seed: SEED,
     };
     // The first requests get one fault of each kind for sure, two stalls (the rates alone may draw
@@ -85,8 +85,10 @@ it(
         join(faultyDir, 'out'),
         ...common(faultyDir),
         // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
+        // Long mode: 10 s (stalls 30 s): a page of 1,000 decoded rows is 5 MB and 0.3-0.7 CPU-s of the in-process
+        // sandbox, 0.6-3.3 s alone at load 16; with 2 s one window timed out 12 times in a row.
         '--timeout',
-        '2s',
+        LONG_TESTS ? '10s' : '2s',
         '--max-attempts',
         '12',
       ],
