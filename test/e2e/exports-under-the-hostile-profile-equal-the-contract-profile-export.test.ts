@@ -15,7 +15,7 @@ import { buildSandboxData, type SandboxOptions } from '@insight-export/sandbox';
 import type { RunReport } from '../../src/run/report.js';
 import { exportJob, type JsonRow } from '../datasets/export-helpers.js';
 import { useSandbox } from '../helpers/sandbox.js';
-import { LONG_TESTS } from '../helpers/long-tests.js';
+import { LONG_TESTS, longModeTimeout } from '../helpers/long-tests.js';
 
 const DEMO = resolve(import.meta.dirname, '../../jobs/demo.yaml');
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
@@ -90,14 +90,21 @@ describe('under --profile hostile', () => {
     expectSameRows(await hostile.rows(), rows);
   }, 60_000);
 
-  const big = sandboxPair({ seed: 42, transactions: 250_000 });
-  // The whole range (106,401 rows) takes about 50 s on a shared 2-core machine: by default its
-  // first 6 hours; INSIGHT_EXPORT_LONG_TESTS=1 runs all of it.
+  // Long mode: 300k transactions, whose whole days from 2024-02-01 to the served end hold 114,868
+  // of these rows (125,642 up to the served end; computed with truthWalletTransactions and
+  // truthContractEvents per chain): 250k held 93,911 whole-day rows, under the 100,000 asked.
+  const big = sandboxPair({ seed: 42, transactions: LONG_TESTS ? 300_000 : 250_000 });
+  // The whole range (100k+ rows) takes minutes on a shared 2-core machine: by default the first 6
+  // hours; INSIGHT_EXPORT_LONG_TESTS=1 runs all of it: three runs (hostile, settling, contract),
+  // 200 s each under load.
+  const LIMIT = longModeTimeout(300_000, 3, 200_000);
   const [to, chunk, atLeast] = LONG_TESTS ? ['2024-02-05', '1d', 100_000] : ['2024-02-01T06:00:00Z', '2h', 5_000];
 
-  it(`a wallet + events job of ${atLeast.toLocaleString('en')} rows or more exports exactly the rows of the contract profile`, async () => {
-    const tokens = big.contract.data.contracts.filter((c) => c.symbol === 'SUSD');
-    const yaml = `name: hostile-100k
+  it(
+    `a wallet + events job of ${atLeast.toLocaleString('en')} rows or more exports exactly the rows of the contract profile`,
+    async () => {
+      const tokens = big.contract.data.contracts.filter((c) => c.symbol === 'SUSD');
+      const yaml = `name: hostile-100k
 source: { chains: [1, 8453, 42161] }
 targets:
   - wallet: alice.eth
@@ -106,13 +113,15 @@ ${tokens.map((t) => `  - contract: "${t.address}"\n    chains: [${t.chainId}]\n 
 range: { from: "2024-02-01", to: "${to}", chunk: ${chunk} }
 decode: true
 `;
-    big.hostile.resetStats();
-    const { first, settled: hostile } = await exportThenSettle(big.hostile, yaml);
-    expectForeignRowsDropped(first, big.hostile.stats().foreignRowsSent);
-    const truth = await exportJob(big.contract, yaml);
-    expect(truth.report.status).toBe('succeeded');
-    const rows = await truth.rows();
-    expect(rows.length).toBeGreaterThanOrEqual(atLeast);
-    expectSameRows(await hostile.rows(), rows);
-  }, 300_000);
+      big.hostile.resetStats();
+      const { first, settled: hostile } = await exportThenSettle(big.hostile, yaml);
+      expectForeignRowsDropped(first, big.hostile.stats().foreignRowsSent);
+      const truth = await exportJob(big.contract, yaml);
+      expect(truth.report.status).toBe('succeeded');
+      const rows = await truth.rows();
+      expect(rows.length).toBeGreaterThanOrEqual(atLeast);
+      expectSameRows(await hostile.rows(), rows);
+    },
+    LIMIT,
+  );
 });

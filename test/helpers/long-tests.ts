@@ -23,3 +23,14 @@ export function sampleEachKind<T>(items: readonly T[], kindOf: (item: T) => stri
   }
   return items.filter((_, i) => keep.has(i));
 }
+
+/**
+ * A test's time limit: `defaultMs` by default; under LONG_TESTS, `trials` × `perTrialMs` (never
+ * less than `defaultMs`), so the limit grows with the trials the long mode runs. Budgets are set
+ * for a 2-core machine shared with other work (docs/testing.md gives the figures); a test whose
+ * trial count is found at run time checks it stays within `trials`, so more trials fail naming
+ * the count to raise instead of timing out.
+ */
+export function longModeTimeout(defaultMs: number, trials: number, perTrialMs: number): number {
+  return LONG_TESTS ? Math.max(defaultMs, trials * perTrialMs) : defaultMs;
+}

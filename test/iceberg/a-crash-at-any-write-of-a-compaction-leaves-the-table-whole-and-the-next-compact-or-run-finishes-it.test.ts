@@ -37,7 +37,7 @@ import { Crash, crashingStore } from '../helpers/crashing-store.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob, readTable } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
-import { RELIABILITY_SEED as SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { LONG_TESTS, RELIABILITY_SEED as SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -146,41 +146,50 @@ beforeAll(async () => {
     expect(kinds).toContain(kind);
 });
 
+/** Long mode: 28 writes x before/after x compact/run, one after another, in-process: 8 s each under load. */
+const LONG_TRIALS = 112;
+const LIMIT = longModeTimeout(600_000, LONG_TRIALS, 8_000);
+
 describe('an Iceberg compaction crashed at each of its writes', () => {
-  it('leaves the table whole and as before; the next compact, or a run, finishes it exactly', async () => {
-    const all = kinds.flatMap((kind, budget) =>
-      [false, true].flatMap((after) => (['compact', 'run'] as const).map((recovery) => ({ kind, budget, after, recovery }))),
-    );
-    const trials = sampleEachKind(all, (t) => t.kind, mulberry32(SEED));
-    console.log(
-      `[iceberg compact crash] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} of ${all.length} trials: ` +
-        trials.map((t) => `write ${t.budget + 1} (${t.kind}) ${t.after ? 'after' : 'before'}, ${t.recovery}`).join('; '),
-    );
+  it(
+    'leaves the table whole and as before; the next compact, or a run, finishes it exactly',
+    async () => {
+      const all = kinds.flatMap((kind, budget) =>
+        [false, true].flatMap((after) => (['compact', 'run'] as const).map((recovery) => ({ kind, budget, after, recovery }))),
+      );
+      const trials = sampleEachKind(all, (t) => t.kind, mulberry32(SEED));
+      if (LONG_TESTS) expect(trials.length, 'long mode: raise LONG_TRIALS (the time limit)').toBeLessThanOrEqual(LONG_TRIALS);
+      console.log(
+        `[iceberg compact crash] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} of ${all.length} trials: ` +
+          trials.map((t) => `write ${t.budget + 1} (${t.kind}) ${t.after ? 'after' : 'before'}, ${t.recovery}`).join('; '),
+      );
 
-    for (const { budget, after, recovery, kind } of trials) {
-      const name = `crash at write ${budget + 1} (${kind}), ${after ? 'after' : 'before'} it, recovered by ${recovery}`;
-      const store = restore();
-      await expect(compact(crashingStore(store, budget, after)), name).rejects.toThrow(Crash);
+      for (const { budget, after, recovery, kind } of trials) {
+        const name = `crash at write ${budget + 1} (${kind}), ${after ? 'after' : 'before'} it, recovered by ${recovery}`;
+        const store = restore();
+        await expect(compact(crashingStore(store, budget, after)), name).rejects.toThrow(Crash);
 
-      // Readers: the current snapshot (by the newest metadata file, and by the hint) reads as before; so does the first.
-      const current = (await readCurrentVersion(store, 'transactions'))!;
-      expect(sortedRows(await icebirdRows(store, 'transactions', `v${current.version}.metadata.json`)), name).toEqual(truth);
-      expect(sortedRows(await icebirdRows(store, 'transactions')), name).toEqual(truth);
-      expect(sortedRows(await icebirdRows(store, 'transactions', 'v1.metadata.json')), name).toEqual(truth);
+        // Readers: the current snapshot (by the newest metadata file, and by the hint) reads as before; so does the first.
+        const current = (await readCurrentVersion(store, 'transactions'))!;
+        expect(sortedRows(await icebirdRows(store, 'transactions', `v${current.version}.metadata.json`)), name).toEqual(truth);
+        expect(sortedRows(await icebirdRows(store, 'transactions')), name).toEqual(truth);
+        expect(sortedRows(await icebirdRows(store, 'transactions', 'v1.metadata.json')), name).toEqual(truth);
 
-      // A run's end commits what the compaction left in the state, as a replace.
-      if (recovery === 'run') {
-        const run = await exportJob({ job: job(out()), dir: work, sandbox, destination: out() });
-        expect(run.status, name).toBe('succeeded');
-        expect(
-          run.iceberg_commits!.filter((c) => c.operation !== 'replace'),
-          name,
-        ).toEqual([]);
+        // A run's end commits what the compaction left in the state, as a replace.
+        if (recovery === 'run') {
+          const run = await exportJob({ job: job(out()), dir: work, sandbox, destination: out() });
+          expect(run.status, name).toBe('succeeded');
+          expect(
+            run.iceberg_commits!.filter((c) => c.operation !== 'replace'),
+            name,
+          ).toEqual([]);
+        }
+        await compact(store);
+        await expectFinished(store, name);
       }
-      await compact(store);
-      await expectFinished(store, name);
-    }
-  }, 600_000);
+    },
+    LIMIT,
+  );
 
   it('crashed before its table commit, the next run commits the merged files as one replace snapshot', async () => {
     const store = restore();

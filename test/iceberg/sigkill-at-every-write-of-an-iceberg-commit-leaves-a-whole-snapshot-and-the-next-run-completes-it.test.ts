@@ -24,7 +24,7 @@ import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import type { CanonRow } from '../helpers/export.js';
 import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
-import { LONG_TESTS, RELIABILITY_SEED as SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { LONG_TESTS, RELIABILITY_SEED as SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -183,7 +183,10 @@ async function runTrial(name: string, base: string, d: Destination, trial: Trial
 }
 
 const POINTS = LONG_TESTS ? 'every write' : 'one write of each phase';
-it(`SIGKILL at ${POINTS} of an append and an overwrite commit, locally`, { timeout: 400_000 }, async () => {
+/** Long mode: before and after each of the 10 + 12 writes, 44 trials two at a time, about 40 s each under load. */
+const LONG_TRIALS = 44;
+const LIMIT = longModeTimeout(400_000, LONG_TRIALS, 40_000);
+it(`SIGKILL at ${POINTS} of an append and an overwrite commit, locally`, { timeout: LIMIT }, async () => {
   const random = mulberry32(SEED);
   const all: Trial[] = [];
   const writes = {} as Record<Mode, string[]>;
@@ -200,6 +203,7 @@ it(`SIGKILL at ${POINTS} of an append and an overwrite commit, locally`, { timeo
     });
   }
   const trials = sampleEachKind(all, phaseOf, random);
+  if (LONG_TESTS) expect(trials.length, 'long mode: raise LONG_TRIALS (the time limit)').toBeLessThanOrEqual(LONG_TRIALS);
   console.log(
     `[iceberg sigkill] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} of ${all.length} points: ` +
       trials.map((t) => `${t.mode} ${t.crash} (${t.kind})`).join(', ') +
@@ -222,7 +226,8 @@ it(`SIGKILL at ${POINTS} of an append and an overwrite commit, locally`, { timeo
 
 it(
   'SIGKILL after the metadata file of an append commit on S3 (before it too, with INSIGHT_EXPORT_LONG_TESTS=1)',
-  { timeout: 200_000 },
+  // Long mode: 2 kills on S3, each 30-75 s with its next run under load.
+  { timeout: longModeTimeout(200_000, 2, 120_000) },
   async () => {
     const env = await s3TestEnv();
     const writes = await probeWrites('append');

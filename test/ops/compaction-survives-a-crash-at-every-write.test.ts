@@ -18,7 +18,7 @@ import { WindowState, type WindowRecord } from '../../src/state/window-state.js'
 import { LocalStore } from '../../src/store/local.js';
 import type { ObjectStore } from '../../src/store/store.js';
 import { Crash, crashingStore } from '../helpers/crashing-store.js';
-import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { LONG_TESTS, RELIABILITY_SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -105,6 +105,10 @@ afterAll(async () => {
   db?.closeSync();
 });
 
+/** Long mode: a crash before each of a compaction's 48 writes, one after another, in-process: 10 s each under load. */
+const LONG_TRIALS = 48;
+const LIMIT = longModeTimeout(180_000, LONG_TRIALS, 10_000);
+
 describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (format) => {
   it('merges the closed days of each unit into one file per day and keeps the newest day as it is', async () => {
     const root = join(tmp.dir, `full-${format}`);
@@ -142,48 +146,53 @@ describe.each(['parquet', 'ndjson'] as const)('compaction of a %s export', (form
     await expectExact(root, format);
   }, 60_000);
 
-  it('after a crash at any write, nothing is missing, and recovery plus a second compaction are exact', async () => {
-    // How many writes an uninterrupted compaction makes.
-    const probeRoot = join(tmp.dir, `probe-${format}`);
-    await cp(pristine[format].root, probeRoot, { recursive: true });
-    const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER, false);
-    await compactJob(options(probe, pristine[format].job.name));
-    const total = probe.writes;
-    expect(total).toBeGreaterThan(8);
-    const finalFiles = (await listKeys(new LocalStore(probeRoot))).filter((k) => !k.startsWith('_state/')).sort();
-    // A crash before write n: by default one of each kind of write, and the very first and last.
-    const points = sampleEachKind(
-      probe.kinds.map((kind, n) => ({ kind, n })),
-      (p) => p.kind,
-      mulberry32(RELIABILITY_SEED),
-    ).map((p) => p.n);
-    const crashes = [...new Set([0, ...points, total - 1])].sort((a, b) => a - b);
-    console.log(
-      `[compact-crash ${format}] seed ${RELIABILITY_SEED}: crashes before writes ${crashes.join(', ')} of ${total} (${[...new Set(probe.kinds)].join(', ')})`,
-    );
+  it(
+    'after a crash at any write, nothing is missing, and recovery plus a second compaction are exact',
+    async () => {
+      // How many writes an uninterrupted compaction makes.
+      const probeRoot = join(tmp.dir, `probe-${format}`);
+      await cp(pristine[format].root, probeRoot, { recursive: true });
+      const probe = crashingStore(new LocalStore(probeRoot), Number.MAX_SAFE_INTEGER, false);
+      await compactJob(options(probe, pristine[format].job.name));
+      const total = probe.writes;
+      expect(total).toBeGreaterThan(8);
+      const finalFiles = (await listKeys(new LocalStore(probeRoot))).filter((k) => !k.startsWith('_state/')).sort();
+      // A crash before write n: by default one of each kind of write, and the very first and last.
+      const points = sampleEachKind(
+        probe.kinds.map((kind, n) => ({ kind, n })),
+        (p) => p.kind,
+        mulberry32(RELIABILITY_SEED),
+      ).map((p) => p.n);
+      const crashes = [...new Set([0, ...points, total - 1])].sort((a, b) => a - b);
+      if (LONG_TESTS) expect(crashes.length, 'long mode: raise LONG_TRIALS (the time limit)').toBeLessThanOrEqual(LONG_TRIALS);
+      console.log(
+        `[compact-crash ${format}] seed ${RELIABILITY_SEED}: crashes before writes ${crashes.join(', ')} of ${total} (${[...new Set(probe.kinds)].join(', ')})`,
+      );
 
-    for (const writes of crashes) {
-      const root = join(tmp.dir, `crash-${format}-${writes}`);
-      await cp(pristine[format].root, root, { recursive: true });
-      const local = new LocalStore(root);
-      await expect(compactJob(options(crashingStore(local, writes, false), pristine[format].job.name))).rejects.toThrow(Crash);
+      for (const writes of crashes) {
+        const root = join(tmp.dir, `crash-${format}-${writes}`);
+        await cp(pristine[format].root, root, { recursive: true });
+        const local = new LocalStore(root);
+        await expect(compactJob(options(crashingStore(local, writes, false), pristine[format].job.name))).rejects.toThrow(Crash);
 
-      // A reader listing the folders misses no row; it sees some twice only while a commit is pending.
-      const seen = await itemIds(root, format);
-      expect([...new Set(seen)].sort(), `crash after ${writes} writes`).toEqual(pristine[format].ids);
-      const pending = (await listKeys(local, `_state/${pristine[format].job.name}/pending/`)).length;
-      if (seen.length !== pristine[format].ids.length)
-        expect(pending, `duplicates without a pending commit (crash after ${writes})`).toBeGreaterThan(0);
+        // A reader listing the folders misses no row; it sees some twice only while a commit is pending.
+        const seen = await itemIds(root, format);
+        expect([...new Set(seen)].sort(), `crash after ${writes} writes`).toEqual(pristine[format].ids);
+        const pending = (await listKeys(local, `_state/${pristine[format].job.name}/pending/`)).length;
+        if (seen.length !== pristine[format].ids.length)
+          expect(pending, `duplicates without a pending commit (crash after ${writes})`).toBeGreaterThan(0);
 
-      // What the next run does first, then a second compaction.
-      await new WindowState(local, pristine[format].job.name).cleanPending();
-      await expectExact(root, format, false);
-      await compactJob(options(local, pristine[format].job.name));
-      await expectExact(root, format);
-      expect((await listKeys(local)).filter((k) => !k.startsWith('_state/')).sort(), `crash after ${writes}`).toEqual(finalFiles);
-      await rm(root, { recursive: true, force: true });
-    }
-  }, 180_000);
+        // What the next run does first, then a second compaction.
+        await new WindowState(local, pristine[format].job.name).cleanPending();
+        await expectExact(root, format, false);
+        await compactJob(options(local, pristine[format].job.name));
+        await expectExact(root, format);
+        expect((await listKeys(local)).filter((k) => !k.startsWith('_state/')).sort(), `crash after ${writes}`).toEqual(finalFiles);
+        await rm(root, { recursive: true, force: true });
+      }
+    },
+    LIMIT,
+  );
 
   it('--older-than and dry runs: only days that ended long enough ago; a dry run writes nothing', async () => {
     const root = join(tmp.dir, `older-${format}`);

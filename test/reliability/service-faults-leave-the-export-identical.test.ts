@@ -16,16 +16,22 @@ import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
-import { LONG_TESTS, RELIABILITY_SEED as SEED } from '../helpers/long-tests.js';
+import { LONG_TESTS, RELIABILITY_SEED as SEED, longModeTimeout } from '../helpers/long-tests.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { duplicates, readNdjsonExport, runCli, setDigest, writeJob, useTestCli } from './harness.js';
 
 // 640k transactions: alice.eth alone has about 207k rows on the three chains.
-const sandbox = useSandbox({ transactions: 640_000 });
+// Long mode: 960k, where alice.eth has 232,708 rows from 2024-02-01 to the served end (16% over
+// MIN_ROWS; computed with buildSandboxData and truthWalletTransactions as below: 640k gives
+// 174,874, 720k 180,687, 800k 204,167, 880k 214,930; the served end moves by hours between sizes).
+const sandbox = useSandbox({ transactions: LONG_TESTS ? 960_000 : 640_000 });
 /** From 2024-02-01 alice.eth has about 200k rows up to the served end; from noon of the 3rd (the same density) about 60k. */
 const FROM = LONG_TESTS ? '2024-02-01T00:00:00Z' : '2024-02-03T12:00:00Z';
 const MIN_ROWS = LONG_TESTS ? 200_000 : 50_000;
 const CHAINS = [1, 8453, 42161];
+/** Long mode: a run of ~233k rows may take up to 450 s under load (runCli's limit is 120 s otherwise). */
+const LONG_RUN_MS = 450_000;
+const long = LONG_TESTS ? { timeoutMs: LONG_RUN_MS } : {};
 const TRANSFER = 'Transfer(address indexed from, address indexed to, uint256 value)';
 
 const work = useTestCli('service-faults-');
@@ -34,7 +40,8 @@ const common = (base: string) => ['--staging-dir', join(base, 'staging'), '--log
 
 it(
   `an export of ${MIN_ROWS / 1000}k+ rows under 5xx, 429, resets, truncated and stalled bodies equals the fault-free export`,
-  { timeout: 300_000 },
+  // Long mode: two runs (fault-free, then faulty) of ~233k rows.
+  { timeout: longModeTimeout(300_000, 2, LONG_RUN_MS) },
   async () => {
     const from = Date.parse(FROM) / 1000;
     // The last hour every chain serves whole (its head minus the safety lag): the range is complete.
@@ -54,7 +61,7 @@ it(
     expect(expected.length).toBeGreaterThanOrEqual(MIN_ROWS);
 
     const cleanDir = join(work.dir, 'clean');
-    const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)]);
+    const clean = await runCli(work.cli, ['run', await writeJob(cleanDir, job), '-d', join(cleanDir, 'out'), ...common(cleanDir)], long);
     expect(clean.code, clean.stderr).toBe(0);
     const cleanReport = JSON.parse(clean.stdout) as RunReport;
 
@@ -62,25 +69,31 @@ it(
     const mixed = {
       rates: { http500: 0.04, http502: 0.03, http503: 0.03, http429: 0.05, reset: 0.02, truncate: 0.01, stall: 0.005 },
       retryAfterSeconds: 1,
-      stallMs: 10_000,
+      stallMs: LONG_TESTS ? 30_000 : 10_000,
       seed: SEED,
     };
     // The first requests get one fault of each kind for sure, two stalls (the rates alone may draw
     // none of a kind over the ~80 requests of the run), then the mix applies.
     sandbox.setFaults({ ...mixed, first: ['stall', 'http429', 'http500', 'reset', 'stall', 'http503', 'truncate', 'http502'] });
     const faultyDir = join(work.dir, 'faulty');
-    const faulty = await runCli(work.cli, [
-      'run',
-      await writeJob(faultyDir, job),
-      '-d',
-      join(faultyDir, 'out'),
-      ...common(faultyDir),
-      // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
-      '--timeout',
-      '2s',
-      '--max-attempts',
-      '12',
-    ]);
+    const faulty = await runCli(
+      work.cli,
+      [
+        'run',
+        await writeJob(faultyDir, job),
+        '-d',
+        join(faultyDir, 'out'),
+        ...common(faultyDir),
+        // A stall must end in a timeout well within the test's patience; enough attempts that ~19% faults never exhaust them.
+        // Long mode: 10 s (stalls 30 s): a page of 1,000 decoded rows is 5 MB and 0.3-0.7 CPU-s of the in-process
+        // sandbox, 0.6-3.3 s alone at load 16; with 2 s one window timed out 12 times in a row.
+        '--timeout',
+        LONG_TESTS ? '10s' : '2s',
+        '--max-attempts',
+        '12',
+      ],
+      long,
+    );
     const stats = sandbox.stats();
     sandbox.setFaults(null);
     expect(faulty.code, faulty.stderr.slice(-3000)).toBe(0);

@@ -27,7 +27,7 @@ import { ListMultipartUploadsCommand } from '@aws-sdk/client-s3';
 import type { ObjectStore } from '../../src/store/store.js';
 import { downloadPrefix, duckdb, listFiles, sqlString, truthContractEvents, truthWalletTransactions, unixDay } from '../helpers/export.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
-import { LONG_TESTS, RELIABILITY_SEED as SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { LONG_TESTS, RELIABILITY_SEED as SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
 import { useSandbox } from '../helpers/sandbox.js';
@@ -71,7 +71,10 @@ function job(base: string, format: Format) {
 const flags = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error', '--units-in-flight', '4'];
 
 const POINTS = LONG_TESTS ? 'every point of runs' : '10 points of runs (one of each kind)';
-it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, { timeout: 300_000 }, async () => {
+/** Long mode: every point, 38 trials two at a time, about 40 s each on a loaded 2-core machine. */
+const LONG_TRIALS = 38;
+const LIMIT = longModeTimeout(300_000, LONG_TRIALS, 40_000);
+it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, { timeout: LIMIT }, async () => {
   const random = mulberry32(SEED);
   const alice = sandbox.data.wallet('alice.eth')!.address;
   const susd = sandbox.data.contracts.find((c) => c.chainId === 1 && c.symbol === 'SUSD')!.address;
@@ -118,6 +121,7 @@ it(`SIGKILL at ${POINTS}; the next run completes with exactly the source rows`, 
   for (let n = 1; n <= probes.parquet.counts['fold-after']!; n++) add('fold', 'parquet', { crashes: [`fold-after:${n}`] });
   const trials = sampleEachKind(all, (t) => t.kind, random);
   expect(new Set(trials.map((t) => t.kind)).size).toBe(10);
+  if (LONG_TESTS) expect(trials.length, 'long mode: raise LONG_TRIALS (the time limit)').toBeLessThanOrEqual(LONG_TRIALS);
   console.log(
     `[crash] seed ${SEED} (RELIABILITY_SEED=${SEED} repeats it); ${trials.length} of ${all.length} trials ` +
       `(${trials.map((t) => `${t.kind} ${t.format} ${t.crashes.join('+') || `${t.delayMs} ms`}`).join(', ')}); undisturbed runs: ` +
@@ -220,7 +224,8 @@ async function fileDigests(out: string): Promise<Map<string, string>> {
 
 it(
   'S3 destination: SIGKILL mid-upload, around state writes and at random moments; the next run is exact, no partial object',
-  { timeout: 180_000 },
+  // Long mode: the probe and 4 kills, one after another, each with its next run.
+  { timeout: longModeTimeout(180_000, 5, 75_000) },
   async () => {
     const random = mulberry32(SEED + 1);
     const env = await s3TestEnv();

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { reorganise } from '@insight-export/sandbox';
 import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
-import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { RELIABILITY_SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -47,7 +47,10 @@ const job = (destination: string) => ({
 });
 const flags = ['--log-level', 'error', '--json'];
 
-it('SIGKILL at any point of a repair: the next run leaves exactly a fresh export of the new branch', { timeout: 900_000 }, async () => {
+// Long mode: at most 12 trials (2 occurrences of page, upload and delete, 3 of state and state-after), one
+// after another, each a killed run and the next run: 60 s each under load.
+const LIMIT = longModeTimeout(900_000, 12, 60_000);
+it('SIGKILL at any point of a repair: the next run leaves exactly a fresh export of the new branch', { timeout: LIMIT }, async () => {
   const snapshot = join(tmp.dir, 'snapshot');
   const first = await runCli(cli, ['run', await writeJob(join(tmp.dir, 'snapshot-job'), job(snapshot)), ...flags]);
   expect(first.code, first.stderr).toBe(0);

@@ -16,7 +16,7 @@ import type { RunReport } from '../../src/run/report.js';
 import { verifyDestination } from '../../src/state/verify.js';
 import { LocalStore } from '../../src/store/local.js';
 import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
-import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { RELIABILITY_SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { truthWalletTransactions, unixDay } from '../helpers/export.js';
@@ -43,7 +43,10 @@ function stopAfter(requests: number) {
   };
 }
 
-it('SIGKILL while a stop commits what it received: the next run leaves exactly the source rows', { timeout: 900_000 }, async () => {
+// Long mode: at most 21 trials (7 points, 3 occurrences each), one after another, each a killed run
+// and the next run: 60 s each under load.
+const LIMIT = longModeTimeout(900_000, 21, 60_000);
+it('SIGKILL while a stop commits what it received: the next run leaves exactly the source rows', { timeout: LIMIT }, async () => {
   let trial = 0;
   const jobAt = async () => {
     const out = join(work.dir, `trial-${trial++}`);

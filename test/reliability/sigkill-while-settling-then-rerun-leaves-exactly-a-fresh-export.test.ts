@@ -14,7 +14,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
 import { runCli as runCliInProcess } from '../helpers/cli-in-process.js';
 import { startLaggingReplica, type LaggingReplica } from '../helpers/lagging-replica.js';
-import { RELIABILITY_SEED, sampleEachKind } from '../helpers/long-tests.js';
+import { RELIABILITY_SEED, longModeTimeout, sampleEachKind } from '../helpers/long-tests.js';
 import { mulberry32 } from '../helpers/prng.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -48,7 +48,10 @@ const job = (baseUrl: string, destination: string) => ({
 const flags = ['--log-level', 'error', '--json'];
 const POINTS = ['page', 'upload', 'state', 'state-after', 'fold', 'fold-after', 'delete', 'settle', 'settle-after'];
 
-it('SIGKILL at any point of a settling run: the next run leaves exactly a fresh export', { timeout: 900_000 }, async () => {
+// Long mode: at most 27 trials (the 9 points, 3 occurrences each), one after another, each a killed
+// run and the next run: 60 s each under load.
+const LIMIT = longModeTimeout(900_000, POINTS.length * 3, 60_000);
+it('SIGKILL at any point of a settling run: the next run leaves exactly a fresh export', { timeout: LIMIT }, async () => {
   const snapshot = join(tmp.dir, 'snapshot');
   const first = await runCli(cli, ['run', await writeJob(join(tmp.dir, 'snapshot-job'), job(lb.url, snapshot)), ...flags]);
   expect(first.code, first.stderr).toBe(0);
