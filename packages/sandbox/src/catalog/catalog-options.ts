@@ -44,6 +44,11 @@ export interface CatalogOptions {
   latencyMs?: number;
   /** The next commits are applied, then answered with these statuses in order (one per commit). */
   commitFaults?: CommitFaultStatus[];
+  /**
+   * The next this many commits are applied, then their connection is closed with no answer at all
+   * (an answer lost on the way: the writer cannot tell whether its commit landed).
+   */
+  dropCommitAnswers?: number;
   /** The next this many authorised requests get 401 as for an expired token; an OAuth token so answered stays invalid. */
   expireTokens?: number;
   /** Called with every request and its answer. */
