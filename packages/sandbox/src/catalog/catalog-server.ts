@@ -51,7 +51,7 @@ export class IcebergCatalog {
     private readonly timers: Timers,
   ) {
     this.opts = { ...opts, commitFaults: [...(opts.commitFaults ?? [])] };
-    this.store = new CatalogStore(opts.warehouse);
+    this.store = new CatalogStore(opts.warehouse, opts.writeObject);
     this.auth = new CatalogAuth(this.opts);
     this.auth.set(opts.expireTokens);
   }
