@@ -8,7 +8,8 @@
  *   options: --tx <sandbox transactions for throughput, latency, rate limit; default 1000000>
  *            --rss-rows <wallet rows, comma-separated; default 1000000,5000000>
  *            --repeats <interleaved repetitions of each throughput measurement; default 3>
- *            --formats <duckdb,hyparquet,ndjson,iceberg: the outputs to run; default duckdb,hyparquet,ndjson>
+ *            --formats <duckdb,hyparquet,ndjson,iceberg,iceberg-catalog: the outputs to run; default duckdb,hyparquet,ndjson
+ *                      (iceberg-catalog: committed through the sandbox's REST catalog, served by the harness)>
  *            --chunk <range.chunk of the throughput part's job, e.g. 10m; default 1d>
  *            --batch-windows <on | off: output.batch_windows of the throughput part's exports; default the exporter's>
  *            --units-in-flight <n: override the exporter's units_in_flight in every run>
@@ -113,6 +114,9 @@ interface ExportSpec {
   batchWindows?: 'on' | 'off';
   format: 'parquet' | 'ndjson' | 'iceberg';
   engine?: 'duckdb' | 'hyparquet';
+  /** output.catalog.uri and .namespace: an Iceberg export committed through that REST catalog. */
+  catalogUri?: string;
+  catalogNamespace?: string;
   compression?: string;
   requestsInFlight?: number;
   unitsInFlight?: number;
@@ -280,6 +284,7 @@ async function childExport(spec: ExportSpec): Promise<ChildResult> {
         ...(spec.unitsInFlight ? { unitsInFlight: spec.unitsInFlight } : {}),
         ...(spec.requestsPerSecond ? { requestsPerSecond: spec.requestsPerSecond } : {}),
         ...(spec.batchWindows ? { batchWindows: spec.batchWindows } : {}),
+        ...(spec.catalogUri ? { catalogUri: spec.catalogUri, catalogNamespace: spec.catalogNamespace } : {}),
       },
       require: ['source', 'destination'],
     });
@@ -525,6 +530,8 @@ interface Format {
   label: string;
   format: 'parquet' | 'ndjson' | 'iceberg';
   engine?: 'duckdb' | 'hyparquet';
+  /** Committed through the sandbox's Iceberg REST catalog, served by this process. */
+  catalog?: boolean;
 }
 const ALL_FORMATS: Format[] = [
   { key: 'duckdb', label: 'Parquet, DuckDB engine (default)', format: 'parquet', engine: 'duckdb' },
@@ -532,6 +539,8 @@ const ALL_FORMATS: Format[] = [
   { key: 'ndjson', label: 'NDJSON.gz', format: 'ndjson' },
   // Only when asked (--formats ...,iceberg): DuckDB Parquet with field ids, then the table commit.
   { key: 'iceberg', label: 'Iceberg (DuckDB Parquet, table commit)', format: 'iceberg' },
+  // Only when asked (--formats ...,iceberg-catalog): the same, committed through a REST catalog.
+  { key: 'iceberg-catalog', label: "Iceberg through a REST catalog (the sandbox's at /iceberg)", format: 'iceberg', catalog: true },
 ];
 let FORMATS = ALL_FORMATS;
 let UNITS: number | undefined;
@@ -563,6 +572,10 @@ const FROM = '2024-02-01';
 /** Part 1: rows/s of the exporter against the bare fetch-and-parse rate, same pages, same concurrency. */
 async function throughput(opts: Options): Promise<void> {
   const server = await startPageServer(opts.tx, 8192);
+  // The sandbox's REST catalog (a sandbox of 300 transactions, the fewest: only its /iceberg is used), in this process.
+  const catalog = FORMATS.some((f) => f.catalog)
+    ? await (await import('@insight-export/sandbox')).startSandbox({ transactions: 300 })
+    : undefined;
   try {
     const base = {
       kind: 'export' as const,
@@ -622,7 +635,13 @@ async function throughput(opts: Options): Promise<void> {
       for (const f of FORMATS) {
         await server.get('/_bench/reset');
         const res = await inChild(
-          { ...base, label: f.label, format: f.format, ...(f.engine ? { engine: f.engine } : {}) },
+          {
+            ...base,
+            label: f.label,
+            format: f.format,
+            ...(f.engine ? { engine: f.engine } : {}),
+            ...(f.catalog && catalog ? { catalogUri: catalog.catalog.url, catalogNamespace: `throughput_${r}` } : {}),
+          },
           opts.profile && r === 0,
         );
         const stats = await server.get<PageServerStats>('/_bench/stats');
@@ -718,6 +737,7 @@ async function throughput(opts: Options): Promise<void> {
     emit(lines.join('\n'));
   } finally {
     await server.stop();
+    await catalog?.close();
   }
 }
 

@@ -85,4 +85,15 @@ describe('the sandbox catalog: prefix, latency, commits answered 5xx', () => {
     }
     expect((await c.call('POST', path, { requirements: [], updates: appendUpdates(50, parent, 4) }, bearer)).status).toBe(200);
   });
+
+  it('applies a commit whose answer it drops (dropCommitAnswers): the connection closes, the table is at the new snapshot', async () => {
+    await c.call('POST', '/v1/wh-1/namespaces', { namespace: ['lost'] }, bearer);
+    await c.call('POST', '/v1/wh-1/namespaces/lost/tables', createTableRequest('t'), bearer);
+    const path = '/v1/wh-1/namespaces/lost/tables/t';
+    c.sandbox.catalog.set({ dropCommitAnswers: 1 });
+    await expect(c.call('POST', path, { requirements: [], updates: appendUpdates(60, undefined, 1) }, bearer)).rejects.toThrow();
+    expect((await c.call('GET', path, undefined, bearer)).body.metadata['current-snapshot-id']).toBe(60);
+    // One answer dropped: the next commit is answered.
+    expect((await c.call('POST', path, { requirements: [], updates: appendUpdates(61, 60, 2) }, bearer)).status).toBe(200);
+  });
 });

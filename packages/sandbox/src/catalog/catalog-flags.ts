@@ -9,6 +9,7 @@ export interface CatalogArgs {
   'catalog-prefix-in'?: 'overrides' | 'defaults' | undefined;
   'catalog-latency-ms'?: number | undefined;
   'catalog-commit-faults'?: string | undefined;
+  'catalog-drop-commit-answers'?: number | undefined;
   'catalog-expire-tokens'?: number | undefined;
   'catalog-token-lifetime'?: number | undefined;
 }
@@ -33,6 +34,10 @@ export function catalogFlags<T>(y: Argv<T>): Argv<T> {
       type: 'string',
       describe: 'The next commits are applied, then answered with these statuses, e.g. 502,500,504 (state unknown)',
     })
+    .option('catalog-drop-commit-answers', {
+      type: 'number',
+      describe: 'The next this many commits are applied, then their connection is closed with no answer',
+    })
     .option('catalog-expire-tokens', { type: 'number', describe: 'The next this many authorised catalog requests get 401 (token expired)' })
     .option('catalog-token-lifetime', {
       type: 'number',
@@ -45,6 +50,7 @@ export function catalogFlags<T>(y: Argv<T>): Argv<T> {
         'catalog-prefix-in',
         'catalog-latency-ms',
         'catalog-commit-faults',
+        'catalog-drop-commit-answers',
         'catalog-expire-tokens',
         'catalog-token-lifetime',
       ],
@@ -79,6 +85,7 @@ export function catalogOptionsFromArgs(args: CatalogArgs, env: NodeJS.ProcessEnv
     prefixIn: args['catalog-prefix-in'],
     latencyMs: args['catalog-latency-ms'],
     commitFaults: commitFaults(args['catalog-commit-faults']),
+    dropCommitAnswers: args['catalog-drop-commit-answers'],
     expireTokens: args['catalog-expire-tokens'],
     auth,
   };

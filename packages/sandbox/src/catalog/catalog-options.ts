@@ -33,6 +33,12 @@ export interface CatalogOptions {
   /** The warehouse folder (metadata files of tables without a local location); default a temporary folder removed on close. */
   warehouse?: string;
   /**
+   * Writes a metadata file of a table whose location is not local (e.g. s3://bucket/prefix/t), at
+   * `<location>/metadata/<file>`, as a catalog over object storage does; without it such files go
+   * under the warehouse folder (the sandbox itself has no S3 client).
+   */
+  writeObject?: (uri: string, text: string) => Promise<void>;
+  /**
    * A prefix the catalog requires in every path (`/v1/{prefix}/namespaces...`), announced by
    * `GET /v1/config` in `overrides` (default) or `defaults`; paths without it get 404.
    */
@@ -44,6 +50,11 @@ export interface CatalogOptions {
   latencyMs?: number;
   /** The next commits are applied, then answered with these statuses in order (one per commit). */
   commitFaults?: CommitFaultStatus[];
+  /**
+   * The next this many commits are applied, then their connection is closed with no answer at all
+   * (an answer lost on the way: the writer cannot tell whether its commit landed).
+   */
+  dropCommitAnswers?: number;
   /** The next this many authorised requests get 401 as for an expired token; an OAuth token so answered stays invalid. */
   expireTokens?: number;
   /** Called with every request and its answer. */

@@ -2,7 +2,8 @@
  * The sandbox's Iceberg REST catalog: answers the requests below `/iceberg` on the sandbox's port
  * (the Apache Iceberg REST catalog protocol, open-api/rest-catalog-open-api.yaml of apache/iceberg
  * at 7f879b11366e17a676a03f15247a821751415529), with the knobs of catalog-options.ts: latency,
- * required auth and expired tokens, a required prefix, commits applied but answered 5xx.
+ * required auth and expired tokens, a required prefix, commits applied but answered 5xx or not
+ * answered at all (the connection closed).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { CatalogAuth } from './catalog-auth.js';
@@ -11,6 +12,9 @@ import type { CatalogExchange, CatalogOptions, SandboxCatalog } from './catalog-
 import { answerCatalogRoute, matchCatalogRoute, type CatalogRoute, type RouteAnswer } from './catalog-routes.js';
 import { CatalogStore } from './catalog-store.js';
 import type { Timers } from '../timers.js';
+
+/** Thrown by a commit applied whose answer the knob dropCommitAnswers drops: the connection is closed instead. */
+class DroppedAnswer extends Error {}
 
 /** The path the catalog is served under. */
 export const CATALOG_ROOT = '/iceberg';
@@ -47,7 +51,7 @@ export class IcebergCatalog {
     private readonly timers: Timers,
   ) {
     this.opts = { ...opts, commitFaults: [...(opts.commitFaults ?? [])] };
-    this.store = new CatalogStore(opts.warehouse);
+    this.store = new CatalogStore(opts.warehouse, opts.writeObject);
     this.auth = new CatalogAuth(this.opts);
     this.auth.set(opts.expireTokens);
   }
@@ -82,6 +86,10 @@ export class IcebergCatalog {
       request = parseBody(text, route.name === 'getToken');
       answer = await this.answer(route, req, url, request);
     } catch (err) {
+      if (err instanceof DroppedAnswer) {
+        res.destroy();
+        return;
+      }
       answer = err instanceof CatalogHttpError ? { status: err.status, body: err.body() } : internal(err);
     }
     this.send(res, method, answer);
@@ -105,6 +113,10 @@ export class IcebergCatalog {
     const done = this.serial.then(() => answerCatalogRoute(this.store, route, url.searchParams, body, now));
     this.serial = done.catch(() => undefined);
     const answer = await done;
+    if (route.name === 'updateTable' && (this.opts.dropCommitAnswers ?? 0) > 0) {
+      this.opts.dropCommitAnswers! -= 1;
+      throw new DroppedAnswer('the commit was applied; its answer is dropped');
+    }
     const fault = route.name === 'updateTable' ? this.opts.commitFaults?.shift() : undefined;
     if (fault) throw new CatalogHttpError(fault, 'CommitStateUnknownException', `injected: the commit was applied, answered ${fault}`);
     return answer;

@@ -4,7 +4,8 @@
  * (`metadata/<5-digit version>-<uuid>.metadata.json`, the naming of Iceberg's Java
  * BaseMetastoreTableOperations), and adds the previous one to the metadata-log. A table whose
  * location is a local path or a file: URI gets its metadata files there; any other location
- * (s3://...) gets them under the warehouse folder, since the sandbox has no way to reach S3.
+ * (s3://...) gets them there through `writeObject` when given (a test's S3 client), else under
+ * the warehouse folder, since the sandbox itself has no way to reach S3.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,7 +32,10 @@ export class CatalogStore {
   private folder: string | undefined;
 
   /** `warehouse`: a folder (created when missing); undefined: a temporary one, removed by close(). */
-  constructor(private readonly warehouse: string | undefined) {}
+  constructor(
+    private readonly warehouse: string | undefined,
+    private readonly writeObject?: (uri: string, text: string) => Promise<void>,
+  ) {}
 
   /** The warehouse folder (a temporary one is made on first use). */
   async warehouseFolder(): Promise<string> {
@@ -128,6 +132,21 @@ export class CatalogStore {
     return join(await this.warehouseFolder(), ...ns, name, 'metadata');
   }
 
+  /** Writes a metadata file where the table's location says; its location. */
+  private async writeMetadata(location: string, ns: string[], name: string, fileName: string, text: string): Promise<string> {
+    const local = location.startsWith('file:') || location.startsWith('/');
+    if (!local && this.writeObject) {
+      const uri = `${location}/metadata/${fileName}`;
+      await this.writeObject(uri, text);
+      return uri;
+    }
+    const folder = await this.metadataFolder(location, ns, name);
+    await mkdir(folder, { recursive: true });
+    const file = join(folder, fileName);
+    await writeFile(file, text);
+    return location.startsWith('/') ? file : pathToFileURL(file).href;
+  }
+
   private async write(ns: string[], name: string, next: TableMetadata, previous: StoredTable | undefined): Promise<StoredTable> {
     const version = (previous?.version ?? 0) + 1;
     if (previous) {
@@ -136,11 +155,8 @@ export class CatalogStore {
         { 'metadata-file': previous.metadataLocation, 'timestamp-ms': previous.metadata['last-updated-ms'] },
       ];
     }
-    const folder = await this.metadataFolder(next.location, ns, name);
-    await mkdir(folder, { recursive: true });
-    const file = join(folder, `${String(version).padStart(5, '0')}-${randomUUID()}.metadata.json`);
-    await writeFile(file, JSON.stringify(next, null, 2));
-    const metadataLocation = next.location.startsWith('/') ? file : pathToFileURL(file).href;
+    const fileName = `${String(version).padStart(5, '0')}-${randomUUID()}.metadata.json`;
+    const metadataLocation = await this.writeMetadata(next.location, ns, name, fileName, JSON.stringify(next, null, 2));
     const stored = { metadata: next, metadataLocation, version };
     this.tables.set(key([...ns, name]), stored);
     return stored;

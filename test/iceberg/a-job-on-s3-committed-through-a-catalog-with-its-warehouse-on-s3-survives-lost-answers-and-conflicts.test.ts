@@ -1,0 +1,112 @@
+/**
+ * Issue 44, on S3 (radosgw): the sandbox catalog keeps its metadata files on S3, under each
+ * table's location (its writeObject knob, given the test bucket's client), and a run with an S3
+ * destination commits through it. A commit the catalog applied but answered 502 ("state unknown")
+ * leaves exactly one snapshot, reported as committed; a 409 from another writer's commit is
+ * re-read and retried on top of it. icebird reads each table from S3 at the metadata location the
+ * catalog returned, row for row a fresh Parquet export; every exchange validates against the spec.
+ */
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { join } from 'node:path';
+import { IcebergRestCatalog } from 'iceberg-js';
+import { beforeAll, expect, it } from 'vitest';
+import type { RunReport } from '../../src/run/report.js';
+import { useCatalogSandbox } from '../helpers/catalog-sandbox.js';
+import { exportJob } from '../helpers/export.js';
+import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
+import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
+import { useTempDir } from '../helpers/temp-dir.js';
+
+const bucket = useTestBucket('catalog-s3');
+const c = useCatalogSandbox({
+  writeObject: async (uri, text) => {
+    const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
+    await bucket.client.send(new PutObjectCommand({ Bucket: m[1], Key: m[2], Body: text }));
+  },
+});
+const sandbox = c.sandbox;
+const s3Env = useS3CredentialsInEnv();
+const tmp = useTempDir('iceberg-catalog-s3-');
+const TABLE = 'transactions';
+const PREFIX = 'cats3';
+
+const job = (to: string) => ({
+  name: 'cats3',
+  source: { base_url: 'sandbox', chains: [1, 8453] },
+  targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }],
+  range: { from: '2024-02-01', to, chunk: '1d' },
+});
+
+const truth: Record<string, string[]> = {};
+beforeAll(async () => {
+  for (const to of ['2024-02-03', '2024-02-05']) {
+    truth[to] = (await freshExportRows({ job: job(to), dir: join(tmp.dir, `truth-${to}`), sandbox }, [TABLE]))[TABLE]!;
+  }
+  expect(truth['2024-02-05']!.length).toBeGreaterThan(truth['2024-02-03']!.length);
+});
+
+const js = () => new IcebergRestCatalog({ baseUrl: sandbox.catalog.url, auth: { type: 'none' } });
+
+async function run(to: string): Promise<RunReport> {
+  const dir = join(tmp.dir, `run-${to}`);
+  const flags = { format: 'iceberg' as const, catalogUri: sandbox.catalog.url };
+  const r = await exportJob({ job: job(to), dir, sandbox, destination: `s3://${bucket.bucket}/${PREFIX}`, flags, env: s3Env });
+  expect(r.status).toBe('succeeded');
+  return r;
+}
+
+/** The table read from S3 at the metadata location the catalog serves now. */
+async function expectCatalogTableEquals(rows: string[]): Promise<void> {
+  const location = (await c.call('GET', `/v1/namespaces/cats3/tables/${TABLE}`)).body['metadata-location'] as string;
+  expect(location).toMatch(new RegExp(`^s3://${bucket.bucket}/${PREFIX}/${TABLE}/metadata/\\d{5}-[0-9a-f-]+\\.metadata\\.json$`));
+  const read = await icebirdRows(bucket.store(PREFIX), TABLE, location.split('/').at(-1));
+  expect(sortedRows(read)).toEqual(rows);
+}
+
+it('keeps metadata on S3; a commit applied but answered 502, then a 409 from another writer, each leave the table whole', async () => {
+  // State unknown: the first commit is applied and answered 502.
+  sandbox.catalog.set({ commitFaults: [502] });
+  const first = await run('2024-02-03');
+  const id = { namespace: ['cats3'], name: TABLE };
+  let loaded = await js().loadTable(id);
+  expect(first.iceberg_commits!.map((x) => x.snapshot_id)).toEqual([loaded['current-snapshot-id']]);
+  expect(loaded.snapshots).toHaveLength(1);
+  expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`) && e.status === 502)).toBe(true);
+  await expectCatalogTableEquals(truth['2024-02-03']!);
+
+  // A conflict: another writer commits between the run's load of the table at its commit attempt and its commit.
+  let loads = 0;
+  sandbox.catalog.set({
+    onExchange: (e) => {
+      c.exchanges.push(e);
+      if (e.method !== 'GET' || !e.path.endsWith(`/cats3/tables/${TABLE}`) || ++loads !== 2) return;
+      const meta = (e.response as { metadata: Record<string, any> }).metadata;
+      const main = meta.snapshots.find((x: { 'snapshot-id': number }) => x['snapshot-id'] === meta.refs.main['snapshot-id']);
+      const snapshot = {
+        ...main,
+        'snapshot-id': 4343,
+        'parent-snapshot-id': main['snapshot-id'],
+        'sequence-number': meta['last-sequence-number'] + 1,
+        summary: { operation: 'append' },
+      };
+      void js().commitTable(id, {
+        requirements: [],
+        updates: [
+          { action: 'add-snapshot', snapshot },
+          { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': 4343 },
+        ],
+      } as never);
+    },
+  });
+  const second = await run('2024-02-05');
+  sandbox.catalog.set({ onExchange: (e) => c.exchanges.push(e) });
+  expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`) && e.status === 409)).toBe(true);
+  loaded = await js().loadTable(id);
+  const committed = second.iceberg_commits!.find((x) => x.table === TABLE)!;
+  expect(loaded['current-snapshot-id']).toBe(committed.snapshot_id);
+  expect(loaded.snapshots!.map((s) => s['snapshot-id'])).toEqual([first.iceberg_commits![0]!.snapshot_id, 4343, committed.snapshot_id]);
+  expect(committed.catalog?.metadata_location).toBe(
+    (await c.call('GET', `/v1/namespaces/cats3/tables/${TABLE}`)).body['metadata-location'],
+  );
+  await expectCatalogTableEquals(truth['2024-02-05']!);
+});
