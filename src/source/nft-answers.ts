@@ -104,9 +104,7 @@ function nftInstance(v: unknown, url: string, base: string, i: number): NftToken
 }
 
 export function normaliseNftCollectionsPage(json: unknown, url: string): NftCollectionsPage {
-  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
-  const rawItems = json.items;
-  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
+  const { page, rawItems } = pageItems(json, url);
   const items = new Array<NftCollection>(rawItems.length);
   for (let i = 0; i < rawItems.length; i++) {
     const r = record(rawItems[i], url, '$.items', i);
@@ -120,20 +118,26 @@ export function normaliseNftCollectionsPage(json: unknown, url: string): NftColl
       amount: str(r.amount, url, p, -1, 'amount'),
     };
   }
-  return { items, next_page_params: nextPageParams(json, url) };
+  return { items, next_page_params: nextPageParams(page, url) };
 }
 
 /** A page of Blockscout's ungrouped addresses/<hash>/nft route: instances, each with its `token`. */
 export function normaliseNftInstancesPage(json: unknown, url: string): NftInstancesPage {
-  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
-  const rawItems = json.items;
-  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
+  const { page, rawItems } = pageItems(json, url);
   const items = new Array<NftListedInstance>(rawItems.length);
   for (let i = 0; i < rawItems.length; i++) {
     const r = record(rawItems[i], url, '$.items', i);
     items[i] = { token: nftToken(r.token, url, `$.items[${i}].token`), instance: { ...nftInstance(r, url, '$.items', i), token: null } };
   }
-  return { items, next_page_params: nextPageParams(json, url) };
+  return { items, next_page_params: nextPageParams(page, url) };
+}
+
+/** A Blockscout page and its `items`: refused unless the page is an object with an array there. */
+function pageItems(json: unknown, url: string): { page: Obj; rawItems: unknown[] } {
+  if (!isObj(json)) return fail(url, '$', -1, '', `expected an object, got ${describe(json)}`);
+  const rawItems = json.items;
+  if (!Array.isArray(rawItems)) return fail(url, '$', -1, 'items', `expected an array, got ${describe(rawItems)}`);
+  return { page: json, rawItems };
 }
 
 function nextPageParams(json: Obj, url: string): Record<string, string | number> | null {
