@@ -134,7 +134,7 @@ describe('tables named in the job', () => {
     expect(err).toBeInstanceOf(InsightExportError);
     expect((err as InsightExportError).exitCode).toBe(ExitCode.badInput);
     expect((err as InsightExportError).details).toMatch(
-      /targets\[1\]\.events\[0\]\.tables\.events against targets\[0\]\.tables\.transactions: it holds transactions/,
+      /job\.yaml:\d+:\d+ targets\[1\]\.events\[0\]\.tables\.events against \S*job\.yaml:\d+:\d+ targets\[0\]\.tables\.transactions: it holds transactions/,
     );
     expect(dataFiles(out)).toEqual([]);
   });
