@@ -101,6 +101,18 @@ async function nextRunIsExact(jobFile: string, prefix: string): Promise<number> 
   await downloadPrefix(client, BUCKET, prefix, local);
   const got = readNdjsonExport(local).itemIds;
   expect(duplicates(got)).toEqual([]);
+  // Which rows differ, and what the next run reported, say more than two digests when this fails.
+  const have = new Set(got);
+  const want = new Set(expectedIds());
+  const missing = [...want].filter((id) => !have.has(id));
+  const extra = [...have].filter((id) => !want.has(id));
+  expect(
+    { missing: missing.slice(0, 5), extra: extra.slice(0, 5) },
+    `${missing.length} missing, ${extra.length} extra; next run: ${next.stdout.slice(0, 2000)}`,
+  ).toEqual({
+    missing: [],
+    extra: [],
+  });
   expect(setDigest(got)).toBe(setDigest(expectedIds()));
   const store = new S3Store({ bucket: BUCKET, prefix, endpoint, credentials: { accessKeyId: KEY, secretAccessKey: SECRET } });
   expect((await verifyDestination({ store, job: await loadJob(jobFile) })).problems).toEqual([]);
