@@ -14,7 +14,7 @@ import type { VerifyReport } from '../../src/state/verify.js';
 import { restSpec } from './catalog-sandbox.js';
 import { runCli as runCliInProcess } from './cli-in-process.js';
 import { freshExportRows, icebirdRows, sortedRows } from './iceberg.js';
-import { LONG_TESTS, RELIABILITY_SEED as SEED, sampleEachKind } from './long-tests.js';
+import { LONG_TESTS, longModeTimeout, RELIABILITY_SEED as SEED, sampleEachKind } from './long-tests.js';
 import { mulberry32 } from './prng.js';
 import { s3TestEnv, useTestBucket } from './s3.js';
 import { useSandbox } from './sandbox.js';
@@ -40,6 +40,8 @@ interface Trial {
 }
 
 const TABLES = ALICE_AND_TRANSFERS_TABLES;
+/** The most trials the long mode's time limit is sized for (20 s each, both modes' probes included). */
+const LONG_TRIALS = 60;
 const FIRST_END = '2024-02-02';
 const END = '2024-02-04';
 
@@ -273,6 +275,7 @@ export function catalogCrashTrials(opts: CatalogCrashTrialsOptions): void {
       expect(p.commits).toBe(TABLES.length);
       all.push(...trialsOf(mode, p));
     }
+    expect(all.length, "trials: raise LONG_TRIALS sized for the long mode's time limit").toBeLessThanOrEqual(LONG_TRIALS);
     return LONG_TESTS ? all : all.filter((t) => opts.defaultPhases.includes(t.phase));
   }
 
@@ -280,7 +283,7 @@ export function catalogCrashTrials(opts: CatalogCrashTrialsOptions): void {
   const points = LONG_TESTS ? 'every point' : `one point of each of ${opts.defaultPhases.length} phases`;
   it(
     `SIGKILL at ${points} of a catalog commit ${where}, then the next run leaves each table a fresh export and verify says ok`,
-    { timeout: 600_000 },
+    { timeout: longModeTimeout(600_000, LONG_TRIALS, 20_000) },
     async () => {
       const all = await allTrials();
       const trials = sampleEachKind(all, (t) => t.phase, mulberry32(SEED));
