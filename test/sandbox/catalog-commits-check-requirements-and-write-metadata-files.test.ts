@@ -143,3 +143,10 @@ describe('the sandbox catalog: commits', () => {
     expect((await c.call('GET', '/v1/namespaces/staged/tables/t')).status).toBe(200);
   });
 });
+
+it('a warehouse on S3 without a writer is refused at start: the sandbox has no S3 client of its own', async () => {
+  const { startSandbox } = await import('@insight-export/sandbox');
+  await expect(startSandbox({ port: 0, transactions: 300, catalog: { warehouse: 's3://bucket/wh' } })).rejects.toThrow(
+    /warehouse s3:\/\/bucket\/wh is on S3 and the sandbox has no way to write there/,
+  );
+});

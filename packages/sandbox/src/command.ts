@@ -156,22 +156,39 @@ export async function runSandbox(opts: SandboxOptions, out: NodeJS.WritableStrea
   await serveUntilSignalled(sandbox, sandboxBanner(sandbox.data), out);
 }
 
-export const sandboxCommand: CommandModule<object, SandboxArgs> = {
-  command: 'sandbox',
-  describe:
-    'Serve the read interface locally from a seeded data set, or from a JSON-RPC node with --rpc (with optional latency, rate limit and faults)',
-  builder: (y: Argv<object>) =>
-    rpcOptions(
-      indexerAnswerOptions(dataShapeOptions(behaviourOptions(serverAndFaultOptions(catalogFlags(inconsistencyFlags(y)))))),
-    ).example(
-      '$0 sandbox --rpc http://127.0.0.1:8545 --abi 0x5FbDB2315678afecb367f032d93F642f64180aa3=out/MyToken.json',
-      'Serve a local anvil chain',
-    ) as unknown as Argv<SandboxArgs>,
-  handler: async (args) => {
-    if (args.rpc && args.rpc.length > 0) await runRpcSandbox({ ...sandboxOptionsFromArgs(args), ...rpcOptionsFromArgs(args) });
-    else await runSandbox(sandboxOptionsFromArgs(args));
-  },
-};
+/** What the CLI around the sandbox gives it: the sandbox package itself has no S3 client. */
+export interface SandboxCommandHooks {
+  /** A writer of the catalog's metadata files for a warehouse on S3 (`--catalog-warehouse s3://...`). */
+  catalogWriteObject?(warehouse: string): Promise<(uri: string, text: string) => Promise<void>>;
+}
+
+/** The `sandbox` command, with the CLI's hooks. */
+export function sandboxCommandWith(hooks: SandboxCommandHooks): CommandModule<object, SandboxArgs> {
+  return {
+    command: 'sandbox',
+    describe:
+      'Serve the read interface locally from a seeded data set, or from a JSON-RPC node with --rpc (with optional latency, rate limit and faults)',
+    builder: (y: Argv<object>) =>
+      rpcOptions(
+        indexerAnswerOptions(dataShapeOptions(behaviourOptions(serverAndFaultOptions(catalogFlags(inconsistencyFlags(y)))))),
+      ).example(
+        '$0 sandbox --rpc http://127.0.0.1:8545 --abi 0x5FbDB2315678afecb367f032d93F642f64180aa3=out/MyToken.json',
+        'Serve a local anvil chain',
+      ) as unknown as Argv<SandboxArgs>,
+    handler: async (args) => {
+      const opts = sandboxOptionsFromArgs(args);
+      const warehouse = opts.catalog?.warehouse;
+      if (warehouse !== undefined && /^s3:\/\//i.test(warehouse) && hooks.catalogWriteObject) {
+        opts.catalog = { ...opts.catalog, writeObject: await hooks.catalogWriteObject(warehouse) };
+      }
+      if (args.rpc && args.rpc.length > 0) await runRpcSandbox({ ...opts, ...rpcOptionsFromArgs(args) });
+      else await runSandbox(opts);
+    },
+  };
+}
+
+/** The `sandbox` command on its own (a warehouse on S3 is refused: no writer). */
+export const sandboxCommand: CommandModule<object, SandboxArgs> = sandboxCommandWith({});
 
 /** The server, its data set and the injected faults. */
 function serverAndFaultOptions<T>(y: Argv<T>) {

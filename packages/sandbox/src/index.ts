@@ -44,7 +44,7 @@ export {
 } from './abi.js';
 export type { ContractKind } from './abi.js';
 // The `insight-export sandbox` command (yargs) and what tests drive it with.
-export { sandboxCommand, sandboxOptionsFromArgs, runSandbox } from './command.js';
+export { sandboxCommand, sandboxCommandWith, sandboxOptionsFromArgs, runSandbox, type SandboxCommandHooks } from './command.js';
 export type { SandboxArgs } from './command.js';
 // Reorganisations, answer compression and the indexer's value encodings, for tests and benches.
 export { reorganise } from './reorg.js';

@@ -19,7 +19,8 @@ export function catalogFlags<T>(y: Argv<T>): Argv<T> {
   return y
     .option('catalog-warehouse', {
       type: 'string',
-      describe: 'Folder of the catalog at /iceberg (default: a temporary folder removed on exit)',
+      describe:
+        'Folder of the catalog at /iceberg, or s3://bucket/prefix (metadata files on S3, with the S3 settings of the environment: S3_ENDPOINT, AWS_REGION, the AWS credential chain); default: a temporary folder removed on exit',
     })
     .option('catalog-prefix', {
       type: 'string',

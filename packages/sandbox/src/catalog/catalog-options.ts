@@ -30,7 +30,11 @@ export interface CatalogExchange {
 }
 
 export interface CatalogOptions {
-  /** The warehouse folder (metadata files of tables without a local location); default a temporary folder removed on close. */
+  /**
+   * The warehouse folder (metadata files of tables without a local location); default a temporary
+   * folder removed on close. With `writeObject`, an S3 prefix (s3://bucket/prefix) may be given: the
+   * default location of tables created without one.
+   */
   warehouse?: string;
   /**
    * Writes a metadata file of a table whose location is not local (e.g. s3://bucket/prefix/t), at

@@ -4,14 +4,17 @@
  * (`metadata/<5-digit version>-<uuid>.metadata.json`, the naming of Iceberg's Java
  * BaseMetastoreTableOperations), and adds the previous one to the metadata-log. A table whose
  * location is a local path or a file: URI gets its metadata files there; any other location
- * (s3://...) gets them there through `writeObject` when given (a test's S3 client), else under
- * the warehouse folder, since the sandbox itself has no way to reach S3.
+ * (s3://...) gets them there through `writeObject` when given (a test's S3 client, or the CLI's
+ * S3 store), else under the warehouse folder, since the sandbox itself has no way to reach S3. A
+ * warehouse on S3 (`s3://bucket/prefix`, only with `writeObject`) is the default location of the
+ * tables created without one; the local folder then holds nothing and is a temporary one.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomUUID } from 'node:crypto';
+import { SandboxOptionsError } from '../errors.js';
 import { CatalogHttpError } from './catalog-errors.js';
 import { applyUpdates } from './table-updates.js';
 import { blankTableMetadata, checkRequirement, newTableMetadata, type Json, type TableMetadata } from './table-metadata.js';
@@ -31,11 +34,27 @@ export class CatalogStore {
   private readonly tables = new Map<string, StoredTable>();
   private folder: string | undefined;
 
-  /** `warehouse`: a folder (created when missing); undefined: a temporary one, removed by close(). */
+  /** An S3 warehouse (s3://bucket/prefix), without its trailing slash. */
+  private readonly s3Warehouse: string | undefined;
+  private readonly warehouse: string | undefined;
+
+  /**
+   * `warehouse`: a folder (created when missing), or an S3 prefix when `writeObject` is given;
+   * undefined: a temporary folder, removed by close().
+   */
   constructor(
-    private readonly warehouse: string | undefined,
+    warehouse: string | undefined,
     private readonly writeObject?: (uri: string, text: string) => Promise<void>,
-  ) {}
+  ) {
+    const s3 = warehouse !== undefined && /^s3:\/\//i.test(warehouse);
+    if (s3 && !writeObject) {
+      throw new SandboxOptionsError(`The catalog's warehouse ${warehouse} is on S3 and the sandbox has no way to write there`, {
+        hint: 'run it as `insight-export sandbox --catalog-warehouse s3://...` (the CLI writes the metadata files with its S3 store), or give a folder',
+      });
+    }
+    this.s3Warehouse = s3 ? warehouse.replace(/\/+$/, '') : undefined;
+    this.warehouse = s3 ? undefined : warehouse;
+  }
 
   /** The warehouse folder (a temporary one is made on first use). */
   async warehouseFolder(): Promise<string> {
@@ -122,6 +141,7 @@ export class CatalogStore {
   }
 
   private async defaultLocation(ns: string[], name: string): Promise<string> {
+    if (this.s3Warehouse) return [this.s3Warehouse, ...ns, name].join('/');
     return pathToFileURL(join(await this.warehouseFolder(), ...ns, name)).href;
   }
 
