@@ -22,14 +22,16 @@ export interface NameWarning {
 export async function checkWalletNames(job: Job, config: ResolvedConfig, logger: Logger, offline: boolean): Promise<NameWarning[]> {
   const named = job.targets.filter((t) => t.kind === 'wallet' && t.isName);
   if (named.length === 0) return [];
-  if (offline) {
+  // Without a service to ask (--offline, or no base URL: unsetForRun warns of that), each name is a warning.
+  const why = offline ? '--offline' : !config.source.baseUrl ? 'no source.base_url' : null;
+  if (why) {
     return named.map((t) => {
       const field = `targets[${t.index}].wallet`;
       const at = fieldPosition(job, field) ?? { line: 1, column: 1 };
       return {
         ...at,
         field,
-        message: 'not resolved (--offline): run refuses a name that resolves to no address or to a wallet the job also lists',
+        message: `not resolved (${why}): run refuses a name that resolves to no address or to a wallet the job also lists`,
       };
     });
   }

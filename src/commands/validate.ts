@@ -1,7 +1,6 @@
 import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, InsightExportError, worstExitCode } from '../errors.js';
-import { jobTables } from '../run/tables.js';
-import { checkDatasetOptions } from '../run/targets.js';
+import { refuseJob } from '../run/job-refusals.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 import { checkWalletNames, unsetForRun } from './validate-names.js';
 
@@ -62,9 +61,8 @@ export function validateCommand(setExit: (code: number) => void): CommandModule<
 async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdict> {
   try {
     const { job, config, logger } = await loadJobContext(file, args, []);
-    checkDatasetOptions(job);
-    // Tables two targets would write with different columns: what run refuses before any request.
-    await jobTables(job);
+    // What run refuses from the job alone, before any request (src/run/job-refusals.ts).
+    await refuseJob(job);
     const nameWarnings = await checkWalletNames(job, config, logger, args.offline);
     const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
     return {

@@ -191,7 +191,6 @@ function mergeSettle(reports: RunReport[]): Pick<RunReport, 'settle'> {
   return { settle };
 }
 
-/** The workers' stops as one: what they kept and abandoned added up, the latest deadline. */
 /** The streams no longer in the job, as every worker found them at the destination (each once). */
 function removedStreams(reports: RunReport[]): Pick<RunReport, 'removed_streams'> {
   const notes = reports.flatMap((r) => (r.removed_streams ? [r.removed_streams] : []));
@@ -202,6 +201,7 @@ function removedStreams(reports: RunReport[]): Pick<RunReport, 'removed_streams'
   return { removed_streams: { streams, next: notes[0]!.next } };
 }
 
+/** The workers' stops as one: what they kept and abandoned added up, the latest deadline. */
 function mergedStop(reports: RunReport[]): Pick<RunReport, 'stop'> {
   const stops = reports.flatMap((r) => (r.stop ? [r.stop] : []));
   if (stops.length === 0) return {};

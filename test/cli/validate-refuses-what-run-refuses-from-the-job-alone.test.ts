@@ -73,4 +73,31 @@ describe('validate refuses what run refuses', () => {
     expect(verdict!.warnings[0]!.message).toContain('run refuses the job unless --destination');
     expect((await runCli(['run', file, '--log-level', 'error'])).code).toBe(2);
   });
+
+  it('a wallet name with no service to ask is a warning, as with --offline, not a refusal', async () => {
+    const file = join(tmp.dir, 'unset-name.yaml');
+    writeFileSync(
+      file,
+      [
+        'name: unset_name',
+        'source: {chains: [1]}',
+        'targets:',
+        '  - wallet: alice.eth',
+        'range: {from: "2024-02-01", to: "2024-02-02"}',
+        '',
+      ].join('\n'),
+    );
+    const v = await runCli(['validate', file, '--json']);
+    expect(v.code, v.stderr).toBe(0);
+    const [verdict] = JSON.parse(v.stdout) as { warnings: { field: string; message: string }[] }[];
+    expect(verdict!.warnings).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          field: 'targets[0].wallet',
+          message: expect.stringContaining('not resolved (no source.base_url)') as unknown,
+        }),
+        expect.objectContaining({ field: 'source.base_url' }),
+      ]),
+    );
+  });
 });
