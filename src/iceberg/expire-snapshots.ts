@@ -153,14 +153,8 @@ async function expiryAttempt(
 }
 
 /** Every file a table's snapshots name (a snapshot that cannot be read stops the expiry). */
-async function namedByTable(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<Set<string>> {
-  const reader = new SnapshotFilesReader(store, rootUri);
-  const named = new Set<string>();
-  for (const s of meta.snapshots ?? []) {
-    const f = (await reader.files(s))!;
-    for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) named.add(k);
-  }
-  return named;
+function namedByTable(store: ObjectStore, rootUri: string, meta: TableMetadata): Promise<Set<string>> {
+  return new SnapshotFilesReader(store, rootUri).addNamedBy(meta.snapshots ?? [], new Set<string>());
 }
 
 const none = (): ExpiredFiles => ({ data_files: [], manifests: [], manifest_lists: [], summary_files: [], metadata_files: [] });
@@ -187,11 +181,7 @@ async function planExpiry(
   const kept = meta.snapshots.filter((s) => !expiredIds.has(s['snapshot-id']));
   const reader = new SnapshotFilesReader(store, rootUri);
   // What the kept snapshots name stays; a kept snapshot that cannot be read stops the expiry before it writes.
-  const keep = new Set<string>();
-  for (const s of kept) {
-    const f = (await reader.files(s))!;
-    for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) keep.add(k);
-  }
+  const keep = await reader.addNamedBy(kept, new Set<string>());
   const candidates = none();
   for (const s of expired) {
     // An expired snapshot's list or manifest already gone (a crashed delete): what it named is left to remove-orphan-files.

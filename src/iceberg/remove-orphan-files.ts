@@ -61,12 +61,8 @@ export async function removeOrphanFiles(o: TableHistoryOptions): Promise<RemoveO
         ? catalogMetadataKeys(current, rootUri)
         : [current.key, ...current.meta['metadata-log'].map((m) => keyOf(rootUri, m['metadata-file'], current.key))];
       for (const k of metadataFiles) named.add(k);
-      const reader = new SnapshotFilesReader(o.store, rootUri);
-      for (const s of current.meta.snapshots) {
-        // A snapshot that cannot be read stops the removal: what it names is unknown.
-        const f = (await reader.files(s))!;
-        for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) named.add(k);
-      }
+      // A snapshot that cannot be read stops the removal: what it names is unknown.
+      await new SnapshotFilesReader(o.store, rootUri).addNamedBy(current.meta.snapshots, named);
     }
     const found: TableOrphans = { table, listed: 0, deleted: [], too_young: 0, foreign: 0 };
     for await (const obj of o.store.list(`${table}/`, { etags: false })) {

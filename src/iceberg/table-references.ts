@@ -61,6 +61,15 @@ export class SnapshotFilesReader {
     return { manifestList, manifests, dataFiles, deletedDataFiles, summaryFiles };
   }
 
+  /** Every file the snapshots name, added to `into` (a snapshot that cannot be read throws: what it names is unknown). */
+  async addNamedBy(snapshots: readonly Snapshot[], into: Set<string>): Promise<Set<string>> {
+    for (const s of snapshots) {
+      const f = (await this.files(s))!;
+      for (const k of [f.manifestList, ...f.manifests, ...f.dataFiles, ...f.summaryFiles]) into.add(k);
+    }
+    return into;
+  }
+
   private manifestFiles(key: string): Promise<{ live: string[]; deleted: string[] } | null> {
     let read = this.manifests.get(key);
     if (!read) {
