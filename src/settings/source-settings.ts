@@ -3,6 +3,7 @@
  * (its URLs, how long its answers may still change) and its credentials.
  */
 import { z } from 'zod';
+import { MAX_CHAIN_IDS } from '../source/query.js';
 import { anyString, directory, durationSetting, wholeNumberSetting } from './parsers.js';
 import { ALL, checked, SOURCE_AND_JOB, type Setting } from './setting.js';
 import { parseBaseUrl, parseDurationMs } from './values.js';
@@ -47,9 +48,9 @@ export const SOURCE_SETTINGS = {
     key: 'source.chain_ids_per_request',
     flag: { name: 'chain-ids-per-request', type: 'number', for: SOURCE_AND_JOB },
     env: ['INSIGHT_EXPORT_CHAIN_IDS_PER_REQUEST'],
-    ...wholeNumberSetting(1, 55),
-    default: () => 55,
-    defaultText: '55',
+    ...wholeNumberSetting(1, MAX_CHAIN_IDS),
+    default: () => MAX_CHAIN_IDS,
+    defaultText: String(MAX_CHAIN_IDS),
     doc: "Most chain ids one request names (the contract's limit, 55, by default; the hosted service's own client documents 50): list pages, count requests (settle, verify --recount) and resolve requests (the blocks dataset, wallet names) are batched by it, and plan estimates from it. A request the service refuses for its number of chains (a 400 saying so) is sent again split in halves, and the run keeps the halved number for its later batches: logged once.",
     places: ALL,
   },

@@ -1,5 +1,5 @@
 /**
- * How many chain ids one list request names. The contract takes 55; a hosted service may take fewer
+ * How many chain ids one list or resolve request names. The contract takes 55; a hosted service may take fewer
  * (its own client, thirdweb-dev/js packages/insight, documents 50, and 5 for the deprecated
  * `chain`). The open-source indexer cannot say: it serves one chain per request, named in its path
  * (thirdweb-dev/insight api/api.go GetChainId, commit af5040ef5130d51f6d42d28e1e02060f586e55cd), so
