@@ -23,7 +23,7 @@ import { silentLogger } from '../src/log.js';
 import { sliceSizes } from '../src/run/export-windows.js';
 import { runJob } from '../src/run/run-job.js';
 import { buildSandboxData, startSandbox, type SandboxData, type SandboxProfile } from '@insight-export/sandbox';
-import { chainIdBatches } from '../src/source/query.js';
+import { chainIdBatches, MAX_CHAIN_IDS } from '../src/source/query.js';
 
 const CHAINS = [1, 8453, 42161];
 const FROM = '2024-02-01';
@@ -81,7 +81,10 @@ export function pagingFloor(windows: WindowRows[], chains: number[], limit: numb
   let floor = 0;
   let shared = 0;
   for (const w of windows) {
-    for (const batch of chainIdBatches(chains.filter((c) => w.has(c)))) {
+    for (const batch of chainIdBatches(
+      chains.filter((c) => w.has(c)),
+      MAX_CHAIN_IDS,
+    )) {
       const counts = batch.map((c) => w.get(c)!.length);
       if (counts.some((n) => n < limit)) floor++;
       for (const n of counts) if (n >= limit) floor += Math.ceil(n / (limit - 1));

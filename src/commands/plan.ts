@@ -55,10 +55,15 @@ export const planCommand: CommandModule<object, PlanArgs> = {
       const { job, state } = opened;
       const { plan, balance } = planned;
       // The windows of earlier runs not settled: the next run recounts those never recounted (src/run/settle.ts).
-      const settle = store ? settleSummary(await pendingSettle(job, state, held.completed, planned.ownership.owns)) : null;
+      const settle = store
+        ? settleSummary(await pendingSettle(job, state, held.completed, planned.ownership.owns), config.source.chainIdsPerRequest)
+        : null;
       const estimate = estimateRequests(plan);
       // What planning sent (names, served checks, the head proof): a run sends it again.
-      const run = estimateRun(plan, source?.client.stats.requests ?? 0, { batched: config.output.batchWindows === 'on' });
+      const run = estimateRun(plan, source?.client.stats.requests ?? 0, {
+        batched: config.output.batchWindows === 'on',
+        chainsPerRequest: config.source.chainIdsPerRequest,
+      });
       const label = shard ? shardLabel(shard) : null;
       const removed = store ? await removedStreamsNote(store, job, held.listed) : null;
       const removedLines = removedStreamsLines(removed, args.job).map((l) => `${l}\n`);
@@ -139,17 +144,17 @@ function render(
 interface SettleSummary {
   /** Never recounted since their commit: the next run recounts them. */
   recount: { unit: string; window: [number, number] }[];
-  /** Count requests that takes (one per window batch and target for up to 55 chains). */
+  /** Count requests that takes (one per window batch and target for up to source.chain_ids_per_request chains). */
   requests: number;
   /** Recounted equal once within the settle horizon: recounted again by the first run after they are older. */
   recounted_once: number;
 }
 
-function settleSummary(p: PendingSettle): SettleSummary {
+function settleSummary(p: PendingSettle, chainsPerRequest: number): SettleSummary {
   const next = p.windows.filter((w) => !w.recounted);
   return {
     recount: next.map((w) => ({ unit: w.unit_key, window: [w.start, w.end] })),
-    requests: countRequests(next),
+    requests: countRequests(next, chainsPerRequest),
     recounted_once: p.windows.length - next.length,
   };
 }

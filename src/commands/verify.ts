@@ -142,7 +142,7 @@ function verifyFlags(y: Argv): Argv<VerifyArgs> {
       type: 'boolean',
       default: false,
       describe:
-        'Also ask the service how many rows each completed window holds (one count request per window and target, up to 55 chains each) and compare with the files',
+        'Also ask the service how many rows each completed window holds (one count request per window and target, up to source.chain_ids_per_request chains each) and compare with the files',
     })
     .option('chain-hashes-sample', {
       type: 'number',

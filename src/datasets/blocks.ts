@@ -2,8 +2,9 @@
  * The blocks dataset: the block headers of a block range, one row per block and chain, from
  * `resolve/<block number>`. It needs no wallet or contract: its target is a chain target.
  *
- * Cost: one request per block number for up to MAX_CHAIN_IDS chains at once (the answer lists the
- * block of every chain asked), so a window of n blocks costs n requests whatever its rows. Block
+ * Cost: one request per block number for up to source.chain_ids_per_request chains at once (the
+ * answer lists the block of every chain asked), so a window of n blocks costs n requests for each
+ * batch of that many chains, whatever its rows. Block
  * ranges only: the service has no list of blocks by time.
  */
 import { InsightExportError, InterruptedError } from '../errors.js';
@@ -52,7 +53,7 @@ async function blocksAt(client: InsightClient, chainIds: number[], n: number): P
 }
 
 async function* streamBlocks(client: InsightClient, req: WindowRequest): AsyncGenerator<RecordPage<BlockRecord> | ChainDone> {
-  for (const chainIds of chainIdBatches(req.chainIds)) {
+  for (const chainIds of chainIdBatches(req.chainIds, client.chainIdsPerRequest)) {
     const asked: Promise<BlockRecord[]>[] = [];
     let next = req.start;
     const ask = () => {

@@ -61,7 +61,7 @@ export interface DatasetCapabilities<Kind extends TargetKind = TargetKind> {
   /** Pages the service serves a query at most (the estimate's page cap); without it the dataset has no cap. */
   readonly pageCap?: number;
   /**
-   * What one request of a window serves, for up to MAX_CHAIN_IDS chains: a page of rows (the
+   * What one request of a window serves, for up to source.chain_ids_per_request chains: a page of rows (the
    * default), or one block number (a window of n blocks costs n requests, whatever its rows).
    */
   readonly requestServes?: 'page' | 'block';

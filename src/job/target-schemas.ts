@@ -7,7 +7,10 @@ import { MAX_CHAIN_ID, NFT_TYPES } from './job.js';
 
 const chainIdSchema = z.number().int().min(1).max(MAX_CHAIN_ID).describe('An EVM chain id (1 = Ethereum, 8453 = Base, ...).');
 
-export const chainsSchema = z.array(chainIdSchema).min(1).describe('Chain ids, one or more (sent in batches of at most 55 per request).');
+export const chainsSchema = z
+  .array(chainIdSchema)
+  .min(1)
+  .describe('Chain ids, one or more (sent in batches of at most source.chain_ids_per_request, 55 by default, per request).');
 
 const addressSchema = checked(
   z.string().regex(new RegExp(ADDRESS_PATTERN), { error: 'is not an address (0x + 40 hex digits)' }),

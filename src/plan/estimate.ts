@@ -11,7 +11,7 @@
  */
 import { capabilitiesOf, type DatasetName } from '../datasets/index.js';
 import type { Axis } from '../job/schema.js';
-import { MAX_CHAIN_IDS } from '../source/query.js';
+import { chainRequests } from '../source/query.js';
 import { batchable, joinsBatch } from './batch-cells.js';
 import { length } from './intervals.js';
 import { windowKey, type Plan, type PlannedWindow } from './plan.js';
@@ -73,7 +73,7 @@ export interface RunEstimate {
   checks: number;
   /** A block per window edge and chain (two on the time axis: the pair that proves where a time falls). */
   edges: number;
-  /** The first page of every window and target, for up to MAX_CHAIN_IDS chains per request. */
+  /** The first page of every window and target, for up to source.chain_ids_per_request chains per request. */
   pages: number;
   total: number;
 }
@@ -83,8 +83,10 @@ export interface RunEstimate {
  * its window edges and its first pages. A window holding more rows per chain than a page costs
  * more pages than this (`estimateRequests` counts them from densities); a dataset whose request
  * serves one block number (`requestServes: 'block'`) costs a request per block of its window.
+ * Chains share a request up to `chainsPerRequest` (source.chain_ids_per_request: the setting's
+ * value; a run that finds the service takes fewer halves it and sends more).
  */
-export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolean } = {}): RunEstimate {
+export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolean; chainsPerRequest: number }): RunEstimate {
   const edges = new Map<string, Axis>();
   /** The windows that share requests (one target and window, every chain), with the requests one chain-batch of them costs. */
   const groups = new Map<string, { chains: number; each: number }>();
@@ -97,7 +99,7 @@ export function estimateRun(plan: Plan, checks: number, opts: { batched?: boolea
     groups.set(group, { chains: g.chains + 1, each });
   }
   const edgeRequests = [...edges.values()].reduce((n, axis) => n + (axis === 'time' ? 2 : 1), 0);
-  const pages = [...groups.values()].reduce((n, g) => n + g.each * Math.ceil(g.chains / MAX_CHAIN_IDS), 0);
+  const pages = [...groups.values()].reduce((n, g) => n + g.each * chainRequests(g.chains, opts.chainsPerRequest), 0);
   return { checks, edges: edgeRequests, pages, total: checks + edgeRequests + pages };
 }
 

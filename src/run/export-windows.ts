@@ -369,6 +369,7 @@ function windowPages(
     baseFilters: first.filters,
     limit: pagingLimit(sizes.limit, group, w.edges),
     target: sizes.target,
+    chainsPerRequest: () => opts.client.chainIdsPerRequest,
     prefetch: opts.prefetch ?? Number.POSITIVE_INFINITY,
     pool,
     density,

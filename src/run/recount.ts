@@ -5,10 +5,11 @@
  * broken proxy cut to `limit - 1` rows, rows the files lost.
  *
  * One `aggregate=count()` request, page 0, per window and target, with the window's bounds and the
- * unit's filters; the chains that share the window share the request (at most 55, `group_by
- * chain_id`: one row per chain that has rows). Cost: one request per (target, window) for up to 55
- * chains, so 1,000 windows of one chain cost 1,000 requests and of 55 chains about 1,000 / 55 per
- * chain.
+ * unit's filters; the chains that share the window share the request (at most the run's chain ids
+ * per request, source.chain_ids_per_request, 55 by default; `group_by chain_id`: one row per chain
+ * that has rows). Cost: one request per (target, window) for each batch of that many chains, so
+ * 1,000 windows of one chain cost 1,000 requests and of 55 chains at 55 a request about 1,000 / 55
+ * per chain.
  *
  * A route whose server may count a row twice (the open-source indexer's wallet route is a UNION
  * ALL of a from- and a to-query: `group_by` with an aggregate fails there, and an ungrouped count
@@ -33,7 +34,7 @@ import type { Job } from '../job/schema.js';
 import { jobStreams } from '../plan/streams.js';
 import { keyAcrossChains, parseStreamKey } from '../plan/stream-key.js';
 import type { InsightClient } from '../source/client.js';
-import { MAX_CHAIN_IDS, MAX_LIMIT, type ListQuery } from '../source/query.js';
+import { chainIdBatches, MAX_LIMIT, type ListQuery } from '../source/query.js';
 import type { AggregationRow } from '../source/records.js';
 import type { ObjectStore } from '../store/store.js';
 import { readColumns } from '../state/exported-files.js';
@@ -184,8 +185,7 @@ async function recountEach(
       for (const chainId of chains) tasks.push(limit(async () => judgeUngrouped(g, chainId, await ask(g, [chainId], false))));
       continue;
     }
-    for (let i = 0; i < chains.length; i += MAX_CHAIN_IDS) {
-      const batch = chains.slice(i, i + MAX_CHAIN_IDS);
+    for (const batch of chainIdBatches(chains, input.client.chainIdsPerRequest)) {
       tasks.push(limit(async () => judgeGrouped(g, batch, await ask(g, batch, true), judge)));
     }
   }

@@ -10,7 +10,7 @@ import { DATASETS } from '../datasets/index.js';
 import type { Job } from '../job/schema.js';
 import { keyAcrossChains, parseStreamKey, windowKey, type Interval } from '../plan/index.js';
 import { jobStreams } from '../plan/streams.js';
-import { MAX_CHAIN_IDS } from '../source/query.js';
+import { chainRequests } from '../source/query.js';
 import { SettledWindows } from '../state/settled-windows.js';
 import type { WindowState } from '../state/window-state.js';
 
@@ -76,11 +76,12 @@ function runOf(commit: string | undefined): string | undefined {
 }
 
 /**
- * The count requests recounting `windows` takes: one per window and target for up to 55 chains
+ * The count requests recounting `windows` takes: one per window and target for up to
+ * `chainsPerRequest` chains (source.chain_ids_per_request)
  * (the chains that share the window share the request), and one more per dataset whose route may
  * count in halves (asked first, for one chain). A route found to count in halves asks per chain.
  */
-export function countRequests(windows: readonly { unit_key: string; start: number; end: number }[]): number {
+export function countRequests(windows: readonly { unit_key: string; start: number; end: number }[], chainsPerRequest: number): number {
   const groups = new Map<string, number>();
   const probes = new Set<string>();
   for (const w of windows) {
@@ -90,5 +91,5 @@ export function countRequests(windows: readonly { unit_key: string; start: numbe
     const dataset = DATASETS[unit.dataset as keyof typeof DATASETS];
     if (dataset.collection.kind === 'paged' && dataset.collection.recount.countedTwice) probes.add(unit.dataset);
   }
-  return [...groups.values()].reduce((n, chains) => n + Math.ceil(chains / MAX_CHAIN_IDS), 0) + probes.size;
+  return [...groups.values()].reduce((n, chains) => n + chainRequests(chains, chainsPerRequest), 0) + probes.size;
 }

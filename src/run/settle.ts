@@ -4,8 +4,9 @@
  * and nothing in its pages says so. So a window committed by a run is recounted by the next run
  * whatever its age, and again by the first run after its block time is older than the settle
  * horizon (`source.settle_horizon`, default 1d) when the next run found it within the horizon:
- * one `count()` per window batch and target for up to 55 chains, the request of `verify
- * --recount` (src/run/recount.ts), against the rows its record lists.
+ * one `count()` per window batch and target for up to source.chain_ids_per_request chains (55 by
+ * default), the request of `verify --recount` (src/run/recount.ts), against the rows its record
+ * lists.
  *
  * - A window whose count differs, asked twice with the same answer, is exported again by this run
  *   through the replacement protocol (taken out of the completed windows, as `run --repair` does:
@@ -126,7 +127,10 @@ export async function settleWindows(input: SettleInput): Promise<{ completed: Ma
   );
   if (input.dryRun) {
     const would_recount = ask.map((c) => ({ unit: c.rec.unit_key, window: [c.rec.start, c.rec.end] as [number, number] }));
-    const would_request = countRequests(ask.map((c) => c.rec));
+    const would_request = countRequests(
+      ask.map((c) => c.rec),
+      input.client.chainIdsPerRequest,
+    );
     return { completed: input.completed, report: { ...report, waiting, pending: waiting, would_recount, would_request } };
   }
   let results: RecountedWindow[];

@@ -73,12 +73,12 @@ function refusedName(err: unknown): err is HttpStatusError {
 }
 
 /**
- * The name's address on the target's chains, asked in request-sized batches (the service takes at
- * most MAX_CHAIN_IDS chain ids a request): every batch must answer the same address.
+ * The name's address on the target's chains, asked in request-sized batches (the run's chain ids
+ * per request: InsightClient.chainIdsPerRequest): every batch must answer the same address.
  */
 async function nameAddress(client: InsightClient, name: string, chainIds: number[]): Promise<NameAnswer> {
   let first: { address: string; chains: number[] } | undefined;
-  for (const chains of chainIdBatches(chainIds)) {
+  for (const chains of chainIdBatches(chainIds, client.chainIdsPerRequest)) {
     const answer = (await resolveName(client, name, chains)) ?? (await walletRouteAddress(client, name, chains));
     if (!answer.ok) return answer;
     if (first && answer.address !== first.address) {

@@ -3,6 +3,7 @@
  * (its URLs, how long its answers may still change) and its credentials.
  */
 import { z } from 'zod';
+import { MAX_CHAIN_IDS } from '../source/query.js';
 import { anyString, directory, durationSetting, wholeNumberSetting } from './parsers.js';
 import { ALL, checked, SOURCE_AND_JOB, type Setting } from './setting.js';
 import { parseBaseUrl, parseDurationMs } from './values.js';
@@ -40,17 +41,17 @@ export const SOURCE_SETTINGS = {
     flag: { name: 'settle-horizon', type: 'string', for: ['job'] },
     env: ['INSIGHT_EXPORT_SETTLE_HORIZON'],
     ...durationSetting(parseDurationMs, 86_400_000, '1d'),
-    doc: "How long after a block's time the service may still answer differently for it (a lagging replica, a back-fill): a window committed by a run is recounted (one count per window batch and target for up to 55 chains) by the next run, and by later runs until its block time is older than this; a window whose count differs is exported again. Default 1d; 0s: recounted once.",
+    doc: "How long after a block's time the service may still answer differently for it (a lagging replica, a back-fill): a window committed by a run is recounted (one count per window batch and target for up to source.chain_ids_per_request chains) by the next run, and by later runs until its block time is older than this; a window whose count differs is exported again. Default 1d; 0s: recounted once.",
     places: ALL,
   },
   'source.chain_ids_per_request': {
     key: 'source.chain_ids_per_request',
     flag: { name: 'chain-ids-per-request', type: 'number', for: SOURCE_AND_JOB },
     env: ['INSIGHT_EXPORT_CHAIN_IDS_PER_REQUEST'],
-    ...wholeNumberSetting(1, 55),
-    default: () => 55,
-    defaultText: '55',
-    doc: "Most chain ids one request names (the contract's limit, 55, by default; the hosted service's own client documents 50). A request the service refuses for its number of chains (a 400 saying so) is sent again split in halves, and the run keeps the halved number: logged once.",
+    ...wholeNumberSetting(1, MAX_CHAIN_IDS),
+    default: () => MAX_CHAIN_IDS,
+    defaultText: String(MAX_CHAIN_IDS),
+    doc: "Most chain ids one request names (the contract's limit, 55, by default; the hosted service's own client documents 50): list pages, count requests (settle, verify --recount) and resolve requests (the blocks dataset, wallet names) are batched by it, and plan estimates from it. A request the service refuses for its number of chains (a 400 saying so) is sent again split in halves, and the run keeps the halved number for its later batches: logged once.",
     places: ALL,
   },
   'auth.client_id': {

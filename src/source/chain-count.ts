@@ -1,5 +1,5 @@
 /**
- * How many chain ids one list request names. The contract takes 55; a hosted service may take fewer
+ * How many chain ids one list or resolve request names. The contract takes 55; a hosted service may take fewer
  * (its own client, thirdweb-dev/js packages/insight, documents 50, and 5 for the deprecated
  * `chain`). The open-source indexer cannot say: it serves one chain per request, named in its path
  * (thirdweb-dev/insight api/api.go GetChainId, commit af5040ef5130d51f6d42d28e1e02060f586e55cd), so
@@ -11,7 +11,7 @@
 import type { Logger } from '../log.js';
 import { HttpStatusError } from './errors.js';
 import { MAX_CHAIN_IDS, type ListQuery } from './query.js';
-import type { ListResponse } from './records.js';
+import type { ListResponse, ResolveResponse } from './records.js';
 
 const CHAIN_WORD = /\bchain/i;
 const LIMIT_WORDS = /too many|at most|maximum|\bmax\b|exceed|limit/i;
@@ -58,24 +58,42 @@ export class ChainsPerRequest {
 }
 
 /** `send` for `q`, split into requests of at most the run's number of chains (halved on a refusal), their answers as one. */
-export async function inChainBatches<T>(
+export function inChainBatches<T>(
   q: ListQuery,
   chains: ChainsPerRequest,
   send: (q: ListQuery) => Promise<ListResponse<T>>,
 ): Promise<ListResponse<T>> {
+  return inChainParts(q.chainIds, chains, (chainIds) => send({ ...q, chainIds }), oneAnswer);
+}
+
+/** A resolve for `chainIds`, split as a list request is (resolve takes the same chain_id parameter): the blocks, transactions and events of its parts as one answer. */
+export function resolveInChainBatches(
+  chainIds: number[],
+  chains: ChainsPerRequest,
+  send: (chainIds: number[]) => Promise<ResolveResponse>,
+): Promise<ResolveResponse> {
+  return inChainParts(chainIds, chains, send, oneResolve);
+}
+
+/** `send` for `chainIds` in parts of at most the run's number (halved on a refusal), `merge`d as the one answer. */
+async function inChainParts<A>(
+  chainIds: number[],
+  chains: ChainsPerRequest,
+  send: (chainIds: number[]) => Promise<A>,
+  merge: (parts: A[]) => A,
+): Promise<A> {
   for (;;) {
     const most = chains.current;
     // More than the contract's limit is a caller's error, refused before sending (validateChainIds), never split.
-    if (q.chainIds.length > most && q.chainIds.length <= MAX_CHAIN_IDS) {
-      const parts: Promise<ListResponse<T>>[] = [];
-      for (let i = 0; i < q.chainIds.length; i += most)
-        parts.push(inChainBatches({ ...q, chainIds: q.chainIds.slice(i, i + most) }, chains, send));
-      return oneAnswer(await Promise.all(parts));
+    if (chainIds.length > most && chainIds.length <= MAX_CHAIN_IDS) {
+      const parts: Promise<A>[] = [];
+      for (let i = 0; i < chainIds.length; i += most) parts.push(inChainParts(chainIds.slice(i, i + most), chains, send, merge));
+      return merge(await Promise.all(parts));
     }
     try {
-      return await send(q);
+      return await send(chainIds);
     } catch (err) {
-      if (!isChainCountRefusal(err) || !chains.refused(q.chainIds.length, err)) throw err;
+      if (!isChainCountRefusal(err) || !chains.refused(chainIds.length, err)) throw err;
     }
   }
 }
@@ -93,5 +111,21 @@ function oneAnswer<T>(parts: ListResponse<T>[]): ListResponse<T> {
     },
     data: parts.flatMap((p) => p.data),
     aggregations,
+  };
+}
+
+/** A resolve's answers for its chains, asked in parts, as the one answer: what each part found, the first type and address any part names. */
+function oneResolve(parts: ResolveResponse[]): ResolveResponse {
+  const first = parts[0]!;
+  const named = parts.find((p) => p.data.type !== 'unknown') ?? first;
+  return {
+    meta: { ...first.meta, chain_ids: parts.flatMap((p) => p.meta.chain_ids) },
+    data: {
+      type: named.data.type,
+      blocks: parts.flatMap((p) => p.data.blocks),
+      transactions: parts.flatMap((p) => p.data.transactions),
+      events: parts.flatMap((p) => p.data.events),
+      address: parts.find((p) => p.data.address !== null)?.data.address ?? null,
+    },
   };
 }

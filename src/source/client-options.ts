@@ -26,7 +26,7 @@ export interface ClientOptions {
   connections?: number;
   /** Cap on concurrent requests shared by all calls of this client; default: `connections`. */
   maxInFlight?: number;
-  /** Most chain ids one list request names (source.chain_ids_per_request); halved when the service refuses it. Default 55. */
+  /** Most chain ids one list or resolve request names (source.chain_ids_per_request); halved when the service refuses it. Default 55. */
   chainIdsPerRequest?: number;
   /** Requests-per-second budget shared by the whole run. */
   rateLimiter?: RateLimiter;

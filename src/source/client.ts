@@ -63,7 +63,7 @@ import {
   type NftRouteOptions,
 } from './explorer-routes.js';
 
-import { ChainsPerRequest, inChainBatches } from './chain-count.js';
+import { ChainsPerRequest, inChainBatches, resolveInChainBatches } from './chain-count.js';
 export type { ChainRequestFigures, ClientStats } from './client-stats.js';
 export { authFromEnv, type AuthFromEnv, type ClientOptions } from './client-options.js';
 export { summariseBody } from './error-body.js';
@@ -158,6 +158,11 @@ export class InsightClient {
     this.explorerHeaders = this.explorer.origin === this.api.origin ? { ...base, ...auth } : { ...base };
   }
 
+  /** The most chain ids a request of this run names now: source.chain_ids_per_request, halved each time the service refused a request for its number of chains. */
+  get chainIdsPerRequest(): number {
+    return this.chainsPerRequest.current;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Operations
 
@@ -201,14 +206,18 @@ export class InsightClient {
 
   /** Operation 3. */
   async resolve(input: string, opts: { chainIds?: number[] } = {}): Promise<ResolveResponse> {
-    return this.call(async () => {
-      const path = resolvePath(input, opts);
-      const cause = /^\d+$/.test(input)
-        ? `block ${input} is probably not indexed by the service (beyond its head, or before its first block), and it fails instead of answering nothing`
-        : undefined;
-      const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', { likelyCause: cause, chainIds: opts.chainIds });
-      return normaliseResolveResponse(json, url, { chainIds: opts.chainIds });
-    });
+    const chainIds = opts.chainIds;
+    if (!chainIds) return this.call(() => this.resolveOnce(input, undefined));
+    return this.call(() => resolveInChainBatches(chainIds, this.chainsPerRequest, (part) => this.resolveOnce(input, part)));
+  }
+
+  private async resolveOnce(input: string, chainIds: number[] | undefined): Promise<ResolveResponse> {
+    const path = resolvePath(input, { chainIds });
+    const cause = /^\d+$/.test(input)
+      ? `block ${input} is probably not indexed by the service (beyond its head, or before its first block), and it fails instead of answering nothing`
+      : undefined;
+    const { json, url } = await this.requestJson('resolve', this.api, path, 'GET', { likelyCause: cause, chainIds });
+    return normaliseResolveResponse(json, url, { chainIds });
   }
 
   /** Operation 4 (POST). A 404 means the service knows no ABI for the contract. */

@@ -198,7 +198,8 @@ interface CutChains {
  *   backoff, with a limit one lower each time so that no cache keyed by URL answers it again) and
  *   ends in BadAnswerError when every attempt is bad. An answer of exactly `limit - 1` rows for a
  *   chain (what a proxy dropping the last row of a full page sends) is cut like a full one.
- * - Chains share requests, in batches of at most MAX_CHAIN_IDS (the most one request takes): the
+ * - Chains share requests, in batches of at most `chainsPerRequest()` (the run's chain ids per
+ *   request, read when the batches are made, so that a halving shows in the next ones): the
  *   window's first request goes to the chains not known to be dense; the dense chains (known, or
  *   found by that request) share the slices of the window's axis, each slice sized for the chain
  *   that fills it first; a chain whose slice comes back full cuts that slice again alone.
@@ -228,7 +229,12 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
   );
   // The dense chains share their slices too (each still proven only by its own short answer): a
   // slice sized for the densest of them proves the others on the way.
-  cuts.unshift(...chainIdBatches([...dense.keys()]).map((chains) => ({ axis: 0, known: new Map(chains.map((c) => [c, dense.get(c)!])) })));
+  cuts.unshift(
+    ...chainIdBatches([...dense.keys()], opts.chainsPerRequest()).map((chains) => ({
+      axis: 0,
+      known: new Map(chains.map((c) => [c, dense.get(c)!])),
+    })),
+  );
   while (cuts.length > 0) {
     const { axis, known } = cuts.shift()!;
     const emitted = new Map([...known.keys()].map((c) => [c, 0]));
@@ -244,8 +250,8 @@ export async function* pageWindow<Rec>(opts: WindowPagerOptions<Rec>): AsyncGene
 }
 
 /**
- * The window's first requests, shared by the chains not known to be dense (at most MAX_CHAIN_IDS
- * chains each: the service refuses more): yields the chains they prove; of the others, it adds
+ * The window's first requests, shared by the chains not known to be dense (at most
+ * `chainsPerRequest()` chains each: the service refuses more): yields the chains they prove; of the others, it adds
  * what their full answers tell to `dense` (cut on the window's axis) or to `cuts` (a window one
  * value wide there, cut on a finer axis alone). A generator of its own, so that nothing of these
  * answers but that is kept while the window pages on.
@@ -259,7 +265,7 @@ async function* sharedFirst<Rec>(
 ): AsyncGenerator<RecordPage<Rec> | ChainDone> {
   const { opts } = w;
   const width = box.hi[0]! - box.lo[0]!;
-  const sends = chainIdBatches(shared).map((chains) => w.send(box, chains, true)!);
+  const sends = chainIdBatches(shared, opts.chainsPerRequest()).map((chains) => w.send(box, chains, true)!);
   let received = 0;
   try {
     for (let sent of sends) {

@@ -37,13 +37,25 @@ export interface ListQuery {
   page?: number;
 }
 
+/** The most chain ids the contract lets one request name: the bound of source.chain_ids_per_request and of a query's chain ids. */
 export const MAX_CHAIN_IDS = 55;
 
-/** Chain ids in request-sized batches: at most MAX_CHAIN_IDS each, in the given order. */
-export function chainIdBatches(chainIds: readonly number[]): number[][] {
+/**
+ * Chain ids in request-sized batches of at most `most` each (the run's chain ids per request:
+ * InsightClient.chainIdsPerRequest, or source.chain_ids_per_request for an estimate), in the given order.
+ */
+export function chainIdBatches(chainIds: readonly number[], most: number): number[][] {
+  if (!Number.isInteger(most) || most < 1 || most > MAX_CHAIN_IDS) {
+    throw new RequestValidationError('chain_ids_per_request', `expected 1 to ${MAX_CHAIN_IDS} chain ids per request, got ${most}`);
+  }
   const batches: number[][] = [];
-  for (let i = 0; i < chainIds.length; i += MAX_CHAIN_IDS) batches.push(chainIds.slice(i, i + MAX_CHAIN_IDS));
+  for (let i = 0; i < chainIds.length; i += most) batches.push(chainIds.slice(i, i + most));
   return batches;
+}
+
+/** The requests `chains` chain ids take at `most` a request. */
+export function chainRequests(chains: number, most: number): number {
+  return Math.ceil(chains / most);
 }
 export const MAX_LIMIT = 1000;
 export const MAX_PAGE = 20;

@@ -24,6 +24,11 @@ export interface WindowPagerOptions<Rec> {
   baseFilters: Filters;
   /** The `limit` sent: an answer with fewer rows than this for a chain proves its slice. */
   limit: number;
+  /**
+   * The most chain ids one request names now (the run's: InsightClient.chainIdsPerRequest, halved
+   * when the service refuses a request for its number of chains); read whenever chains are batched.
+   */
+  chainsPerRequest: () => number;
   /** Rows aimed at per request when a slice is cut (below `limit`, so that slices come back short). */
   target?: number;
   /**

@@ -5,7 +5,7 @@
  * outside the slice).
  */
 import type { ChainDone, RecordPage, RequestPool, WindowPagerOptions } from '../../src/source/paginator.js';
-import type { Filters } from '../../src/source/query.js';
+import { MAX_CHAIN_IDS, type Filters } from '../../src/source/query.js';
 import { mulberry32 as prng } from '../helpers/prng.js';
 
 export interface Rec {
@@ -59,6 +59,7 @@ export function blockWindowOptions(
     ...(o.target ? { target: o.target } : {}),
     ...(o.density ? { density: o.density } : {}),
     prefetch: o.prefetch,
+    chainsPerRequest: () => MAX_CHAIN_IDS,
     ...(o.pool ? { pool: o.pool } : {}),
     // Third argument: pageWindow's HeldBody (ignored: these answers are records already), or the OFFSET pager's page.
     fetch: (chains: number[], filters: Filters, pageOrHeld?: unknown) =>

@@ -1,7 +1,8 @@
 /**
  * A service that takes fewer chain ids per request than the contract's 55 (`maxChainIdsPerRequest`):
  * the hosted service's own client documents at most 50 (and 5 for the deprecated `chain`). A request
- * of a list operation (wallet transactions, contract events) naming more is refused with a 400 saying so, as the contract's own limit is.
+ * of a list operation (wallet transactions, contract events) or resolve (its `chain_id` is the same
+ * common parameter) naming more is refused with a 400 saying so, as the contract's own limit is.
  */
 import { badRequest, SandboxOptionsError } from './errors.js';
 import type { SandboxOptions } from './options.js';

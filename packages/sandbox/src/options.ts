@@ -72,7 +72,7 @@ export interface SandboxOptions extends InconsistencyOptions {
   unstableOrder?: boolean;
   /** The indexer's limit and page: default limit 5, no cap on either; limit <= 0 means no LIMIT, page < 0 no OFFSET. */
   indexerLimits?: boolean;
-  /** Chain ids a list request (transactions, events) may name (1..55); more are refused with a 400 "too many chain ids". Default: the contract's 55. */
+  /** Chain ids a list request (transactions, events) or resolve may name (1..55); more are refused with a 400 "too many chain ids". Default: the contract's 55. */
   maxChainIdsPerRequest?: number;
   /**
    * Rate (0..1) of list pages after the first that start early, repeating rows an earlier page

@@ -90,6 +90,7 @@ function listBody<T>(opts: SandboxOptions, result: ListResult<T>, wire: unknown[
 /** resolve/<input>: the service's search of a block, transaction, address or name. */
 function resolveAnswer(data: ReadInterfaceSource, opts: SandboxOptions, input: string, q: URLSearchParams): Answer {
   if (opts.strictResolve && !isIndexerSearchInput(input)) throw badRequest(`invalid input '${input}'`);
+  refuseTooManyChains(opts, q);
   const r = data.resolve(input, parseChainIds(q));
   const d = r.data;
   if (opts.panicsAs500 && /^\d+$/.test(input) && d.blocks.length === 0) {
