@@ -72,7 +72,7 @@ it('expire-snapshots commits remove-snapshots through the catalog and deletes fr
   const after = await js().loadTable(id);
   expect(after.snapshots!.map((s) => s['snapshot-id'])).toEqual([current]);
   const served = (await c.call('GET', `/v1/namespaces/${JOB}/tables/${TABLE}`)).body['metadata-location'] as string;
-  expect(t.catalog).toEqual({ namespace: JOB, metadata_location: served });
+  expect(t.catalog).toEqual({ namespace: JOB, metadata_location: served, conflicts: 0, unknown_answers: 0 });
   expect(served).toMatch(new RegExp(`^${destination()}/${TABLE}/metadata/\\d{5}-[0-9a-f-]+\\.metadata\\.json$`));
   const commit = c.exchanges.filter((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`)).at(-1)!;
   expect(JSON.stringify(commit.request)).toContain('"remove-snapshots"');
