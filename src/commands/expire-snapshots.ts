@@ -1,4 +1,4 @@
-import type { ExpireSnapshotsReport } from '../iceberg/expire-snapshots.js';
+import type { ExpireSnapshotsReport, TableExpiry } from '../iceberg/expire-snapshots.js';
 import { tableHistoryCommand } from './table-history.js';
 
 /** Removes an Iceberg table's snapshots older than the retention and the files only they name (src/iceberg/expire-snapshots.ts). */
@@ -21,10 +21,19 @@ export const expireSnapshotsCommand = tableHistoryCommand<ExpireSnapshotsReport>
       ];
       lines.push(
         `  ${t.table}: ${t.expired_snapshots.length} snapshots expired, ${t.kept_snapshots} kept` +
-          (t.metadata_key ? ` (${t.metadata_key})` : '') +
+          committedAs(t) +
           `; ${r.dry_run ? 'would delete' : 'deleted'} ${files.join(', ')}`,
       );
     }
     return `${lines.join('\n')}\n`;
   },
 });
+
+/** The expiry's commit: the metadata file written, or the catalog's commit and the answers on the way. */
+function committedAs(t: TableExpiry): string {
+  if (t.catalog) {
+    const c = t.catalog;
+    return ` (through the catalog: ${c.metadata_location}; ${c.conflicts} conflicts retried, ${c.unknown_answers} answers lost or 5xx)`;
+  }
+  return t.metadata_key ? ` (${t.metadata_key})` : '';
+}

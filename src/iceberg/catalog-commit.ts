@@ -50,7 +50,8 @@ const namespacesReady = new WeakMap<RestCatalogClient, Map<string, Promise<void>
 /**
  * Makes the table list exactly the contents through the catalog; null when it already does.
  * `loaded`: the table as loaded to decide what `contents` is asked at (catalogTable), taken by the
- * first attempt instead of loading it again (one load per attempt); a later attempt loads anew.
+ * first attempt instead of loading it again (one load per attempt), null when that load found no
+ * table (the first attempt creates it without asking again); a later attempt loads anew.
  */
 export async function commitThroughCatalog(
   t: TableCommitInput,
@@ -58,7 +59,7 @@ export async function commitThroughCatalog(
   loaded?: LoadedTable | null,
 ): Promise<TableCommitted | null> {
   const id = { namespace: catalog.namespace, name: t.table };
-  let first = loaded ?? undefined;
+  let first = loaded;
   const result = await retryingConflicts(t.table, t.logger, () => {
     const taken = first;
     first = undefined;
@@ -86,9 +87,9 @@ async function tryCatalogCommit(
   t: TableCommitInput,
   catalog: TableCatalog,
   id: TableIdentifier,
-  taken: LoadedTable | undefined,
+  taken: LoadedTable | null | undefined,
 ): Promise<TableCommitted | null | 'conflict'> {
-  const loaded = taken ?? (await loadOrCreate(t, catalog, id));
+  const loaded = taken ?? (await loadOrCreate(t, catalog, id, taken === null));
   const base = await catalogBase(t, loaded);
   const change = changeOf(t, base);
   if (change === null) return null;
@@ -156,12 +157,17 @@ function schemaUpdates(base: CommitBase): TableUpdate[] {
   ];
 }
 
-/** The table in the catalog; created (and its namespace) when missing, or loaded when another writer created it first. */
-async function loadOrCreate(t: TableCommitInput, catalog: TableCatalog, id: TableIdentifier): Promise<LoadedTable> {
-  try {
-    return await catalog.client.loadTable(id);
-  } catch (err) {
-    if (!(err instanceof CatalogNotFoundError)) throw err;
+/**
+ * The table in the catalog; created (and its namespace) when missing, or loaded when another
+ * writer created it first. `missing`: this attempt's load already answered 404 (not asked again).
+ */
+async function loadOrCreate(t: TableCommitInput, catalog: TableCatalog, id: TableIdentifier, missing: boolean): Promise<LoadedTable> {
+  if (!missing) {
+    try {
+      return await catalog.client.loadTable(id);
+    } catch (err) {
+      if (!(err instanceof CatalogNotFoundError)) throw err;
+    }
   }
   await namespaceReady(catalog);
   const schema = tableSchema(t.columns);

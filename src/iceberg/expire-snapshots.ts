@@ -46,8 +46,20 @@ export interface TableExpiry {
   /** Snapshots the table keeps, the current one included. */
   kept_snapshots: number;
   deleted: ExpiredFiles;
-  /** Through a catalog: its namespace and the metadata location it answered the expiry with. */
-  catalog?: { namespace: string; metadata_location: string };
+  /** Through a catalog: the expiry's commit (remove-snapshots of `expired_snapshots`). */
+  catalog?: ExpiryCatalogCommit;
+}
+
+/**
+ * An expiry's commit through the catalog, as a run's iceberg_commits[].catalog: its namespace, the
+ * metadata location the catalog answered it with, and the answers on the way (409s retried after
+ * re-loading the table; answers lost or 5xx, decided from the table re-loaded).
+ */
+export interface ExpiryCatalogCommit {
+  namespace: string;
+  metadata_location: string;
+  conflicts: number;
+  unknown_answers: number;
 }
 
 export type ExpireSnapshotsReport = TableHistoryReport<TableExpiry>;
@@ -61,7 +73,7 @@ interface ExpiryPlan {
   deleted: ExpiredFiles;
   /** The metadata file the expiry made (a key of the destination; null: none, or the catalog keeps it elsewhere). */
   metadataKey?: string | null;
-  catalog?: { namespace: string; metadata_location: string };
+  catalog?: Pick<ExpiryCatalogCommit, 'namespace' | 'metadata_location'>;
 }
 
 export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSnapshotsReport> {
@@ -72,6 +84,7 @@ export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSna
   const tables: TableExpiry[] = [];
   for (const table of o.tables) {
     const done = await retryingConflicts(table, o.logger, () => expiryAttempt(o, table, rootUri, cutoff, now));
+    const answers = o.catalog?.client.takeCommitAnswers({ namespace: o.catalog.namespace, name: table });
     if (!done?.next) {
       tables.push({ table, metadata_key: null, expired_snapshots: [], kept_snapshots: done?.kept ?? 0, deleted: none() });
       continue;
@@ -89,7 +102,9 @@ export async function expireSnapshots(o: TableHistoryOptions): Promise<ExpireSna
       expired_snapshots: done.expired.map((s) => s['snapshot-id']),
       kept_snapshots: done.kept,
       deleted,
-      ...(done.catalog && !o.dryRun ? { catalog: done.catalog } : {}),
+      ...(done.catalog && answers && !o.dryRun
+        ? { catalog: { ...done.catalog, conflicts: answers.conflicts, unknown_answers: answers.unknown } }
+        : {}),
     };
     o.logger.info(
       { ...expiry, deleted: Object.fromEntries(Object.entries(deleted).map(([k, v]) => [k, v.length])) },

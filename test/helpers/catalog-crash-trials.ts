@@ -3,7 +3,6 @@
  * a local destination or an S3 one (radosgw) whose catalog keeps its metadata files on S3. One test
  * file per destination calls `catalogCrashTrials`: the trial files say what each proves.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -11,21 +10,16 @@ import type { CatalogExchange } from '@insight-export/sandbox';
 import type { ObjectStore } from '../../src/store/store.js';
 import { LocalStore } from '../../src/store/local.js';
 import type { VerifyReport } from '../../src/state/verify.js';
+import { withProcessEnv, writeObjectTo } from './catalog-on-s3.js';
 import { restSpec } from './catalog-sandbox.js';
+import { expectWholeWindows as expectWholeWindowsOf } from './whole-windows.js';
 import { runCli as runCliInProcess } from './cli-in-process.js';
 import { freshExportRows, icebirdRows, sortedRows } from './iceberg.js';
 import { LONG_TESTS, longModeTimeout, RELIABILITY_SEED as SEED, sampleEachKind } from './long-tests.js';
 import { mulberry32 } from './prng.js';
 import { s3TestEnv, useTestBucket } from './s3.js';
 import { useSandbox } from './sandbox.js';
-import {
-  ALICE_AND_TRANSFERS_TABLES,
-  aliceAndTransfersIcebergJob,
-  duplicates,
-  runCli,
-  useTestCli,
-  writeJob,
-} from '../reliability/harness.js';
+import { ALICE_AND_TRANSFERS_TABLES, aliceAndTransfersIcebergJob, runCli, useTestCli, writeJob } from '../reliability/harness.js';
 
 type Mode = 'append' | 'force';
 type Phase = 'a write of the snapshot files' | 'before the commit request' | 'commit applied, no answer';
@@ -47,11 +41,6 @@ const END = '2024-02-04';
 
 /** A row's block_time in microseconds. */
 const blockTime = (row: string) => Number(Object.fromEntries(JSON.parse(row) as [string, string][]).block_time);
-
-const windowOf = (row: string) => {
-  const r = Object.fromEntries(JSON.parse(row) as [string, string][]);
-  return `chain ${r.chain_id} day ${Math.floor(blockTime(row) / 86_400_000_000)}`;
-};
 
 const fileKind = (key: string) => (/\/metadata\/snap-[^/]+\.avro$/.test(key) ? 'manifest list' : /\.avro$/.test(key) ? 'manifest' : key);
 
@@ -82,20 +71,6 @@ function trialsOf(mode: Mode, p: { writes: string[]; commits: number }): Trial[]
   return trials;
 }
 
-/** The process environment set to `env` while `fn` runs (an in-process CLI reads its settings there). */
-async function withEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved = Object.keys(env).map((k) => [k, process.env[k]] as const);
-  Object.assign(process.env, env);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 export interface CatalogCrashTrialsOptions {
   /** The destination: a local folder, or an S3 prefix (radosgw) with the catalog's metadata there too. */
   on: 'local' | 's3';
@@ -123,10 +98,7 @@ export function catalogCrashTrials(opts: CatalogCrashTrialsOptions): void {
       onExchange: (e) => exchanges.push(e),
       ...(bucket
         ? {
-            writeObject: async (uri: string, text: string) => {
-              const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
-              await bucket.client.send(new PutObjectCommand({ Bucket: m[1], Key: m[2], Body: text }));
-            },
+            writeObject: writeObjectTo(bucket),
           }
         : {}),
     },
@@ -180,24 +152,8 @@ export function catalogCrashTrials(opts: CatalogCrashTrialsOptions): void {
   }
 
   /** Rows of whole windows only, none twice, none unknown, none of the first run lost. */
-  function expectWholeWindows(rows: string[], table: string, name: string): void {
-    const all = truth[END]![table]!;
-    const have = new Set(rows);
-    const known = new Set(all);
-    expect(duplicates(rows), `${name} ${table}: rows twice`).toEqual([]);
-    expect(
-      rows.filter((r) => !known.has(r)),
-      `${name} ${table}: rows no window has`,
-    ).toEqual([]);
-    expect(
-      truth[FIRST_END]![table]!.filter((r) => !have.has(r)),
-      `${name} ${table}: rows of the first run lost`,
-    ).toEqual([]);
-    const windows = new Map<string, string[]>();
-    for (const r of all) windows.set(windowOf(r), [...(windows.get(windowOf(r)) ?? []), r]);
-    const partial = [...windows].filter(([, w]) => w.some((r) => have.has(r)) && !w.every((r) => have.has(r))).map(([w]) => w);
-    expect(partial, `${name} ${table}: windows read in part`).toEqual([]);
-  }
+  const expectWholeWindows = (rows: string[], table: string, name: string) =>
+    expectWholeWindowsOf(rows, { all: truth[END]![table]!, first: truth[FIRST_END]![table]! }, `${name} ${table}`);
 
   const flags = (base: string) => ['--staging-dir', join(base, 'staging'), '--log-level', 'error'];
 
@@ -231,7 +187,7 @@ export function catalogCrashTrials(opts: CatalogCrashTrialsOptions): void {
   /** `verify` of the job through the catalog, in the test's process. */
   async function verify(jobFile: string): Promise<{ code: number; report: VerifyReport }> {
     const argv = ['verify', jobFile, '--catalog-uri', sandbox.catalog.url, '--base-url', sandbox.url, '--json'];
-    const r = await withEnv(s3Env, () => runCliInProcess(argv));
+    const r = await withProcessEnv(s3Env, () => runCliInProcess(argv));
     return { code: r.code, report: JSON.parse(r.stdout) as VerifyReport };
   }
 

@@ -3,6 +3,7 @@
  * against the protocol's OpenAPI schemas after every test (helpers/iceberg-rest-spec.ts); and the
  * bodies of the requests an exporter sends: a table with a schema and a partition spec, a snapshot.
  */
+import { IcebergRestCatalog } from 'iceberg-js';
 import { afterEach, expect } from 'vitest';
 import type { CatalogExchange, CatalogOptions, Sandbox } from '@insight-export/sandbox';
 import { useSandbox } from './sandbox.js';
@@ -86,4 +87,60 @@ export function appendUpdates(snapshotId: number, parent: number | undefined, se
     },
     { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': snapshotId },
   ];
+}
+
+/** iceberg-js (written by others) on the sandbox's catalog: what a reader or another writer sees. */
+export function icebergJs(sandbox: Sandbox, warehouse?: string): IcebergRestCatalog {
+  return new IcebergRestCatalog({ baseUrl: sandbox.catalog.url, ...(warehouse ? { warehouse } : {}), auth: { type: 'none' } });
+}
+
+export interface AnotherWriter {
+  namespace: string;
+  table: string;
+  /** The id of the other writer's snapshot. */
+  snapshotId: number;
+  /** Properties the other writer sets in the same commit. */
+  properties?: Record<string, string>;
+  /** The warehouse iceberg-js names (the catalog's prefix comes from its config). */
+  warehouse?: string;
+}
+
+/**
+ * Another writer moves `main` of the table between the run's first load of it (the one GET of a
+ * commit attempt, which also decides the version the state is read at) and its commit, so the
+ * catalog answers the run's stale requirement 409. The other writer's snapshot lists the same
+ * manifests as main's (a valid table), with none of the run's summary. The exchanges are still
+ * recorded; the returned function puts back the recording alone.
+ */
+export function anotherWriterCommitsOnFirstLoad(c: CatalogSandbox, w: AnotherWriter): () => void {
+  let loads = 0;
+  c.sandbox.catalog.set({
+    onExchange: (e) => {
+      c.exchanges.push(e);
+      if (e.method !== 'GET' || !e.path.endsWith(`/${w.namespace}/tables/${w.table}`) || ++loads !== 1) return;
+      const meta = (e.response as { metadata: Record<string, any> }).metadata;
+      const main = meta.snapshots.find((x: { 'snapshot-id': number }) => x['snapshot-id'] === meta.refs.main['snapshot-id']);
+      const snapshot = {
+        ...main,
+        'snapshot-id': w.snapshotId,
+        'parent-snapshot-id': main['snapshot-id'],
+        'sequence-number': meta['last-sequence-number'] + 1,
+        summary: { operation: 'append' },
+      };
+      void icebergJs(c.sandbox, w.warehouse).commitTable({ namespace: [w.namespace], name: w.table }, {
+        requirements: [],
+        updates: [
+          { action: 'add-snapshot', snapshot },
+          { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': w.snapshotId },
+          ...(w.properties ? [{ action: 'set-properties', updates: w.properties }] : []),
+        ],
+      } as never);
+    },
+  });
+  return () => c.sandbox.catalog.set({ onExchange: (e) => c.exchanges.push(e) });
+}
+
+/** Whether the catalog answered a commit to the table with `status` (in the current test). */
+export function commitAnswered(c: CatalogSandbox, namespace: string, table: string, status: number): boolean {
+  return c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/${namespace}/tables/${table}`) && e.status === status);
 }

@@ -7,12 +7,11 @@
  * 502 leaves exactly one snapshot; a 409 from a concurrent commit is retried.
  */
 import { basename, join } from 'node:path';
-import { IcebergRestCatalog } from 'iceberg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventTableForSignature } from '../../src/datasets/events.js';
 import type { RunReport } from '../../src/run/report.js';
 import { LocalStore } from '../../src/store/local.js';
-import { useCatalogSandbox } from '../helpers/catalog-sandbox.js';
+import { anotherWriterCommitsOnFirstLoad, commitAnswered, icebergJs, useCatalogSandbox } from '../helpers/catalog-sandbox.js';
 import { exportJob, readTable } from '../helpers/export.js';
 import { icebirdRows, sortedRows } from '../helpers/iceberg.js';
 import { useTempDir } from '../helpers/temp-dir.js';
@@ -37,7 +36,7 @@ function job(name: string, to: string) {
   };
 }
 
-const js = () => new IcebergRestCatalog({ baseUrl: sandbox.catalog.url, warehouse: 'wh', auth: { type: 'none' } });
+const js = () => icebergJs(sandbox, 'wh');
 
 async function run(name: string, to: string, format: 'iceberg' | 'parquet' = 'iceberg'): Promise<RunReport> {
   const dir = join(tmp.dir, name, format);
@@ -104,37 +103,18 @@ describe('lost answers and conflicts', () => {
     await run('race', '2024-02-02');
     const table = TABLES[0]!;
     const id = { namespace: ['race'], name: table };
-    // Another writer moves main between the run's load of the table (the one GET of its first
-    // commit attempt, which also decides the version the state is read at) and its commit: the
-    // catalog answers 409 to the stale requirement.
-    let loads = 0;
-    sandbox.catalog.set({
-      onExchange: (e) => {
-        c.exchanges.push(e);
-        if (e.method !== 'GET' || !e.path.endsWith(`/race/tables/${table}`) || ++loads !== 1) return;
-        // The other writer's snapshot lists the same manifests as main's (a valid table), with none of the run's summary.
-        const meta = (e.response as { metadata: Record<string, any> }).metadata;
-        const main = meta.snapshots.find((x: { 'snapshot-id': number }) => x['snapshot-id'] === meta.refs.main['snapshot-id']);
-        const snapshot = {
-          ...main,
-          'snapshot-id': 4242,
-          'parent-snapshot-id': main['snapshot-id'],
-          'sequence-number': meta['last-sequence-number'] + 1,
-          summary: { operation: 'append' },
-        };
-        void js().commitTable(id, {
-          requirements: [],
-          updates: [
-            { action: 'add-snapshot', snapshot },
-            { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': 4242 },
-            { action: 'set-properties', updates: { other: 'writer' } },
-          ],
-        } as never);
-      },
+    // Another writer moves main between the run's load of the table and its commit: the catalog
+    // answers 409 to the stale requirement.
+    const restore = anotherWriterCommitsOnFirstLoad(c, {
+      namespace: 'race',
+      table,
+      snapshotId: 4242,
+      properties: { other: 'writer' },
+      warehouse: 'wh',
     });
     const r = await run('race', '2024-02-03');
-    sandbox.catalog.set({ onExchange: (e) => c.exchanges.push(e) });
-    expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/race/tables/${table}`) && e.status === 409)).toBe(true);
+    restore();
+    expect(commitAnswered(c, 'race', table, 409)).toBe(true);
     const loaded = await js().loadTable(id);
     expect(loaded['current-snapshot-id']).toBe(r.iceberg_commits!.find((x) => x.table === table)!.snapshot_id);
     // The report (and the metrics) count the 409 retried.

@@ -6,26 +6,17 @@
  * re-read and retried on top of it. icebird reads each table from S3 at the metadata location the
  * catalog returned, row for row a fresh Parquet export; every exchange validates against the spec.
  */
-import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
-import { IcebergRestCatalog } from 'iceberg-js';
 import { beforeAll, expect, it } from 'vitest';
 import type { RunReport } from '../../src/run/report.js';
-import { useCatalogSandbox } from '../helpers/catalog-sandbox.js';
+import { anotherWriterCommitsOnFirstLoad, commitAnswered, icebergJs } from '../helpers/catalog-sandbox.js';
+import { useS3CatalogSandbox } from '../helpers/catalog-on-s3.js';
 import { exportJob } from '../helpers/export.js';
 import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
-import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
-const bucket = useTestBucket('catalog-s3');
-const c = useCatalogSandbox({
-  writeObject: async (uri, text) => {
-    const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
-    await bucket.client.send(new PutObjectCommand({ Bucket: m[1], Key: m[2], Body: text }));
-  },
-});
-const sandbox = c.sandbox;
-const s3Env = useS3CredentialsInEnv();
+const c = useS3CatalogSandbox('catalog-s3');
+const { sandbox, bucket, s3Env } = c;
 const tmp = useTempDir('iceberg-catalog-s3-');
 const TABLE = 'transactions';
 const PREFIX = 'cats3';
@@ -45,7 +36,7 @@ beforeAll(async () => {
   expect(truth['2024-02-05']!.length).toBeGreaterThan(truth['2024-02-03']!.length);
 });
 
-const js = () => new IcebergRestCatalog({ baseUrl: sandbox.catalog.url, auth: { type: 'none' } });
+const js = () => icebergJs(sandbox);
 
 async function run(to: string): Promise<RunReport> {
   const dir = join(tmp.dir, `run-${to}`);
@@ -71,36 +62,14 @@ it('keeps metadata on S3; a commit applied but answered 502, then a 409 from ano
   let loaded = await js().loadTable(id);
   expect(first.iceberg_commits!.map((x) => x.snapshot_id)).toEqual([loaded['current-snapshot-id']]);
   expect(loaded.snapshots).toHaveLength(1);
-  expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`) && e.status === 502)).toBe(true);
+  expect(commitAnswered(c, 'cats3', TABLE, 502)).toBe(true);
   await expectCatalogTableEquals(truth['2024-02-03']!);
 
   // A conflict: another writer commits between the run's load of the table (the one GET of its first commit attempt) and its commit.
-  let loads = 0;
-  sandbox.catalog.set({
-    onExchange: (e) => {
-      c.exchanges.push(e);
-      if (e.method !== 'GET' || !e.path.endsWith(`/cats3/tables/${TABLE}`) || ++loads !== 1) return;
-      const meta = (e.response as { metadata: Record<string, any> }).metadata;
-      const main = meta.snapshots.find((x: { 'snapshot-id': number }) => x['snapshot-id'] === meta.refs.main['snapshot-id']);
-      const snapshot = {
-        ...main,
-        'snapshot-id': 4343,
-        'parent-snapshot-id': main['snapshot-id'],
-        'sequence-number': meta['last-sequence-number'] + 1,
-        summary: { operation: 'append' },
-      };
-      void js().commitTable(id, {
-        requirements: [],
-        updates: [
-          { action: 'add-snapshot', snapshot },
-          { action: 'set-snapshot-ref', 'ref-name': 'main', type: 'branch', 'snapshot-id': 4343 },
-        ],
-      } as never);
-    },
-  });
+  const restore = anotherWriterCommitsOnFirstLoad(c, { namespace: 'cats3', table: TABLE, snapshotId: 4343 });
   const second = await run('2024-02-05');
-  sandbox.catalog.set({ onExchange: (e) => c.exchanges.push(e) });
-  expect(c.exchanges.some((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`) && e.status === 409)).toBe(true);
+  restore();
+  expect(commitAnswered(c, 'cats3', TABLE, 409)).toBe(true);
   loaded = await js().loadTable(id);
   const committed = second.iceberg_commits!.find((x) => x.table === TABLE)!;
   expect(loaded['current-snapshot-id']).toBe(committed.snapshot_id);

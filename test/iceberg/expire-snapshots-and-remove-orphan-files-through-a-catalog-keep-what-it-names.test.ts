@@ -12,7 +12,7 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expireSnapshots } from '../../src/iceberg/expire-snapshots.js';
+import { expireSnapshots, type TableExpiry } from '../../src/iceberg/expire-snapshots.js';
 import { RestCatalogClient } from '../../src/iceberg/catalog/index.js';
 import type { TableCatalog } from '../../src/iceberg/catalog-commit.js';
 import { readManifests } from '../../src/iceberg/commit-table.js';
@@ -22,7 +22,7 @@ import type { Snapshot } from '../../src/iceberg/table-metadata.js';
 import { silentLogger } from '../../src/log.js';
 import { WindowState } from '../../src/state/window-state.js';
 import { LocalStore } from '../../src/store/local.js';
-import { useCatalogSandbox } from '../helpers/catalog-sandbox.js';
+import { anotherWriterCommitsOnFirstLoad, commitAnswered, useCatalogSandbox } from '../helpers/catalog-sandbox.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob } from '../helpers/export.js';
 import { DAY, defaultRetentionMs, parquetRows, TABLE, walletJob } from '../helpers/iceberg-history.js';
@@ -143,7 +143,7 @@ describe('tables committed through a catalog', () => {
     expect(loaded.snapshots!.map((s) => s['snapshot-id'])).toEqual([s3['snapshot-id']]);
     expect(loaded['current-snapshot-id']).toBe(s3['snapshot-id']);
     const location = (await catalog().client.loadTable({ namespace: [JOB], name: TABLE })).metadataLocation;
-    expect(t.catalog).toEqual({ namespace: JOB, metadata_location: location });
+    expect(t.catalog).toEqual({ namespace: JOB, metadata_location: location, conflicts: 0, unknown_answers: 0 });
     const commit = c.exchanges.find((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`))!;
     expect(commit.request).toMatchObject({
       requirements: [{ type: 'assert-table-uuid' }, { type: 'assert-ref-snapshot-id', ref: 'main', 'snapshot-id': s3['snapshot-id'] }],
@@ -187,6 +187,8 @@ describe('tables committed through a catalog', () => {
     const report = await expireSnapshots(history(s5['timestamp-ms'] + 7 * DAY - 1));
     expect(c.exchanges.some((e) => e.method === 'POST' && e.status === 502)).toBe(true);
     expect(report.tables[0]!.expired_snapshots).toEqual([s4['snapshot-id']]);
+    // The report names the answer lost on the way, as a run's iceberg_commits[].catalog does.
+    expect(report.tables[0]!.catalog).toMatchObject({ conflicts: 0, unknown_answers: 1 });
     expect(report.tables[0]!.deleted.data_files.length).toBeGreaterThan(0);
     expect((await loadJs()).snapshots!.map((s) => s['snapshot-id'])).toEqual([s5['snapshot-id']]);
     const after = await keys();
@@ -212,5 +214,31 @@ describe('tables committed through a catalog', () => {
     const report = JSON.parse(r.stdout) as { tables: { not_in_catalog?: boolean; deleted: string[]; listed: number }[] };
     expect(report.tables[0]).toMatchObject({ not_in_catalog: true, deleted: [] });
     expect(report.tables[0]!.listed).toBeGreaterThan(0);
+  });
+
+  it("expire-snapshots --json names each table's expiry commit: snapshots removed, metadata location, the 409 retried (CLI)", async () => {
+    await run('2024-02-04', true);
+    const expired = (await loadJs()).snapshots!.slice(0, -1).map((s) => s['snapshot-id']);
+    // Another writer commits between the expiry's load of the table and its commit: 409, then the expiry retried.
+    const restore = anotherWriterCommitsOnFirstLoad(c, { namespace: JOB, table: TABLE, snapshotId: 4545 });
+    const argv = ['expire-snapshots', join(dir(), 'job.yaml'), '--destination', out(), '--format', 'iceberg'];
+    const flags = ['--catalog-uri', sandbox.catalog.url, '--snapshot-retention', '1ms', '--log-level', 'error'];
+    const r = await runCli([...argv, ...flags, '--json']);
+    restore();
+    expect(r.code, r.stderr).toBe(0);
+    expect(commitAnswered(c, JOB, TABLE, 409)).toBe(true);
+    const t = (JSON.parse(r.stdout) as { tables: TableExpiry[] }).tables[0]!;
+    const served = await catalog().client.loadTable({ namespace: [JOB], name: TABLE });
+    // The retry expired every snapshot but the other writer's, now current; the catalog serves the location the report names.
+    expect(served.metadata.snapshots!.map((s) => s['snapshot-id'])).toEqual([4545]);
+    expect(t.expired_snapshots.sort()).toEqual([...expired, served.metadata.snapshots![0]!['parent-snapshot-id']].sort());
+    expect(t.catalog).toEqual({ namespace: JOB, metadata_location: served.metadataLocation, conflicts: 1, unknown_answers: 0 });
+    // The text summary names the commit too.
+    await run('2024-02-04', true);
+    const text = await runCli([...argv, ...flags]);
+    const location = (await catalog().client.loadTable({ namespace: [JOB], name: TABLE })).metadataLocation;
+    expect(text.stdout).toContain(
+      `${TABLE}: 1 snapshots expired, 1 kept (through the catalog: ${location}; 0 conflicts retried, 0 answers lost or 5xx)`,
+    );
   });
 });

@@ -6,48 +6,26 @@
  * only the expired snapshots named are gone from S3; every file the catalog's current metadata
  * names is still there, and icebird reads the table at that location as a fresh Parquet export.
  */
-import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { join } from 'node:path';
-import { IcebergRestCatalog } from 'iceberg-js';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { useCatalogSandbox } from '../helpers/catalog-sandbox.js';
+import { expect, it } from 'vitest';
+import { icebergJs } from '../helpers/catalog-sandbox.js';
+import { useS3CatalogSandbox } from '../helpers/catalog-on-s3.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { exportJob } from '../helpers/export.js';
 import { TABLE, walletJob } from '../helpers/iceberg-history.js';
 import { freshExportRows, icebirdRows, sortedRows } from '../helpers/iceberg.js';
-import { useS3CredentialsInEnv, useTestBucket } from '../helpers/s3.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
-const bucket = useTestBucket('catalog-expire');
-const c = useCatalogSandbox({
-  writeObject: async (uri, text) => {
-    const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
-    await bucket.client.send(new PutObjectCommand({ Bucket: m[1], Key: m[2], Body: text }));
-  },
-});
-const sandbox = c.sandbox;
-const s3Env = useS3CredentialsInEnv();
+// The in-process CLI reads the S3 endpoint and region from the process environment.
+const c = useS3CatalogSandbox('catalog-expire', { inProcessCli: true });
+const { sandbox, bucket, s3Env } = c;
 const tmp = useTempDir('iceberg-catalog-expire-s3-');
 const JOB = 'catexpire';
 const PREFIX = 'exp';
 const dir = () => join(tmp.dir, 'job');
 const destination = () => `s3://${bucket.bucket}/${PREFIX}`;
-const js = () => new IcebergRestCatalog({ baseUrl: sandbox.catalog.url, auth: { type: 'none' } });
-
-// The in-process CLI reads the S3 endpoint and region from the process environment.
-const saved = new Map<string, string | undefined>();
-beforeAll(() => {
-  for (const [k, v] of Object.entries(s3Env)) {
-    saved.set(k, process.env[k]);
-    process.env[k] = v;
-  }
-});
-afterAll(() => {
-  for (const [k, v] of saved) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+const js = () => icebergJs(sandbox);
 
 async function run(to: string, force = false): Promise<void> {
   const flags = { format: 'iceberg' as const, catalogUri: sandbox.catalog.url };
@@ -94,7 +72,7 @@ it('expire-snapshots commits remove-snapshots through the catalog and deletes fr
   const after = await js().loadTable(id);
   expect(after.snapshots!.map((s) => s['snapshot-id'])).toEqual([current]);
   const served = (await c.call('GET', `/v1/namespaces/${JOB}/tables/${TABLE}`)).body['metadata-location'] as string;
-  expect(t.catalog).toEqual({ namespace: JOB, metadata_location: served });
+  expect(t.catalog).toEqual({ namespace: JOB, metadata_location: served, conflicts: 0, unknown_answers: 0 });
   expect(served).toMatch(new RegExp(`^${destination()}/${TABLE}/metadata/\\d{5}-[0-9a-f-]+\\.metadata\\.json$`));
   const commit = c.exchanges.filter((e) => e.method === 'POST' && e.path.endsWith(`/tables/${TABLE}`)).at(-1)!;
   expect(JSON.stringify(commit.request)).toContain('"remove-snapshots"');

@@ -70,6 +70,16 @@ describe('through the catalog, each is one snapshot', () => {
     const dir = join(tmp.dir, 'force');
     const truth = await parquet(job, 'force-truth');
     const first = await exportTo(job, dir, 'iceberg');
+    // The table's first commit: its one load answered 404 is handed on to the create (no second GET),
+    // then the namespace, the table created, its commit: six requests with the config (seven before).
+    expect(exchanges.map((e) => `${e.method} ${e.path.replace(/^.*\/v1\//, '')} ${e.status}`)).toEqual([
+      'GET config 200',
+      `GET namespaces/catforce/tables/${TABLE} 404`,
+      'HEAD namespaces/catforce 404',
+      'POST namespaces 200',
+      'POST namespaces/catforce/tables 200',
+      `POST namespaces/catforce/tables/${TABLE} 200`,
+    ]);
     exchanges.length = 0;
     const forced = await exportTo(job, dir, 'iceberg', true);
     expect(forced.iceberg_commits).toMatchObject([{ table: TABLE, operation: 'overwrite' }]);

@@ -28,6 +28,7 @@ import { LONG_TESTS, RELIABILITY_SEED as SEED, longModeTimeout, sampleEachKind }
 import { mulberry32 } from '../helpers/prng.js';
 import { s3TestEnv, useTestBucket } from '../helpers/s3.js';
 import { useSandbox } from '../helpers/sandbox.js';
+import { expectWholeWindows as expectWholeWindowsOf } from '../helpers/whole-windows.js';
 import {
   ALICE_AND_TRANSFERS_TABLES,
   aliceAndTransfersIcebergJob,
@@ -67,35 +68,9 @@ beforeAll(async () => {
   for (const table of TABLES) expect(truth[END]![table]!.length).toBeGreaterThan(truth[FIRST_END]![table]!.length);
 });
 
-/** A row's window: the job's windows are UTC days of a chain (and of a target: one per table here). */
-function windowOf(row: string): string {
-  const r = Object.fromEntries(JSON.parse(row) as [string, string][]);
-  return `chain ${r.chain_id} day ${Math.floor(Number(r.block_time) / 86_400_000_000)}`;
-}
-
-/**
- * The rows of a table's snapshot are whole windows: each window's rows all there or none, nothing
- * no window has, none twice, and every row the first run committed (the killed run's commit
- * appends or overwrites windows; it never takes the table back).
- */
-function expectWholeWindows(rows: string[], table: string, name: string): void {
-  const all = truth[END]![table]!;
-  const have = new Set(rows);
-  const known = new Set(all);
-  expect(duplicates(rows), `${name} ${table}: rows twice`).toEqual([]);
-  expect(
-    rows.filter((r) => !known.has(r)),
-    `${name} ${table}: rows no window has`,
-  ).toEqual([]);
-  expect(
-    truth[FIRST_END]![table]!.filter((r) => !have.has(r)),
-    `${name} ${table}: rows of the first run lost`,
-  ).toEqual([]);
-  const windows = new Map<string, string[]>();
-  for (const r of all) windows.set(windowOf(r), [...(windows.get(windowOf(r)) ?? []), r]);
-  const partial = [...windows].filter(([, w]) => w.some((r) => have.has(r)) && !w.every((r) => have.has(r))).map(([w]) => w);
-  expect(partial, `${name} ${table}: windows read in part`).toEqual([]);
-}
+/** The rows of a table's snapshot are whole windows (test/helpers/whole-windows.ts), none of the first run's lost. */
+const expectWholeWindows = (rows: string[], table: string, name: string) =>
+  expectWholeWindowsOf(rows, { all: truth[END]![table]!, first: truth[FIRST_END]![table]! }, `${name} ${table}`);
 
 /** Where a kill point lies in its commit: before the commit point (the metadata file), at it, or after it. */
 function phaseOf(trial: Trial): string {

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
 import { IcebergRestCatalog } from 'iceberg-js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { withProcessEnv } from '../helpers/catalog-on-s3.js';
 import { createTableRequest } from '../helpers/catalog-sandbox.js';
 import { runCli } from '../helpers/cli-in-process.js';
 import { TABLE, walletJob } from '../helpers/iceberg-history.js';
@@ -54,20 +55,6 @@ afterAll(async () => {
   if (child?.exitCode === null) child.kill('SIGKILL');
 });
 
-/** The process environment set to the test server's S3 settings while `fn` runs (the in-process CLI reads them there). */
-async function withS3Env<T>(fn: () => Promise<T>): Promise<T> {
-  const saved = Object.keys(s3Env).map((k) => [k, process.env[k]] as const);
-  Object.assign(process.env, s3Env);
-  try {
-    return await fn();
-  } finally {
-    for (const [k, v] of saved) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  }
-}
-
 async function onS3(uri: string): Promise<boolean> {
   const m = /^s3:\/\/([^/]+)\/(.+)$/.exec(uri)!;
   try {
@@ -84,7 +71,7 @@ it('a run through `sandbox --catalog-warehouse s3://...` leaves the catalog meta
   const jobFile = await writeJob(join(work.dir, 'job'), job);
   const destination = `s3://${bucket.bucket}/out`;
   const flags = ['--format', 'iceberg', '--catalog-uri', catalogUrl, '--destination', destination, '--log-level', 'error'];
-  const run = await withS3Env(() => runCli(['run', jobFile, ...flags, '--staging-dir', join(work.dir, 'staging')]));
+  const run = await withProcessEnv(s3Env, () => runCli(['run', jobFile, ...flags, '--staging-dir', join(work.dir, 'staging')]));
   expect(run.code, run.stderr).toBe(0);
 
   const js = new IcebergRestCatalog({ baseUrl: catalogUrl, auth: { type: 'none' } });
