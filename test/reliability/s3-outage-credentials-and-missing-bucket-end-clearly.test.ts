@@ -1,8 +1,10 @@
 /**
  * S3 faults, against a radosgw cluster of this test file's own (the shared test server must keep
  * serving the other test files): the gateway stopped for 10 s in the middle of a run (ridden
- * out by the store's retries), stopped for longer than the retry budget (a clear failure),
- * wrong credentials, a user without permission on the bucket, a bucket that does not exist.
+ * out by the store's retries), stopped for longer than the retry budget (a clear failure), the
+ * answer to a window's completed marker lost after the marker landed (through a proxy: the window
+ * failed in the run yet committed, its files kept), wrong credentials, a user without permission
+ * on the bucket, a bucket that does not exist.
  * Each ends with a clear error (no stack trace) and the exit code of the policy: 1 for the outage
  * (a later run completes it), 2 for what a person must fix (credentials missing or wrong, no
  * permission, no bucket); and the next run with a working store exports exactly the source's rows.
