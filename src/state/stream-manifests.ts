@@ -133,7 +133,9 @@ export class StreamManifests {
         if (gone.length > 0) await this.store.deleteMany(gone);
         return;
       } catch (err) {
-        if (written.length > 0) await this.store.deleteMany(written.map((s) => s.key));
+        // Only a refused rewrite leaves the merged segment unlisted: a rewrite that failed otherwise
+        // (S3 gone before it answered) may have landed, listing it. Unlisted, it is only left over.
+        if (written.length > 0 && err instanceof PreconditionFailedError) await this.store.deleteMany(written.map((s) => s.key));
         const retry = err instanceof PreconditionFailedError || err instanceof SegmentGoneError;
         if (!retry || attempt >= FOLD_ATTEMPTS) throw err;
       }

@@ -280,6 +280,11 @@ export class WindowState extends CompletedWindows {
     const deleted: string[] = [];
     const replaced: string[] = [];
     const markers: string[] = [];
+    // Each window's completed record is read from the store, not from what this instance listed and
+    // wrote: a completed marker whose write failed (S3 gone before it answered) may have landed,
+    // and then the files its pending marker names are live (deleting them would lose its rows).
+    this.known = null;
+    this.listed = null;
     for await (const obj of this.store.list(pendingPrefix, { etags: false })) {
       const rest = obj.key.slice(pendingPrefix.length);
       const { unitKey, window } = parseMarkerPlace(rest);

@@ -1,8 +1,10 @@
 /**
  * S3 faults, against a radosgw cluster of this test file's own (the shared test server must keep
  * serving the other test files): the gateway stopped for 10 s in the middle of a run (ridden
- * out by the store's retries), stopped for longer than the retry budget (a clear failure),
- * wrong credentials, a user without permission on the bucket, a bucket that does not exist.
+ * out by the store's retries), stopped for longer than the retry budget (a clear failure), the
+ * answer to a window's completed marker lost after the marker landed (through a proxy: the window
+ * failed in the run yet committed, its files kept), wrong credentials, a user without permission
+ * on the bucket, a bucket that does not exist.
  * Each ends with a clear error (no stack trace) and the exit code of the policy: 1 for the outage
  * (a later run completes it), 2 for what a person must fix (credentials missing or wrong, no
  * permission, no bucket); and the next run with a working store exports exactly the source's rows.
@@ -18,6 +20,7 @@ import { verifyDestination } from '../../src/state/verify.js';
 import { S3Store } from '../../src/store/s3.js';
 import { downloadPrefix } from '../helpers/export.js';
 import { freePort } from '../helpers/free-port.js';
+import { startS3FaultProxy } from '../helpers/s3-fault-proxy.js';
 import { useSandbox } from '../helpers/sandbox.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 import {
@@ -219,6 +222,45 @@ it(
       `[s3] gateway down for ${downMs} ms (budget 2 s) after ${completedBefore} windows: run exit ${r.code}, ${failedWindows || r.stderr.split('\n').filter((l) => l.includes('unit failed')).length} windows failed` +
         `${failedWindows ? ' (named in the report)' : ` (logged; ${errorLine(r.stderr)})`}; next run exit 0, ${rows} rows exact`,
     );
+  },
+);
+
+it(
+  "an answer the outage lost: a window's completed marker landed though its write failed; the run keeps the window's files, the next run is exact",
+  { timeout: 120_000 },
+  async () => {
+    // The gateway went away after writing the marker and before answering; it refuses the retries.
+    // The marker of a window with files (a pending marker written before it): the one whose files are at stake.
+    const markers = `/${BUCKET}/lost/_state/s3faults/`;
+    const withFiles = new Set<string>();
+    const proxy = await startS3FaultProxy(endpoint, (method, path) => {
+      if (method !== 'PUT' || !path.startsWith(markers)) return false;
+      const place = path.slice(markers.length);
+      if (place.startsWith('pending/')) withFiles.add(place.slice('pending/'.length));
+      return place.startsWith('completed/') && withFiles.has(place.slice('completed/'.length));
+    });
+    try {
+      const base = join(tmp.dir, 'lost');
+      const jobFile = await writeJob(base, job(`s3://${BUCKET}/lost`));
+      const r = await runCli(cli, ['run', jobFile, '--log-level', 'error', '--json', '--staging-dir', join(base, 'staging')], {
+        env: env({ S3_ENDPOINT: proxy.url, INSIGHT_EXPORT_S3_RETRY_BUDGET: '1s' }),
+      });
+      expect(proxy.lost, 'a completed marker lost its answer').not.toBeNull();
+      expect(proxy.refused).toBeGreaterThan(0);
+      expect(r.code, r.stderr.slice(-2000)).toBe(1);
+      const report = JSON.parse(r.stdout) as RunReport;
+      expect(report.failed).toHaveLength(1);
+      expect(report.failed[0]!.error).toMatch(/S3|unavailable/i);
+      // The window counts as failed, yet its marker is at the destination: it is committed.
+      const key = proxy.lost!.slice(`/${BUCKET}/`.length);
+      expect((await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: key }))).KeyCount).toBe(1);
+      const rows = await nextRunIsExact(jobFile, 'lost');
+      console.log(
+        `[s3] answer lost to ${key.split('/_state/')[1]} (${proxy.refused} retries refused): run exit 1, next run exit 0, ${rows} rows exact`,
+      );
+    } finally {
+      await proxy.close();
+    }
   },
 );
 

@@ -8,7 +8,9 @@ import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { WindowState, type WindowRecord } from '../../src/state/window-state.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
 import { LocalStore } from '../../src/store/local.js';
+import type { ObjectStore } from '../../src/store/store.js';
 import { windowRecord } from '../helpers/completed-windows.js';
 import { useTempDir } from '../helpers/temp-dir.js';
 
@@ -155,4 +157,30 @@ it('a manifest that cannot be read is named, and the other units are still read'
   expect(bad).toEqual([['_state/job/units/transactions/0xbbb/1/time.json', 'transactions/0xbbb/1/time']]);
   expect(records).toEqual(['transactions/0xaaa/1/time 0', 'transactions/0xaaa/1/time 10', 'transactions/0xaaa/1/time 20']);
   await expect(new WindowState(store, 'job').completedIntervals()).rejects.toThrow(/cannot be read/);
+});
+
+it('a fold whose manifest write landed though it failed (an S3 answer lost in an outage) keeps the segment the manifest lists', async () => {
+  const store = fresh();
+  const unit = 'transactions/0xabc/1/time';
+  const manifestKey = `_state/job/units/${unit}.json`;
+  let manifestWrites = 0;
+  // The second manifest write lands, then fails as S3 does when the gateway went away before answering.
+  const flaky: ObjectStore = Object.assign(Object.create(store) as ObjectStore, {
+    put: async (key: string, body: Buffer | string, opts?: Parameters<ObjectStore['put']>[2]) => {
+      const out = await store.put(key, body, opts);
+      if (key === manifestKey && ++manifestWrites === 2) throw new StoreUnavailableError('S3 unavailable (answer lost)');
+      return out;
+    },
+  });
+  const state = new WindowState(flaky, 'job', { runId: 'r1' });
+  await commitWindows(state, unit, 0, 2, 'r1');
+  await state.foldCommitted();
+  // The second fold merges the two segments into one (each holds as many records): the manifest lists only that one.
+  await commitWindows(state, unit, 20, 2, 'r1');
+  await expect(state.foldCommitted()).rejects.toThrow(StoreUnavailableError);
+  const reader = new WindowState(store, 'job');
+  expect((await reader.completedIntervals()).get(unit)!.map((w) => w.start)).toEqual([0, 10, 20, 30]);
+  const records: number[] = [];
+  for await (const r of reader.completedRecords()) records.push(r.start);
+  expect(records).toEqual([0, 10, 20, 30]);
 });
