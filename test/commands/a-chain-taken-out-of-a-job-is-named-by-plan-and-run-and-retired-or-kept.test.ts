@@ -43,6 +43,7 @@ function walk(dir: string, pre = ''): string[] {
 }
 const chainOneFiles = (out: string) => walk(out).filter((k) => k.includes('chain_id=1/'));
 const chainOneState = (out: string) => walk(join(out, '_state/edits')).filter((k) => /\/1\/time(\/|\.json)/.test(k));
+const unitOfChainOne = () => `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
 const claims = (out: string) => walk(join(out, '_state/_owners'));
 
 /** A destination where job `edits` exported chains 1 and 8453, and its job file now on 8453 only. */
@@ -184,5 +185,42 @@ it(
     expect(verify.code, verify.stdout).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, problems: [] });
     expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+  },
+);
+
+it(
+  "an Iceberg job's retire --delete needs no source when the job names no wallet by name (a job file without source.base_url)",
+  { timeout: 120_000 },
+  async () => {
+    const dir = join(tmp.dir, 'iceberg-no-source');
+    const out = join(dir, 'out');
+    const before = await writeJob(dir, jobOf([1, 8453], out, 'iceberg'), 'before.yaml');
+    const { source, ...rest } = jobOf([8453], out, 'iceberg');
+    const after = await writeJob(dir, { ...rest, source: { chains: source.chains } }, 'after.yaml');
+    expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+    const store = await openStore(out);
+    const kept = sortedRows((await icebirdRows(store, 'transactions')).filter((r) => r.chain_id !== '1'));
+    expect(kept.length).toBeGreaterThan(0);
+    const stateBefore = walk(join(out, '_state'));
+
+    // A wallet given by name: streams are named by address, so retire resolves it first (through the
+    // source), lists only chain 1, and without a base URL refuses before it changes anything.
+    const named = { ...rest, targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }] };
+    const namedJob = await writeJob(dir, { ...named, source: { base_url: sandbox.url, chains: [8453] } }, 'named.yaml');
+    const listed = await runCli(['retire', namedJob, '--json', '--log-level', 'error']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { streams: { unit: string }[] }).streams.map((s) => s.unit)).toEqual([unitOfChainOne()]);
+    const namedNoSource = await writeJob(dir, { ...named, source: { chains: [8453] } }, 'named-no-source.yaml');
+    const refused = await runCli(['retire', namedNoSource, '--delete', '--log-level', 'error']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('source.base_url');
+    expect(refused.stderr).toContain('alice.eth');
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
+
+    const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).iceberg_commits).toEqual([expect.objectContaining({ table: 'transactions' })]);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
+    expect(chainOneState(out)).toEqual([]);
   },
 );
