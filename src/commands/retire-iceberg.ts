@@ -8,19 +8,29 @@ import type { ResolvedConfig } from '../config/index.js';
 import type { TableCommitted } from '../iceberg/index.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
-import { commitTablesAfterWorkers } from '../run/iceberg-commits.js';
 import { jobTables } from '../run/tables.js';
 import { RetireRefusedError, type RetiringTables } from '../state/removed-streams.js';
+import { WindowState } from '../state/window-state.js';
+import type { ObjectStore } from '../store/store.js';
 
+/**
+ * What the removal checks and commits. Called before its first write: what the commit needs is
+ * read here (the tables' columns, each table through the catalog), so a refusal or an unreachable
+ * catalog stops the command before any state is deleted. `job` has its wallet names resolved.
+ */
 export async function icebergRetirement(
   job: Job,
   config: ResolvedConfig,
   logger: Logger,
-  runId: string,
+  run: { store: ObjectStore; runId: string },
 ): Promise<{ tables: RetiringTables; commits: TableCommitted[] }> {
-  const { keyReader } = await import('../iceberg/index.js');
-  const tableOf = keyReader(config.output.partitioning);
-  const names = new Set((await jobTables(job)).map((t) => t.name));
+  const iceberg = await import('../iceberg/index.js');
+  const tableOf = iceberg.keyReader(config.output.partitioning);
+  const own = await jobTables(job);
+  const names = new Set(own.map((t) => t.name));
+  const committed = await iceberg.committedTables(run.store, job.name, own);
+  const catalog = iceberg.catalogOfConfig(config, job.name);
+  if (catalog) for (const t of own) await iceberg.catalogTable(catalog, t.name);
   const commits: TableCommitted[] = [];
   const tables: RetiringTables = {
     check(files) {
@@ -32,7 +42,20 @@ export async function icebergRetirement(
         });
     },
     async commit() {
-      commits.push(...(await commitTablesAfterWorkers({ job, config, logger }, runId)));
+      const state = new WindowState(run.store, job.name, { runId: run.runId, dropReplaced: iceberg.keepReplacedFiles });
+      const { partitioning, compression } = config.output;
+      commits.push(
+        ...(await iceberg.commitIcebergTables({
+          store: run.store,
+          state,
+          tables: committed,
+          partitioning,
+          compression,
+          runId: run.runId,
+          logger,
+          catalog,
+        })),
+      );
     },
   };
   return { tables, commits };

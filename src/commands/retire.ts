@@ -50,7 +50,8 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
       const listed = await new WindowState(store, job.name).completedIntervals();
       const found = await removedStreams(store, job, listed, { withKept: args.delete === true });
       const units = found.map((s) => s.unit);
-      const iceberg = args.delete && config.output.format === 'iceberg' ? await icebergRetirement(job, config, logger, runId) : null;
+      const iceberg =
+        args.delete && config.output.format === 'iceberg' ? await icebergRetirement(job, config, logger, { store, runId }) : null;
       const done = args.delete
         ? {
             deleted: await retireStreams(store, job, units, config.output.partitioning, { tables: iceberg?.tables }),

@@ -216,6 +216,11 @@ it(
     expect(refused.stderr).toContain('source.base_url');
     expect(refused.stderr).toContain('alice.eth');
     expect(walk(join(out, '_state'))).toEqual(stateBefore);
+    // A catalog that cannot be reached: found before the first write, not after the state is deleted.
+    const unreachable = { ...rest, source: { chains: [8453] }, output: { ...rest.output, catalog: { uri: 'http://127.0.0.1:9' } } };
+    const noCatalog = await runCli(['retire', await writeJob(dir, unreachable, 'no-catalog.yaml'), '--delete', '--log-level', 'error']);
+    expect(noCatalog.code, noCatalog.stderr).not.toBe(0);
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
 
     const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
     expect(r.code, r.stderr).toBe(0);
