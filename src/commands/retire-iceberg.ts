@@ -33,13 +33,14 @@ export async function icebergRetirement(
   if (catalog) for (const t of own) await iceberg.catalogTable(catalog, t.name);
   const commits: TableCommitted[] = [];
   const tables: RetiringTables = {
-    check(files) {
+    async check(files) {
       const gone = [...new Set(files.flatMap((f) => tableOf(f)?.table ?? []))].filter((t) => !names.has(t)).sort();
-      if (gone.length > 0)
-        throw new RetireRefusedError(`The streams to retire are the only writers of Iceberg table(s) ${gone.join(', ')}`, {
-          details: `job ${job.name} no longer writes ${gone.join(', ')}: no commit of the job's tables would drop their files`,
-          hint: 'Keep them (retire --keep), or drop those tables with your catalog or query engine.',
-        });
+      // A table dropped (as the refusal says) no longer stops the removal: its files went with it.
+      const standing = [];
+      for (const t of gone)
+        if (catalog ? (await iceberg.catalogTable(catalog, t)) !== null : (await iceberg.readCurrentVersion(run.store, t)) !== null)
+          standing.push(t);
+      if (standing.length > 0) throw onlyWriters(job, standing, run.store.location, catalog?.namespace.join('.') ?? null);
     },
     async commit() {
       const state = new WindowState(run.store, job.name, { runId: run.runId, dropReplaced: iceberg.keepReplacedFiles });
@@ -59,4 +60,14 @@ export async function icebergRetirement(
     },
   };
   return { tables, commits };
+}
+
+/** The refusal for tables the job no longer writes whose only writers are the streams to retire, with the commands that finish it. */
+function onlyWriters(job: Job, tables: readonly string[], location: string, namespace: string | null): RetireRefusedError {
+  const folders = tables.map((t) => `${location.replace(/\/$/, '')}/${t}/`);
+  const drop = namespace ? `drop ${tables.map((t) => `${namespace}.${t}`).join(', ')} in the catalog (e.g. DROP TABLE ... PURGE), ` : '';
+  return new RetireRefusedError(`The streams to retire are the only writers of Iceberg table(s) ${tables.join(', ')}`, {
+    details: `job ${job.name} no longer writes ${tables.join(', ')}: no commit of the job's tables would drop their files`,
+    hint: `Keep them: insight-export retire <job file> --keep. Or remove the table(s): ${drop}delete ${folders.join(', ')} (aws s3 rm --recursive, or rm -r), then insight-export retire <job file> --delete again.`,
+  });
 }

@@ -6,7 +6,7 @@
  * can be added back and is exported again); killed at any write, the next `--delete` finishes
  * it. An Iceberg job's `--delete` commits the tables without the chain's files.
  */
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
@@ -165,7 +165,7 @@ it(
 
     // Killed after the streams' state is deleted, before the tables' commit: the next --delete finishes it.
     const unit = `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
-    const killed = { check: () => undefined, commit: () => Promise.reject(new Crash()) };
+    const killed = { check: () => Promise.resolve(), commit: () => Promise.reject(new Crash()) };
     await expect(retireStreams(store, await loadJob(after), [unit], PARTITIONING, { tables: killed })).rejects.toThrow(Crash);
     expect(chainOneState(out)).toEqual([]);
 
@@ -227,5 +227,38 @@ it(
     expect(JSON.parse(r.stdout).iceberg_commits).toEqual([expect.objectContaining({ table: 'transactions' })]);
     expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
     expect(chainOneState(out)).toEqual([]);
+  },
+);
+
+it(
+  'a target taken out that was the only writer of an Iceberg table: retire --delete names the table and the commands that finish it, and finishes once it is dropped',
+  { timeout: 120_000 },
+  async () => {
+    const dir = join(tmp.dir, 'iceberg-gone-table');
+    const out = join(dir, 'out');
+    const bob = { wallet: sandbox.data.wallet('bob.eth')!.address, datasets: ['transactions'], tables: { transactions: 'bob_tx' } };
+    const one = jobOf([8453], out, 'iceberg');
+    const before = await writeJob(dir, { ...one, targets: [...one.targets, bob] }, 'before.yaml');
+    const after = await writeJob(dir, one, 'after.yaml');
+    expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+    const store = await openStore(out);
+    const kept = sortedRows(await icebirdRows(store, 'transactions'));
+    const stateBefore = walk(join(out, '_state'));
+
+    const refused = await runCli(['retire', after, '--delete', '--log-level', 'error']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('only writers of Iceberg table(s) bob_tx');
+    expect(refused.stderr).toContain(`delete ${join(out, 'bob_tx')}/`);
+    expect(refused.stderr).toContain('retire <job file> --keep');
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
+
+    rmSync(join(out, 'bob_tx'), { recursive: true });
+    const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).deleted.streams).toHaveLength(1);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
+    expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+    const verify = await runCli(['verify', after, '--json', '--log-level', 'error']);
+    expect(verify.code, verify.stdout).toBe(0);
   },
 );
