@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { acquireJobLease } from '../state/job-lease.js';
-import { renameJob } from '../state/rename-job.js';
+import { renameJob, RenameRefusedError } from '../state/rename-job.js';
+import type { ResolvedConfig } from '../config/index.js';
 import { openStore } from '../store/open-store.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
 
@@ -30,6 +31,7 @@ export const renameCommand: CommandModule<object, RenameArgs> = {
   handler: async (args) => {
     const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
     const to = args.newName ?? job.name;
+    refuseCatalogNamespace(config, args.oldName, to);
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = `rename-${process.pid}-${Date.now()}`;
     // Both names' exclusive leases: no run, shard or maintenance of either writes meanwhile.
@@ -50,3 +52,19 @@ export const renameCommand: CommandModule<object, RenameArgs> = {
     }
   },
 };
+
+/**
+ * Before any write (the leases included): an Iceberg job's catalog namespace defaults to the job's
+ * name, so renamed it would commit its tables into a new namespace while the old one keeps them.
+ */
+function refuseCatalogNamespace(config: ResolvedConfig, from: string, to: string): void {
+  const o = config.output;
+  if (o.format !== 'iceberg' || o.catalogUri === null || o.catalogNamespace !== null || from === to) return;
+  throw new RenameRefusedError(
+    `Job ${from}'s tables are in its catalog under namespace ${from}: renamed, it would commit them under ${to}`,
+    {
+      details: `output.catalog.uri ${o.catalogUri} without output.catalog.namespace (which defaults to the job's name)`,
+      hint: `Set output.catalog.namespace: ${from} in the job file (its tables stay where they are), then give rename again.`,
+    },
+  );
+}

@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { TableCommitted } from '../iceberg/index.js';
+import { withWalletAddresses } from '../run/retire-wallets.js';
 import { acquireJobLease } from '../state/job-lease.js';
 import { keepStreams, removedStreams, retireStreams } from '../state/removed-streams.js';
 import { WindowState } from '../state/window-state.js';
@@ -37,7 +38,10 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
       throw new CommandArgumentError('retire takes --delete or --keep, not both', {
         hint: 'Give one: --delete removes the streams, --keep keeps them.',
       });
-    const { job, config, logger } = await loadJobContext(args.job, args, ['destination']);
+    const loaded = await loadJobContext(args.job, args, ['destination']);
+    const { config, logger } = loaded;
+    // Before any write: the job's streams are named by address (the source opened only for wallet names).
+    const job = await withWalletAddresses(loaded.job, config, logger, 'retire');
     const store = await openStore(config.output.destination!, { s3: config.s3, logger });
     const runId = `retire-${process.pid}-${Date.now()}`;
     const lease =
@@ -46,7 +50,8 @@ export const retireCommand: CommandModule<object, RetireArgs> = {
       const listed = await new WindowState(store, job.name).completedIntervals();
       const found = await removedStreams(store, job, listed, { withKept: args.delete === true });
       const units = found.map((s) => s.unit);
-      const iceberg = args.delete && config.output.format === 'iceberg' ? await icebergRetirement(job, config, logger, runId) : null;
+      const iceberg =
+        args.delete && config.output.format === 'iceberg' ? await icebergRetirement(job, config, logger, { store, runId }) : null;
       const done = args.delete
         ? {
             deleted: await retireStreams(store, job, units, config.output.partitioning, { tables: iceberg?.tables }),

@@ -39,6 +39,7 @@ export { keyReader, partitionSpec, tableSchema } from './table-schema.js';
 export { committedColumns, settleIcebergColumns, tableFieldIds } from './field-ids.js';
 export { destinationUri } from './destination-uri.js';
 export { catalogOfConfig } from './catalog/catalog-of-config.js';
+export { catalogTable } from './catalog-commit.js';
 export type { TableCatalog } from './catalog-commit.js';
 export { verifyIcebergTables, type IcebergTableProblem, type IcebergVerifyReport } from './verify-tables.js';
 

@@ -10,9 +10,8 @@ import { WindowState } from '../state/window-state.js';
 import { openStore } from '../store/open-store.js';
 import type { ObjectStore } from '../store/store.js';
 import type { RunJobInput } from './run-context.js';
-import { openSource, type SourceSession } from './source-session.js';
+import { withWalletAddresses } from './retire-wallets.js';
 import { jobTables } from './tables.js';
-import { resolveWalletNames } from './targets.js';
 
 /**
  * `output.format: iceberg`: what commits the tables, each time making each table list the state's
@@ -43,22 +42,20 @@ export function icebergCommit(
 
 /**
  * `run --workers`: the one commit of the job's Iceberg tables once every worker has ended (the
- * workers commit none), under the parent's run id; wallet names are resolved as a run resolves them.
+ * workers commit none), under the parent's run id; wallet names are resolved as a run resolves them
+ * (the source opened only for them: `retire --delete` passes a job resolved before its first write).
  */
 export async function commitTablesAfterWorkers(
   input: Pick<RunJobInput, 'job' | 'config' | 'logger'>,
   runId: string,
 ): Promise<TableCommitted[]> {
   const iceberg = await import('../iceberg/index.js');
+  const job = await withWalletAddresses(input.job, input.config, input.logger, "the tables' commit");
   const store = await openStore(input.config.output.destination!, { s3: input.config.s3, logger: input.logger });
-  let source: SourceSession | null = null;
   try {
-    source = await openSource(input.config, input.logger);
-    const job = await resolveWalletNames(input.job, source.client);
     const state = new WindowState(store, job.name, { runId, dropReplaced: iceberg.keepReplacedFiles });
     return await icebergCommit(iceberg, { ...input, job, store, state, runId })();
   } finally {
-    await source?.close();
     await store.close?.();
   }
 }

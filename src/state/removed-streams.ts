@@ -110,7 +110,7 @@ export interface Retired {
 /** An Iceberg job's tables, for a removal to take the streams' rows out of them. */
 export interface RetiringTables {
   /** Throws when a file to retire is in a table the job no longer writes (no commit would drop it). */
-  check(files: readonly string[]): void;
+  check(files: readonly string[]): Promise<void>;
   /** Commits each table as the state's live files: once the streams' state is gone, a snapshot without their files. */
   commit(): Promise<void>;
 }
@@ -192,7 +192,7 @@ async function retiring(
     const name = claimName({ dataset: k.dataset, targetKey: k.target, chainId: k.chainId }, partitioning, job.name);
     if (!needed.has(name)) claims.add(`${OWNERS_ROOT}/${name}/${job.name}.json`);
   }
-  tables?.check([...files]);
+  await tables?.check([...files]);
   return { format: 1, streams: [...gone].sort(), files: tables ? [] : [...files].sort(), claims: [...claims].sort() };
 }
 

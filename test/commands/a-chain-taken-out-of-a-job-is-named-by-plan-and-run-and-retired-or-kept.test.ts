@@ -6,7 +6,7 @@
  * can be added back and is exported again); killed at any write, the next `--delete` finishes
  * it. An Iceberg job's `--delete` commits the tables without the chain's files.
  */
-import { cpSync, existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { loadJob } from '../../src/job/index.js';
@@ -43,6 +43,7 @@ function walk(dir: string, pre = ''): string[] {
 }
 const chainOneFiles = (out: string) => walk(out).filter((k) => k.includes('chain_id=1/'));
 const chainOneState = (out: string) => walk(join(out, '_state/edits')).filter((k) => /\/1\/time(\/|\.json)/.test(k));
+const unitOfChainOne = () => `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
 const claims = (out: string) => walk(join(out, '_state/_owners'));
 
 /** A destination where job `edits` exported chains 1 and 8453, and its job file now on 8453 only. */
@@ -164,7 +165,7 @@ it(
 
     // Killed after the streams' state is deleted, before the tables' commit: the next --delete finishes it.
     const unit = `transactions/${sandbox.data.wallet('alice.eth')!.address.toLowerCase()}/1/time`;
-    const killed = { check: () => undefined, commit: () => Promise.reject(new Crash()) };
+    const killed = { check: () => Promise.resolve(), commit: () => Promise.reject(new Crash()) };
     await expect(retireStreams(store, await loadJob(after), [unit], PARTITIONING, { tables: killed })).rejects.toThrow(Crash);
     expect(chainOneState(out)).toEqual([]);
 
@@ -184,5 +185,80 @@ it(
     expect(verify.code, verify.stdout).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, problems: [] });
     expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+  },
+);
+
+it(
+  "an Iceberg job's retire --delete needs no source when the job names no wallet by name (a job file without source.base_url)",
+  { timeout: 120_000 },
+  async () => {
+    const dir = join(tmp.dir, 'iceberg-no-source');
+    const out = join(dir, 'out');
+    const before = await writeJob(dir, jobOf([1, 8453], out, 'iceberg'), 'before.yaml');
+    const { source, ...rest } = jobOf([8453], out, 'iceberg');
+    const after = await writeJob(dir, { ...rest, source: { chains: source.chains } }, 'after.yaml');
+    expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+    const store = await openStore(out);
+    const kept = sortedRows((await icebirdRows(store, 'transactions')).filter((r) => r.chain_id !== '1'));
+    expect(kept.length).toBeGreaterThan(0);
+    const stateBefore = walk(join(out, '_state'));
+
+    // A wallet given by name: streams are named by address, so retire resolves it first (through the
+    // source), lists only chain 1, and without a base URL refuses before it changes anything.
+    const named = { ...rest, targets: [{ wallet: 'alice.eth', datasets: ['transactions'] }] };
+    const namedJob = await writeJob(dir, { ...named, source: { base_url: sandbox.url, chains: [8453] } }, 'named.yaml');
+    const listed = await runCli(['retire', namedJob, '--json', '--log-level', 'error']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as { streams: { unit: string }[] }).streams.map((s) => s.unit)).toEqual([unitOfChainOne()]);
+    const namedNoSource = await writeJob(dir, { ...named, source: { chains: [8453] } }, 'named-no-source.yaml');
+    const refused = await runCli(['retire', namedNoSource, '--delete', '--log-level', 'error']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('source.base_url');
+    expect(refused.stderr).toContain('alice.eth');
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
+    // A catalog that cannot be reached: found before the first write, not after the state is deleted.
+    const unreachable = { ...rest, source: { chains: [8453] }, output: { ...rest.output, catalog: { uri: 'http://127.0.0.1:9' } } };
+    const noCatalog = await runCli(['retire', await writeJob(dir, unreachable, 'no-catalog.yaml'), '--delete', '--log-level', 'error']);
+    expect(noCatalog.code, noCatalog.stderr).not.toBe(0);
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
+
+    const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).iceberg_commits).toEqual([expect.objectContaining({ table: 'transactions' })]);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
+    expect(chainOneState(out)).toEqual([]);
+  },
+);
+
+it(
+  'a target taken out that was the only writer of an Iceberg table: retire --delete names the table and the commands that finish it, and finishes once it is dropped',
+  { timeout: 120_000 },
+  async () => {
+    const dir = join(tmp.dir, 'iceberg-gone-table');
+    const out = join(dir, 'out');
+    const bob = { wallet: sandbox.data.wallet('bob.eth')!.address, datasets: ['transactions'], tables: { transactions: 'bob_tx' } };
+    const one = jobOf([8453], out, 'iceberg');
+    const before = await writeJob(dir, { ...one, targets: [...one.targets, bob] }, 'before.yaml');
+    const after = await writeJob(dir, one, 'after.yaml');
+    expect((await runCli(['run', before, '--log-level', 'error'])).code).toBe(0);
+    const store = await openStore(out);
+    const kept = sortedRows(await icebirdRows(store, 'transactions'));
+    const stateBefore = walk(join(out, '_state'));
+
+    const refused = await runCli(['retire', after, '--delete', '--log-level', 'error']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('only writers of Iceberg table(s) bob_tx');
+    expect(refused.stderr).toContain(`delete ${join(out, 'bob_tx')}/`);
+    expect(refused.stderr).toContain('retire <job file> --keep');
+    expect(walk(join(out, '_state'))).toEqual(stateBefore);
+
+    rmSync(join(out, 'bob_tx'), { recursive: true });
+    const r = await runCli(['retire', after, '--delete', '--json', '--log-level', 'error']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).deleted.streams).toHaveLength(1);
+    expect(sortedRows(await icebirdRows(store, 'transactions'))).toEqual(kept);
+    expect((await runCli(['plan', after, '--log-level', 'error'])).stdout).not.toContain('NOT IN THE JOB');
+    const verify = await runCli(['verify', after, '--json', '--log-level', 'error']);
+    expect(verify.code, verify.stdout).toBe(0);
   },
 );

@@ -4,6 +4,7 @@
  * snapshot) with the same rows, a run of the new name over a longer range resumes (exports only the
  * new day and commits it into the same tables), and `verify` of the new name is complete, tables included.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
@@ -52,4 +53,19 @@ it('an Iceberg job renamed reads, resumes and verifies its tables under the new 
   const verify = await runCli(['verify', newFile, '--json', '--log-level', 'error']);
   expect(verify.code, verify.stdout).toBe(0);
   expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, problems: [], windows: { completed: 2, missing: 0 } });
+});
+
+it('rename of a job whose catalog namespace is its name is refused before any write, naming output.catalog.namespace', async () => {
+  const out = join(tmp.dir, 'out-catalog');
+  const job = {
+    ...jobOf('ice-v3', out, '2024-02-02'),
+    output: { format: 'iceberg', destination: out, catalog: { uri: 'http://127.0.0.1:9' } },
+  };
+  expect(
+    (await runCli(['run', await writeJob(tmp.dir, jobOf('ice', out, '2024-02-02'), 'old-catalog.yaml'), '--log-level', 'error'])).code,
+  ).toBe(0);
+  const refused = await runCli(['rename', await writeJob(tmp.dir, job, 'catalog.yaml'), '--old-name', 'ice', '--log-level', 'error']);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain('output.catalog.namespace: ice');
+  expect(existsSync(join(out, '_state/ice-v3'))).toBe(false);
 });
