@@ -1,13 +1,19 @@
 /**
- * `validate`'s one read of the service: a job naming a wallet (alice.eth) is refused by `run` when
- * the name resolves to nothing or to a wallet the job also lists by address, and only the service
- * can say which. `validate` asks it as `run` does (resolve requests, read-only) unless `--offline`,
- * which leaves a warning naming the names it did not check.
+ * `validate`'s one read of the service, what only the service can say and `run` refuses: a wallet
+ * name (alice.eth) that resolves to nothing or to a wallet the job also lists by address; a chain
+ * the service does not serve (ChainNotServedError), a contract it does not know on a chain
+ * (ContractNotFoundError), a range before its blocks (RangeBeforeServedBlocksError). `validate`
+ * asks as `run` does (read-only: resolve requests, about one per chain and one per contract and
+ * chain) unless `--offline`, which leaves a warning naming what it did not check.
  */
 import type { ResolvedConfig } from '../config/index.js';
+import { isSnapshot } from '../datasets/index.js';
 import { fieldPosition } from '../job/field-place.js';
 import type { Job } from '../job/schema.js';
 import type { Logger } from '../log.js';
+import { jobStreams } from '../plan/streams.js';
+import { ChainChecks } from '../run/chains.js';
+import { contractsOf } from '../run/read-state.js';
 import { openSource } from '../run/source-session.js';
 import { resolveWalletNames } from '../run/targets.js';
 
@@ -18,30 +24,46 @@ export interface NameWarning {
   message: string;
 }
 
-/** The job's wallet names resolved as a run resolves them (throws what a run throws), or, offline, a warning per name. */
-export async function checkWalletNames(job: Job, config: ResolvedConfig, logger: Logger, offline: boolean): Promise<NameWarning[]> {
+/**
+ * The job's wallet names resolved, its chains and contracts checked, as a run does (throws what a
+ * run throws), or, offline, a warning per name and one for the chains and contracts.
+ */
+export async function checkAtService(job: Job, config: ResolvedConfig, logger: Logger, offline: boolean): Promise<NameWarning[]> {
   const named = job.targets.filter((t) => t.kind === 'wallet' && t.isName);
-  if (named.length === 0) return [];
-  // Without a service to ask (--offline, or no base URL: unsetForRun warns of that), each name is a warning.
+  // Snapshots (NFT holdings) ask no block route: a run checks the chains and contracts of its other streams.
+  const streams = jobStreams(job).filter((s) => !isSnapshot(s.dataset));
+  if (named.length === 0 && streams.length === 0) return [];
+  // Without a service to ask (--offline, or no base URL: unsetForRun warns of that), each is a warning.
   const why = offline ? '--offline' : !config.source.baseUrl ? 'no source.base_url' : null;
   if (why) {
-    return named.map((t) => {
+    const warnings = named.map((t) => {
       const field = `targets[${t.index}].wallet`;
-      const at = fieldPosition(job, field) ?? { line: 1, column: 1 };
-      return {
-        ...at,
-        field,
-        message: `not resolved (${why}): run refuses a name that resolves to no address or to a wallet the job also lists`,
-      };
+      return warning(job, field, `not resolved (${why}): run refuses a name that resolves to no address or to a wallet the job also lists`);
     });
+    if (offline && streams.length > 0)
+      warnings.push(
+        warning(
+          job,
+          'source.chains',
+          'not checked (--offline): run refuses a chain the service does not serve, a contract it does not know on a chain, and a range before its blocks',
+        ),
+      );
+    return warnings;
   }
   const source = await openSource(config, logger);
   try {
-    await resolveWalletNames(job, source.client);
+    const resolved = await resolveWalletNames(job, source.client);
+    const chains = new ChainChecks(resolved, source.client, {}, logger);
+    await chains.checkContracts(contractsOf(jobStreams(resolved).filter((s) => !isSnapshot(s.dataset))));
+    await chains.checkServed(streams.map((s) => s.chainId));
   } finally {
     await source.close();
   }
   return [];
+}
+
+function warning(job: Job, field: string, message: string): NameWarning {
+  return { ...(fieldPosition(job, field) ?? { line: 1, column: 1 }), field, message };
 }
 
 /**

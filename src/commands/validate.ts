@@ -2,7 +2,7 @@ import type { CommandModule } from 'yargs';
 import { describeError, ExitCode, InsightExportError, worstExitCode } from '../errors.js';
 import { refuseJob } from '../run/job-refusals.js';
 import { loadJobContext, withConfigFlags, type ConfigArgs } from './options.js';
-import { checkWalletNames, unsetForRun } from './validate-names.js';
+import { checkAtService, unsetForRun } from './validate-names.js';
 
 interface ValidateArgs extends ConfigArgs {
   jobs: string[];
@@ -23,7 +23,7 @@ interface FileVerdict {
   error?: { message: string; details?: string | undefined; hint?: string | undefined; problems: string[] };
 }
 
-/** Checks job files and the configuration they resolve to; contacts the service only to resolve wallet names (not with --offline). */
+/** Checks job files and the configuration they resolve to; contacts the service to resolve wallet names and check chains and contracts (not with --offline). */
 export function validateCommand(setExit: (code: number) => void): CommandModule<object, ValidateArgs> {
   return {
     command: 'validate <jobs..>',
@@ -35,7 +35,7 @@ export function validateCommand(setExit: (code: number) => void): CommandModule<
         .option('offline', {
           type: 'boolean',
           default: false,
-          describe: 'Send no request: wallet names are not resolved (a warning names each)',
+          describe: 'Send no request: wallet names, chains and contracts are not checked at the service (a warning names each)',
         })
         .example('$0 validate jobs/*.yaml', 'Check every job file') as never,
     handler: async (args) => {
@@ -63,7 +63,7 @@ async function validateFile(file: string, args: ValidateArgs): Promise<FileVerdi
     const { job, config, logger } = await loadJobContext(file, args, []);
     // What run refuses from the job alone, before any request (src/run/job-refusals.ts).
     await refuseJob(job);
-    const nameWarnings = await checkWalletNames(job, config, logger, args.offline);
+    const nameWarnings = await checkAtService(job, config, logger, args.offline);
     const units = job.targets.reduce((n, t) => n + t.datasets.length * t.chains.length * (t.kind === 'contract' ? t.events.length : 1), 0);
     return {
       file,

@@ -27,6 +27,7 @@ export async function refuseJob(job: Job): Promise<JobTable[]> {
  * What the job refuses at its destination, before the run writes anything there: the job's own
  * refusals, its tables' columns against those the destination recorded (TableColumnsChangedError;
  * an Iceberg table's schema), the Iceberg layout, and partitions another job owns (DestinationOwnedError).
+ * Returns the job's tables.
  */
 export async function refuseAtDestination(
   store: ObjectStore,
@@ -34,10 +35,11 @@ export async function refuseAtDestination(
   streams: readonly Readonly<Stream>[],
   output: Pick<ResolvedConfig['output'], 'format' | 'partitioning'>,
   iceberg: Pick<typeof import('../iceberg/index.js'), 'checkIcebergLayout'> | null,
-): Promise<void> {
+): Promise<JobTable[]> {
   const tables = await refuseJob(job);
   iceberg?.checkIcebergLayout(output.partitioning);
   await settleTableColumns(store, job, tables, output.format);
   // Refused as a claim would refuse; claimed only once the run is about to write (src/run/export-run.ts).
   await claimPartitions(store, job.name, output.partitioning, streams, { checkOnly: true });
+  return tables;
 }

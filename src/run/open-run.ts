@@ -11,6 +11,7 @@ import type { Lease } from '../state/lease.js';
 import { refuseFilesBeside } from '../state/unreferenced-files.js';
 import { WindowState } from '../state/window-state.js';
 import { refuseAtDestination } from './job-refusals.js';
+import { refuseAtState } from './state-refusals.js';
 import type { RunContext } from './run-context.js';
 import type { SourceSession } from './source-session.js';
 import { openSource } from './source-session.js';
@@ -66,19 +67,21 @@ export async function openRun(ctx: RunContext): Promise<OpenedRun> {
 
 /**
  * The read-only open (`plan`, `run --dry-run`, and every run before its lease): the job with its
- * wallet names resolved, what the job and the destination's tables refuse (src/run/job-refusals.ts),
- * no lease, and the state read without a run to write it.
+ * wallet names resolved, what the job and the destination's tables refuse (src/run/job-refusals.ts)
+ * and what its state there refuses (another format, a changed query: src/run/state-refusals.ts), no lease, and the state read without a run to write it.
  */
 export async function openRunReadOnly(ctx: RunContext, source: SourceSession): Promise<OpenedRun> {
   const { input, store } = ctx;
   const job = await resolveWalletNames(input.job, source.client);
   const streams = jobStreams(job);
   const iceberg = input.config.output.format === 'iceberg' ? await import('../iceberg/index.js') : null;
-  await refuseAtDestination(store, job, streams, input.config.output, iceberg);
+  const tables = await refuseAtDestination(store, job, streams, input.config.output, iceberg);
+  const state = new WindowState(store, job.name);
+  await refuseAtState(state, job, { streams, tables }, input.config.output, input.force === true);
   const held = noLease();
   const signal = input.signal ? AbortSignal.any([input.signal, held.lost]) : held.lost;
   const remove = input.removeCommand ?? 'insight-export remove-orphan-files <job file>';
-  return { job, streams, source, held, signal, iceberg, state: new WindowState(store, job.name), remove };
+  return { job, streams, source, held, signal, iceberg, state, remove };
 }
 
 /** A dry run holds no lease: it writes nothing a lease would protect. */

@@ -41,6 +41,7 @@ describe('validate refuses what run refuses', () => {
         field: 'targets[1].wallet',
         message: expect.stringContaining('not resolved (--offline)') as unknown,
       }),
+      expect.objectContaining({ field: 'source.chains', message: expect.stringContaining('not checked (--offline)') as unknown }),
     ]);
   });
 

@@ -42,7 +42,8 @@ describe('EIP-55 checksums', () => {
 
   it('lowercase, uppercase and correct checksums pass', async () => {
     for (const [i, wallet] of [GOOD, GOOD.toLowerCase(), `0x${GOOD.slice(2).toUpperCase()}`].entries()) {
-      const r = await runCli(['validate', await job(`ok-${i}`, { targets: [{ wallet }] })]);
+      // --offline: the checksum is what is tested; the sandbox has no row of this wallet, so the service finds no block to check chain 1 by and run refuses it.
+      const r = await runCli(['validate', '--offline', await job(`ok-${i}`, { targets: [{ wallet }] })]);
       expect(r.code, r.stderr).toBe(0);
     }
   });

@@ -4,7 +4,9 @@
  * given by name and by address, were refused by `run` (exit 2) after it had taken the lease (and,
  * with windows done, settled them) and left `_state/<job>/` lease and report files behind. Every
  * such refusal now comes before the lease: the destination is byte for byte as it was, whether it
- * was empty or held an earlier export.
+ * was empty or held an earlier export. The same for a target's changed query whose rows would land
+ * beside the old query's in its table, and for another format than the destination holds: both were
+ * refused only after the lease (leaving lease.json, last-run.json and a report behind).
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,6 +70,18 @@ const EDITS = [
     what: "decoding turned off for a table's rows, nothing left to export",
     edited: () => ({ ...job([wallet()]), decode: false }),
     error: 'Table "activity" would get other columns than it was first written with',
+    starts: START.slice(1),
+  },
+  {
+    what: "the wallet's query changed while its table stays",
+    edited: () => job([{ ...wallet(), filters: { filter_gas_gte: 60_000 } }]),
+    error: 'Table "activity" would hold rows of two queries of targets[0]',
+    starts: START.slice(1),
+  },
+  {
+    what: 'another format than the destination holds',
+    edited: () => job([wallet()], 'parquet'),
+    error: 'The destination holds ndjson files of job refused; this run would write parquet',
     starts: START.slice(1),
   },
 ];
