@@ -1,7 +1,6 @@
 import type { RemoveOrphanFilesReport } from '../iceberg/remove-orphan-files.js';
 import { jobStreams } from '../plan/streams.js';
-import { openSource } from '../run/source-session.js';
-import { resolveWalletNames } from '../run/targets.js';
+import { withWalletAddresses } from '../run/retire-wallets.js';
 import { claimPartitions } from '../state/owners.js';
 import type { UnreferencedFilesReport } from '../state/unreferenced-files.js';
 import { tableHistoryCommand, type FilesMaintenanceInput } from './table-history.js';
@@ -27,15 +26,7 @@ export const removeOrphanFilesCommand = tableHistoryCommand<Report>({
 
 /** Parquet and NDJSON: the job's data files no state names (wallet names resolved first: files are named by address). */
 async function removeDataFiles(input: FilesMaintenanceInput): Promise<UnreferencedFilesReport> {
-  let job = input.job;
-  if (job.targets.some((t) => t.kind === 'wallet' && t.isName)) {
-    const source = await openSource(input.config, input.logger);
-    try {
-      job = await resolveWalletNames(job, source.client);
-    } finally {
-      await source.close();
-    }
-  }
+  const job = await withWalletAddresses(input.job, input.config, input.logger, 'remove-orphan-files');
   // Another job's partitions hold its files, never this job's to remove.
   await claimPartitions(input.store, job.name, input.partitioning, jobStreams(job), { checkOnly: true });
   const { removeUnreferencedFiles } = await import('../state/unreferenced-files.js');

@@ -1,7 +1,7 @@
 /**
  * The job with its wallet names resolved to addresses (state and files are named by address), the
- * source opened only when a target names a wallet by name: `retire` and the commit after
- * `run --workers` need no source otherwise (a job file may leave source.base_url to a flag of run).
+ * source opened only when a target names a wallet by name: `retire`, `remove-orphan-files` and the
+ * commit after `run --workers` need no source otherwise (a job file may leave source.base_url to a flag of run).
  */
 import { ConfigError, type ResolvedConfig } from '../config/index.js';
 import type { Job } from '../job/schema.js';
